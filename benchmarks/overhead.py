@@ -1,0 +1,165 @@
+"""Python overhead per op, and one MLP training step, beside PyTorch in the same run.
+
+    python benchmarks/overhead.py [--threads 2] [--repeats 20]
+
+Prints the median time of
+  * a chain of 10,000 small elementwise ops (forward + backward), per op;
+  * a 784-1024-1024-10 MLP step at batch 128 (forward, cross-entropy, backward, SGD update);
+for lamina and, where installed, PyTorch, with the ratio lamina / PyTorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+
+def _pin_threads(n: int) -> None:
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(n)
+
+
+def median_time(step: Callable[[], object], repeats: int, warmup: int = 3) -> float:
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+CHAIN = 10_000
+
+
+def lamina_chain() -> Callable[[], object]:
+    import numpy as np
+
+    import lamina as lm
+
+    x = lm.tensor(np.ones(16, dtype=np.float32), requires_grad=True)
+
+    def step() -> None:
+        y = x
+        for _ in range(CHAIN // 2):
+            y = (y * 1.0001) + 0.0001
+        y.sum().backward()
+        x.grad = None
+
+    return step
+
+
+def torch_chain() -> Callable[[], object]:
+    import torch
+
+    x = torch.ones(16, requires_grad=True)
+
+    def step() -> None:
+        y = x
+        for _ in range(CHAIN // 2):
+            y = (y * 1.0001) + 0.0001
+        y.sum().backward()
+        x.grad = None
+
+    return step
+
+
+def mlp_data():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    sizes = [784, 1024, 1024, 10]
+    weights = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        bound = 1 / np.sqrt(fan_in)
+        weights.append(rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32))
+        weights.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
+    x = rng.standard_normal((128, 784)).astype(np.float32)
+    y = rng.integers(0, 10, 128)
+    return weights, x, y
+
+
+def lamina_mlp() -> Callable[[], object]:
+    import lamina as lm
+    import lamina.functions as F
+
+    weights, xa, ya = mlp_data()
+    params = [lm.tensor(w, requires_grad=True) for w in weights]
+    x, y = lm.tensor(xa), lm.tensor(ya)
+    velocity = [None] * len(params)
+
+    def step() -> float:
+        h = x
+        for i in range(0, len(params), 2):
+            h = F.linear(h, params[i], params[i + 1])
+            if i < len(params) - 2:
+                h = F.relu(h)
+        loss = F.cross_entropy(h, y)
+        loss.backward()
+        for i, p in enumerate(params):  # SGD, momentum 0.9, lr 0.01 (PyTorch's rule)
+            v = p.grad if velocity[i] is None else velocity[i] * 0.9 + p.grad
+            velocity[i] = v
+            p.data -= 0.01 * v
+            p.grad = None
+        return loss.item()
+
+    return step
+
+
+def torch_mlp() -> Callable[[], object]:
+    import torch
+    import torch.nn.functional as tF
+
+    weights, xa, ya = mlp_data()
+    params = [torch.tensor(w, requires_grad=True) for w in weights]
+    x, y = torch.tensor(xa), torch.tensor(ya)
+    opt = torch.optim.SGD(params, lr=0.01, momentum=0.9)
+
+    def step() -> float:
+        h = x
+        for i in range(0, len(params), 2):
+            h = tF.linear(h, params[i], params[i + 1])
+            if i < len(params) - 2:
+                h = tF.relu(h)
+        loss = tF.cross_entropy(h, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args()
+    _pin_threads(args.threads)
+    try:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    except ImportError:
+        torch = None
+    rows = [
+        ("elementwise chain, per op (us)", lamina_chain, torch_chain, 1e6 / CHAIN),
+        ("MLP 784-1024-1024-10 step, batch 128 (ms)", lamina_mlp, torch_mlp, 1e3),
+    ]
+    print(f"threads={args.threads} repeats={args.repeats}")
+    print(f"{'workload':45s} {'lamina':>10s} {'pytorch':>10s} {'ratio':>7s}")
+    for name, ours, theirs, scale in rows:
+        t_ours = median_time(ours(), args.repeats) * scale
+        if torch is None:
+            print(f"{name:45s} {t_ours:10.2f} {'-':>10s} {'-':>7s}")
+            continue
+        t_theirs = median_time(theirs(), args.repeats) * scale
+        print(f"{name:45s} {t_ours:10.2f} {t_theirs:10.2f} {t_ours / t_theirs:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

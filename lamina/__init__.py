@@ -1,0 +1,50 @@
+"""lamina: a define-by-run deep-learning framework on NumPy.
+
+    >>> import lamina as lm
+    >>> x = lm.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    array([2., 4., 6.], dtype=float32)
+"""
+
+from lamina.autograd import (
+    Function,
+    GradcheckError,
+    Tensor,
+    backward,
+    backward_stream,
+    gradcheck,
+    tensor,
+)
+from lamina.config import (
+    enable_grad,
+    get_rng_state,
+    is_grad_enabled,
+    manual_seed,
+    no_grad,
+    set_rng_state,
+)
+from lamina.errors import ShapeError
+
+Variable = Tensor
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Function",
+    "GradcheckError",
+    "ShapeError",
+    "Tensor",
+    "Variable",
+    "__version__",
+    "backward",
+    "backward_stream",
+    "enable_grad",
+    "get_rng_state",
+    "gradcheck",
+    "is_grad_enabled",
+    "manual_seed",
+    "no_grad",
+    "set_rng_state",
+    "tensor",
+]

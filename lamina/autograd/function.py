@@ -1,0 +1,86 @@
+"""`Function`: one differentiable op, with `forward` and `backward` on backend arrays."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from lamina import config
+from lamina.autograd.tensor import Tensor
+
+
+class Function:
+    """Base class of every differentiable op.
+
+    A subclass implements `forward(self, *arrays)` and `backward(self, *grad_outputs)` on
+    backend arrays (NumPy or CuPy), side by side. `forward` keeps what `backward` needs,
+    either with `save_for_backward` or as attributes, and may consult `needs_input_grad`
+    to skip saving what no gradient will use. `backward` returns one gradient per input
+    (None where `needs_input_grad` is False), each with its input's shape and dtype.
+
+    Call an op through `apply`, which wraps the arrays in tensors and links the graph:
+
+        >>> class Square(lm.Function):
+        ...     def forward(self, x):
+        ...         self.save_for_backward(x)
+        ...         return x * x
+        ...     def backward(self, gy):
+        ...         (x,) = self.saved_tensors
+        ...         return 2 * x * gy
+        >>> y = Square().apply(lm.tensor([3.0], requires_grad=True))
+
+    After `backward` has run through a Function its inputs and saved arrays are dropped
+    (unless `retain_graph=True`), so the memory they held is freed at once.
+    """
+
+    generation: int = 0
+    released: bool = False
+    saved_tensors: tuple[Any, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The op's name, used in error messages."""
+        return type(self).__name__
+
+    def save_for_backward(self, *arrays: Any) -> None:
+        """Keep arrays for `backward`; they are released once backward has used them."""
+        self.saved_tensors = arrays
+
+    def forward(self, *arrays: Any) -> Any:
+        raise NotImplementedError(f"{self.name}.forward is not implemented")
+
+    def backward(self, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(f"{self.name}.backward is not implemented")
+
+    def apply(self, *inputs: Any) -> Any:
+        """Run `forward` on the inputs' arrays; return a Tensor (or a tuple of them)."""
+        xs = inputs
+        if not all([isinstance(x, Tensor) for x in inputs]):
+            xs = tuple(x if isinstance(x, Tensor) else Tensor(x) for x in inputs)
+        needs = tuple([x._requires_grad for x in xs])
+        record = config.grad_enabled and True in needs
+        self.needs_input_grad = needs if record else (False,) * len(xs)
+        ys = self.forward(*[x.data for x in xs])
+        if not record:
+            if isinstance(ys, tuple):
+                return tuple(Tensor(y) for y in ys)
+            return Tensor(ys)
+        self.inputs = xs
+        self.generation = gen = max([x.generation for x in xs])
+        if isinstance(ys, tuple):
+            outs = tuple(Tensor._from_op(y, self, gen + 1) for y in ys)
+            # A multi-output op needs the shapes of outputs that were dropped, to feed zeros.
+            self.output_meta = tuple((y.shape, y.dtype) for y in ys)
+            self.outputs = tuple(weakref.ref(o) for o in outs)
+            return outs
+        out = Tensor._from_op(ys, self, gen + 1)
+        self.outputs = (weakref.ref(out),)
+        return out
+
+    def release(self) -> None:
+        """Drop inputs, saved arrays and every attribute forward kept: frees their memory."""
+        self.__dict__.clear()
+        self.released = True
+
+    def __repr__(self) -> str:
+        return f"<{self.name} generation={self.generation}>"

@@ -1,0 +1,183 @@
+"""Activation functions and the softmax family."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+
+try:  # SciPy's erf is fast and exact; without SciPy, math.erf elementwise is exact but slow.
+    from scipy.special import erf as _erf
+except ImportError:  # pragma: no cover - depends on the machine
+    _erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+class ReLU(Function):
+    def forward(self, x: Any) -> Any:
+        y = np.maximum(x, 0)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        return gy * (self.saved_tensors[0] > 0)
+
+
+class LeakyReLU(Function):
+    def __init__(self, slope: float) -> None:
+        self.slope = slope
+
+    def forward(self, x: Any) -> Any:
+        self.save_for_backward(x)
+        return np.where(x > 0, x, x * x.dtype.type(self.slope))
+
+    def backward(self, gy: Any) -> Any:
+        (x,) = self.saved_tensors
+        return np.where(x > 0, gy, gy * gy.dtype.type(self.slope))
+
+
+class ELU(Function):
+    def __init__(self, alpha: float) -> None:
+        self.alpha = alpha
+
+    def forward(self, x: Any) -> Any:
+        alpha = x.dtype.type(self.alpha)
+        y = np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
+        self.save_for_backward(x, y)
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        x, y = self.saved_tensors
+        # For x <= 0, d/dx alpha*(e^x - 1) = y + alpha.
+        return np.where(x > 0, gy, gy * (y + x.dtype.type(self.alpha)))
+
+
+class GELU(Function):
+    def __init__(self, approximate: str) -> None:
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh'; got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x: Any) -> Any:
+        self.save_for_backward(x)
+        if self.approximate == "tanh":
+            t = np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))
+            return (0.5 * x * (1 + t)).astype(x.dtype, copy=False)
+        cdf = 0.5 * (1 + _erf(x / np.sqrt(2)))
+        return (x * cdf).astype(x.dtype, copy=False)
+
+    def backward(self, gy: Any) -> Any:
+        (x,) = self.saved_tensors
+        if self.approximate == "tanh":
+            k = np.sqrt(2 / np.pi)
+            t = np.tanh(k * (x + 0.044715 * x**3))
+            dt = (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+            g = 0.5 * (1 + t) + 0.5 * x * dt
+        else:
+            cdf = 0.5 * (1 + _erf(x / np.sqrt(2)))
+            pdf = np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
+            g = cdf + x * pdf
+        return (gy * g).astype(x.dtype, copy=False)
+
+
+class Sigmoid(Function):
+    def forward(self, x: Any) -> Any:
+        # 0.5 * tanh(x/2) + 0.5 never overflows, unlike 1 / (1 + exp(-x)).
+        y = np.tanh(x * x.dtype.type(0.5)) * x.dtype.type(0.5) + x.dtype.type(0.5)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        (y,) = self.saved_tensors
+        return gy * y * (1 - y)
+
+
+class Tanh(Function):
+    def forward(self, x: Any) -> Any:
+        y = np.tanh(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        (y,) = self.saved_tensors
+        return gy * (1 - y * y)
+
+
+class Softmax(Function):
+    def __init__(self, axis: int) -> None:
+        self.axis = axis
+
+    def forward(self, x: Any) -> Any:
+        # Subtracting the max keeps exp from overflowing; softmax is shift-invariant.
+        e = np.exp(x - x.max(axis=self.axis, keepdims=True))
+        y = e / e.sum(axis=self.axis, keepdims=True)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        (y,) = self.saved_tensors
+        gx = y * gy
+        return gx - y * gx.sum(axis=self.axis, keepdims=True)
+
+
+class LogSoftmax(Function):
+    def __init__(self, axis: int) -> None:
+        self.axis = axis
+
+    def forward(self, x: Any) -> Any:
+        y = log_softmax_array(x, self.axis)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        (y,) = self.saved_tensors
+        return gy - np.exp(y) * gy.sum(axis=self.axis, keepdims=True)
+
+
+def log_softmax_array(x: Any, axis: int) -> Any:
+    """log(softmax(x)) on a plain array, computed as x - max - log(sum(exp(x - max)))."""
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def relu(x: Tensor) -> Tensor:
+    """max(x, 0) elementwise; the gradient at 0 is 0."""
+    return ReLU().apply(x)
+
+
+def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """x for x > 0, negative_slope * x otherwise."""
+    return LeakyReLU(negative_slope).apply(x)
+
+
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    return ELU(alpha).apply(x)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x) with Phi the standard normal CDF; approximate='tanh' uses the tanh form."""
+    return GELU(approximate).apply(x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)), computed without overflow."""
+    return Sigmoid().apply(x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    """Hyperbolic tangent, elementwise."""
+    return Tanh().apply(x)
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """exp(x) / sum(exp(x)) along `axis`, stable for large inputs."""
+    return Softmax(axis).apply(x)
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """log(softmax(x)) along `axis`, computed stably in one op."""
+    return LogSoftmax(axis).apply(x)

@@ -1,0 +1,178 @@
+"""Convolution (1-D and 2-D) through im2col: one strided view, one batched GEMM.
+
+A 1-D convolution runs as a 2-D one over a height of 1, so both share one kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.functions._util import pair
+
+
+def out_size(size: int, k: int, s: int, p: int, d: int) -> int:
+    """Output length of a window of k (dilation d) sliding with stride s over size + 2p."""
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def windows(xp: Any, k: tuple[int, int], s: tuple[int, int], d: tuple[int, int],
+            out: tuple[int, int]) -> Any:
+    """A read-only view (N, C, OH, OW, KH, KW) of every window of a padded NCHW array."""
+    n, c = xp.shape[:2]
+    sn, sc, sh, sw = xp.strides
+    return as_strided(
+        xp,
+        shape=(n, c, out[0], out[1], k[0], k[1]),
+        strides=(sn, sc, sh * s[0], sw * s[1], sh * d[0], sw * d[1]),
+        writeable=False,
+    )
+
+
+def scatter_windows(gwin: Any, shape: tuple[int, ...], k: tuple[int, int],
+                    s: tuple[int, int], d: tuple[int, int]) -> Any:
+    """col2im: add window gradients (N, C, KH, KW, OH, OW) back into an array of `shape`.
+
+    Loops over the KH*KW kernel offsets only; each step adds a whole strided plane.
+    """
+    g = np.zeros(shape, dtype=gwin.dtype)
+    oh, ow = gwin.shape[-2:]
+    for i in range(k[0]):
+        hi = i * d[0]
+        for j in range(k[1]):
+            wj = j * d[1]
+            g[:, :, hi:hi + s[0] * (oh - 1) + 1:s[0], wj:wj + s[1] * (ow - 1) + 1:s[1]] += (
+                gwin[:, :, i, j]
+            )
+    return g
+
+
+class Conv(Function):
+    """N-D convolution for N in (1, 2) with stride, padding, dilation and groups."""
+
+    def __init__(self, nd: int, stride: Any, padding: Any, dilation: Any, groups: int) -> None:
+        op = f"conv{nd}d"
+        self.nd, self.op, self.groups = nd, op, int(groups)
+        fill = (1,) if nd == 1 else ()
+        zero = (0,) if nd == 1 else ()
+        self.stride = fill + pair(stride, "stride", op, nd)
+        self.padding = zero + pair(padding, "padding", op, nd)
+        self.dilation = fill + pair(dilation, "dilation", op, nd)
+        if min(self.stride) < 1 or min(self.dilation) < 1 or min(self.padding) < 0:
+            raise ValueError(f"{op}: stride and dilation must be >= 1 and padding >= 0")
+
+    def _check(self, x: Any, W: Any) -> None:
+        nd, op, g = self.nd, self.op, self.groups
+        if x.ndim != nd + 2 or W.ndim != nd + 2:
+            raise ShapeError(
+                f"{op}: expected input of {nd + 2} dims (N, C, {'L' if nd == 1 else 'H, W'}) and "
+                f"weight of {nd + 2} dims; got input {x.shape}, weight {W.shape}"
+            )
+        if g < 1 or W.shape[0] % g or x.shape[1] != W.shape[1] * g:
+            raise ShapeError(
+                f"{op}: input channels do not fit the weight; expected {W.shape[1] * g} "
+                f"channels (weight {W.shape}, groups={g}), got input {x.shape}"
+            )
+
+    def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        self._check(x, W)
+        if self.nd == 1:
+            x, W = x[:, :, None, :], W[:, :, None, :]
+        n, c, h, w = x.shape
+        o, cg, kh, kw = W.shape
+        (sh, sw), (ph, pw), (dh, dw), g = self.stride, self.padding, self.dilation, self.groups
+        oh, ow = out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw)
+        if oh < 1 or ow < 1:
+            raise ShapeError(
+                f"{self.op}: input is smaller than the (dilated) kernel; got input "
+                f"{x.shape}, kernel {(kh, kw)}, padding {(ph, pw)}, dilation {(dh, dw)}"
+            )
+        xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+        win = windows(xp, (kh, kw), (sh, sw), (dh, dw), (oh, ow))
+        # col is (groups, N*OH*OW, C/groups*KH*KW): each group's GEMM reads contiguous rows.
+        col = win.reshape(n, g, cg, oh, ow, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
+        col = col.reshape(g, n * oh * ow, cg * kh * kw)
+        Wm = W.reshape(g, o // g, cg * kh * kw)
+        y = np.matmul(col, Wm.transpose(0, 2, 1))
+        y = y.reshape(g, n, oh, ow, o // g).transpose(1, 0, 4, 2, 3).reshape(n, o, oh, ow)
+        if b is not None:
+            y += b.reshape(1, o, 1, 1)
+        need = self.needs_input_grad
+        self.save_for_backward(col if need[1] else None, Wm if need[0] else None)
+        self.meta = (xp.shape, x.shape, W.shape)
+        return y[:, :, 0, :] if self.nd == 1 else y
+
+    def backward(self, gy: Any) -> tuple[Any, ...]:
+        col, Wm = self.saved_tensors
+        xp_shape, x_shape, W_shape = self.meta
+        if self.nd == 1:
+            gy = gy[:, :, None, :]
+        n, o, oh, ow = gy.shape
+        _, cg, kh, kw = W_shape
+        g = self.groups
+        gym = gy.reshape(n, g, o // g, oh, ow).transpose(1, 0, 3, 4, 2).reshape(g, n * oh * ow, -1)
+        need = self.needs_input_grad
+        gx = gW = gb = None
+        if need[1]:
+            gW = np.matmul(gym.transpose(0, 2, 1), col).reshape(W_shape)
+            gW = gW[:, :, 0, :] if self.nd == 1 else gW
+        if need[0]:
+            gcol = np.matmul(gym, Wm).reshape(g, n, oh, ow, cg, kh, kw)
+            gcol = gcol.transpose(1, 0, 4, 5, 6, 2, 3).reshape(n, g * cg, kh, kw, oh, ow)
+            gxp = scatter_windows(gcol, xp_shape, (kh, kw), self.stride, self.dilation)
+            ph, pw = self.padding
+            gx = gxp[:, :, ph:ph + x_shape[2], pw:pw + x_shape[3]]
+            gx = gx[:, :, 0, :] if self.nd == 1 else gx
+        if len(need) == 3 and need[2]:
+            gb = gy.sum(axis=(0, 2, 3))
+        return (gx, gW) if len(need) == 2 else (gx, gW, gb)
+
+
+def conv1d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D convolution (cross-correlation, as in PyTorch) over NCL input.
+
+    Args:
+        x: input of shape (N, C_in, L).
+        W: weight of shape (C_out, C_in / groups, K).
+        b: optional bias of shape (C_out,).
+        stride, padding, dilation: ints; padding is zeros on both ends.
+        groups: split channels into this many independent convolutions.
+
+    Returns:
+        A tensor of shape (N, C_out, L_out), L_out = (L + 2p - d(K-1) - 1) // s + 1.
+
+    Raises:
+        ShapeError: the channels do not fit the weight, or the input is smaller than the kernel.
+    """
+    args = (x, W) if b is None else (x, W, b)
+    return Conv(1, stride, padding, dilation, groups).apply(*args)
+
+
+def conv2d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation, as in PyTorch) over NCHW input.
+
+    Args:
+        x: input of shape (N, C_in, H, W).
+        W: weight of shape (C_out, C_in / groups, KH, KW).
+        b: optional bias of shape (C_out,).
+        stride, padding, dilation: an int or a pair (height, width).
+        groups: split channels into this many independent convolutions.
+
+    Returns:
+        A tensor of shape (N, C_out, H_out, W_out).
+
+    Raises:
+        ShapeError: the channels do not fit the weight, or the input is smaller than the kernel.
+
+    Example:
+        >>> y = F.conv2d(x, W, b, padding=1)  # x (8, 3, 32, 32), W (16, 3, 3, 3): (8, 16, 32, 32)
+    """
+    args = (x, W) if b is None else (x, W, b)
+    return Conv(2, stride, padding, dilation, groups).apply(*args)

@@ -1,0 +1,176 @@
+"""Loss functions with PyTorch's semantics (reduction='mean' | 'sum' | 'none')."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.functions.activation import log_softmax_array
+from lamina.functions.math import mean
+from lamina.functions.math import sum as sum_
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(op: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be one of {_REDUCTIONS}; got {reduction!r}")
+
+
+def _class_rows(op: str, x: Any, labels: Any) -> tuple[Any, Any]:
+    """(N, C, d...) scores and (N, d...) labels as (M, C) rows and (M,) labels."""
+    if labels.dtype.kind not in "iu":
+        raise TypeError(f"{op}: labels must be integers (class indices); got dtype {labels.dtype}")
+    if x.ndim < 2 or labels.shape != x.shape[:1] + x.shape[2:]:
+        want = x.shape[:1] + x.shape[2:] if x.ndim >= 2 else "(N,) with input (N, C)"
+        raise ShapeError(
+            f"{op}: labels do not fit the input; expected labels of shape {want} for input "
+            f"{x.shape}, got {labels.shape}"
+        )
+    if x.ndim > 2:
+        x = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+    return x, labels.reshape(-1)
+
+
+class _Picked(Function):
+    """Shared by the losses that pick one score per row: -score[label], averaged or summed."""
+
+    def __init__(self, op: str, reduction: str, ignore_index: int) -> None:
+        _check_reduction(op, reduction)
+        self.op, self.reduction, self.ignore_index = op, reduction, ignore_index
+
+    def rows(self, x: Any, labels: Any) -> Any:
+        """Validate labels and return the scores as (M, C) rows; remembers the layout."""
+        rows, t = _class_rows(self.op, x, labels)
+        valid = t != self.ignore_index
+        t = np.where(valid, t, 0)
+        c = rows.shape[1]
+        if t.size and (t.min() < 0 or t.max() >= c):
+            raise IndexError(f"{self.op}: labels must lie in [0, {c}); got values up to {t.max()}")
+        self.t, self.valid = t, valid
+        self.x_shape, self.labels_shape = x.shape, labels.shape
+        self.count = max(int(valid.sum()), 1) if self.reduction == "mean" else 1
+        return rows
+
+    def reduce(self, rows: Any) -> Any:
+        """-rows[i, label_i], reduced; ignored labels contribute 0."""
+        losses = -rows[np.arange(self.t.size), self.t] * self.valid
+        if self.reduction == "none":
+            return losses.reshape(self.labels_shape)
+        total = losses.sum()
+        return np.asarray(total / self.count if self.reduction == "mean" else total, rows.dtype)
+
+    def scatter(self, g_rows: Any, gy: Any) -> Any:
+        """Scale row gradients by gy, zero ignored rows, and lay them out like the input."""
+        scale = gy.reshape(-1, 1) if self.reduction == "none" else gy / self.count
+        g = (g_rows * self.valid[:, None]) * scale
+        if len(self.x_shape) > 2:
+            n, c = self.x_shape[:2]
+            g = np.moveaxis(g.reshape(n, *self.x_shape[2:], c), -1, 1)
+        return g.astype(g_rows.dtype, copy=False)
+
+
+class CrossEntropy(_Picked):
+    # Fused log-softmax + NLL: the gradient softmax - onehot is exact and never overflows,
+    # where log(softmax(x)) as two ops loses precision and can produce log(0).
+    def forward(self, x: Any, labels: Any) -> Any:
+        self.logp = log_softmax_array(self.rows(x, labels), -1)
+        return self.reduce(self.logp)
+
+    def backward(self, gy: Any) -> tuple[Any, None]:
+        g = np.exp(self.logp)
+        g[np.arange(self.t.size), self.t] -= 1
+        return self.scatter(g, gy), None
+
+
+class NLL(_Picked):
+    def forward(self, x: Any, labels: Any) -> Any:
+        rows = self.rows(x, labels)
+        self.rows_meta = (rows.shape, rows.dtype)
+        return self.reduce(rows)
+
+    def backward(self, gy: Any) -> tuple[Any, None]:
+        g = np.zeros(*self.rows_meta)
+        g[np.arange(self.t.size), self.t] = -1
+        return self.scatter(g, gy), None
+
+
+class BCEWithLogits(Function):
+    def __init__(self, reduction: str) -> None:
+        _check_reduction("binary_cross_entropy_with_logits", reduction)
+        self.reduction = reduction
+
+    def forward(self, x: Any, y: Any) -> Any:
+        if x.shape != y.shape:
+            raise ShapeError(
+                f"binary_cross_entropy_with_logits: target must match the input; expected "
+                f"{x.shape}, got {y.shape}"
+            )
+        self.save_for_backward(x, y)
+        # max(x, 0) - x*y + log(1 + e^-|x|) equals -[y log s(x) + (1-y) log(1-s(x))]
+        # without ever computing exp of a large positive number.
+        loss = np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
+        if self.reduction == "none":
+            return loss
+        return np.asarray(loss.mean() if self.reduction == "mean" else loss.sum(), dtype=x.dtype)
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        x, y = self.saved_tensors
+        scale = gy / x.size if self.reduction == "mean" else gy
+        s = 0.5 * np.tanh(0.5 * x) + 0.5
+        gx = ((s - y) * scale).astype(x.dtype, copy=False)
+        gt = (-x * scale).astype(y.dtype, copy=False) if self.needs_input_grad[1] else None
+        return gx, gt
+
+
+def cross_entropy(logits: Tensor, labels: Any, reduction: str = "mean",
+                  ignore_index: int = -100) -> Tensor:
+    """Softmax cross-entropy from unnormalised scores and integer class labels (fused).
+
+    Args:
+        logits: scores of shape (N, C) or (N, C, d1, ...).
+        labels: integer classes of shape (N,) or (N, d1, ...), values in [0, C).
+        reduction: 'mean' (over non-ignored labels), 'sum' or 'none'.
+        ignore_index: labels equal to this contribute nothing.
+
+    Returns:
+        A scalar tensor, or per-element losses of labels' shape for reduction='none'.
+
+    Raises:
+        ShapeError: labels' shape does not fit logits (both shapes are named).
+
+    Example:
+        >>> loss = F.cross_entropy(model(x), y)     # (32, 10) scores, (32,) labels
+    """
+    return CrossEntropy("cross_entropy", reduction, ignore_index).apply(logits, labels)
+
+
+def nll_loss(log_probs: Tensor, labels: Any, reduction: str = "mean",
+             ignore_index: int = -100) -> Tensor:
+    """Negative log-likelihood of integer labels given log-probabilities (N, C) or (N, C, ...)."""
+    return NLL("nll_loss", reduction, ignore_index).apply(log_probs, labels)
+
+
+def mse_loss(x: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """Mean squared error between x and a target of the same shape."""
+    _check_reduction("mse_loss", reduction)
+    target_shape = getattr(target, "shape", np.shape(target))
+    if x.shape != tuple(target_shape):
+        raise ShapeError(f"mse_loss: target must match the input; expected {x.shape}, got "
+                         f"{tuple(target_shape)}")
+    diff = x - target
+    sq = diff * diff
+    if reduction == "none":
+        return sq
+    return mean(sq) if reduction == "mean" else sum_(sq)
+
+
+def binary_cross_entropy_with_logits(x: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of sigmoid(x) against targets in [0, 1], computed stably from x."""
+    if not isinstance(target, Tensor):
+        target = Tensor(np.asarray(target, dtype=x.dtype))
+    return BCEWithLogits(reduction).apply(x, target)

@@ -1,0 +1,466 @@
+"""Arithmetic, reductions and shape ops: the primitives behind Tensor's operators."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.functions._util import as_tensor, expand_reduced, normalize_axis, sum_to
+
+# -- elementwise binary ops ----------------------------------------------------------------
+
+
+class _Binary(Function):
+    def forward(self, a: Any, b: Any) -> Any:
+        self.a_meta = (a.shape, a.dtype)
+        self.b_meta = (b.shape, b.dtype)
+        return self.compute(a, b)
+
+    def unbroadcast(self, ga: Any, gb: Any) -> tuple[Any, Any]:
+        need_a, need_b = self.needs_input_grad
+        if need_a:
+            ga = sum_to(ga, self.a_meta[0]).astype(self.a_meta[1], copy=False)
+        if need_b:
+            gb = sum_to(gb, self.b_meta[0]).astype(self.b_meta[1], copy=False)
+        return (ga if need_a else None), (gb if need_b else None)
+
+
+class Add(_Binary):
+    def compute(self, a: Any, b: Any) -> Any:
+        return a + b
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        return self.unbroadcast(gy, gy)
+
+
+class Sub(_Binary):
+    def compute(self, a: Any, b: Any) -> Any:
+        return a - b
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        return self.unbroadcast(gy, -gy if self.needs_input_grad[1] else None)
+
+
+class Mul(_Binary):
+    def compute(self, a: Any, b: Any) -> Any:
+        need_a, need_b = self.needs_input_grad
+        self.save_for_backward(a if need_b else None, b if need_a else None)
+        return a * b
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        a, b = self.saved_tensors
+        need_a, need_b = self.needs_input_grad
+        return self.unbroadcast(gy * b if need_a else None, gy * a if need_b else None)
+
+
+class Div(_Binary):
+    def compute(self, a: Any, b: Any) -> Any:
+        y = a / b
+        self.save_for_backward(b, y if self.needs_input_grad[1] else None)
+        return y
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        b, y = self.saved_tensors
+        ga = gy / b
+        # d(a/b)/db = -a/b^2 = -y/b
+        gb = -ga * y if self.needs_input_grad[1] else None
+        return self.unbroadcast(ga, gb)
+
+
+class Pow(_Binary):
+    def compute(self, a: Any, b: Any) -> Any:
+        y = a**b
+        self.save_for_backward(a, b, y)
+        return y
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        a, b, y = self.saved_tensors
+        ga = gy * b * a ** (b - 1) if self.needs_input_grad[0] else None
+        gb = None
+        if self.needs_input_grad[1]:
+            # d(a^b)/db = a^b log a; defined as 0 where a == 0 (PyTorch's convention).
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_a = np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0)
+            gb = gy * y * log_a
+        return self.unbroadcast(ga, gb)
+
+
+class PowScalar(Function):
+    """x ** c for a constant exponent c: cheaper than Pow and exact at c = 0, 1, 2."""
+
+    def __init__(self, c: float) -> None:
+        self.c = c
+
+    def forward(self, x: Any) -> Any:
+        self.save_for_backward(x)
+        return x**self.c
+
+    def backward(self, gy: Any) -> Any:
+        (x,) = self.saved_tensors
+        c = self.c
+        if c == 2:
+            return (gy * 2 * x).astype(x.dtype, copy=False)
+        return (gy * c * x ** (c - 1)).astype(x.dtype, copy=False)
+
+
+def add(a: Any, b: Any) -> Tensor:
+    """a + b with NumPy broadcasting; gradients are summed back to each input's shape."""
+    if not isinstance(a, Tensor):
+        a = as_tensor(a, b)
+    return Add().apply(a, as_tensor(b, a))
+
+
+def sub(a: Any, b: Any) -> Tensor:
+    """a - b with broadcasting."""
+    if not isinstance(a, Tensor):
+        a = as_tensor(a, b)
+    return Sub().apply(a, as_tensor(b, a))
+
+
+def mul(a: Any, b: Any) -> Tensor:
+    """a * b (elementwise) with broadcasting."""
+    if not isinstance(a, Tensor):
+        a = as_tensor(a, b)
+    return Mul().apply(a, as_tensor(b, a))
+
+
+def div(a: Any, b: Any) -> Tensor:
+    """a / b (true division) with broadcasting."""
+    if not isinstance(a, Tensor):
+        a = as_tensor(a, b)
+    return Div().apply(a, as_tensor(b, a))
+
+
+def pow(a: Any, b: Any) -> Tensor:
+    """a ** b; a constant Python-number exponent takes a cheaper path."""
+    if isinstance(a, Tensor) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return PowScalar(b).apply(a)
+    if not isinstance(a, Tensor):
+        a = as_tensor(a, b)
+    return Pow().apply(a, as_tensor(b, a))
+
+
+# -- unary elementwise ops -----------------------------------------------------------------
+
+
+class Neg(Function):
+    def forward(self, x: Any) -> Any:
+        return -x
+
+    def backward(self, gy: Any) -> Any:
+        return -gy
+
+
+class Exp(Function):
+    def forward(self, x: Any) -> Any:
+        y = np.exp(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        return gy * self.saved_tensors[0]
+
+
+class Log(Function):
+    def forward(self, x: Any) -> Any:
+        self.save_for_backward(x)
+        return np.log(x)
+
+    def backward(self, gy: Any) -> Any:
+        return gy / self.saved_tensors[0]
+
+
+class Sqrt(Function):
+    def forward(self, x: Any) -> Any:
+        y = np.sqrt(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        return gy / (2 * self.saved_tensors[0])
+
+
+class Abs(Function):
+    def forward(self, x: Any) -> Any:
+        self.save_for_backward(x)
+        return np.abs(x)
+
+    def backward(self, gy: Any) -> Any:
+        return gy * np.sign(self.saved_tensors[0])
+
+
+class Clip(Function):
+    def __init__(self, lo: float | None, hi: float | None) -> None:
+        self.lo, self.hi = lo, hi
+
+    def forward(self, x: Any) -> Any:
+        self.save_for_backward(x)
+        return np.clip(x, self.lo, self.hi)
+
+    def backward(self, gy: Any) -> Any:
+        (x,) = self.saved_tensors
+        inside = np.ones(x.shape, dtype=bool)
+        if self.lo is not None:
+            inside &= x >= self.lo
+        if self.hi is not None:
+            inside &= x <= self.hi
+        return gy * inside
+
+
+class AsType(Function):
+    def __init__(self, dtype: Any) -> None:
+        self.dtype = np.dtype(dtype)
+
+    def forward(self, x: Any) -> Any:
+        self.in_dtype = x.dtype
+        return x.astype(self.dtype)
+
+    def backward(self, gy: Any) -> Any:
+        return gy.astype(self.in_dtype)
+
+
+def neg(x: Tensor) -> Tensor:
+    """-x."""
+    return Neg().apply(x)
+
+
+def exp(x: Tensor) -> Tensor:
+    """e ** x, elementwise."""
+    return Exp().apply(x)
+
+
+def log(x: Tensor) -> Tensor:
+    """Natural logarithm, elementwise."""
+    return Log().apply(x)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    """Square root, elementwise."""
+    return Sqrt().apply(x)
+
+
+def abs(x: Tensor) -> Tensor:
+    """|x|, elementwise; the gradient at 0 is 0 (sign(0))."""
+    return Abs().apply(x)
+
+
+def clip(x: Tensor, lo: float | None = None, hi: float | None = None) -> Tensor:
+    """Clamp x to [lo, hi] (PyTorch's `clamp`); the gradient passes where lo <= x <= hi."""
+    return Clip(lo, hi).apply(x)
+
+
+def astype(x: Tensor, dtype: Any) -> Tensor:
+    """Convert to `dtype`; the gradient is converted back."""
+    if np.dtype(dtype) == x.dtype:
+        return x
+    return AsType(dtype).apply(x)
+
+
+# -- matrix product ------------------------------------------------------------------------
+
+
+class MatMul(Function):
+    def forward(self, a: Any, b: Any) -> Any:
+        if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+            raise ShapeError(
+                f"matmul: inner dimensions differ; expected a.shape[-1] == b.shape[-2], got "
+                f"{a.shape} @ {b.shape}"
+            )
+        need_a, need_b = self.needs_input_grad
+        self.save_for_backward(a if need_b else None, b if need_a else None)
+        self.a_meta, self.b_meta = (a.shape, a.dtype), (b.shape, b.dtype)
+        return a @ b
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        a, b = self.saved_tensors
+        (a_shape, a_dtype), (b_shape, b_dtype) = self.a_meta, self.b_meta
+        # Vectors act as matrices (a as a row, b as a column), as np.matmul treats them.
+        a_mat = (1, *a_shape) if len(a_shape) == 1 else a_shape
+        b_mat = (*b_shape, 1) if len(b_shape) == 1 else b_shape
+        if len(b_shape) == 1:
+            gy = np.expand_dims(gy, -1)
+        if len(a_shape) == 1:
+            gy = np.expand_dims(gy, -2)
+        ga = gb = None
+        if self.needs_input_grad[0]:
+            ga = gy @ np.swapaxes(b.reshape(b_mat), -1, -2)
+            ga = sum_to(ga, a_mat).reshape(a_shape).astype(a_dtype, copy=False)
+        if self.needs_input_grad[1]:
+            gb = np.swapaxes(a.reshape(a_mat), -1, -2) @ gy
+            gb = sum_to(gb, b_mat).reshape(b_shape).astype(b_dtype, copy=False)
+        return ga, gb
+
+
+def matmul(a: Any, b: Any) -> Tensor:
+    """Matrix product with NumPy's `matmul` semantics (batched, vectors promoted).
+
+    Raises:
+        ShapeError: the inner dimensions differ; the message shows both shapes.
+    """
+    if not isinstance(a, Tensor):
+        a = as_tensor(a, b)
+    return MatMul().apply(a, as_tensor(b, a))
+
+
+# -- reductions ----------------------------------------------------------------------------
+
+
+class Sum(Function):
+    def __init__(self, axis: Any, keepdims: bool) -> None:
+        self.axis, self.keepdims = axis, keepdims
+
+    def forward(self, x: Any) -> Any:
+        self.x_shape = x.shape
+        self.axes = normalize_axis(self.axis, x.ndim)
+        return np.asarray(x.sum(axis=self.axes, keepdims=self.keepdims))
+
+    def backward(self, gy: Any) -> Any:
+        gy = expand_reduced(gy, self.x_shape, self.axes, self.keepdims)
+        return np.broadcast_to(gy, self.x_shape)
+
+
+class Extremum(Function):
+    """max or min over axes; tied elements share the gradient equally (like torch.amax)."""
+
+    def __init__(self, axis: Any, keepdims: bool, largest: bool) -> None:
+        self.axis, self.keepdims, self.largest = axis, keepdims, largest
+
+    def forward(self, x: Any) -> Any:
+        if x.size == 0:
+            raise ValueError("max/min: cannot reduce an empty tensor")
+        self.axes = normalize_axis(self.axis, x.ndim)
+        reduce = np.max if self.largest else np.min
+        y = np.asarray(reduce(x, axis=self.axes, keepdims=True))
+        self.save_for_backward(x, y)
+        return y if self.keepdims else np.squeeze(y, axis=self.axes)
+
+    def backward(self, gy: Any) -> Any:
+        x, y = self.saved_tensors
+        gy = expand_reduced(gy, x.shape, self.axes, self.keepdims)
+        hit = x == y
+        count = hit.sum(axis=self.axes, keepdims=True)
+        return (hit * (gy / count)).astype(x.dtype, copy=False)
+
+
+def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Sum over `axis` (None: all axes)."""
+    return Sum(axis, keepdims).apply(x)
+
+
+def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Mean over `axis` (None: all axes)."""
+    axes = normalize_axis(axis, x.ndim)
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    return mul(sum(x, axis, keepdims), 1.0 / builtins.max(n, 1))
+
+
+def max(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Largest value over `axis`; ties split the gradient evenly."""
+    return Extremum(axis, keepdims, largest=True).apply(x)
+
+
+def min(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Smallest value over `axis`; ties split the gradient evenly."""
+    return Extremum(axis, keepdims, largest=False).apply(x)
+
+
+# -- shape ops -----------------------------------------------------------------------------
+
+
+class Reshape(Function):
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+
+    def forward(self, x: Any) -> Any:
+        self.x_shape = x.shape
+        try:
+            return x.reshape(self.shape)
+        except ValueError:
+            raise ShapeError(
+                f"reshape: cannot reshape {x.shape} ({x.size} elements) to {self.shape}"
+            ) from None
+
+    def backward(self, gy: Any) -> Any:
+        return gy.reshape(self.x_shape)
+
+
+class Transpose(Function):
+    def __init__(self, axes: tuple[int, ...] | None) -> None:
+        self.axes = axes
+
+    def forward(self, x: Any) -> Any:
+        return np.transpose(x, self.axes)
+
+    def backward(self, gy: Any) -> Any:
+        if self.axes is None:
+            return np.transpose(gy)
+        return np.transpose(gy, np.argsort(self.axes))
+
+
+class BroadcastTo(Function):
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+
+    def forward(self, x: Any) -> Any:
+        self.x_shape = x.shape
+        return np.broadcast_to(x, self.shape)
+
+    def backward(self, gy: Any) -> Any:
+        return sum_to(gy, self.x_shape)
+
+
+class GetItem(Function):
+    def __init__(self, key: Any) -> None:
+        self.key = key
+
+    def forward(self, x: Any) -> Any:
+        self.x_meta = (x.shape, x.dtype)
+        return x[self.key]
+
+    def backward(self, gy: Any) -> Any:
+        gx = np.zeros(*self.x_meta)
+        if _is_basic_index(self.key):
+            gx[self.key] = gy
+        else:  # integer arrays may repeat an index: add.at sums every occurrence
+            np.add.at(gx, self.key, gy)
+        return gx
+
+
+def _is_basic_index(key: Any) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice)) for k in keys)
+
+
+def _unwrap_key(key: Any) -> Any:
+    if isinstance(key, Tensor):
+        return key.data
+    if isinstance(key, tuple):
+        return tuple(k.data if isinstance(k, Tensor) else k for k in key)
+    if isinstance(key, list):
+        return np.asarray(key)
+    return key
+
+
+def reshape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A view of x with a new shape (one axis may be -1)."""
+    return Reshape(tuple(shape)).apply(x)
+
+
+def transpose(x: Tensor, axes: tuple[int, ...] | None = None) -> Tensor:
+    """Permute axes (None reverses them)."""
+    return Transpose(tuple(axes) if axes is not None else None).apply(x)
+
+
+def broadcast_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Broadcast x to `shape`; the gradient is summed back."""
+    return BroadcastTo(tuple(shape)).apply(x)
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """x[key] for slices, integer arrays and boolean masks, with gradient."""
+    return GetItem(_unwrap_key(key)).apply(x)

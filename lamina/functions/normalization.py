@@ -1,0 +1,108 @@
+"""Batch normalisation, fused: one op whose backward is the closed form, not a chain of ops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+
+
+class BatchNorm(Function):
+    def __init__(self, running_mean: Any, running_var: Any, training: bool, momentum: float,
+                 eps: float) -> None:
+        self.running_mean, self.running_var = running_mean, running_var
+        self.training, self.momentum, self.eps = training, momentum, eps
+
+    def forward(self, x: Any, gamma: Any = None, beta: Any = None) -> Any:
+        if x.ndim < 2:
+            raise ShapeError(f"batch_norm: expected input (N, C, ...); got shape {x.shape}")
+        c = x.shape[1]
+        self.axes = (0, *range(2, x.ndim))
+        shape = (1, c) + (1,) * (x.ndim - 2)
+        if self.training:
+            n = x.size // c
+            if n < 2:
+                raise ValueError(
+                    f"batch_norm: training needs more than 1 value per channel; got input {x.shape}"
+                )
+            mean = x.mean(axis=self.axes)
+            var = x.var(axis=self.axes)
+            self._update_running(mean, var, n)
+        else:
+            if self.running_mean is None:
+                raise ValueError("batch_norm: eval mode needs running_mean and running_var")
+            mean, var = self.running_mean, self.running_var
+        invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)
+        xhat = (x - mean.reshape(shape).astype(x.dtype, copy=False)) * invstd.reshape(shape)
+        self.save_for_backward(xhat, invstd, gamma)
+        self.shape = shape
+        y = xhat * gamma.reshape(shape) if gamma is not None else xhat
+        return y + beta.reshape(shape) if beta is not None else y
+
+    def _update_running(self, mean: Any, var: Any, n: int) -> None:
+        if self.running_mean is None:
+            return
+        m = self.momentum
+        # PyTorch keeps the unbiased variance in running_var.
+        self.running_mean *= 1 - m
+        self.running_mean += m * mean
+        self.running_var *= 1 - m
+        self.running_var += m * var * (n / (n - 1))
+
+    def backward(self, gy: Any) -> tuple[Any, ...]:
+        xhat, invstd, gamma = self.saved_tensors
+        shape, axes = self.shape, self.axes
+        need = self.needs_input_grad
+        gxhat = gy * gamma.reshape(shape) if gamma is not None else gy
+        gx = None
+        if need[0]:
+            if self.training:
+                # d/dx of (x - mean) / std with batch statistics (Ioffe & Szegedy, 2015):
+                # gx = invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
+                gx = invstd.reshape(shape) * (
+                    gxhat
+                    - gxhat.mean(axis=axes, keepdims=True)
+                    - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True)
+                )
+            else:
+                gx = gxhat * invstd.reshape(shape)
+        grads = [gx]
+        if len(need) > 1:
+            grads.append((gy * xhat).sum(axis=axes) if need[1] else None)
+        if len(need) > 2:
+            grads.append(gy.sum(axis=axes) if need[2] else None)
+        return tuple(grads)
+
+
+def batch_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None, running_mean: Any,
+               running_var: Any, training: bool, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of x, then scale by gamma and shift by beta.
+
+    Args:
+        x: input of shape (N, C) or (N, C, *spatial).
+        gamma, beta: optional affine parameters of shape (C,).
+        running_mean, running_var: arrays or tensors of shape (C,), updated in place when
+            training (running_var holds the unbiased variance, as in PyTorch); used for
+            normalisation when not training. May be None when training.
+        training: use batch statistics (True) or the running ones (False).
+        momentum: weight of the new batch in the running averages.
+        eps: added to the variance for numerical stability.
+
+    Returns:
+        A tensor of x's shape.
+    """
+    rm = running_mean.data if isinstance(running_mean, Tensor) else running_mean
+    rv = running_var.data if isinstance(running_var, Tensor) else running_var
+    fn = BatchNorm(rm, rv, training, momentum, eps)
+    if gamma is None and beta is None:
+        return fn.apply(x)
+    if beta is None:
+        return fn.apply(x, gamma)
+    if gamma is None:
+        raise ValueError("batch_norm: beta without gamma is not supported; pass both or neither")
+    return fn.apply(x, gamma, beta)

@@ -1,0 +1,119 @@
+"""Max and average pooling (1-D and 2-D) with stride and padding, on strided windows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.functions._util import pair
+from lamina.functions.conv import out_size, scatter_windows, windows
+
+
+class _Pool(Function):
+    kind = "pool"
+
+    def __init__(self, nd: int, kernel_size: Any, stride: Any, padding: Any) -> None:
+        op = f"{self.kind}{nd}d"
+        self.nd, self.op = nd, op
+        k = pair(kernel_size, "kernel_size", op, nd)
+        s = pair(stride, "stride", op, nd) if stride is not None else k
+        p = pair(padding, "padding", op, nd)
+        if min(k) < 1 or min(s) < 1 or min(p) < 0:
+            raise ValueError(f"{op}: kernel_size and stride must be >= 1 and padding >= 0")
+        if any(pi > ki // 2 for pi, ki in zip(p, k)):
+            raise ValueError(
+                f"{op}: padding must be at most half the kernel size; got padding {p}, kernel {k}"
+            )
+        lead = (1,) if nd == 1 else ()
+        self.k, self.s, self.p = lead + k, lead + s, ((0,) if nd == 1 else ()) + p
+
+    def _windows(self, x: Any, fill: float) -> Any:
+        if x.ndim != self.nd + 2:
+            raise ShapeError(
+                f"{self.op}: expected input of {self.nd + 2} dims; got shape {x.shape}"
+            )
+        if self.nd == 1:
+            x = x[:, :, None, :]
+        (kh, kw), (sh, sw), (ph, pw) = self.k, self.s, self.p
+        oh, ow = out_size(x.shape[2], kh, sh, ph, 1), out_size(x.shape[3], kw, sw, pw, 1)
+        if oh < 1 or ow < 1:
+            raise ShapeError(
+                f"{self.op}: input is smaller than the kernel; got input {x.shape}, kernel {self.k}"
+            )
+        pad = ((0, 0), (0, 0), (ph, ph), (pw, pw))
+        xp = np.pad(x, pad, constant_values=fill) if ph or pw else x
+        self.xp_shape, self.x_shape = xp.shape, x.shape
+        return windows(xp, self.k, self.s, (1, 1), (oh, ow))
+
+    def _unpad(self, gxp: Any) -> Any:
+        (ph, pw), (h, w) = self.p, self.x_shape[2:]
+        gx = gxp[:, :, ph:ph + h, pw:pw + w]
+        return gx[:, :, 0, :] if self.nd == 1 else gx
+
+    def _out(self, y: Any) -> Any:
+        return y[:, :, 0, :] if self.nd == 1 else y
+
+
+class MaxPool(_Pool):
+    kind = "max_pool"
+
+    def forward(self, x: Any) -> Any:
+        lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        win = self._windows(x, lowest)
+        flat = win.reshape(*win.shape[:4], -1)
+        # argmax takes the first of tied maxima, as PyTorch does.
+        self.idx = flat.argmax(axis=-1)
+        return self._out(np.take_along_axis(flat, self.idx[..., None], axis=-1)[..., 0])
+
+    def backward(self, gy: Any) -> Any:
+        if self.nd == 1:
+            gy = gy[:, :, None, :]
+        kh, kw = self.k
+        hits = np.stack([self.idx == i for i in range(kh * kw)], axis=2)
+        gwin = (hits * gy[:, :, None]).reshape(gy.shape[0], gy.shape[1], kh, kw, *gy.shape[2:])
+        return self._unpad(scatter_windows(gwin, self.xp_shape, self.k, self.s, (1, 1)))
+
+
+class AvgPool(_Pool):
+    kind = "avg_pool"
+
+    def forward(self, x: Any) -> Any:
+        # Padding counts in the divisor (PyTorch's default count_include_pad=True).
+        win = self._windows(x, 0)
+        return self._out(win.mean(axis=(-2, -1), dtype=x.dtype))
+
+    def backward(self, gy: Any) -> Any:
+        if self.nd == 1:
+            gy = gy[:, :, None, :]
+        kh, kw = self.k
+        share = gy / gy.dtype.type(kh * kw)
+        gwin = np.broadcast_to(share[:, :, None, None], (*gy.shape[:2], kh, kw, *gy.shape[2:]))
+        return self._unpad(scatter_windows(gwin, self.xp_shape, self.k, self.s, (1, 1)))
+
+
+def max_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
+    """Max over windows of an (N, C, L) input; padding is -inf, stride defaults to kernel."""
+    return MaxPool(1, kernel_size, stride, padding).apply(x)
+
+
+def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
+    """Max over windows of an (N, C, H, W) input; padding is -inf, stride defaults to kernel.
+
+    Example:
+        >>> y = F.max_pool2d(x, 2)     # (8, 16, 28, 28) -> (8, 16, 14, 14)
+    """
+    return MaxPool(2, kernel_size, stride, padding).apply(x)
+
+
+def avg_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
+    """Mean over sliding windows of an (N, C, L) input; zero padding counts in the mean."""
+    return AvgPool(1, kernel_size, stride, padding).apply(x)
+
+
+def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
+    """Mean over sliding windows of an (N, C, H, W) input; zero padding counts in the mean."""
+    return AvgPool(2, kernel_size, stride, padding).apply(x)

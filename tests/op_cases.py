@@ -1,0 +1,380 @@
+"""The op case table: one entry per (function, shape) with a NumPy reference.
+
+Adding an op is adding entries here; tests/test_functions.py and
+tests/test_torch_crosscheck.py cross every entry with their generic checks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import lamina.functions as F
+
+
+@dataclass
+class Case:
+    name: str
+    fn: Callable[..., Any]  # lamina, on Tensors (integer inputs come as Tensors too)
+    ref: Callable[..., Any]  # NumPy, on arrays, written independently of lamina
+    make: Callable[[np.random.Generator], list[np.ndarray]]  # float64 / int inputs
+    torch: Callable[..., Any] | None = None  # torch, on torch tensors
+    atol: float = 1e-6
+    rtol: float = 1e-5
+    grad_atol: float = 1e-5
+    tags: set[str] = field(default_factory=set)
+
+
+def randn(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
+    return lambda rng: rng.standard_normal(shape)
+
+
+def positive(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
+    return lambda rng: rng.uniform(0.5, 2.0, shape)
+
+
+def away_from_zero(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
+    """Normal values kept >= 0.1 from 0, where a kink would spoil central differences."""
+    def make(rng: np.random.Generator) -> np.ndarray:
+        x = rng.standard_normal(shape)
+        return np.where(np.abs(x) < 0.1, np.sign(x + 1e-12) * 0.1 + x, x)
+    return make
+
+
+def ints(high: int, *shape: int) -> Callable[[np.random.Generator], np.ndarray]:
+    return lambda rng: rng.integers(0, high, shape)
+
+
+def inputs(*makers: Callable[[np.random.Generator], np.ndarray]):
+    return lambda rng: [m(rng) for m in makers]
+
+
+def _t():
+    import torch
+
+    return torch
+
+
+# Scalars, size-1 axes and broadcasting pairs for the elementwise binary ops.
+BROADCAST_PAIRS = [
+    ((), ()),
+    ((3,), ()),
+    ((), (3,)),
+    ((2, 3), (2, 3)),
+    ((2, 3), (3,)),
+    ((2, 1, 3), (4, 1)),
+    ((1,), (2, 3)),
+    ((2, 1), (1, 3)),
+]
+UNARY_SHAPES = [(), (1,), (3,), (2, 1, 3)]
+
+CASES: list[Case] = []
+
+
+def binary(name: str, fn, ref, torch_fn, make_a=randn, make_b=randn, **kw) -> None:
+    for sa, sb in BROADCAST_PAIRS:
+        CASES.append(Case(f"{name}{sa}{sb}", fn, ref, inputs(make_a(*sa), make_b(*sb)),
+                          torch_fn, **kw))
+
+
+def unary(name: str, fn, ref, torch_fn, make=randn, **kw) -> None:
+    for s in UNARY_SHAPES:
+        CASES.append(Case(f"{name}{s}", fn, ref, inputs(make(*s)), torch_fn, **kw))
+
+
+# -- math ------------------------------------------------------------------------------
+binary("add", lambda a, b: a + b, np.add, lambda a, b: a + b)
+binary("sub", lambda a, b: a - b, np.subtract, lambda a, b: a - b)
+binary("mul", lambda a, b: a * b, np.multiply, lambda a, b: a * b)
+binary("div", lambda a, b: a / b, np.divide, lambda a, b: a / b, make_b=positive)
+binary("pow", lambda a, b: a**b, np.power, lambda a, b: a**b, make_a=positive)
+unary("neg", lambda x: -x, np.negative, lambda x: -x)
+unary("pow_scalar3", lambda x: x**3, lambda x: x**3, lambda x: x**3)
+unary("pow_scalar2", lambda x: x**2, lambda x: x**2, lambda x: x**2)
+unary("rpow", lambda x: 2.0**x, lambda x: 2.0**x, lambda x: 2.0**x)
+unary("rsub", lambda x: 1.5 - x, lambda x: 1.5 - x, lambda x: 1.5 - x)
+unary("rdiv", lambda x: 1.5 / x, lambda x: 1.5 / x, lambda x: 1.5 / x, make=positive)
+unary("exp", F.exp, np.exp, lambda x: x.exp())
+unary("log", F.log, np.log, lambda x: x.log(), make=positive)
+unary("sqrt", F.sqrt, np.sqrt, lambda x: x.sqrt(), make=positive)
+unary("abs", F.abs, np.abs, lambda x: x.abs(), make=away_from_zero)
+unary("clip", lambda x: F.clip(x, -0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5),
+      lambda x: x.clamp(-0.5, 0.5), make=away_from_zero)
+
+for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+               ((5, 2, 3), (3, 4)), ((5, 2, 3), (5, 3, 4)), ((1, 2, 3), (4, 3, 2))]:
+    CASES.append(Case(f"matmul{sa}{sb}", lambda a, b: a @ b, np.matmul,
+                      inputs(randn(*sa), randn(*sb)), lambda a, b: a @ b))
+
+for shape, axis, keep in [((), None, False), ((3,), None, False), ((2, 3), 0, False),
+                          ((2, 3), 1, True), ((2, 3, 4), (0, 2), False), ((2, 1, 4), -2, True)]:
+    tag = f"{shape}axis={axis},keep={keep}"
+    dims = axis if axis is not None else tuple(range(len(shape)))
+
+    def _torch_reduce(method, axis=axis, keep=keep, dims=dims):
+        return lambda x: getattr(x, method)(dim=dims, keepdim=keep) if dims != () else x
+
+    CASES.append(Case(f"sum{tag}", lambda x, a=axis, k=keep: x.sum(a, k),
+                      lambda x, a=axis, k=keep: np.sum(x, axis=a, keepdims=k),
+                      inputs(randn(*shape)), _torch_reduce("sum")))
+    CASES.append(Case(f"mean{tag}", lambda x, a=axis, k=keep: x.mean(a, k),
+                      lambda x, a=axis, k=keep: np.mean(x, axis=a, keepdims=k),
+                      inputs(randn(*shape)), _torch_reduce("mean")))
+    CASES.append(Case(f"max{tag}", lambda x, a=axis, k=keep: x.max(a, k),
+                      lambda x, a=axis, k=keep: np.max(x, axis=a, keepdims=k),
+                      inputs(randn(*shape)), _torch_reduce("amax")))
+    CASES.append(Case(f"min{tag}", lambda x, a=axis, k=keep: x.min(a, k),
+                      lambda x, a=axis, k=keep: np.min(x, axis=a, keepdims=k),
+                      inputs(randn(*shape)), _torch_reduce("amin")))
+
+CASES += [
+    Case("reshape", lambda x: x.reshape(3, -1), lambda x: x.reshape(3, -1),
+         inputs(randn(2, 3, 2)), lambda x: x.reshape(3, -1)),
+    Case("transpose", lambda x: x.transpose(2, 0, 1), lambda x: x.transpose(2, 0, 1),
+         inputs(randn(2, 3, 4)), lambda x: x.permute(2, 0, 1)),
+    Case("T", lambda x: x.T, lambda x: x.T, inputs(randn(2, 3)), lambda x: x.T),
+    Case("broadcast_to", lambda x: F.broadcast_to(x, (2, 3, 4)),
+         lambda x: np.broadcast_to(x, (2, 3, 4)), inputs(randn(3, 1)),
+         lambda x: x.expand(2, 3, 4)),
+    Case("getitem_slice", lambda x: x[1:, ::2], lambda x: x[1:, ::2], inputs(randn(3, 5)),
+         lambda x: x[1:, ::2]),
+    Case("getitem_int", lambda x: x[1], lambda x: x[1], inputs(randn(3, 5)), lambda x: x[1]),
+    Case("getitem_intarray_repeats", lambda x: x[[0, 2, 0, 0]], lambda x: x[[0, 2, 0, 0]],
+         inputs(randn(3, 2)), lambda x: x[[0, 2, 0, 0]]),
+    Case("getitem_mask", lambda x: x[x.data > 0], lambda x: x[x > 0], inputs(randn(4, 3))),
+    Case("getitem_newaxis_ellipsis", lambda x: x[None, ..., 0], lambda x: x[None, ..., 0],
+         inputs(randn(2, 3)), lambda x: x[None, ..., 0]),
+]
+
+# -- activations ------------------------------------------------------------------------
+def _np_sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _np_gelu(x):
+    return x * 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+def _np_softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+unary("relu", F.relu, lambda x: np.maximum(x, 0), lambda x: x.relu(), make=away_from_zero)
+unary("leaky_relu", lambda x: F.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
+      lambda x: _t().nn.functional.leaky_relu(x, 0.2), make=away_from_zero)
+unary("elu", lambda x: F.elu(x, 1.5), lambda x: np.where(x > 0, x, 1.5 * (np.exp(x) - 1)),
+      lambda x: _t().nn.functional.elu(x, 1.5), make=away_from_zero)
+unary("gelu", F.gelu, _np_gelu, lambda x: _t().nn.functional.gelu(x))
+unary("gelu_tanh", lambda x: F.gelu(x, "tanh"),
+      lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+      lambda x: _t().nn.functional.gelu(x, approximate="tanh"))
+unary("sigmoid", F.sigmoid, _np_sigmoid, lambda x: x.sigmoid())
+unary("tanh", F.tanh, np.tanh, lambda x: x.tanh())
+for shape, axis in [((4,), -1), ((2, 5), -1), ((2, 5), 0), ((2, 3, 4), 1)]:
+    CASES.append(Case(f"softmax{shape}axis={axis}", lambda x, a=axis: F.softmax(x, a),
+                      lambda x, a=axis: _np_softmax(x, a), inputs(randn(*shape)),
+                      lambda x, a=axis: x.softmax(a)))
+    CASES.append(Case(f"log_softmax{shape}axis={axis}", lambda x, a=axis: F.log_softmax(x, a),
+                      lambda x, a=axis: np.log(_np_softmax(x, a)), inputs(randn(*shape)),
+                      lambda x, a=axis: x.log_softmax(a)))
+
+# -- connection -------------------------------------------------------------------------
+CASES += [
+    Case("linear", F.linear, lambda x, W, b: x @ W.T + b, inputs(randn(4, 3), randn(5, 3),
+         randn(5)), lambda x, W, b: _t().nn.functional.linear(x, W, b)),
+    Case("linear_nobias_3d", F.linear, lambda x, W: x @ W.T, inputs(randn(2, 4, 3), randn(5, 3)),
+         lambda x, W: _t().nn.functional.linear(x, W)),
+    Case("embedding", lambda ids, W: F.embedding(ids, W), lambda ids, W: W[ids],
+         inputs(lambda rng: np.array([[0, 2, 2], [4, 0, 1]]), randn(5, 3)),
+         lambda ids, W: _t().nn.functional.embedding(ids, W)),
+]
+
+
+# -- convolution and pooling: naive references (loops over output positions) ----------
+def conv2d_ref(x, W, b=None, stride=1, padding=0, dilation=1, groups=1):
+    s, p, d = (_pair(v) for v in (stride, padding, dilation))
+    x = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    n, c, h, w = x.shape
+    o, cg, kh, kw = W.shape
+    oh = (h - d[0] * (kh - 1) - 1) // s[0] + 1
+    ow = (w - d[1] * (kw - 1) - 1) // s[1] + 1
+    y = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for oc in range(o):
+        g = oc // og
+        for i in range(oh):
+            for j in range(ow):
+                patch = x[:, g * cg:(g + 1) * cg, i * s[0]:i * s[0] + d[0] * (kh - 1) + 1:d[0],
+                          j * s[1]:j * s[1] + d[1] * (kw - 1) + 1:d[1]]
+                y[:, oc, i, j] = (patch * W[oc]).sum(axis=(1, 2, 3))
+    return y + (b.reshape(1, -1, 1, 1) if b is not None else 0)
+
+
+def conv1d_ref(x, W, b=None, stride=1, padding=0, dilation=1, groups=1):
+    return conv2d_ref(x[:, :, None], W[:, :, None], b, (1, stride), (0, padding), (1, dilation),
+                      groups)[:, :, 0]
+
+
+def pool2d_ref(x, k, s=None, p=0, kind="max"):
+    k, p = _pair(k), _pair(p)
+    s = _pair(s) if s is not None else k
+    fill = -np.inf if kind == "max" else 0.0
+    x = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])), constant_values=fill)
+    oh, ow = (x.shape[2] - k[0]) // s[0] + 1, (x.shape[3] - k[1]) // s[1] + 1
+    y = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            win = x[:, :, i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1]]
+            y[:, :, i, j] = win.max(axis=(2, 3)) if kind == "max" else win.mean(axis=(2, 3))
+    return y
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+CONV2D = [
+    dict(), dict(stride=2), dict(padding=1), dict(dilation=2), dict(stride=(2, 1), padding=(1, 2)),
+    dict(groups=2), dict(stride=2, padding=1, dilation=2, groups=2),
+]
+for kw in CONV2D:
+    g = kw.get("groups", 1)
+    CASES.append(Case(
+        f"conv2d{kw}", lambda x, W, b, kw=kw: F.conv2d(x, W, b, **kw),
+        lambda x, W, b, kw=kw: conv2d_ref(x, W, b, **kw),
+        inputs(randn(2, 4, 7, 6), randn(6, 4 // g, 3, 3), randn(6)),
+        lambda x, W, b, kw=kw: _t().nn.functional.conv2d(x, W, b, **kw)))
+CASES.append(Case("conv2d_nobias", lambda x, W: F.conv2d(x, W, padding=1),
+                  lambda x, W: conv2d_ref(x, W, padding=1), inputs(randn(1, 1, 5, 5),
+                  randn(2, 1, 3, 3)), lambda x, W: _t().nn.functional.conv2d(x, W, padding=1)))
+for kw in [dict(), dict(stride=2, padding=2), dict(dilation=2, groups=2)]:
+    g = kw.get("groups", 1)
+    CASES.append(Case(
+        f"conv1d{kw}", lambda x, W, b, kw=kw: F.conv1d(x, W, b, **kw),
+        lambda x, W, b, kw=kw: conv1d_ref(x, W, b, **kw),
+        inputs(randn(2, 4, 9), randn(6, 4 // g, 3), randn(6)),
+        lambda x, W, b, kw=kw: _t().nn.functional.conv1d(x, W, b, **kw)))
+
+for kind in ("max", "avg"):
+    for k, s, p in [(2, None, 0), (3, 2, 1), ((2, 3), (1, 2), (1, 1))]:
+        fn2 = getattr(F, f"{kind}_pool2d")
+        CASES.append(Case(
+            f"{kind}_pool2d k={k} s={s} p={p}", lambda x, f=fn2, k=k, s=s, p=p: f(x, k, s, p),
+            lambda x, k=k, s=s, p=p, kind=kind: pool2d_ref(x, k, s, p, kind),
+            inputs(randn(2, 3, 6, 7)),
+            lambda x, k=k, s=s, p=p, kind=kind: getattr(_t().nn.functional, f"{kind}_pool2d")(
+                x, k, s if s is not None else k, p)))
+    fn1 = getattr(F, f"{kind}_pool1d")
+    CASES.append(Case(
+        f"{kind}_pool1d", lambda x, f=fn1: f(x, 3, 2, 1),
+        lambda x, kind=kind: pool2d_ref(x[:, :, None], (1, 3), (1, 2), (0, 1), kind)[:, :, 0],
+        inputs(randn(2, 3, 8)),
+        lambda x, kind=kind: getattr(_t().nn.functional, f"{kind}_pool1d")(x, 3, 2, 1)))
+
+
+# -- normalisation ----------------------------------------------------------------------
+def bn_ref(x, gamma, beta):
+    axes = (0, *range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    mu, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * gamma.reshape(shape) + beta.reshape(shape)
+
+
+def _torch_bn(x, gamma, beta):
+    return _t().nn.functional.batch_norm(x, None, None, gamma, beta, training=True)
+
+
+for shape in [(5, 3), (4, 3, 5), (2, 3, 4, 4)]:
+    CASES.append(Case(f"batch_norm_train{shape}",
+                      lambda x, g, b: F.batch_norm(x, g, b, None, None, training=True),
+                      bn_ref, inputs(randn(*shape), randn(3), randn(3)), _torch_bn))
+
+
+def _bn_eval(x, g, b):
+    return F.batch_norm(x, g, b, np.array([0.1, -0.2, 0.3]), np.array([1.5, 0.5, 2.0]), False)
+
+
+def _bn_eval_ref(x, g, b):
+    m, v = np.array([0.1, -0.2, 0.3]), np.array([1.5, 0.5, 2.0])
+    return (x - m[:, None]) / np.sqrt(v[:, None] + 1e-5) * g[:, None] + b[:, None]
+
+
+def _torch_bn_eval(x, g, b):
+    t = _t()
+    m = t.tensor([0.1, -0.2, 0.3], dtype=x.dtype)
+    v = t.tensor([1.5, 0.5, 2.0], dtype=x.dtype)
+    return t.nn.functional.batch_norm(x, m, v, g, b, training=False)
+
+
+CASES.append(Case("batch_norm_eval", _bn_eval, _bn_eval_ref,
+                  inputs(randn(4, 3, 5), randn(3), randn(3)), _torch_bn_eval))
+
+# -- array ops --------------------------------------------------------------------------
+CASES += [
+    Case("concat", lambda a, b: F.concat([a, b], axis=1),
+         lambda a, b: np.concatenate([a, b], axis=1), inputs(randn(2, 3), randn(2, 4)),
+         lambda a, b: _t().cat([a, b], dim=1)),
+    Case("stack", lambda a, b: F.stack([a, b], axis=1), lambda a, b: np.stack([a, b], axis=1),
+         inputs(randn(2, 3), randn(2, 3)), lambda a, b: _t().stack([a, b], dim=1)),
+    Case("split_size", lambda x: F.split(x, 2, axis=1),
+         lambda x: tuple(np.split(x, [2, 4], axis=1)), inputs(randn(3, 5)),
+         lambda x: _t().split(x, 2, dim=1)),
+    Case("split_sections_one_unused", lambda x: F.split(x, [1, 3], axis=0)[1],
+         lambda x: x[1:], inputs(randn(4, 2)), lambda x: _t().split(x, [1, 3], dim=0)[1]),
+    Case("pad", lambda x: F.pad(x, (1, 2, 0, 1), value=0.5),
+         lambda x: np.pad(x, ((0, 0), (0, 1), (1, 2)), constant_values=0.5),
+         inputs(randn(2, 3, 4)), lambda x: _t().nn.functional.pad(x, (1, 2, 0, 1), value=0.5)),
+    Case("flatten", lambda x: F.flatten(x, 1), lambda x: x.reshape(2, -1), inputs(randn(2, 3, 4)),
+         lambda x: _t().flatten(x, 1)),
+    Case("flatten_middle", lambda x: F.flatten(x, 1, 2), lambda x: x.reshape(2, 12, 5),
+         inputs(randn(2, 3, 4, 5)), lambda x: _t().flatten(x, 1, 2)),
+]
+
+
+# -- losses -----------------------------------------------------------------------------
+def ce_ref(x, t, reduction="mean"):
+    if x.ndim > 2:
+        x = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+        t = t.reshape(-1)
+    logp = np.log(_np_softmax(x, -1))
+    losses = -logp[np.arange(len(t)), t]
+    return {"mean": losses.mean(), "sum": losses.sum(), "none": losses}[reduction]
+
+
+for reduction in ("mean", "sum", "none"):
+    CASES.append(Case(f"cross_entropy_{reduction}",
+                      lambda x, t, r=reduction: F.cross_entropy(x, t, r),
+                      lambda x, t, r=reduction: ce_ref(x, t, r),
+                      inputs(randn(5, 4), ints(4, 5)),
+                      lambda x, t, r=reduction: _t().nn.functional.cross_entropy(x, t,
+                                                                                reduction=r)))
+CASES += [
+    Case("cross_entropy_spatial", lambda x, t: F.cross_entropy(x, t), ce_ref,
+         inputs(randn(2, 4, 3), ints(4, 2, 3)),
+         lambda x, t: _t().nn.functional.cross_entropy(x, t)),
+    Case("cross_entropy_ignore_index", lambda x, t: F.cross_entropy(x, t, ignore_index=1),
+         lambda x, t: np.mean(-np.log(_np_softmax(x))[np.arange(6), t][t != 1]),
+         inputs(randn(6, 3), lambda rng: np.array([0, 1, 2, 1, 2, 0])),
+         lambda x, t: _t().nn.functional.cross_entropy(x, t, ignore_index=1)),
+    Case("nll_loss", lambda x, t: F.nll_loss(x, t), lambda x, t: -x[np.arange(5), t].mean(),
+         inputs(randn(5, 4), ints(4, 5)), lambda x, t: _t().nn.functional.nll_loss(x, t)),
+    Case("mse_loss", F.mse_loss, lambda x, y: ((x - y) ** 2).mean(),
+         inputs(randn(4, 3), randn(4, 3)), lambda x, y: _t().nn.functional.mse_loss(x, y)),
+    Case("mse_loss_sum", lambda x, y: F.mse_loss(x, y, "sum"), lambda x, y: ((x - y) ** 2).sum(),
+         inputs(randn(4, 3), randn(4, 3)),
+         lambda x, y: _t().nn.functional.mse_loss(x, y, reduction="sum")),
+    Case("bce_with_logits", F.binary_cross_entropy_with_logits,
+         lambda x, y: np.mean(-(y * np.log(_np_sigmoid(x)) + (1 - y) * np.log(1 - _np_sigmoid(x)))),
+         inputs(randn(4, 3), lambda rng: rng.uniform(0, 1, (4, 3))),
+         lambda x, y: _t().nn.functional.binary_cross_entropy_with_logits(x, y)),
+    Case("bce_with_logits_none", lambda x, y: F.binary_cross_entropy_with_logits(x, y, "none"),
+         lambda x, y: -(y * np.log(_np_sigmoid(x)) + (1 - y) * np.log(1 - _np_sigmoid(x))),
+         inputs(randn(5), lambda rng: rng.integers(0, 2, 5).astype(float)),
+         lambda x, y: _t().nn.functional.binary_cross_entropy_with_logits(x, y,
+                                                                          reduction="none")),
+]

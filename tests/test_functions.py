@@ -1,0 +1,78 @@
+"""Generic checks crossed with every entry of the op case table (tests/op_cases.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_cases import CASES, Case
+
+import lamina as lm
+
+
+def _tensors(arrays, dtype=None, requires_grad=True):
+    out = []
+    for a in arrays:
+        if a.dtype.kind == "f":
+            a = a.astype(dtype) if dtype else a
+            out.append(lm.tensor(a, requires_grad=requires_grad))
+        else:
+            out.append(lm.tensor(a))
+    return out
+
+
+def _outs(y):
+    return list(y) if isinstance(y, (tuple, list)) else [y]
+
+
+def _inputs(case: Case):
+    return case.make(np.random.default_rng(abs(hash(case.name)) % 2**32))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_forward_matches_reference(case: Case) -> None:
+    arrays = _inputs(case)
+    got = _outs(case.fn(*_tensors(arrays, requires_grad=False)))
+    want = _outs(case.ref(*arrays))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == np.shape(w)
+        np.testing.assert_allclose(g.data, w, rtol=case.rtol, atol=case.atol)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_gradients_match_central_differences(case: Case) -> None:
+    assert lm.gradcheck(case.fn, _tensors(_inputs(case)), atol=case.grad_atol)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_float32_keeps_dtype_and_gradient_shapes(case: Case) -> None:
+    arrays = _inputs(case)
+    xs = _tensors(arrays, dtype=np.float32)
+    ys = _outs(case.fn(*xs))
+    for y, w in zip(ys, _outs(case.ref(*arrays))):
+        assert y.dtype == np.float32
+        np.testing.assert_allclose(y.data, w, rtol=1e-4, atol=1e-4)
+    sum(((y * 1.0).sum() for y in ys), lm.tensor(0.0)).backward()
+    for x in xs:
+        if x.requires_grad:
+            assert x.grad is not None, "a float input got no gradient"
+            assert x.grad.shape == x.shape and x.grad.dtype == np.float32
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_no_graph_under_no_grad(case: Case) -> None:
+    xs = _tensors(_inputs(case))
+    with lm.no_grad():
+        ys = _outs(case.fn(*xs))
+    assert all(y.creator is None and not y.requires_grad for y in ys)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_backward_releases_saved_arrays(case: Case) -> None:
+    xs = _tensors(_inputs(case))
+    ys = _outs(case.fn(*xs))
+    creators = {y.creator for y in ys if y.creator is not None}
+    sum((y.sum() for y in ys), lm.tensor(0.0, dtype=ys[0].dtype)).backward()
+    for f in creators:
+        assert f.released
+        assert not hasattr(f, "inputs") and f.saved_tensors == ()
