@@ -7,6 +7,7 @@
     array([2., 4., 6.], dtype=float32)
 """
 
+from lamina import functions, io, nn  # noqa: E402  (so lm.nn, lm.io, lm.functions work)
 from lamina.autograd import (
     Function,
     GradcheckError,
@@ -40,6 +41,9 @@ __all__ = [
     "backward",
     "backward_stream",
     "enable_grad",
+    "functions",
+    "io",
+    "nn",
     "get_rng_state",
     "gradcheck",
     "is_grad_enabled",

@@ -378,3 +378,28 @@ CASES += [
          lambda x, y: _t().nn.functional.binary_cross_entropy_with_logits(x, y,
                                                                           reduction="none")),
 ]
+
+
+# -- recurrent cells: references composed step by step from the gate equations ----------
+def lstm_cell_ref(gates, c):
+    i, f, g, o = np.split(gates, 4, axis=1)
+    c2 = _np_sigmoid(f) * c + _np_sigmoid(i) * np.tanh(g)
+    return _np_sigmoid(o) * np.tanh(c2), c2
+
+
+def gru_cell_ref(gx, gh, h):
+    xr, xz, xn = np.split(gx, 3, axis=1)
+    hr, hz, hn = np.split(gh, 3, axis=1)
+    r, z = _np_sigmoid(xr + hr), _np_sigmoid(xz + hz)
+    n = np.tanh(xn + r * hn)
+    return (1 - z) * n + z * h
+
+
+CASES += [
+    Case("lstm_cell", F.lstm_cell, lstm_cell_ref, inputs(randn(3, 8), randn(3, 2))),
+    Case("gru_cell", F.gru_cell, gru_cell_ref, inputs(randn(3, 6), randn(3, 6), randn(3, 2))),
+]
+unary("softplus", F.softplus, lambda x: np.log1p(np.exp(x)),
+      lambda x: _t().nn.functional.softplus(x))
+CASES.append(Case("unbind", lambda x: F.unbind(x, 1), lambda x: tuple(np.moveaxis(x, 1, 0)),
+                  inputs(randn(2, 3, 4)), lambda x: _t().unbind(x, 1)))

@@ -18,9 +18,11 @@ def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6,
               atol: float = 1e-5, rtol: float = 1e-4, seed: int = 0) -> bool:
     """Compare backward's gradients of `fn` with central differences, in float64.
 
-    Each floating input is copied to float64; those that require grad (all floating
-    inputs when none does) are checked. The outputs are projected on fixed random weights
-    r, so one backward checks the full Jacobian-vector product sum(r * fn(inputs)).
+    Float64 tensors that require grad are used as they are (perturbed in place, then
+    restored), so a layer's parameters can be passed; other floating inputs are copied to
+    float64. Those that require grad (all floating inputs when none does) are checked.
+    The outputs are projected on fixed random weights r, so one backward checks the full
+    Jacobian-vector product sum(r * fn(inputs)).
 
     Args:
         fn: takes the inputs as Tensors, returns a Tensor or a tuple of Tensors.
@@ -61,6 +63,8 @@ def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6,
 
 
 def _as_float64(x: Any) -> Tensor:
+    if isinstance(x, Tensor) and x.requires_grad and x.dtype == np.float64:
+        return x  # used as is, so a layer's own parameters can be checked in place
     requires = isinstance(x, Tensor) and x.requires_grad
     data = np.array(x.data if isinstance(x, Tensor) else x)
     if data.dtype.kind == "f":

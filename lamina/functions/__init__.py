@@ -8,9 +8,10 @@ from lamina.functions.activation import (
     relu,
     sigmoid,
     softmax,
+    softplus,
     tanh,
 )
-from lamina.functions.array import concat, flatten, pad, split, stack
+from lamina.functions.array import concat, flatten, pad, split, stack, unbind
 from lamina.functions.connection import embedding, linear
 from lamina.functions.conv import conv1d, conv2d
 from lamina.functions.loss import (
@@ -45,12 +46,59 @@ from lamina.functions.math import (
 from lamina.functions.noise import dropout
 from lamina.functions.normalization import batch_norm
 from lamina.functions.pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from lamina.functions.recurrent import gru_cell, lstm_cell
 
 __all__ = [
-    "abs", "add", "astype", "avg_pool1d", "avg_pool2d", "batch_norm",
-    "binary_cross_entropy_with_logits", "broadcast_to", "clip", "concat", "conv1d", "conv2d",
-    "cross_entropy", "div", "dropout", "elu", "embedding", "exp", "flatten", "gelu", "getitem",
-    "leaky_relu", "linear", "log", "log_softmax", "matmul", "max", "max_pool1d", "max_pool2d",
-    "mean", "min", "mse_loss", "mul", "neg", "nll_loss", "pad", "pow", "relu", "reshape",
-    "sigmoid", "softmax", "split", "sqrt", "stack", "sub", "sum", "tanh", "transpose",
+    "abs",
+    "add",
+    "astype",
+    "avg_pool1d",
+    "avg_pool2d",
+    "batch_norm",
+    "binary_cross_entropy_with_logits",
+    "broadcast_to",
+    "clip",
+    "concat",
+    "conv1d",
+    "conv2d",
+    "cross_entropy",
+    "div",
+    "dropout",
+    "elu",
+    "embedding",
+    "exp",
+    "flatten",
+    "gelu",
+    "getitem",
+    "gru_cell",
+    "leaky_relu",
+    "linear",
+    "log",
+    "log_softmax",
+    "lstm_cell",
+    "matmul",
+    "max",
+    "max_pool1d",
+    "max_pool2d",
+    "mean",
+    "min",
+    "mse_loss",
+    "mul",
+    "neg",
+    "nll_loss",
+    "pad",
+    "pow",
+    "relu",
+    "reshape",
+    "sigmoid",
+    "softmax",
+    "softplus",
+    "split",
+    "sqrt",
+    "stack",
+    "sub",
+    "sum",
+    "tanh",
+    "transpose",
+    "unbind",
 ]

@@ -106,6 +106,17 @@ class Tanh(Function):
         return gy * (1 - y * y)
 
 
+class Softplus(Function):
+    def forward(self, x: Any) -> Any:
+        self.save_for_backward(x)
+        # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large |x|.
+        return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+    def backward(self, gy: Any) -> Any:
+        (x,) = self.saved_tensors
+        return gy * (np.tanh(x * x.dtype.type(0.5)) * x.dtype.type(0.5) + x.dtype.type(0.5))
+
+
 class Softmax(Function):
     def __init__(self, axis: int) -> None:
         self.axis = axis
@@ -171,6 +182,11 @@ def sigmoid(x: Tensor) -> Tensor:
 def tanh(x: Tensor) -> Tensor:
     """Hyperbolic tangent, elementwise."""
     return Tanh().apply(x)
+
+
+def softplus(x: Tensor) -> Tensor:
+    """log(1 + exp(x)), computed stably; its derivative is sigmoid(x)."""
+    return Softplus().apply(x)
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:

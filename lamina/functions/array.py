@@ -56,6 +56,17 @@ class Split(Function):
         return np.concatenate(gys, axis=self.axis)
 
 
+class Unbind(Function):
+    def __init__(self, axis: int) -> None:
+        self.axis = axis
+
+    def forward(self, x: Any) -> tuple[Any, ...]:
+        return tuple(np.moveaxis(x, self.axis, 0))
+
+    def backward(self, *gys: Any) -> Any:
+        return np.stack(gys, axis=self.axis)
+
+
 class Pad(Function):
     def __init__(self, widths: tuple[tuple[int, int], ...], value: float) -> None:
         self.widths, self.value = widths, value
@@ -109,6 +120,11 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int], axis: int = 0
             )
     bounds = list(np.cumsum(sizes)[:-1])
     return Split(bounds, axis).apply(x)
+
+
+def unbind(x: Tensor, axis: int = 0) -> tuple[Tensor, ...]:
+    """Slices of x along `axis`, with that axis removed (torch.unbind); one op for all."""
+    return Unbind(axis).apply(x)
 
 
 def pad(x: Tensor, pad: Sequence[int], value: float = 0.0) -> Tensor:

@@ -1,0 +1,86 @@
+"""Convolution layers (1-D and 2-D)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import lamina.functions as F
+from lamina.autograd.tensor import Tensor
+from lamina.functions._util import pair
+from lamina.nn import init
+from lamina.nn.layer import Layer, Parameter
+from lamina.nn.registry import register_layer
+
+IntOrPair = int | tuple[int, int]
+
+
+class _ConvNd(Layer):
+    nd = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any,
+                 padding: Any, dilation: Any, groups: int, bias: bool) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
+                             f"({out_channels}) must be divisible by groups ({groups})")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = pair(kernel_size, "kernel_size", name, self.nd)
+        self.stride = pair(stride, "stride", name, self.nd)
+        self.padding = pair(padding, "padding", name, self.nd)
+        self.dilation = pair(dilation, "dilation", name, self.nd)
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        self.weight = Parameter(np.empty(shape, np.float32))
+        self.bias = Parameter(np.empty(out_channels, np.float32)) if bias else None
+        init.default_linear_(self.weight, self.bias, math.prod(shape[1:]))
+
+    def get_config(self) -> dict[str, Any]:
+        def plain(v: tuple[int, ...]) -> Any:
+            return v[0] if len(set(v)) == 1 else list(v)
+
+        return {"in_channels": self.in_channels, "out_channels": self.out_channels,
+                "kernel_size": plain(self.kernel_size), "stride": plain(self.stride),
+                "padding": plain(self.padding), "dilation": plain(self.dilation),
+                "groups": self.groups, "bias": self.bias is not None}
+
+
+@register_layer("Conv1d")
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C_in, L) input; weight (C_out, C_in / groups, K).
+
+    Output length: (L + 2 * padding - dilation * (K - 1) - 1) // stride + 1.
+    """
+
+    nd = 1
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int],
+                 stride: int | tuple[int] = 1, padding: int | tuple[int] = 0,
+                 dilation: int | tuple[int] = 1, groups: int = 1, bias: bool = True) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+@register_layer("Conv2d")
+class Conv2d(_ConvNd):
+    """2-D convolution over (N, C_in, H, W) input; weight (C_out, C_in / groups, KH, KW).
+
+    Example:
+        >>> conv = nn.Conv2d(1, 32, 3, padding=1)    # (N, 1, 28, 28) -> (N, 32, 28, 28)
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrPair,
+                 stride: IntOrPair = 1, padding: IntOrPair = 0, dilation: IntOrPair = 1,
+                 groups: int = 1, bias: bool = True) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)

@@ -1,0 +1,127 @@
+"""Initialisers that fill a parameter in place, drawing from lamina's seeded generator.
+
+Names, arguments and formulas are PyTorch's (`torch.nn.init`), so a layer's default
+initialisation has the same distribution as PyTorch's for the same layer.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lamina import config
+from lamina.autograd.tensor import Tensor
+
+
+def _fill(t: Tensor, values: Any) -> Tensor:
+    t.data[...] = np.asarray(values).astype(t.dtype, copy=False)
+    return t
+
+
+def fan_in_and_fan_out(shape: tuple[int, ...]) -> tuple[int, int]:
+    """(fan_in, fan_out) of a weight (out, in, *kernel): in * prod(kernel), out * prod(kernel)."""
+    if len(shape) < 2:
+        raise ValueError(f"init: fan in and fan out need a weight of 2+ dims; got shape {shape}")
+    receptive = math.prod(shape[2:])
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for a nonlinearity (PyTorch's table)."""
+    if nonlinearity in ("linear", "sigmoid", "conv1d", "conv2d"):
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}")
+
+
+def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    """Fill with U(a, b)."""
+    return _fill(t, config.rng().uniform(a, b, t.shape))
+
+
+def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """Fill with N(mean, std^2)."""
+    return _fill(t, config.rng().normal(mean, std, t.shape))
+
+
+def constant_(t: Tensor, value: float) -> Tensor:
+    """Fill with a constant."""
+    return _fill(t, np.full(t.shape, value))
+
+
+def zeros_(t: Tensor) -> Tensor:
+    """Fill with 0."""
+    return constant_(t, 0.0)
+
+
+def ones_(t: Tensor) -> Tensor:
+    """Fill with 1."""
+    return constant_(t, 1.0)
+
+
+def xavier_uniform_(t: Tensor, gain: float = 1.0) -> Tensor:
+    """Glorot & Bengio (2010): U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = fan_in_and_fan_out(t.shape)
+    a = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(t, -a, a)
+
+
+def xavier_normal_(t: Tensor, gain: float = 1.0) -> Tensor:
+    """Glorot & Bengio (2010): N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = fan_in_and_fan_out(t.shape)
+    return normal_(t, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+
+
+def _kaiming_std(t: Tensor, a: float, mode: str, nonlinearity: str) -> float:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"kaiming init: mode must be 'fan_in' or 'fan_out'; got {mode!r}")
+    fan_in, fan_out = fan_in_and_fan_out(t.shape)
+    fan = fan_in if mode == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(t: Tensor, a: float = 0.0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu") -> Tensor:
+    """He et al. (2015): U(-b, b) with b = gain * sqrt(3 / fan)."""
+    bound = math.sqrt(3.0) * _kaiming_std(t, a, mode, nonlinearity)
+    return uniform_(t, -bound, bound)
+
+
+def kaiming_normal_(t: Tensor, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu") -> Tensor:
+    """He et al. (2015): N(0, std^2) with std = gain / sqrt(fan)."""
+    return normal_(t, 0.0, _kaiming_std(t, a, mode, nonlinearity))
+
+
+def orthogonal_(t: Tensor, gain: float = 1.0) -> Tensor:
+    """Saxe et al. (2013): a (semi-)orthogonal matrix from the QR of a Gaussian, times gain."""
+    if t.ndim < 2:
+        raise ValueError(f"orthogonal_: needs a tensor of 2+ dims; got shape {t.shape}")
+    rows, cols = t.shape[0], math.prod(t.shape[1:])
+    flat = config.rng().normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q *= np.sign(np.diag(r))  # makes the decomposition unique, so q is uniformly distributed
+    if rows < cols:
+        q = q.T
+    return _fill(t, gain * q.reshape(t.shape))
+
+
+def default_linear_(weight: Tensor, bias: Tensor | None, fan_in: int) -> None:
+    """PyTorch's default for Linear and Conv: kaiming_uniform_(a=sqrt(5)) and a bias from
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)), which bounds the weights by 1/sqrt(fan_in) too."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

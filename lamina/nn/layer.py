@@ -1,0 +1,241 @@
+"""`Layer`: parameters, buffers and child layers registered on assignment, plus state dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.tensor import Tensor
+from lamina.backend import to_numpy
+from lamina.errors import ShapeError
+
+
+class Parameter(Tensor):
+    """A tensor that a layer trains: it requires grad and is registered by assignment.
+
+    Example:
+        >>> self.weight = nn.Parameter(np.zeros((10, 784), np.float32))
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data: Any, requires_grad: bool = True) -> None:
+        super().__init__(np.asarray(data) if not hasattr(data, "dtype") else data, requires_grad)
+
+    def __repr__(self) -> str:
+        return f"Parameter(shape={self.shape}, dtype={self.dtype})"
+
+
+class Layer:
+    """Base class of every layer: a forward computation with its parameters and children.
+
+    Assign a `Parameter` or a `Layer` to an attribute and it is registered under that name;
+    `register_buffer` adds state that is saved but not trained (batch-norm statistics).
+    The dotted names in `named_parameters()` and `state_dict()` follow the tree
+    (`encoder.fc1.weight`), exactly as PyTorch names them.
+
+    A subclass defines `__init__` (calling `super().__init__()` first, and taking only
+    plain JSON-safe arguments), `forward`, and `get_config()` returning those arguments.
+    """
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_params", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_children", {})
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_name", None)  # its attribute name in the parent, for errors
+
+    # -- registration ---------------------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_params" not in self.__dict__:
+            raise RuntimeError(
+                f"{type(self).__name__}: call super().__init__() before assigning attributes"
+            )
+        for table in (self._params, self._buffers, self._children):
+            table.pop(name, None)
+        if isinstance(value, Parameter):
+            _check_name(self, name)
+            self._params[name] = value
+        elif isinstance(value, Layer):
+            _check_name(self, name)
+            self._children[name] = value
+            if value._name is None:
+                object.__setattr__(value, "_name", name)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        for table in (self._params, self._buffers, self._children):
+            table.pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name: str, value: Any) -> None:
+        """Register state that is saved in the state dict but not trained."""
+        _check_name(self, name)
+        tensor = value if isinstance(value, Tensor) else Tensor(np.asarray(value))
+        self.__setattr__(name, tensor)
+        self._buffers[name] = tensor
+
+    # -- traversal ------------------------------------------------------------------------
+    def children(self) -> Iterator[Layer]:
+        """The direct child layers, in registration order."""
+        return iter(self._children.values())
+
+    def named_children(self) -> Iterator[tuple[str, Layer]]:
+        return iter(self._children.items())
+
+    def named_layers(self, prefix: str = "") -> Iterator[tuple[str, Layer]]:
+        """This layer and every descendant, with dotted paths ('' for this one)."""
+        yield prefix, self
+        for name, child in self._children.items():
+            yield from child.named_layers(f"{prefix}.{name}" if prefix else name)
+
+    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
+        """Every parameter of the tree with its dotted name, each shared one once."""
+        seen: set[int] = set()
+        for path, layer in self.named_layers(prefix):
+            for name, p in layer._params.items():
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{path}.{name}" if path else name), p
+
+    def parameters(self) -> Iterator[Parameter]:
+        """Every parameter of the tree, each once."""
+        return (p for _, p in self.named_parameters())
+
+    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        for path, layer in self.named_layers(prefix):
+            for name, b in layer._buffers.items():
+                yield (f"{path}.{name}" if path else name), b
+
+    def buffers(self) -> Iterator[Tensor]:
+        return (b for _, b in self.named_buffers())
+
+    # -- modes and gradients --------------------------------------------------------------
+    def train(self, mode: bool = True) -> Layer:
+        """Switch the tree to training mode (dropout active, batch statistics)."""
+        for _, layer in self.named_layers():
+            object.__setattr__(layer, "training", bool(mode))
+        return self
+
+    def eval(self) -> Layer:
+        """Switch the tree to evaluation mode (dropout off, running statistics)."""
+        return self.train(False)
+
+    def zero_grad(self) -> None:
+        """Forget every parameter's accumulated gradient."""
+        for p in self.parameters():
+            p.grad = None
+
+    # -- forward --------------------------------------------------------------------------
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self.forward(*args, **kwargs)
+        except ShapeError as e:
+            _blame(e, self)
+            raise
+
+    # -- state ----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Copies of every parameter and buffer as NumPy arrays, by dotted name."""
+        out = {name: to_numpy(p.data).copy() for name, p in self.named_parameters()}
+        out.update({name: to_numpy(b.data).copy() for name, b in self.named_buffers()})
+        return out
+
+    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> dict[str, list]:
+        """Copy values into parameters and buffers by name, keeping each one's dtype.
+
+        Args:
+            state: name -> array (or Tensor); a PyTorch state dict's names fit as they are.
+            strict: raise when a key is missing or unexpected. Shape mismatches always raise.
+
+        Returns:
+            {"missing": [...], "unexpected": [...]} (both empty when strict).
+
+        Raises:
+            KeyError: strict and keys are missing or unexpected; lists every one.
+            ValueError: a value's shape does not fit; lists every mismatch.
+        """
+        targets = dict(self.named_parameters())
+        targets.update(dict(self.named_buffers()))
+        missing = [k for k in targets if k not in state]
+        unexpected = [k for k in state if k not in targets]
+        values = {k: np.asarray(v.data if isinstance(v, Tensor) else v)
+                  for k, v in state.items() if k in targets}
+        bad = [f"{k}: expected {targets[k].shape}, got {v.shape}"
+               for k, v in values.items() if v.shape != targets[k].shape]
+        if bad:
+            raise ValueError(f"{type(self).__name__}.load_state_dict: shape mismatch for "
+                             + "; ".join(bad))
+        if strict and (missing or unexpected):
+            raise KeyError(f"{type(self).__name__}.load_state_dict: missing keys {missing}, "
+                           f"unexpected keys {unexpected}")
+        for k, v in values.items():
+            target = targets[k]
+            target.data[...] = v.astype(target.dtype, copy=False)
+        return {"missing": missing, "unexpected": unexpected}
+
+    # -- config ---------------------------------------------------------------------------
+    def get_config(self) -> dict[str, Any]:
+        """The constructor arguments, JSON-safe; `from_config` rebuilds the layer from them."""
+        return {}
+
+    def to_config(self) -> dict[str, Any]:
+        """{"type": registered name, **get_config()}: a plain dict to save as YAML or JSON."""
+        from lamina.nn.registry import registered_name
+
+        return {"type": registered_name(type(self)), **self.get_config()}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], path: str = "model") -> Layer:
+        """Build a layer from a config dict through the registry (any registered type).
+
+        Raises:
+            ConfigError: an unknown type, a missing or unknown argument, or a wrong value
+                type; the message names the path in the config and the allowed values.
+        """
+        from lamina.nn.registry import from_config
+
+        return from_config(config, path)
+
+    # -- display --------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={v!r}" for k, v in self.get_config().items()
+                         if not isinstance(v, (list, dict)))
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{n} {tuple(p.shape)}" for n, p in self._params.items())
+        head = f"{type(self).__name__}({self.extra_repr()})"
+        if not self._children:
+            return head + (f"  [{shapes}]" if shapes else "")
+        lines = [f"{type(self).__name__}("]
+        for name, child in self._children.items():
+            lines.append(f"  ({name}): " + repr(child).replace("\n", "\n  "))
+        lines.append(")")
+        return "\n".join(lines)
+
+
+def _blame(error: ShapeError, layer: Layer) -> None:
+    """Prefix a shape error with the layer's dotted path, one segment per enclosing layer."""
+    if "layer_path" not in error.__dict__:
+        cls, message = type(layer).__name__, str(error)
+        message = message.removeprefix(f"{cls}: ")  # a layer's own check names it already
+        error.layer_path = {"path": [], "layer": cls, "message": message}
+    info = error.layer_path
+    if layer._name is not None:
+        info["path"].insert(0, layer._name)
+    where = ".".join(info["path"])
+    prefix = f"{where} ({info['layer']})" if where else info["layer"]
+    error.args = (f"{prefix}: {info['message']}",)
+
+
+def _check_name(layer: Layer, name: str) -> None:
+    if "." in name or not name:
+        raise ValueError(
+            f"{type(layer).__name__}: attribute name {name!r} may not be empty or contain "
+            "'.', which separates names in state dicts"
+        )

@@ -1,0 +1,48 @@
+"""Fully connected layer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import lamina.functions as F
+from lamina.autograd.tensor import Tensor
+from lamina.nn import init
+from lamina.nn.layer import Layer, Parameter
+from lamina.nn.registry import register_layer
+
+
+@register_layer("Linear")
+class Linear(Layer):
+    """y = x @ weight.T + bias.
+
+    Args:
+        in_features: size of each input's last axis.
+        out_features: size of each output's last axis.
+        bias: learn an additive bias.
+
+    Shapes: input (..., in_features) -> output (..., out_features); weight
+    (out_features, in_features), bias (out_features,), initialised as PyTorch does.
+
+    Example:
+        >>> fc = nn.Linear(784, 10)
+        >>> fc(lm.tensor(np.zeros((32, 784), np.float32))).shape
+        (32, 10)
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
+        super().__init__()
+        if in_features < 1 or out_features < 1:
+            raise ValueError(f"Linear: features must be >= 1; got ({in_features}, {out_features})")
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(np.empty((out_features, in_features), np.float32))
+        self.bias = Parameter(np.empty(out_features, np.float32)) if bias else None
+        init.default_linear_(self.weight, self.bias, in_features)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight, self.bias)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"in_features": self.in_features, "out_features": self.out_features,
+                "bias": self.bias is not None}

@@ -1,0 +1,135 @@
+"""Restricted Boltzmann machine with Bernoulli visible and hidden units, as an energy model.
+
+The energy model interface, used by the CD algorithm through duck typing:
+`free_energy(v)`, `sample_hidden(v)`, `sample_visible(h)`, `gibbs(v, k)`,
+`statistics(v, h)`, `reconstruction_error(v)`, `pseudo_log_likelihood(v)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import lamina.functions as F
+from lamina import config
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.nn import init
+from lamina.nn.layer import Layer, Parameter
+from lamina.nn.registry import register_layer
+
+
+def _sigmoid(x: Any) -> Any:
+    return np.tanh(x * 0.5) * 0.5 + 0.5
+
+
+def _softplus(x: Any) -> Any:
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+@register_layer("RBM")
+class RBM(Layer):
+    """E(v, h) = -v.b - h.c - h W v, with W (n_hidden, n_visible), b visible, c hidden bias.
+
+    As a layer, forward(v) returns p(h = 1 | v), so a trained RBM serves as a feature
+    extractor inside a Sequential. Weights start from N(0, 0.01^2), biases at 0
+    (Hinton, "A practical guide to training RBMs", 2010).
+
+    Example:
+        >>> rbm = nn.RBM(64, 32)
+        >>> vk = rbm.gibbs(v0, k=1)                       # arrays, no graph
+        >>> loss = rbm.free_energy(v0).mean() - rbm.free_energy(lm.tensor(vk)).mean()
+        >>> loss.backward()                               # the CD-k gradient
+    """
+
+    def __init__(self, n_visible: int, n_hidden: int) -> None:
+        super().__init__()
+        self.n_visible, self.n_hidden = n_visible, n_hidden
+        self.weight = Parameter(np.empty((n_hidden, n_visible), np.float32))
+        self.visible_bias = Parameter(np.zeros(n_visible, np.float32))
+        self.hidden_bias = Parameter(np.zeros(n_hidden, np.float32))
+        init.normal_(self.weight, 0.0, 0.01)
+
+    def _check(self, v: Any) -> None:
+        if v.ndim != 2 or v.shape[1] != self.n_visible:
+            raise ShapeError(f"RBM: expected visible units (N, {self.n_visible}); got {v.shape}")
+
+    def forward(self, v: Tensor) -> Tensor:
+        self._check(v)
+        return F.sigmoid(F.linear(v, self.weight, self.hidden_bias))
+
+    def free_energy(self, v: Tensor) -> Tensor:
+        """F(v) = -v.b - sum_j softplus(W_j v + c_j), per sample: shape (N,).
+
+        Differentiable: the gradient of mean F(data) - mean F(model samples) is the
+        CD estimate of the negative log-likelihood gradient.
+        """
+        self._check(v)
+        return -(v @ self.visible_bias) - F.softplus(F.linear(v, self.weight, self.hidden_bias)
+                                                     ).sum(axis=1)
+
+    # -- sampling, on plain arrays: no graph is recorded ---------------------------------
+    def hidden_probs(self, v: Any) -> Any:
+        """p(h = 1 | v), shape (N, n_hidden)."""
+        return _sigmoid(v @ self.weight.data.T + self.hidden_bias.data)
+
+    def visible_probs(self, h: Any) -> Any:
+        """p(v = 1 | h), shape (N, n_visible)."""
+        return _sigmoid(h @ self.weight.data + self.visible_bias.data)
+
+    def sample_hidden(self, v: Any) -> tuple[Any, Any]:
+        """(p(h|v), a Bernoulli sample of h)."""
+        p = self.hidden_probs(v)
+        return p, (config.rng().random(p.shape, dtype=np.float32) < p).astype(p.dtype)
+
+    def sample_visible(self, h: Any) -> tuple[Any, Any]:
+        """(p(v|h), a Bernoulli sample of v)."""
+        p = self.visible_probs(h)
+        return p, (config.rng().random(p.shape, dtype=np.float32) < p).astype(p.dtype)
+
+    def gibbs(self, v: Any, k: int = 1) -> Any:
+        """Run k steps v -> h -> v of block Gibbs sampling; return the last visible sample."""
+        if k < 1:
+            raise ValueError(f"RBM.gibbs: k must be >= 1; got {k}")
+        v = np.asarray(getattr(v, "data", v))
+        for _ in range(k):
+            _, h = self.sample_hidden(v)
+            _, v = self.sample_visible(h)
+        return v
+
+    def statistics(self, v: Any) -> dict[str, Any]:
+        """Sufficient statistics <h v^T>, <v>, <h> (h as p(h|v)), named like the parameters.
+
+        CD-k's update is statistics(data) - statistics(k-step samples); it equals minus
+        the gradient of the free-energy difference.
+        """
+        v = np.asarray(getattr(v, "data", v))
+        h = self.hidden_probs(v)
+        n = v.shape[0]
+        return {"weight": h.T @ v / n, "visible_bias": v.mean(axis=0),
+                "hidden_bias": h.mean(axis=0)}
+
+    def reconstruction_error(self, v: Any) -> float:
+        """Mean squared error between v and p(v | h ~ p(h|v)), one step, per element."""
+        v = np.asarray(getattr(v, "data", v))
+        recon = self.visible_probs(self.hidden_probs(v))
+        return float(np.mean((v - recon) ** 2))
+
+    def pseudo_log_likelihood(self, v: Any) -> float:
+        """Stochastic pseudo-log-likelihood: n_visible * log s(F(v_flip) - F(v)), one random
+        unit flipped per sample (Besag, 1975), averaged over samples."""
+        v = np.asarray(getattr(v, "data", v))
+        idx = config.rng().integers(0, self.n_visible, v.shape[0])
+        flipped = v.copy()
+        rows = np.arange(v.shape[0])
+        flipped[rows, idx] = 1 - flipped[rows, idx]
+        gap = self._free_energy_array(flipped) - self._free_energy_array(v)
+        return float(np.mean(self.n_visible * -_softplus(-gap)))
+
+    def _free_energy_array(self, v: Any) -> Any:
+        pre = v @ self.weight.data.T + self.hidden_bias.data
+        return -(v @ self.visible_bias.data) - _softplus(pre).sum(axis=1)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}

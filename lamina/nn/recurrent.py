@@ -1,0 +1,159 @@
+"""Recurrent layers: RNN, LSTM and GRU with PyTorch's parameter names, layouts and gate order."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+import lamina.functions as F
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.nn import init
+from lamina.nn.layer import Layer, Parameter
+from lamina.nn.registry import register_layer
+
+
+class _Recurrent(Layer):
+    gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int, bias: bool,
+                 batch_first: bool) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first = bias, batch_first
+        g, h = self.gates * hidden_size, hidden_size
+        for k in range(num_layers):
+            fan_in = input_size if k == 0 else h
+            setattr(self, f"weight_ih_l{k}", Parameter(np.empty((g, fan_in), np.float32)))
+            setattr(self, f"weight_hh_l{k}", Parameter(np.empty((g, h), np.float32)))
+            if bias:
+                setattr(self, f"bias_ih_l{k}", Parameter(np.empty(g, np.float32)))
+                setattr(self, f"bias_hh_l{k}", Parameter(np.empty(g, np.float32)))
+        bound = 1 / math.sqrt(hidden_size)  # PyTorch: every weight and bias U(-1/sqrt(H), ..)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _weights(self, k: int) -> tuple[Any, ...]:
+        return tuple(getattr(self, f"{n}_l{k}", None)
+                     for n in ("weight_ih", "bias_ih", "weight_hh", "bias_hh"))
+
+    def _check(self, x: Tensor, state: Any) -> int:
+        name = type(self).__name__
+        if x.ndim != 3 or x.shape[2] != self.input_size:
+            layout = "(B, T, input_size)" if self.batch_first else "(T, B, input_size)"
+            raise ShapeError(f"{name}: expected input {layout} with input_size "
+                             f"{self.input_size}; got shape {x.shape}")
+        batch = x.shape[0] if self.batch_first else x.shape[1]
+        want = (self.num_layers, batch, self.hidden_size)
+        for s in state if isinstance(state, tuple) else (state,):
+            if s is not None and s.shape != want:
+                raise ShapeError(f"{name}: expected initial state of shape {want}; got {s.shape}")
+        return batch
+
+    def _zeros(self, batch: int, like: Tensor) -> Tensor:
+        return Tensor(np.zeros((self.num_layers, batch, self.hidden_size), like.dtype))
+
+    def _run(self, x: Tensor, states: list[tuple[Tensor, ...]]) -> tuple[Tensor, list]:
+        """Run every layer over time; states[k] is layer k's initial state tuple."""
+        seq = x if not self.batch_first else x.transpose(1, 0, 2)  # time-major inside
+        finals = []
+        for k in range(self.num_layers):
+            W_ih, b_ih, W_hh, b_hh = self._weights(k)
+            # The input projection for all time steps is one GEMM, outside the time loop.
+            steps = F.unbind(F.linear(seq, W_ih, b_ih), 0)
+            state = states[k]
+            outs = []
+            for xt in steps:
+                state = self.step(xt, state, W_hh, b_hh)
+                outs.append(state[0])
+            finals.append(state)
+            seq = F.stack(outs, 0)
+        out = seq.transpose(1, 0, 2) if self.batch_first else seq
+        return out, finals
+
+    def get_config(self) -> dict[str, Any]:
+        return {"input_size": self.input_size, "hidden_size": self.hidden_size,
+                "num_layers": self.num_layers, "bias": self.bias, "batch_first": self.batch_first}
+
+
+@register_layer("RNN")
+class RNN(_Recurrent):
+    """Elman RNN: h_t = act(x_t @ W_ih.T + b_ih + h_{t-1} @ W_hh.T + b_hh), act tanh or relu.
+
+    Shapes: input (B, T, input_size) (batch_first, the default) or (T, B, input_size);
+    h0 (num_layers, B, hidden_size). Returns (output (B, T, hidden_size), h_n).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: Literal["tanh", "relu"] = "tanh", bias: bool = True,
+                 batch_first: bool = True) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first)
+        self.nonlinearity = nonlinearity
+
+    def step(self, xt: Tensor, state: tuple[Tensor], W_hh: Tensor, b_hh: Any) -> tuple[Tensor]:
+        pre = xt + F.linear(state[0], W_hh, b_hh)
+        return (F.tanh(pre) if self.nonlinearity == "tanh" else F.relu(pre),)
+
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        batch = self._check(x, h0)
+        h0 = h0 if h0 is not None else self._zeros(batch, x)
+        out, finals = self._run(x, [(h,) for h in F.unbind(h0, 0)])
+        return out, F.stack([s[0] for s in finals], 0)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "nonlinearity": self.nonlinearity}
+
+
+@register_layer("LSTM")
+class LSTM(_Recurrent):
+    """Long short-term memory, gates i, f, g, o stacked in weight_ih_l{k} (4H, in) as in PyTorch.
+
+    Shapes: input (B, T, input_size) (batch_first) or (T, B, input_size); optional state
+    (h0, c0), each (num_layers, B, hidden_size). Returns (output, (h_n, c_n)).
+    """
+
+    gates = 4
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = True) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first)
+
+    def step(self, xt: Tensor, state: tuple[Tensor, Tensor], W_hh: Tensor,
+             b_hh: Any) -> tuple[Tensor, Tensor]:
+        h, c = state
+        return F.lstm_cell(xt + F.linear(h, W_hh, b_hh), c)
+
+    def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        batch = self._check(x, state)
+        h0, c0 = state if state is not None else (self._zeros(batch, x), self._zeros(batch, x))
+        out, finals = self._run(x, list(zip(F.unbind(h0, 0), F.unbind(c0, 0))))
+        return out, (F.stack([s[0] for s in finals], 0), F.stack([s[1] for s in finals], 0))
+
+
+@register_layer("GRU")
+class GRU(_Recurrent):
+    """Gated recurrent unit, gates r, z, n stacked in weight_ih_l{k} (3H, in) as in PyTorch.
+
+    Shapes: input (B, T, input_size) (batch_first) or (T, B, input_size); h0
+    (num_layers, B, hidden_size). Returns (output, h_n).
+    """
+
+    gates = 3
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = True) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first)
+
+    def step(self, xt: Tensor, state: tuple[Tensor], W_hh: Tensor, b_hh: Any) -> tuple[Tensor]:
+        return (F.gru_cell(xt, F.linear(state[0], W_hh, b_hh), state[0]),)
+
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        batch = self._check(x, h0)
+        h0 = h0 if h0 is not None else self._zeros(batch, x)
+        out, finals = self._run(x, [(h,) for h in F.unbind(h0, 0)])
+        return out, F.stack([s[0] for s in finals], 0)

@@ -1,0 +1,160 @@
+"""The layer registry: config dicts to layers and back, with errors that name the config path."""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Union
+
+from lamina.nn.layer import Layer
+
+_REGISTRY: dict[str, type[Layer]] = {}
+
+
+class ConfigError(ValueError):
+    """A config does not describe a valid layer; the message starts with the config path."""
+
+
+def register_layer(name: str | type[Layer]) -> Any:
+    """Register a Layer class under a type name, for `from_config`.
+
+    Use as `@register_layer("MyBlock")`, or bare `@register_layer` to register it under
+    the class name. The class's `__init__` type hints are checked against config values.
+
+    Example:
+        >>> @nn.register_layer("Scale")
+        ... class Scale(nn.Layer):
+        ...     def __init__(self, factor: float = 2.0):
+        ...         super().__init__()
+        ...         self.factor = factor
+        ...     def forward(self, x):
+        ...         return x * self.factor
+        ...     def get_config(self):
+        ...         return {"factor": self.factor}
+        >>> nn.from_config({"type": "Scale", "factor": 3.0})
+    """
+    if isinstance(name, type):
+        return _register(name.__name__)(name)
+    return _register(name)
+
+
+def _register(name: str) -> Callable[[type[Layer]], type[Layer]]:
+    def decorate(cls: type[Layer]) -> type[Layer]:
+        if not (isinstance(cls, type) and issubclass(cls, Layer)):
+            raise TypeError(f"register_layer({name!r}): {cls!r} is not a Layer subclass")
+        existing = _REGISTRY.get(name)
+        if existing is not None and existing is not cls:
+            raise ValueError(f"register_layer: {name!r} is already registered to {existing}")
+        _REGISTRY[name] = cls
+        return cls
+
+    return decorate
+
+
+def registered_name(cls: type[Layer]) -> str:
+    """The name `cls` is registered under."""
+    for name, registered in _REGISTRY.items():
+        if registered is cls:
+            return name
+    raise ConfigError(f"{cls.__name__} is not registered; decorate it with @nn.register_layer")
+
+
+def layer_types() -> list[str]:
+    """Every registered type name, sorted."""
+    return sorted(_REGISTRY)
+
+
+def from_config(config: Any, path: str = "model") -> Layer:
+    """Build a layer (and its children) from a config dict.
+
+    Args:
+        config: {"type": name, **constructor arguments}; containers hold "layers": [...].
+        path: where this config sits, for error messages (`model.layers[3]`).
+
+    Raises:
+        ConfigError: an unknown type, a missing or unknown argument, or a wrong value type.
+    """
+    if not isinstance(config, Mapping):
+        raise ConfigError(f"{path}: expected a mapping with a 'type' key; got {config!r}")
+    if "type" not in config:
+        raise ConfigError(f"{path}: missing 'type'; one of {layer_types()}")
+    name = config["type"]
+    cls = _REGISTRY.get(name) if isinstance(name, str) else None
+    if cls is None:
+        close = difflib.get_close_matches(str(name), _REGISTRY, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"{path}.type: unknown layer type {name!r}{hint}; "
+                          f"one of {layer_types()}")
+    args = {k: v for k, v in config.items() if k != "type"}
+    build = getattr(cls, "from_config_args", None)
+    if build is not None:
+        return build(args, path)
+    check_args(cls, args, path)
+    try:
+        return cls(**args)
+    except (ValueError, TypeError) as e:
+        raise ConfigError(f"{path}: {name}: {e}") from e
+
+
+def check_args(cls: type, args: Mapping[str, Any], path: str) -> None:
+    """Check config arguments against `cls.__init__`'s signature and type hints."""
+    sig = inspect.signature(cls.__init__)
+    hints = typing.get_type_hints(cls.__init__)
+    params = {n: p for n, p in list(sig.parameters.items())[1:]
+              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    for key in args:
+        if key not in params:
+            raise ConfigError(f"{path}.{key}: unknown argument of {cls.__name__}; "
+                              f"allowed: {sorted(params)}")
+    for key, p in params.items():
+        if key not in args:
+            if p.default is p.empty:
+                raise ConfigError(f"{path}.{key}: missing, required by {cls.__name__}")
+            continue
+        hint = hints.get(key, Any)
+        if not _matches(args[key], hint):
+            raise ConfigError(f"{path}.{key}: expected {_describe(hint)}, got "
+                              f"{type(args[key]).__name__} {args[key]!r}")
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    origin, targs = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (Union, types.UnionType):
+        return any(_matches(value, h) for h in targs)
+    if origin is Literal:
+        return value in targs
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if origin in (tuple, list):  # YAML gives lists for both
+        if not isinstance(value, (list, tuple)):
+            return False
+        if origin is tuple and targs and targs[-1] is not Ellipsis:
+            return len(value) == len(targs) and all(map(_matches, value, targs))
+        return all(_matches(v, targs[0]) for v in value) if targs else True
+    if origin is dict or hint is dict:
+        return isinstance(value, Mapping)
+    return isinstance(value, hint) if isinstance(hint, type) else True
+
+
+def _describe(hint: Any) -> str:
+    origin, targs = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (Union, types.UnionType):
+        return " or ".join(_describe(h) for h in targs)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in targs)
+    if hint is type(None):
+        return "None"
+    if origin is not None:
+        return f"{origin.__name__}[{', '.join(_describe(a) for a in targs if a is not ...)}]"
+    return getattr(hint, "__name__", str(hint))

@@ -1,0 +1,57 @@
+"""One small instance of every registered layer with an input generator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _f(*shape):
+    return lambda rng: rng.standard_normal(shape).astype(np.float32)
+
+
+def _binary(*shape):
+    return lambda rng: (rng.random(shape) < 0.5).astype(np.float32)
+
+
+LAYER_CASES = {
+    "Linear": ({"type": "Linear", "in_features": 4, "out_features": 3}, _f(2, 4)),
+    "Conv1d": ({"type": "Conv1d", "in_channels": 2, "out_channels": 4, "kernel_size": 3,
+                "stride": 2, "padding": 1, "dilation": 1, "groups": 2}, _f(2, 2, 7)),
+    "Conv2d": ({"type": "Conv2d", "in_channels": 2, "out_channels": 3, "kernel_size": [2, 3],
+                "padding": 1}, _f(2, 2, 5, 4)),
+    "MaxPool1d": ({"type": "MaxPool1d", "kernel_size": 2}, _f(2, 3, 6)),
+    "MaxPool2d": ({"type": "MaxPool2d", "kernel_size": 3, "stride": 2, "padding": 1},
+                  _f(2, 2, 5, 5)),
+    "AvgPool1d": ({"type": "AvgPool1d", "kernel_size": 3, "stride": 1, "padding": 1},
+                  _f(2, 3, 6)),
+    "AvgPool2d": ({"type": "AvgPool2d", "kernel_size": 2}, _f(2, 2, 4, 6)),
+    "BatchNorm1d": ({"type": "BatchNorm1d", "num_features": 3}, _f(4, 3, 5)),
+    "BatchNorm2d": ({"type": "BatchNorm2d", "num_features": 2}, _f(3, 2, 3, 3)),
+    "Dropout": ({"type": "Dropout", "p": 0.3}, _f(4, 5)),
+    "Flatten": ({"type": "Flatten"}, _f(2, 3, 4)),
+    "ReLU": ({"type": "ReLU"}, _f(3, 4)),
+    "LeakyReLU": ({"type": "LeakyReLU", "negative_slope": 0.1}, _f(3, 4)),
+    "GELU": ({"type": "GELU", "approximate": "tanh"}, _f(3, 4)),
+    "Sigmoid": ({"type": "Sigmoid"}, _f(3, 4)),
+    "Tanh": ({"type": "Tanh"}, _f(3, 4)),
+    "Softmax": ({"type": "Softmax", "axis": 1}, _f(3, 4)),
+    "Embedding": ({"type": "Embedding", "num_embeddings": 6, "embedding_dim": 3},
+                  lambda rng: rng.integers(0, 6, (2, 5))),
+    "RNN": ({"type": "RNN", "input_size": 3, "hidden_size": 4, "num_layers": 2}, _f(2, 5, 3)),
+    "LSTM": ({"type": "LSTM", "input_size": 3, "hidden_size": 4, "num_layers": 2}, _f(2, 5, 3)),
+    "GRU": ({"type": "GRU", "input_size": 3, "hidden_size": 4, "num_layers": 2,
+             "batch_first": False}, _f(5, 2, 3)),
+    "RBM": ({"type": "RBM", "n_visible": 6, "n_hidden": 4}, _binary(5, 6)),
+    "Sequential": ({"type": "Sequential", "layers": [
+        {"type": "Conv2d", "in_channels": 1, "out_channels": 2, "kernel_size": 3},
+        {"type": "BatchNorm2d", "num_features": 2}, {"type": "ReLU"},
+        {"type": "MaxPool2d", "kernel_size": 2}, {"type": "Flatten"},
+        {"type": "Linear", "in_features": 8, "out_features": 3}]}, _f(2, 1, 6, 6)),
+}
+
+
+def flat_outputs(y):
+    """A layer's outputs (a tensor, or nested tuples for recurrent layers) as a flat list."""
+    if isinstance(y, (tuple, list)):
+        return [t for item in y for t in flat_outputs(item)]
+    return [y]

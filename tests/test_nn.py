@@ -1,0 +1,268 @@
+"""Layers: registration, state dicts, configs, gradients and errors, for every layer type."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from layer_cases import LAYER_CASES, flat_outputs
+
+import lamina as lm
+import lamina.nn as nn
+
+
+def _build(name):
+    cfg, make = LAYER_CASES[name]
+    lm.manual_seed(1)
+    layer = nn.from_config(cfg)
+    x = make(np.random.default_rng(0))
+    return layer, x
+
+
+def _run(layer, x, seed=5):
+    lm.manual_seed(seed)  # the same dropout mask on every call
+    return [y.data.copy() for y in flat_outputs(layer(lm.tensor(x)))]
+
+
+def test_every_registered_layer_has_a_case() -> None:
+    builtin = {t for t in nn.layer_types() if not t.startswith("User")}
+    assert builtin == set(LAYER_CASES)
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_CASES))
+def test_config_round_trip_gives_identical_outputs(name) -> None:
+    layer, x = _build(name)
+    cfg = layer.to_config()
+    assert cfg == nn.from_config(cfg).to_config()
+    clone = nn.Layer.from_config(cfg)
+    clone.load_state_dict(layer.state_dict())
+    for a, b in zip(_run(layer, x), _run(clone, x)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_CASES))
+def test_state_dict_round_trip_gives_identical_outputs(name) -> None:
+    layer, x = _build(name)
+    _run(layer, x)  # one training step moves batch-norm statistics away from their defaults
+    state = layer.state_dict()
+    lm.manual_seed(99)
+    other = nn.from_config(layer.to_config())
+    other.load_state_dict(state)
+    for mode in ("train", "eval"):
+        getattr(layer, mode)()
+        getattr(other, mode)()
+        for a, b in zip(_run(layer, x), _run(other, x)):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_CASES))
+def test_gradients_wrt_input_and_parameters(name) -> None:
+    layer, x = _build(name)
+    for p in list(layer.parameters()) + list(layer.buffers()):
+        if p.dtype == np.float32:
+            p.data = p.data.astype(np.float64)
+    params = list(layer.parameters())
+    xt = lm.tensor(x.astype(np.float64) if x.dtype.kind == "f" else x,
+                   requires_grad=x.dtype.kind == "f")
+
+    def fn(x, *ps):
+        lm.manual_seed(3)
+        return tuple(flat_outputs(layer(x)))
+
+    assert lm.gradcheck(fn, [xt, *params], atol=1e-5)
+
+
+def test_registration_and_dotted_names() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Sequential(nn.Linear(4, 2)))
+    names = [n for n, _ in model.named_parameters()]
+    assert names == ["0.weight", "0.bias", "2.0.weight", "2.0.bias"]
+    assert len(list(model.children())) == 3 and len(model) == 3
+    assert isinstance(model[2][0], nn.Linear) and len(model[:2]) == 2
+    model.append(nn.Tanh())
+    assert len(model) == 4
+    with pytest.raises(ValueError, match="may not be empty or contain '.'"):
+        setattr(model, "a.b", nn.ReLU())
+    fc = nn.Linear(2, 2, bias=False)
+    assert [n for n, _ in fc.named_parameters()] == ["weight"] and fc.bias is None
+
+
+def test_a_shared_parameter_is_listed_once() -> None:
+    a = nn.Linear(3, 3)
+    model = nn.Sequential(a, a)
+    assert len(list(model.parameters())) == 2
+
+
+def test_buffers_train_eval_and_zero_grad() -> None:
+    model = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3), nn.Dropout(0.5))
+    assert [n for n, _ in model.named_buffers()] == [
+        "1.running_mean", "1.running_var", "1.num_batches_tracked"]
+    assert set(model.state_dict()) == {"0.weight", "0.bias", "1.weight", "1.bias",
+                                       "1.running_mean", "1.running_var", "1.num_batches_tracked"}
+    model.eval()
+    assert not any(layer.training for _, layer in model.named_layers())
+    x = lm.tensor(np.ones((4, 3), np.float32))
+    np.testing.assert_array_equal(model(x).data, model(x).data)  # dropout off, running stats
+    model.train()
+    model(x).sum().backward()
+    assert model[0].weight.grad is not None
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+    assert int(model[1].num_batches_tracked.data) == 1
+
+
+def test_load_state_dict_names_every_problem() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
+    state = model.state_dict()
+    state["1.weight"] = np.zeros((5, 4))
+    with pytest.raises(ValueError, match=r"1.weight: expected \(2, 4\), got \(5, 4\)"):
+        model.load_state_dict(state)
+    state = model.state_dict()
+    del state["0.bias"]
+    state["extra.weight"] = np.zeros(1)
+    with pytest.raises(KeyError, match=r"missing keys \['0.bias'\], unexpected keys \['extra.weight'\]"):
+        model.load_state_dict(state)
+    report = model.load_state_dict(state, strict=False)
+    assert report == {"missing": ["0.bias"], "unexpected": ["extra.weight"]}
+
+
+def test_load_state_dict_keeps_dtype_and_copies() -> None:
+    fc = nn.Linear(2, 2)
+    w = np.arange(4.0).reshape(2, 2)
+    fc.load_state_dict({"weight": w, "bias": np.zeros(2)})
+    assert fc.weight.dtype == np.float32
+    w[0, 0] = 100
+    assert fc.weight.data[0, 0] == 0
+
+
+def test_repr_shows_the_tree_with_shapes() -> None:
+    text = repr(nn.Sequential(nn.Conv2d(1, 2, 3), nn.Sequential(nn.ReLU(), nn.Linear(8, 3))))
+    assert "(0): Conv2d(in_channels=1, out_channels=2, kernel_size=3" in text
+    assert "[weight (2, 1, 3, 3), bias (2,)]" in text
+    assert "  (1): Sequential(\n    (0): ReLU()\n    (1): Linear(" in text
+
+
+def test_shape_errors_name_the_layer_path_and_shapes() -> None:
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(),
+                          nn.Sequential(nn.Linear(8, 8), nn.Linear(5, 2)))
+    with pytest.raises(lm.ShapeError, match=r"^2\.1 \(Linear\): linear: .*expected \(\.\.\., 5\).*got \(3, 8\)"):
+        model(lm.tensor(np.ones((3, 4), np.float32)))
+    with pytest.raises(lm.ShapeError, match=r"^BatchNorm2d: expected input of 4 dims with 3 channels.*got shape \(2, 3\)"):
+        nn.BatchNorm2d(3)(lm.tensor(np.ones((2, 3), np.float32)))
+    with pytest.raises(lm.ShapeError, match=r"LSTM: expected input \(B, T, input_size\) with input_size 3; got shape \(2, 5, 4\)"):
+        nn.LSTM(3, 4)(lm.tensor(np.ones((2, 5, 4), np.float32)))
+    with pytest.raises(lm.ShapeError, match=r"GRU: expected initial state of shape \(1, 2, 4\); got \(1, 3, 4\)"):
+        nn.GRU(3, 4)(lm.tensor(np.ones((2, 5, 3), np.float32)), lm.tensor(np.zeros((1, 3, 4))))
+
+
+@pytest.mark.parametrize("cfg, message", [
+    ({"type": "Linar", "in_features": 2, "out_features": 2},
+     r"model\.type: unknown layer type 'Linar' \(did you mean 'Linear'\?\); one of \[.*'Linear'"),
+    ({"type": "Linear", "in_features": 2}, r"model\.out_features: missing, required by Linear"),
+    ({"type": "Linear", "in_features": 2, "out_features": 2, "units": 3},
+     r"model\.units: unknown argument of Linear; allowed: \['bias', 'in_features', 'out_features'\]"),
+    ({"type": "Linear", "in_features": "2", "out_features": 2},
+     r"model\.in_features: expected int, got str '2'"),
+    ({"type": "Sequential", "layers": [{"type": "ReLU"}, {"type": "Conv2d", "in_channels": 1,
+      "out_channels": 2, "kernel_size": 3.5}]},
+     r"model\.layers\[1\]\.kernel_size: expected int or tuple\[int, int\], got float 3\.5"),
+    ({"type": "GELU", "approximate": "fast"},
+     r"model\.approximate: expected one of 'none', 'tanh', got str 'fast'"),
+    ({"type": "Sequential", "layers": {"type": "ReLU"}}, r"model\.layers: expected a list"),
+    ({"layers": []}, r"model: missing 'type'"),
+    ({"type": "Dropout", "p": 1.5}, r"model: Dropout: Dropout: p must be in \[0, 1\]; got 1\.5"),
+])
+def test_config_errors_name_the_path(cfg, message) -> None:
+    with pytest.raises(nn.ConfigError, match=message):
+        nn.from_config(cfg)
+
+
+def test_user_layers_register_and_round_trip() -> None:
+    @nn.register_layer("UserScale")
+    class Scale(nn.Layer):
+        def __init__(self, factor: float = 2.0) -> None:
+            super().__init__()
+            self.factor = factor
+
+        def forward(self, x):
+            return x * self.factor
+
+        def get_config(self):
+            return {"factor": self.factor}
+
+    model = nn.from_config({"type": "Sequential", "layers": [{"type": "UserScale", "factor": 3}]})
+    assert model(lm.tensor([1.0])).item() == 3.0
+    assert model.to_config() == {"type": "Sequential", "layers": [{"type": "UserScale", "factor": 3}]}
+    with pytest.raises(ValueError, match="already registered"):
+        nn.register_layer("UserScale")(type("Other", (nn.Layer,), {}))
+
+
+def test_default_initialisation_matches_pytorch_bounds() -> None:
+    lm.manual_seed(0)
+    fc = nn.Linear(400, 300)
+    bound = 1 / np.sqrt(400)
+    assert np.abs(fc.weight.data).max() <= bound and np.abs(fc.weight.data).max() > 0.95 * bound
+    assert np.abs(fc.bias.data).max() <= bound
+    conv = nn.Conv2d(8, 16, 3, groups=2)
+    bound = 1 / np.sqrt(4 * 9)
+    assert np.abs(conv.weight.data).max() <= bound
+    assert abs(conv.weight.data.std() - bound / np.sqrt(3)) < 0.1 * bound  # std of U(-b, b)
+    emb = nn.Embedding(1000, 50)
+    assert abs(emb.weight.data.std() - 1) < 0.02
+    lstm = nn.LSTM(10, 25)
+    assert max(np.abs(p.data).max() for p in lstm.parameters()) <= 1 / 5
+    bn = nn.BatchNorm1d(3)
+    np.testing.assert_array_equal(bn.weight.data, 1)
+    np.testing.assert_array_equal(bn.running_var.data, 1)
+
+
+def test_initialisers() -> None:
+    t = lm.Tensor(np.empty((200, 300), np.float32))
+    nn.init.xavier_uniform_(t)
+    a = np.sqrt(6 / 500)
+    assert t.data.max() <= a and t.data.max() > 0.95 * a
+    nn.init.kaiming_normal_(t, nonlinearity="relu")
+    assert abs(t.data.std() - np.sqrt(2 / 300)) < 0.002
+    nn.init.orthogonal_(t)
+    np.testing.assert_allclose(t.data @ t.data.T, np.eye(200), atol=1e-5)
+    nn.init.zeros_(t)
+    assert not t.data.any()
+    nn.init.ones_(t)
+    assert (t.data == 1).all()
+    lm.manual_seed(4)
+    nn.init.normal_(t, 1.0, 2.0)
+    first = t.data.copy()
+    lm.manual_seed(4)
+    nn.init.normal_(t, 1.0, 2.0)
+    np.testing.assert_array_equal(first, t.data)
+    assert abs(first.mean() - 1) < 0.05 and abs(first.std() - 2) < 0.05
+
+
+def test_rbm_cd_statistics_equal_the_free_energy_gradient() -> None:
+    lm.manual_seed(0)
+    rbm = nn.RBM(6, 4)
+    nn.init.normal_(rbm.weight, 0, 0.5)
+    rng = np.random.default_rng(0)
+    v0 = (rng.random((8, 6)) < 0.5).astype(np.float32)
+    vk = rbm.gibbs(v0, k=3)
+    assert vk.shape == v0.shape and set(np.unique(vk)) <= {0.0, 1.0}
+    loss = rbm.free_energy(lm.tensor(v0)).mean() - rbm.free_energy(lm.tensor(vk)).mean()
+    loss.backward()
+    pos, neg = rbm.statistics(v0), rbm.statistics(vk)
+    for name, p in rbm.named_parameters():
+        np.testing.assert_allclose(p.grad, -(pos[name] - neg[name]), rtol=1e-5, atol=1e-6)
+
+
+def test_rbm_free_energy_matches_brute_force_marginal() -> None:
+    lm.manual_seed(0)
+    rbm = nn.RBM(3, 2)
+    nn.init.normal_(rbm.weight, 0, 1.0)
+    nn.init.normal_(rbm.visible_bias, 0, 1.0)
+    nn.init.normal_(rbm.hidden_bias, 0, 1.0)
+    W, b, c = (p.data.astype(np.float64) for p in (rbm.weight, rbm.visible_bias, rbm.hidden_bias))
+    v = np.array([[1, 0, 1], [0, 1, 1]], np.float64)
+    hs = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], np.float64)
+    # F(v) = -log sum_h exp(-E(v, h)), E = -v.b - h.c - h W v
+    brute = -np.log(np.exp(v @ b[:, None] + (hs @ c)[None, :] + v @ W.T @ hs.T).sum(axis=1))
+    got = rbm.free_energy(lm.tensor(v.astype(np.float32))).data
+    np.testing.assert_allclose(got, brute, rtol=1e-5)
+    assert rbm.reconstruction_error(v) > 0
+    assert rbm.pseudo_log_likelihood(v) < 0

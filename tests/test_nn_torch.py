@@ -1,0 +1,145 @@
+"""Layers against PyTorch with the same weights copied by name: outputs and gradients to 1e-5.
+
+Loading torch's state_dict into the lamina layer also checks names and layouts.
+Skipped where PyTorch is absent; CI installs torch==2.13.0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from layer_cases import flat_outputs
+
+import lamina as lm
+import lamina.nn as nn
+
+torch = pytest.importorskip("torch")
+tnn = torch.nn
+pytestmark = pytest.mark.torch
+
+PAIRS = {
+    "linear": (lambda: nn.Linear(5, 3), lambda: tnn.Linear(5, 3), (4, 5)),
+    "conv1d": (lambda: nn.Conv1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2),
+               lambda: tnn.Conv1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2), (2, 4, 11)),
+    "conv2d": (lambda: nn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=1, dilation=(1, 2), groups=2),
+               lambda: tnn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=1, dilation=(1, 2), groups=2),
+               (2, 4, 9, 8)),
+    "conv2d_plain": (lambda: nn.Conv2d(3, 5, 3), lambda: tnn.Conv2d(3, 5, 3), (2, 3, 6, 6)),
+    "maxpool1d": (lambda: nn.MaxPool1d(3, 2, 1), lambda: tnn.MaxPool1d(3, 2, 1), (2, 3, 9)),
+    "maxpool2d": (lambda: nn.MaxPool2d(2), lambda: tnn.MaxPool2d(2), (2, 3, 6, 7)),
+    "avgpool1d": (lambda: nn.AvgPool1d(2, 1), lambda: tnn.AvgPool1d(2, 1), (2, 3, 5)),
+    "avgpool2d": (lambda: nn.AvgPool2d(3, 2, 1), lambda: tnn.AvgPool2d(3, 2, 1), (2, 3, 7, 6)),
+    "embedding": (lambda: nn.Embedding(7, 4), lambda: tnn.Embedding(7, 4), None),
+    "rnn": (lambda: nn.RNN(3, 5, num_layers=2), lambda: tnn.RNN(3, 5, 2, batch_first=True),
+            (2, 6, 3)),
+    "rnn_relu_time_major": (lambda: nn.RNN(3, 5, nonlinearity="relu", batch_first=False),
+                            lambda: tnn.RNN(3, 5, nonlinearity="relu"), (6, 2, 3)),
+    "lstm": (lambda: nn.LSTM(3, 5, num_layers=2), lambda: tnn.LSTM(3, 5, 2, batch_first=True),
+             (2, 6, 3)),
+    "gru": (lambda: nn.GRU(3, 5, num_layers=2), lambda: tnn.GRU(3, 5, 2, batch_first=True),
+            (2, 6, 3)),
+}
+
+
+def _copy_weights(ours, theirs):
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+
+
+def _initial_state(name, batch):
+    rng = np.random.default_rng(7)
+    h = rng.standard_normal((2 if name in ("rnn", "lstm", "gru") else 1, batch, 5)).astype(np.float32)
+    if name == "lstm":
+        return h, rng.standard_normal(h.shape).astype(np.float32)
+    return h
+
+
+def _compare(a, b, tol=1e-5):
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.abs(b).max(initial=0))))
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+def test_layer_matches_pytorch(name) -> None:
+    torch.manual_seed(0)
+    make_ours, make_theirs, shape = PAIRS[name]
+    ours, theirs = make_ours(), make_theirs()
+    _copy_weights(ours, theirs)
+    rng = np.random.default_rng(0)
+    if shape is None:
+        x = rng.integers(0, 7, (3, 4))
+        lx, tx = lm.tensor(x), torch.tensor(x)
+    else:
+        x = rng.standard_normal(shape).astype(np.float32)
+        lx, tx = lm.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    args_l, args_t = [lx], [tx]
+    recurrent = isinstance(ours, (nn.RNN, nn.LSTM, nn.GRU))
+    if recurrent:
+        batch = x.shape[0] if ours.batch_first else x.shape[1]
+        state = _initial_state(name, batch)
+        if isinstance(state, tuple):
+            args_l.append(tuple(lm.tensor(s, requires_grad=True) for s in state))
+            args_t.append(tuple(torch.tensor(s, requires_grad=True) for s in state))
+        else:
+            args_l.append(lm.tensor(state, requires_grad=True))
+            args_t.append(torch.tensor(state, requires_grad=True))
+    ly, ty = flat_outputs(ours(*args_l)), flat_outputs(theirs(*args_t))
+    assert len(ly) == len(ty)
+    weights = [rng.standard_normal(t.shape).astype(np.float32) for t in ty]
+    sum((y * lm.tensor(w)).sum() for y, w in zip(ly, weights)).backward()
+    sum((y * torch.tensor(w)).sum() for y, w in zip(ty, weights)).backward()
+    for a, b in zip(ly, ty):
+        _compare(a.data, b.detach().numpy())
+    if shape is not None:
+        _compare(lx.grad, tx.grad.numpy())
+    for (n, p), (tn, tp) in zip(ours.named_parameters(), theirs.named_parameters()):
+        assert n == tn
+        _compare(p.grad, tp.grad.numpy())
+    if recurrent:
+        for a, b in zip(flat_outputs(args_l[1]), flat_outputs(args_t[1])):
+            _compare(a.grad, b.grad.numpy())
+
+
+@pytest.mark.parametrize("kind, shape", [("1d", (6, 3)), ("1d", (4, 3, 5)), ("2d", (4, 3, 5, 5))])
+def test_batch_norm_train_and_eval_match_pytorch(kind, shape) -> None:
+    torch.manual_seed(0)
+    ours = getattr(nn, f"BatchNorm{kind}")(3, momentum=0.2)
+    theirs = getattr(tnn, f"BatchNorm{kind}")(3, momentum=0.2)
+    with torch.no_grad():
+        theirs.weight.uniform_(0.5, 1.5)
+        theirs.bias.uniform_(-0.5, 0.5)
+    _copy_weights(ours, theirs)
+    rng = np.random.default_rng(0)
+    for _ in range(4):  # several training steps move the running statistics
+        x = (rng.standard_normal(shape) * 2 + 0.5).astype(np.float32)
+        lx, tx = lm.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        ly, ty = ours(lx), theirs(tx)
+        w = rng.standard_normal(shape).astype(np.float32)
+        (ly * lm.tensor(w)).sum().backward()
+        (ty * torch.tensor(w)).sum().backward()
+        _compare(ly.data, ty.detach().numpy())
+        _compare(lx.grad, tx.grad.numpy())
+        _compare(ours.weight.grad, theirs.weight.grad.numpy())
+        _compare(ours.bias.grad, theirs.bias.grad.numpy())
+        ours.zero_grad()
+        theirs.zero_grad()
+    _compare(ours.running_mean.data, theirs.running_mean.numpy())
+    _compare(ours.running_var.data, theirs.running_var.numpy())
+    assert int(ours.num_batches_tracked.data) == int(theirs.num_batches_tracked) == 4
+    ours.eval()
+    theirs.eval()
+    x = rng.standard_normal(shape).astype(np.float32)
+    lx, tx = lm.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ly, ty = ours(lx), theirs(tx)
+    ly.sum().backward()
+    ty.sum().backward()
+    _compare(ly.data, ty.detach().numpy())
+    _compare(lx.grad, tx.grad.numpy())
+
+
+def test_sequential_state_dict_names_match_pytorch() -> None:
+    ours = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(16, 2))
+    theirs = tnn.Sequential(tnn.Conv2d(1, 4, 3), tnn.BatchNorm2d(4), tnn.ReLU(), tnn.Flatten(),
+                            tnn.Linear(16, 2))
+    assert set(ours.state_dict()) == set(theirs.state_dict())
+    for k, v in theirs.state_dict().items():
+        assert ours.state_dict()[k].shape == tuple(v.shape), k
