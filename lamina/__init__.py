@@ -7,7 +7,7 @@
     array([2., 4., 6.], dtype=float32)
 """
 
-from lamina import functions, io, nn  # noqa: E402  (so lm.nn, lm.io, lm.functions work)
+from lamina import functions, io, nn, optim  # noqa: E402  (so lm.nn, lm.optim... work)
 from lamina.autograd import (
     Function,
     GradcheckError,
@@ -44,6 +44,7 @@ __all__ = [
     "functions",
     "io",
     "nn",
+    "optim",
     "get_rng_state",
     "gradcheck",
     "is_grad_enabled",

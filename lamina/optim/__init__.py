@@ -1,0 +1,21 @@
+"""Optimizers, gradient clipping and learning-rate schedules. Import as `lamina.optim`."""
+
+from lamina.optim import lr_scheduler
+from lamina.optim.adagrad import Adagrad
+from lamina.optim.adam import Adam, AdamW
+from lamina.optim.clip import clip_grad_norm_, clip_grad_value_
+from lamina.optim.optimizer import Optimizer
+from lamina.optim.rmsprop import RMSprop
+from lamina.optim.sgd import SGD
+
+__all__ = [
+    "SGD",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "Optimizer",
+    "RMSprop",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "lr_scheduler",
+]

@@ -1,0 +1,70 @@
+"""Adam and AdamW (PyTorch's rules, with AMSGrad as an option)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from lamina.optim.optimizer import Optimizer, require
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba, 2015) with L2 weight decay added to the gradient.
+
+        g = grad + weight_decay * p
+        m = b1 * m + (1 - b1) * g;   v = b2 * v + (1 - b2) * g^2
+        v_hat = max(v_hat, v) if amsgrad else v
+        p = p - lr / (1 - b1^t) * m / (sqrt(v_hat) / sqrt(1 - b2^t) + eps)
+    """
+
+    decoupled = False
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, amsgrad: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad))
+
+    def check_hyper(self, group: dict[str, Any]) -> None:
+        super().check_hyper(group)
+        b1, b2 = group["betas"]
+        require(group, "betas", 0 <= b1 < 1 and 0 <= b2 < 1, "each beta must be in [0, 1)")
+
+    def init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
+        state = {"step": 0, "exp_avg": np.zeros_like(param), "exp_avg_sq": np.zeros_like(param)}
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = np.zeros_like(param)
+        return state
+
+    def update_param(self, param: Any, grad: Any, state: dict[str, Any],
+                     group: dict[str, Any]) -> None:
+        lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
+        if wd and self.decoupled:
+            param *= 1 - lr * wd
+        elif wd:
+            grad = grad + wd * param
+        state["step"] += 1
+        t = state["step"]
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m += (1 - b1) * (grad - m)  # torch's lerp form of b1 * m + (1 - b1) * g
+        v *= b2
+        v += (1 - b2) * grad * grad
+        if group["amsgrad"]:
+            np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
+            v = state["max_exp_avg_sq"]
+        denom = np.sqrt(v) / math.sqrt(1 - b2**t) + group["eps"]
+        param -= (lr / (1 - b1**t)) * m / denom
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter, 2019): p *= 1 - lr * wd first."""
+
+    decoupled = True
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)

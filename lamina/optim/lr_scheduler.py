@@ -1,0 +1,181 @@
+"""Learning-rate schedules, stepped per epoch or per iteration by whoever calls `step()`.
+
+Each schedule is a closed form of the step count, so resuming from a state dict lands on
+exactly the same learning rate as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from lamina.optim.optimizer import Optimizer
+
+
+class LRScheduler:
+    """Base class: sets each group's lr to `lr_at(base_lr, step)` on every `step()`.
+
+    The constructor applies step 0, as PyTorch's schedulers do.
+    """
+
+    def __init__(self, optimizer: Optimizer) -> None:
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
+        self.last_epoch = -1
+        self.step()
+
+    def lr_at(self, base_lr: float, step: int) -> float:
+        raise NotImplementedError
+
+    def step(self) -> None:
+        """Advance one epoch or iteration and set the new learning rates."""
+        self.last_epoch += 1
+        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
+            group["lr"] = self.lr_at(base, self.last_epoch)
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rate of each group after the last step."""
+        return [g["lr"] for g in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.__dict__.update({k: (list(v) if isinstance(v, tuple) else v)
+                              for k, v in state.items()})
+        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
+            group["lr"] = self.lr_at(base, self.last_epoch) if self.last_epoch >= 0 else base
+
+
+class StepLR(LRScheduler):
+    """lr = base * gamma ** (step // step_size)."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1) -> None:
+        if step_size < 1:
+            raise ValueError(f"StepLR: step_size must be >= 1; got {step_size}")
+        self.step_size, self.gamma = step_size, gamma
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, step: int) -> float:
+        return base_lr * self.gamma ** (step // self.step_size)
+
+
+class MultiStepLR(LRScheduler):
+    """lr = base * gamma ** (number of milestones <= step)."""
+
+    def __init__(self, optimizer: Optimizer, milestones: Sequence[int], gamma: float = 0.1) -> None:
+        self.milestones, self.gamma = sorted(milestones), gamma
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, step: int) -> float:
+        return base_lr * self.gamma ** bisect.bisect_right(self.milestones, step)
+
+
+class ExponentialLR(LRScheduler):
+    """lr = base * gamma ** step."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, step: int) -> float:
+        return base_lr * self.gamma**step
+
+
+class CosineAnnealingLR(LRScheduler):
+    """lr = eta_min + (base - eta_min) * (1 + cos(pi * step / T_max)) / 2 (Loshchilov & Hutter)."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0) -> None:
+        if T_max < 1:
+            raise ValueError(f"CosineAnnealingLR: T_max must be >= 1; got {T_max}")
+        self.T_max, self.eta_min = T_max, eta_min
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, step: int) -> float:
+        return self.eta_min + (base_lr - self.eta_min) * (
+            1 + math.cos(math.pi * step / self.T_max)) / 2
+
+
+class LinearLR(LRScheduler):
+    """Scale lr linearly from start_factor to end_factor over total_iters steps, then hold."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5) -> None:
+        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
+            raise ValueError(f"LinearLR: start_factor must be in (0, 1] and end_factor in "
+                             f"[0, 1]; got {start_factor}, {end_factor}")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, step: int) -> float:
+        frac = min(step, self.total_iters) / self.total_iters if self.total_iters else 1.0
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * frac)
+
+
+class LinearWarmup(LinearLR):
+    """Warm up linearly from start_factor * lr to lr over `warmup_steps`, then hold."""
+
+    def __init__(self, optimizer: Optimizer, warmup_steps: int, start_factor: float = 0.1) -> None:
+        super().__init__(optimizer, start_factor, 1.0, warmup_steps)
+
+
+class ReduceLROnPlateau:
+    """Multiply lr by `factor` when a metric has stopped improving for `patience` steps.
+
+    Call `step(metric)` once per evaluation. Same arguments and rule as PyTorch's.
+    """
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
+                 patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
+                 cooldown: int = 0, min_lr: float = 0.0, eps: float = 1e-8) -> None:
+        if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
+            raise ValueError("ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode "
+                             f"'rel' or 'abs'; got {mode!r}, {threshold_mode!r}")
+        if not 0 <= factor < 1:
+            raise ValueError(f"ReduceLROnPlateau: factor must be in [0, 1); got {factor}")
+        self.optimizer = optimizer
+        self.mode, self.factor, self.patience = mode, factor, patience
+        self.threshold, self.threshold_mode = threshold, threshold_mode
+        self.cooldown, self.min_lr, self.eps = cooldown, min_lr, eps
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = 0
+        self.cooldown_counter = 0
+        self.last_epoch = 0
+
+    def _better(self, value: float) -> bool:
+        if self.threshold_mode == "rel":
+            scale = 1 - self.threshold if self.mode == "min" else 1 + self.threshold
+            bound = self.best * scale
+        else:
+            bound = self.best - self.threshold if self.mode == "min" else self.best + self.threshold
+        return value < bound if self.mode == "min" else value > bound
+
+    def step(self, metric: float) -> None:
+        """Record one evaluation of the monitored metric."""
+        self.last_epoch += 1
+        if self._better(float(metric)):
+            self.best, self.num_bad_epochs = float(metric), 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group in self.optimizer.param_groups:
+                new = max(group["lr"] * self.factor, self.min_lr)
+                if group["lr"] - new > self.eps:
+                    group["lr"] = new
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+
+    def get_last_lr(self) -> list[float]:
+        return [g["lr"] for g in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)

@@ -1,0 +1,153 @@
+"""`Optimizer`: parameter groups, lazily created per-parameter state, and state dicts.
+
+A subclass writes its update rule on plain arrays, in two methods:
+`init_state(param, group)` makes one parameter's state, and
+`update_param(param, grad, state, group)` updates the array in place. Neither touches
+layers or tensors, so a parameter server applies the same class to its shard of arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.tensor import Tensor
+
+
+class Optimizer:
+    """Base class: holds `param_groups` (lists of tensors with their hyper-parameters).
+
+    Args:
+        params: tensors, or dicts {"params": [...], **hyper-parameters for that group}.
+        defaults: each hyper-parameter's value where a group does not set it.
+    """
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = dict(defaults)
+        self.check_hyper(self.defaults)
+        params = list(params)
+        if not params:
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        self.param_groups: list[dict[str, Any]] = []
+        self.state: dict[Tensor, dict[str, Any]] = {}
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own hyper-parameters."""
+        group = {**self.defaults, **group, "params": list(group["params"])}
+        unknown = set(group) - set(self.defaults) - {"params", "initial_lr"}
+        if unknown:
+            raise ValueError(f"{type(self).__name__}: unknown hyper-parameter(s) "
+                             f"{sorted(unknown)}; allowed: {sorted(self.defaults)}")
+        self.check_hyper(group)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for p in group["params"]:
+            if not isinstance(p, Tensor) or not p.requires_grad:
+                raise TypeError(f"{type(self).__name__}: can only optimise tensors that "
+                                f"require grad; got {type(p).__name__}")
+            if id(p) in seen:
+                raise ValueError(f"{type(self).__name__}: a parameter appears in two groups")
+            seen.add(id(p))
+        self.param_groups.append(group)
+
+    # -- the rule (subclasses) --------------------------------------------------------------
+    def check_hyper(self, group: dict[str, Any]) -> None:
+        """Raise ValueError for a hyper-parameter outside its range."""
+        require(group, "lr", group.get("lr", 0) >= 0, "must be >= 0")
+        if "weight_decay" in group:
+            require(group, "weight_decay", group["weight_decay"] >= 0, "must be >= 0")
+        if "eps" in group:
+            require(group, "eps", group["eps"] >= 0, "must be >= 0")
+
+    def init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
+        """A new parameter's state (arrays shaped like `param`, counters)."""
+        return {}
+
+    def update_param(self, param: Any, grad: Any, state: dict[str, Any],
+                     group: dict[str, Any]) -> None:
+        """Update `param` in place from its gradient, state and group hyper-parameters."""
+        raise NotImplementedError
+
+    # -- the loop -------------------------------------------------------------------------
+    def step(self) -> None:
+        """Update every parameter that has a gradient."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state.get(p)
+                if state is None:
+                    state = self.state[p] = self.init_state(p.data, group)
+                self.update_param(p.data, p.grad, state, group)
+
+    def update(self) -> None:
+        """Chainer's name for `step`."""
+        self.step()
+
+    def zero_grad(self) -> None:
+        """Forget every parameter's gradient (set to None, as PyTorch does by default)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.grad = None
+
+    # -- state ----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """{"state": {index: {...}}, "param_groups": [{hyper..., "params": [index, ...]}]}.
+
+        Parameters are numbered in group order, as in PyTorch. Arrays are copies.
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            ids = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": ids})
+        state = {index[id(p)]: {k: v.copy() if isinstance(v, np.ndarray) else v
+                                for k, v in s.items()} for p, s in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore hyper-parameters and per-parameter state saved by `state_dict`.
+
+        Raises:
+            ValueError: the saved groups do not match this optimizer's groups in size.
+        """
+        saved = state_dict["param_groups"]
+        ours = [len(g["params"]) for g in self.param_groups]
+        theirs = [len(g["params"]) for g in saved]
+        if ours != theirs:
+            raise ValueError(f"{type(self).__name__}.load_state_dict: saved parameter groups "
+                             f"have sizes {theirs}; this optimizer's have {ours}")
+        params = [p for g in self.param_groups for p in g["params"]]
+        for group, saved_group in zip(self.param_groups, saved):
+            group.update({k: _plain(v) for k, v in saved_group.items() if k != "params"})
+        self.state = {}
+        for key, values in state_dict["state"].items():
+            p = params[int(key)]
+            self.state[p] = {k: np.array(v, dtype=p.dtype) if _is_array(v) else _plain(v)
+                             for k, v in values.items()}
+
+
+def _is_array(v: Any) -> bool:
+    return hasattr(v, "shape") and hasattr(v, "dtype") and np.ndim(v) > 0
+
+
+def _plain(v: Any) -> Any:
+    """JSON round trips give lists for tuples (betas); NumPy scalars become Python numbers."""
+    if isinstance(v, list):
+        return tuple(v)
+    if isinstance(v, np.generic) or (hasattr(v, "shape") and np.ndim(v) == 0):
+        return np.asarray(v).item()
+    return v
+
+
+def require(group: dict[str, Any], name: str, ok: bool, rule: str) -> None:
+    """Raise a ValueError naming the hyper-parameter, its value and its valid range."""
+    if not ok:
+        raise ValueError(f"invalid {name}: {rule}; got {group[name]!r}")

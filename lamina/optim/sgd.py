@@ -1,0 +1,51 @@
+"""Stochastic gradient descent with momentum (PyTorch's rule)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from lamina.optim.optimizer import Optimizer, require
+
+
+class SGD(Optimizer):
+    """SGD with optional momentum, dampening, Nesterov momentum and L2 weight decay.
+
+        g = grad + weight_decay * p
+        b = g                                  (first step)
+        b = momentum * b + (1 - dampening) * g (later steps)
+        g = g + momentum * b if nesterov else b
+        p = p - lr * g
+
+    Example:
+        >>> opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        >>> loss.backward(); opt.step(); opt.zero_grad()
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, nesterov: bool = False,
+                 weight_decay: float = 0.0) -> None:
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      nesterov=nesterov, weight_decay=weight_decay))
+
+    def check_hyper(self, group: dict[str, Any]) -> None:
+        super().check_hyper(group)
+        require(group, "momentum", group["momentum"] >= 0, "must be >= 0")
+        require(group, "nesterov", not group["nesterov"] or (
+            group["momentum"] > 0 and group["dampening"] == 0),
+            "needs momentum > 0 and dampening == 0")
+
+    def update_param(self, param: Any, grad: Any, state: dict[str, Any],
+                     group: dict[str, Any]) -> None:
+        if group["weight_decay"]:
+            grad = grad + group["weight_decay"] * param
+        momentum = group["momentum"]
+        if momentum:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = grad.copy()
+            else:
+                buf *= momentum
+                buf += (1 - group["dampening"]) * grad
+            grad = grad + momentum * buf if group["nesterov"] else buf
+        param -= group["lr"] * grad
