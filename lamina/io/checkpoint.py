@@ -20,6 +20,7 @@ from lamina.backend import to_numpy
 FORMAT = 1
 _META_KEY = "lamina"
 _OPT_PREFIX = "__optimizer__."
+_EXTRA_PREFIX = "__extra__."
 
 
 class CheckpointError(ValueError):
@@ -66,12 +67,19 @@ def join_arrays(obj: Any, arrays: dict[str, np.ndarray]) -> Any:
     return obj
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
     """Write bytes to a temporary file beside `path`, fsync it, then rename it over `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file follows the umask
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -91,20 +99,24 @@ def save(path: str | os.PathLike, model: Any, optimizer: Any = None,
         path: the file to write; written atomically (temporary file, fsync, rename).
         model: a Layer (its state_dict and config are saved) or a name -> array dict.
         optimizer: optional; its state_dict is saved beside the weights.
-        extra: optional JSON-safe dict (epoch, metrics, RNG state...).
+        extra: optional dict of JSON-safe values and arrays (epoch, metrics, RNG state, a
+            sampler's chain...); arrays go into the safetensors body, the rest into JSON.
 
     Returns:
         The path written.
 
     Raises:
-        TypeError: `extra` is not JSON-serialisable.
+        TypeError: `extra` holds something neither JSON-safe nor an array.
 
     Example:
         >>> lm.io.save("ckpt.safetensors", model, optimizer, extra={"epoch": 3})
     """
     state = model.state_dict() if hasattr(model, "state_dict") else dict(model)
     arrays = {k: _contiguous(v) for k, v in state.items()}
-    meta: dict[str, Any] = {"format": FORMAT, "extra": extra or {}, "config": None}
+    extra_arrays: dict[str, np.ndarray] = {}
+    meta: dict[str, Any] = {"format": FORMAT, "config": None,
+                            "extra": split_arrays(extra or {}, _EXTRA_PREFIX, extra_arrays)}
+    arrays.update(extra_arrays)
     if hasattr(model, "to_config"):
         try:
             meta["config"] = model.to_config()
@@ -174,7 +186,8 @@ def load(path: str | os.PathLike, model: Any = None, optimizer: Any = None,
         KeyError, ValueError: the weights do not fit the model (names listed).
     """
     arrays, meta = read(path)
-    weights = {k: v for k, v in arrays.items() if not k.startswith(_OPT_PREFIX)}
+    weights = {k: v for k, v in arrays.items()
+               if not k.startswith((_OPT_PREFIX, _EXTRA_PREFIX))}
     opt_state = join_arrays(meta["optimizer"], arrays) if "optimizer" in meta else None
     if model is not None:
         try:
@@ -185,5 +198,5 @@ def load(path: str | os.PathLike, model: Any = None, optimizer: Any = None,
         if opt_state is None:
             raise CheckpointError(f"{path}: holds no optimizer state")
         optimizer.load_state_dict(opt_state)
-    return {"state": weights, "optimizer": opt_state, "extra": meta.get("extra", {}),
-            "config": meta.get("config")}
+    return {"state": weights, "optimizer": opt_state,
+            "extra": join_arrays(meta.get("extra", {}), arrays), "config": meta.get("config")}

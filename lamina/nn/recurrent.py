@@ -19,10 +19,15 @@ class _Recurrent(Layer):
     gates = 1
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int, bias: bool,
-                 batch_first: bool) -> None:
+                 batch_first: bool, output: str = "tuple", stateful: bool = False) -> None:
         super().__init__()
+        if output not in OUTPUTS:
+            raise ValueError(f"{type(self).__name__}: output must be one of {OUTPUTS}; "
+                             f"got {output!r}")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first = bias, batch_first
+        self.output, self.stateful = output, stateful
+        self.state: Any = None  # the last final state, when stateful
         g, h = self.gates * hidden_size, hidden_size
         for k in range(num_layers):
             fan_in = input_size if k == 0 else h
@@ -52,6 +57,31 @@ class _Recurrent(Layer):
                 raise ShapeError(f"{name}: expected initial state of shape {want}; got {s.shape}")
         return batch
 
+    def reset_state(self) -> None:
+        """Forget the carried state: the next sequence starts from zeros."""
+        self.state = None
+
+    def detach_state(self) -> None:
+        """Keep the carried state's values but cut the graph behind it (truncated BPTT)."""
+        if self.state is not None:
+            self.state = _map_state(self.state, lambda t: t.detach())
+
+    def _initial(self, state: Any, batch: int) -> Any:
+        """The given state; else the carried one (stateful, same batch size); else None."""
+        if state is not None or not self.stateful or self.state is None:
+            return state
+        carried = self.state if isinstance(self.state, tuple) else (self.state,)
+        return self.state if carried[0].shape[1] == batch else None
+
+    def _result(self, out: Tensor, final: Any) -> Any:
+        if self.stateful:
+            self.state = final
+        if self.output == "sequence":
+            return out
+        if self.output == "last":
+            return out[:, -1] if self.batch_first else out[-1]
+        return out, final
+
     def _zeros(self, batch: int, like: Tensor) -> Tensor:
         return Tensor(np.zeros((self.num_layers, batch, self.hidden_size), like.dtype))
 
@@ -75,7 +105,15 @@ class _Recurrent(Layer):
 
     def get_config(self) -> dict[str, Any]:
         return {"input_size": self.input_size, "hidden_size": self.hidden_size,
-                "num_layers": self.num_layers, "bias": self.bias, "batch_first": self.batch_first}
+                "num_layers": self.num_layers, "bias": self.bias, "batch_first": self.batch_first,
+                "output": self.output, "stateful": self.stateful}
+
+
+OUTPUTS = ("tuple", "sequence", "last")
+Output = Literal["tuple", "sequence", "last"]
+
+def _map_state(state: Any, fn: Any) -> Any:
+    return tuple(fn(t) for t in state) if isinstance(state, tuple) else fn(state)
 
 
 @register_layer("RNN")
@@ -84,25 +122,33 @@ class RNN(_Recurrent):
 
     Shapes: input (B, T, input_size) (batch_first, the default) or (T, B, input_size);
     h0 (num_layers, B, hidden_size). Returns (output (B, T, hidden_size), h_n).
+
+    Args (beyond PyTorch's):
+        output: "tuple" returns (output, state) as PyTorch does; "sequence" returns the
+            output alone (for use in a Sequential); "last" returns the last step (B, H).
+        stateful: carry the final state into the next call; reset_state() and
+            detach_state() control it (truncated BPTT uses both).
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: Literal["tanh", "relu"] = "tanh", bias: bool = True,
-                 batch_first: bool = True) -> None:
+                 batch_first: bool = True, output: Output = "tuple",
+                 stateful: bool = False) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, output, stateful)
         self.nonlinearity = nonlinearity
 
     def step(self, xt: Tensor, state: tuple[Tensor], W_hh: Tensor, b_hh: Any) -> tuple[Tensor]:
         pre = xt + F.linear(state[0], W_hh, b_hh)
         return (F.tanh(pre) if self.nonlinearity == "tanh" else F.relu(pre),)
 
-    def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> Any:
         batch = self._check(x, h0)
+        h0 = self._initial(h0, batch)
         h0 = h0 if h0 is not None else self._zeros(batch, x)
         out, finals = self._run(x, [(h,) for h in F.unbind(h0, 0)])
-        return out, F.stack([s[0] for s in finals], 0)
+        return self._result(out, F.stack([s[0] for s in finals], 0))
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "nonlinearity": self.nonlinearity}
@@ -113,26 +159,29 @@ class LSTM(_Recurrent):
     """Long short-term memory, gates i, f, g, o stacked in weight_ih_l{k} (4H, in) as in PyTorch.
 
     Shapes: input (B, T, input_size) (batch_first) or (T, B, input_size); optional state
-    (h0, c0), each (num_layers, B, hidden_size). Returns (output, (h_n, c_n)).
+    (h0, c0), each (num_layers, B, hidden_size). Returns (output, (h_n, c_n)); `output` and
+    `stateful` work as in RNN.
     """
 
     gates = 4
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = True) -> None:
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first)
+                 bias: bool = True, batch_first: bool = True, output: Output = "tuple",
+                 stateful: bool = False) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, output, stateful)
 
     def step(self, xt: Tensor, state: tuple[Tensor, Tensor], W_hh: Tensor,
              b_hh: Any) -> tuple[Tensor, Tensor]:
         h, c = state
         return F.lstm_cell(xt + F.linear(h, W_hh, b_hh), c)
 
-    def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None
-                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None) -> Any:
         batch = self._check(x, state)
+        state = self._initial(state, batch)
         h0, c0 = state if state is not None else (self._zeros(batch, x), self._zeros(batch, x))
         out, finals = self._run(x, list(zip(F.unbind(h0, 0), F.unbind(c0, 0))))
-        return out, (F.stack([s[0] for s in finals], 0), F.stack([s[1] for s in finals], 0))
+        final = (F.stack([s[0] for s in finals], 0), F.stack([s[1] for s in finals], 0))
+        return self._result(out, final)
 
 
 @register_layer("GRU")
@@ -140,20 +189,23 @@ class GRU(_Recurrent):
     """Gated recurrent unit, gates r, z, n stacked in weight_ih_l{k} (3H, in) as in PyTorch.
 
     Shapes: input (B, T, input_size) (batch_first) or (T, B, input_size); h0
-    (num_layers, B, hidden_size). Returns (output, h_n).
+    (num_layers, B, hidden_size). Returns (output, h_n); `output` and `stateful` work as in
+    RNN.
     """
 
     gates = 3
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = True) -> None:
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first)
+                 bias: bool = True, batch_first: bool = True, output: Output = "tuple",
+                 stateful: bool = False) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, output, stateful)
 
     def step(self, xt: Tensor, state: tuple[Tensor], W_hh: Tensor, b_hh: Any) -> tuple[Tensor]:
         return (F.gru_cell(xt, F.linear(state[0], W_hh, b_hh), state[0]),)
 
-    def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> Any:
         batch = self._check(x, h0)
+        h0 = self._initial(h0, batch)
         h0 = h0 if h0 is not None else self._zeros(batch, x)
         out, finals = self._run(x, [(h,) for h in F.unbind(h0, 0)])
-        return out, F.stack([s[0] for s in finals], 0)
+        return self._result(out, F.stack([s[0] for s in finals], 0))

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import inspect
-import types
-import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Union
+from typing import Any
 
 from lamina.nn.layer import Layer
+from lamina.schema import ConfigError, check_args
 
 _REGISTRY: dict[str, type[Layer]] = {}
-
-
-class ConfigError(ValueError):
-    """A config does not describe a valid layer; the message starts with the config path."""
 
 
 def register_layer(name: str | type[Layer]) -> Any:
@@ -97,64 +91,3 @@ def from_config(config: Any, path: str = "model") -> Layer:
         return cls(**args)
     except (ValueError, TypeError) as e:
         raise ConfigError(f"{path}: {name}: {e}") from e
-
-
-def check_args(cls: type, args: Mapping[str, Any], path: str) -> None:
-    """Check config arguments against `cls.__init__`'s signature and type hints."""
-    sig = inspect.signature(cls.__init__)
-    hints = typing.get_type_hints(cls.__init__)
-    params = {n: p for n, p in list(sig.parameters.items())[1:]
-              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    for key in args:
-        if key not in params:
-            raise ConfigError(f"{path}.{key}: unknown argument of {cls.__name__}; "
-                              f"allowed: {sorted(params)}")
-    for key, p in params.items():
-        if key not in args:
-            if p.default is p.empty:
-                raise ConfigError(f"{path}.{key}: missing, required by {cls.__name__}")
-            continue
-        hint = hints.get(key, Any)
-        if not _matches(args[key], hint):
-            raise ConfigError(f"{path}.{key}: expected {_describe(hint)}, got "
-                              f"{type(args[key]).__name__} {args[key]!r}")
-
-
-def _matches(value: Any, hint: Any) -> bool:
-    origin, targs = typing.get_origin(hint), typing.get_args(hint)
-    if hint is Any:
-        return True
-    if origin in (Union, types.UnionType):
-        return any(_matches(value, h) for h in targs)
-    if origin is Literal:
-        return value in targs
-    if hint is type(None):
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if origin in (tuple, list):  # YAML gives lists for both
-        if not isinstance(value, (list, tuple)):
-            return False
-        if origin is tuple and targs and targs[-1] is not Ellipsis:
-            return len(value) == len(targs) and all(map(_matches, value, targs))
-        return all(_matches(v, targs[0]) for v in value) if targs else True
-    if origin is dict or hint is dict:
-        return isinstance(value, Mapping)
-    return isinstance(value, hint) if isinstance(hint, type) else True
-
-
-def _describe(hint: Any) -> str:
-    origin, targs = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (Union, types.UnionType):
-        return " or ".join(_describe(h) for h in targs)
-    if origin is Literal:
-        return "one of " + ", ".join(repr(a) for a in targs)
-    if hint is type(None):
-        return "None"
-    if origin is not None:
-        return f"{origin.__name__}[{', '.join(_describe(a) for a in targs if a is not ...)}]"
-    return getattr(hint, "__name__", str(hint))

@@ -1,0 +1,166 @@
+"""The `lamina` command: train, eval, info and sample from YAML jobs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import lamina as lm
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lamina", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def job_command(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("job", type=Path, help="the job's YAML file")
+        p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a config value, e.g. --set trainer.epochs=3")
+        return p
+
+    p = job_command("train", "train a model from a job file")
+    p.add_argument("--resume", action="store_true",
+                   help="continue runs/<name> from its last checkpoint")
+    p.add_argument("--workers", type=int, default=None,
+                   help="distributed data-parallel workers (not available yet)")
+    p = job_command("eval", "evaluate a checkpoint on the job's test split")
+    p.add_argument("--checkpoint", type=Path, required=True)
+    job_command("info", "show the model's layers, output shapes and parameter counts")
+    p = job_command("sample", "generate text from a character language model")
+    p.add_argument("--checkpoint", type=Path, required=True)
+    p.add_argument("--length", type=int, default=400)
+    p.add_argument("--prime", default="def ")
+    p.add_argument("--temperature", type=float, default=0.8)
+    p.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from lamina.io import CheckpointError
+    from lamina.schema import ConfigError
+    from lamina.train.callbacks import NonFiniteError
+
+    try:
+        return COMMANDS[args.command](args)
+    except ConfigError as e:
+        print(f"lamina: config error: {e}", file=sys.stderr)
+        return 2
+    except (CheckpointError, NonFiniteError, FileNotFoundError, ImportError) as e:
+        print(f"lamina: error: {e}", file=sys.stderr)
+        return 1
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any]:
+    from lamina.train.job import load_config
+
+    return load_config(args.job, args.set)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from lamina.train.job import train
+
+    if args.workers not in (None, 1):
+        print("lamina: error: --workers: distributed training is not available in this "
+              "version; run without --workers", file=sys.stderr)
+        return 2
+    config = _config(args)
+    run, results = train(config, resume=args.resume)
+    reason = run.trainer.stop_reason
+    if reason:
+        print(f"stopped: {reason}")
+    print("test " + " ".join(f"{k} {v:.4f}" for k, v in results.items()))
+    print(f"run directory: {run.directory}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from lamina.train.algorithms import algorithm_class
+    from lamina.train.job import build_data, build_model
+    from lamina.train.trainer import Trainer
+
+    config = _config(args)
+    _, test_loader, _ = build_data(config)
+    model = build_model(config)
+    lm.io.load(args.checkpoint, model)
+    alg = config["algorithm"]
+    algorithm = algorithm_class(alg["type"])(**{k: v for k, v in alg.items() if k != "type"})
+    trainer = Trainer(model, None, config["loss"], algorithm, config["trainer"]["metrics"])
+    results = trainer.evaluate(test_loader)
+    print("test " + " ".join(f"{k} {v:.4f}" for k, v in results.items()))
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from lamina.train.job import build_data, build_model
+
+    config = _config(args)
+    _, test_loader, info = build_data(config)
+    model = build_model(config)
+    x = next(iter(test_loader))[0][:2]
+    rows = [("layer", "type", "output shape", "parameters")]
+    layers = list(model.named_children()) or [("", model)]
+    model.eval()
+    with lm.no_grad():
+        for name, layer in layers:
+            x = layer(x)
+            out = x[0] if isinstance(x, tuple) else x
+            n = sum(p.size for p in layer.parameters())
+            rows.append((name or "-", type(layer).__name__, str(("N", *out.shape[1:])), f"{n:,}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+    total = sum(p.size for p in model.parameters())
+    print(f"total parameters: {total:,}   input shape: {['N', *info['input_shape']]}")
+    return 0
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from lamina.train.job import build_data, build_model
+
+    config = _config(args)
+    _, _, info = build_data(config)
+    if "vocab" not in info:
+        print("lamina: error: sample needs a text dataset (data.name: text)", file=sys.stderr)
+        return 2
+    model = build_model(config)
+    lm.io.load(args.checkpoint, model)
+    print(generate(model, info["vocab"], args.prime, args.length, args.temperature, args.seed))
+    return 0
+
+
+def generate(model: Any, vocab: str, prime: str, length: int, temperature: float,
+             seed: int = 0) -> str:
+    """Sample `length` characters from a stateful character model, after feeding `prime`."""
+    lookup = {c: i for i, c in enumerate(vocab)}
+    unknown = sorted(set(prime) - set(lookup))
+    if unknown:
+        raise ValueError(f"sample: the prime has characters outside the vocabulary: {unknown}")
+    rng = np.random.default_rng(seed)
+    model.eval()
+    for _, layer in model.named_layers():
+        if callable(getattr(layer, "reset_state", None)):
+            layer.reset_state()
+    out = list(prime)
+    with lm.no_grad():
+        logits = model(lm.tensor(np.array([[lookup[c] for c in prime]])))
+        for _ in range(length):
+            z = logits.data[0, -1].astype(np.float64) / max(temperature, 1e-6)
+            p = np.exp(z - z.max())
+            nxt = int(rng.choice(len(vocab), p=p / p.sum()))
+            out.append(vocab[nxt])
+            logits = model(lm.tensor(np.array([[nxt]])))
+    return "".join(out)
+
+
+COMMANDS = {"train": cmd_train, "eval": cmd_eval, "info": cmd_info, "sample": cmd_sample}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

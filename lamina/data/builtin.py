@@ -1,0 +1,209 @@
+"""Built-in datasets that need no network, chosen by name in a job's `data` section.
+
+Each loader returns {"train": Dataset, "test": Dataset} and an `info` dict (input shape,
+number of classes, vocabulary for text).
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import os
+import sysconfig
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from lamina.data.dataset import ArrayDataset
+
+_LOADERS: dict[str, Callable[..., tuple[dict[str, ArrayDataset], dict[str, Any]]]] = {}
+
+
+def register_dataset(name: str) -> Callable:
+    """Register a loader `fn(**options) -> (splits, info)` under a name for job configs."""
+    def decorate(fn: Callable) -> Callable:
+        _LOADERS[name] = fn
+        return fn
+
+    return decorate
+
+
+def dataset_names() -> list[str]:
+    return sorted(_LOADERS)
+
+
+def load_dataset(name: str, **options: Any) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
+    """Load a built-in dataset by name; options are the loader's keyword arguments."""
+    if name not in _LOADERS:
+        raise ValueError(f"unknown dataset {name!r}; one of {dataset_names()}")
+    return _LOADERS[name](**options)
+
+
+def cache_dir() -> Path:
+    """Where generated datasets are cached: $LAMINA_CACHE or ~/.cache/lamina."""
+    root = os.environ.get("LAMINA_CACHE") or Path.home() / ".cache" / "lamina"
+    return Path(root)
+
+
+def _classification(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
+                    shape: list[int] | None) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
+    x, x_test = x.astype(np.float32), x_test.astype(np.float32)
+    if shape is not None:
+        x, x_test = x.reshape(len(x), *shape), x_test.reshape(len(x_test), *shape)
+    info = {"input_shape": list(x.shape[1:]), "num_classes": int(max(y.max(), y_test.max()) + 1)}
+    return ({"train": ArrayDataset(x, y.astype(np.int64)),
+             "test": ArrayDataset(x_test, y_test.astype(np.int64))}, info)
+
+
+@register_dataset("mnist1d")
+def mnist1d(shape: list[int] | None = None) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
+    """MNIST-1D (Greydanus, 2020): 4,000 train / 1,000 test signals of length 40, 10 classes.
+
+    Made on this machine by the `mnist1d` package's own generator (`make_dataset` with its
+    default arguments: never its download or its pickle cache), then cached as .npz.
+    """
+    path = cache_dir() / "mnist1d.npz"
+    if not path.exists():
+        if importlib.util.find_spec("mnist1d") is None:
+            raise ImportError("the mnist1d dataset needs the mnist1d package: "
+                              "pip install 'lamina[data]'")
+        from mnist1d.data import get_dataset_args, make_dataset
+
+        d = make_dataset(get_dataset_args())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, x=d["x"], y=d["y"], x_test=d["x_test"], y_test=d["y_test"])
+        os.replace(tmp, path)
+    with np.load(path, allow_pickle=False) as d:
+        return _classification(d["x"], d["y"], d["x_test"], d["y_test"], shape)
+
+
+@register_dataset("digits")
+def digits(shape: list[int] | None = None, binarize: bool = False,
+           test_fraction: float = 0.2) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
+    """The 8x8 handwritten digits shipped with scikit-learn (1,797 images), scaled to [0, 1].
+
+    binarize: threshold at 0.5, for Bernoulli models such as the RBM.
+    """
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as e:
+        raise ImportError("the digits dataset needs scikit-learn: pip install 'lamina[data]'"
+                          ) from e
+    d = load_digits()
+    x, y = d.data / 16.0, d.target
+    if binarize:
+        x = (x > 0.5).astype(np.float32)
+    order = np.random.default_rng(0).permutation(len(x))
+    cut = int(len(x) * (1 - test_fraction))
+    tr, te = order[:cut], order[cut:]
+    return _classification(x[tr], y[tr], x[te], y[te], shape)
+
+
+IDX_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+             "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+
+
+def read_idx(path: Path) -> np.ndarray:
+    """Read one IDX file (gzipped or not): magic, dims as big-endian int32, then the data."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as f:
+        raw = f.read()
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
+        raise ValueError(f"{path}: not an IDX file of unsigned bytes (bad magic number)")
+    ndim = raw[3]
+    dims = np.frombuffer(raw, ">i4", count=ndim, offset=4)
+    data = np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim)
+    if data.size != int(np.prod(dims)):
+        raise ValueError(f"{path}: truncated; expected {int(np.prod(dims))} values for shape "
+                         f"{tuple(dims)}, got {data.size}")
+    return data.reshape(tuple(int(d) for d in dims))
+
+
+@register_dataset("idx")
+def idx(path: str, shape: list[int] | None = None) -> tuple[dict[str, ArrayDataset], dict]:
+    """MNIST or Fashion-MNIST in IDX format from a directory, gzipped or not."""
+    root = Path(path)
+    found = []
+    for name in IDX_FILES:
+        candidates = [root / name, root / f"{name}.gz"]
+        hit = next((c for c in candidates if c.exists()), None)
+        if hit is None:
+            raise FileNotFoundError(f"idx dataset: {root} has no {name} (or {name}.gz); "
+                                    f"expected the four files {list(IDX_FILES)}")
+        found.append(read_idx(hit))
+    x, y, x_test, y_test = found
+    return _classification(x / 255.0, y, x_test / 255.0, y_test,
+                           shape if shape is not None else [1, *x.shape[1:]])
+
+
+@register_dataset("npz")
+def npz(path: str, shape: list[int] | None = None) -> tuple[dict[str, ArrayDataset], dict]:
+    """Arrays x, y, x_test, y_test from an .npz file (no pickles)."""
+    with np.load(path, allow_pickle=False) as d:
+        missing = [k for k in ("x", "y", "x_test", "y_test") if k not in d]
+        if missing:
+            raise KeyError(f"npz dataset: {path} lacks arrays {missing}")
+        return _classification(d["x"], d["y"], d["x_test"], d["y_test"], shape)
+
+
+@register_dataset("csv")
+def csv(path: str, test_path: str, label_column: int = -1, skip_header: bool = True,
+        shape: list[int] | None = None) -> tuple[dict[str, ArrayDataset], dict]:
+    """Numeric CSV files, one sample a row, the label in `label_column`."""
+    def read(p: str) -> tuple[np.ndarray, np.ndarray]:
+        table = np.loadtxt(p, delimiter=",", skiprows=1 if skip_header else 0, ndmin=2)
+        return np.delete(table, label_column, axis=1), table[:, label_column].astype(np.int64)
+
+    (x, y), (x_test, y_test) = read(path), read(test_path)
+    return _classification(x, y, x_test, y_test, shape)
+
+
+DEFAULT_TEXT_MODULES = (
+    "textwrap", "string", "argparse", "dataclasses", "functools", "json/decoder",
+)
+
+
+def default_corpus() -> str:
+    """The source of a few modules of the Python standard library, read at run time."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    return "\n".join((stdlib / f"{m}.py").read_text(encoding="utf-8")
+                     for m in DEFAULT_TEXT_MODULES)
+
+
+ASCII_VOCAB = "\t\n" + "".join(chr(c) for c in range(32, 127))
+
+
+@register_dataset("text")
+def text(path: str | None = None, seq_len: int = 100, val_fraction: float = 0.1,
+         vocab: Literal["ascii", "corpus"] = "ascii"
+         ) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
+    """A character-level corpus cut into sequences: x = chars[i:i+T], y = chars[i+1:i+T+1].
+
+    Args:
+        path: a UTF-8 text file; default: a few standard-library modules' source.
+        seq_len: characters per sequence.
+        val_fraction: the share of sequences (at the end) held out.
+        vocab: "ascii" (97 symbols: tab, newline and printable ASCII; others become '?'),
+            the same on every machine, so a model config can name its size; or "corpus"
+            (the corpus's own characters, sorted).
+    """
+    corpus = Path(path).read_text(encoding="utf-8") if path else default_corpus()
+    symbols = ASCII_VOCAB if vocab == "ascii" else "".join(sorted(set(corpus)))
+    lookup = {c: i for i, c in enumerate(symbols)}
+    unknown = lookup.get("?", 0)
+    encoded = np.fromiter((lookup.get(c, unknown) for c in corpus), np.int64, len(corpus))
+    n = (len(encoded) - 1) // seq_len
+    if n < 2:
+        raise ValueError(f"text dataset: the corpus ({len(corpus)} characters) is too short "
+                         f"for two sequences of {seq_len}")
+    x = encoded[: n * seq_len].reshape(n, seq_len)
+    y = encoded[1: n * seq_len + 1].reshape(n, seq_len)
+    cut = max(1, int(n * (1 - val_fraction)))
+    freq = np.bincount(encoded, minlength=len(symbols)) / len(encoded)
+    entropy = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
+    info = {"vocab": symbols, "num_classes": len(symbols), "unigram_entropy": entropy,
+            "input_shape": [seq_len]}
+    return {"train": ArrayDataset(x[:cut], y[:cut]), "test": ArrayDataset(x[cut:], y[cut:])}, info

@@ -1,0 +1,112 @@
+"""Datasets (indexable collections of samples) and the DataLoader that batches them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.tensor import Tensor
+
+
+class Dataset:
+    """Base class: `__len__` and `__getitem__(i)` returning one sample (a tuple of arrays).
+
+    A subclass may also define `get_batch(indices)` returning the stacked samples at once,
+    which DataLoader prefers to collating one sample at a time.
+    """
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def __getitem__(self, index: int) -> Any:
+        raise NotImplementedError
+
+
+class ArrayDataset(Dataset):
+    """Samples are rows of equally long arrays: ArrayDataset(x, y)[i] == (x[i], y[i]).
+
+    Example:
+        >>> ds = ArrayDataset(np.zeros((100, 40), np.float32), np.zeros(100, np.int64))
+        >>> x, y = ds[0]
+    """
+
+    def __init__(self, *arrays: Any) -> None:
+        if not arrays:
+            raise ValueError("ArrayDataset: needs at least one array")
+        self.arrays = tuple(np.asarray(a) for a in arrays)
+        lengths = {len(a) for a in self.arrays}
+        if len(lengths) != 1:
+            raise ValueError(f"ArrayDataset: arrays must have one length; got "
+                             f"{[len(a) for a in self.arrays]}")
+
+    def __len__(self) -> int:
+        return len(self.arrays[0])
+
+    def __getitem__(self, index: int) -> tuple[Any, ...]:
+        return tuple(a[index] for a in self.arrays)
+
+    def get_batch(self, indices: np.ndarray) -> tuple[Any, ...]:
+        return tuple(a[indices] for a in self.arrays)
+
+
+def default_collate(samples: Sequence[Any]) -> tuple[Any, ...]:
+    """Stack a list of samples (tuples of arrays) into a tuple of batch arrays."""
+    first = samples[0]
+    if isinstance(first, tuple):
+        return tuple(np.stack([s[i] for s in samples]) for i in range(len(first)))
+    return (np.stack(samples),)
+
+
+class DataLoader:
+    """Batches of a dataset, reshuffled every epoch in an order fixed by (seed, epoch).
+
+    The order of epoch e depends only on `seed` and e, so a run resumed at epoch e sees
+    exactly the batches an uninterrupted run would.
+
+    Args:
+        dataset: a Dataset (or anything with __len__ and __getitem__).
+        batch_size: samples per batch.
+        shuffle: permute the samples each epoch.
+        drop_last: drop a last batch smaller than batch_size.
+        seed: the shuffling seed.
+        collate: turns a list of samples into a batch (when the dataset has no get_batch).
+
+    Yields:
+        Tuples of Tensors, one per field of a sample: (x, y).
+    """
+
+    def __init__(self, dataset: Any, batch_size: int = 32, shuffle: bool = False,
+                 drop_last: bool = False, seed: int = 0,
+                 collate: Callable[[Sequence[Any]], tuple[Any, ...]] = default_collate) -> None:
+        if batch_size < 1:
+            raise ValueError(f"DataLoader: batch_size must be >= 1; got {batch_size}")
+        self.dataset, self.batch_size = dataset, batch_size
+        self.shuffle, self.drop_last, self.seed = shuffle, drop_last, seed
+        self.collate = collate
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Choose which epoch's order the next iteration uses."""
+        self.epoch = epoch
+
+    def order(self) -> np.ndarray:
+        n = len(self.dataset)
+        if not self.shuffle:
+            return np.arange(n)
+        return np.random.default_rng([self.seed, self.epoch]).permutation(n)
+
+    def __len__(self) -> int:
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self) -> Iterator[tuple[Tensor, ...]]:
+        order = self.order()
+        get_batch = getattr(self.dataset, "get_batch", None)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            if self.drop_last and len(idx) < self.batch_size:
+                return
+            batch = get_batch(idx) if get_batch else self.collate([self.dataset[i] for i in idx])
+            yield tuple(Tensor(np.asarray(b)) for b in batch)

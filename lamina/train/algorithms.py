@@ -1,0 +1,228 @@
+"""Training algorithms: one `train_one_batch` each, picked by name in the job config.
+
+An algorithm sees the model, a batch and the updater; it never touches an optimizer, so
+the same class runs locally and against a parameter server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import lamina as lm
+from lamina.autograd.tensor import Tensor
+from lamina.nn.layer import Layer
+from lamina.train.losses import get_loss, get_metric
+from lamina.train.updater import push_gradients
+
+_ALGORITHMS: dict[str, type[Algorithm]] = {}
+
+
+def register_algorithm(name: str) -> Callable[[type[Algorithm]], type[Algorithm]]:
+    """Register an Algorithm subclass under a name; its __init__ keywords are config fields.
+
+    Example:
+        >>> @train.register_algorithm("bp_twice")
+        ... class Twice(train.BP):
+        ...     def train_one_batch(self, model, batch, updater):
+        ...         super().train_one_batch(model, batch, updater)
+        ...         return super().train_one_batch(model, batch, updater)
+    """
+    def decorate(cls: type[Algorithm]) -> type[Algorithm]:
+        if not (isinstance(cls, type) and issubclass(cls, Algorithm)):
+            raise TypeError(f"register_algorithm({name!r}): {cls!r} is not an Algorithm")
+        _ALGORITHMS[name] = cls
+        return cls
+
+    return decorate
+
+
+def algorithm_class(name: str) -> type[Algorithm]:
+    if name not in _ALGORITHMS:
+        raise ValueError(f"unknown algorithm {name!r}; one of {sorted(_ALGORITHMS)}")
+    return _ALGORITHMS[name]
+
+
+def algorithm_names() -> list[str]:
+    return sorted(_ALGORITHMS)
+
+
+class Algorithm:
+    """Base class. The Trainer sets `loss` and `metrics` before training starts."""
+
+    loss: Callable[[Tensor, Any], Tensor] = staticmethod(get_loss("cross_entropy"))
+    metrics: dict[str, Callable[[Tensor, Tensor], float]] = {}
+
+    def bind(self, loss: Any, metrics: list[str]) -> Algorithm:
+        self.loss = get_loss(loss)
+        self.metrics = {m: get_metric(m) for m in metrics}
+        return self
+
+    def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
+                        ) -> dict[str, float]:
+        raise NotImplementedError
+
+    def test_one_batch(self, model: Layer, batch: tuple[Tensor, ...]) -> dict[str, float]:
+        raise NotImplementedError
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint must keep to resume this algorithm exactly (arrays allowed)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass
+
+    def _scores(self, output: Tensor, target: Tensor, loss: Tensor) -> dict[str, float]:
+        logs = {"loss": loss.item()}
+        logs.update({name: fn(output, target) for name, fn in self.metrics.items()})
+        return logs
+
+
+@register_algorithm("bp")
+class BP(Algorithm):
+    """Back-propagation: forward, loss, backward (pushing gradients as they finish), step."""
+
+    def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
+                        ) -> dict[str, float]:
+        x, y = batch[0], batch[1]
+        updater.pull()
+        output = model(x)
+        loss = self.loss(output, y)
+        push_gradients(loss, model, updater)
+        updater.step()
+        return self._scores(output, y, loss)
+
+    def test_one_batch(self, model: Layer, batch: tuple[Tensor, ...]) -> dict[str, float]:
+        x, y = batch[0], batch[1]
+        output = model(x)
+        return self._scores(output, y, self.loss(output, y))
+
+
+def _stateful_layers(model: Layer) -> list[Any]:
+    return [layer for _, layer in model.named_layers()
+            if callable(getattr(layer, "detach_state", None))]
+
+
+@register_algorithm("bptt")
+class BPTT(Algorithm):
+    """Truncated back-propagation through time (Williams & Peng, 1990).
+
+    Each batch holds sequences (B, T, ...) with per-step targets (B, T). They are cut into
+    chunks of `bptt_steps`; after each chunk the parameters are updated and the recurrent
+    state is carried into the next chunk but detached, so gradients span one chunk.
+    The model's recurrent layers must be stateful (`stateful: true`); their state is reset
+    at the start of every batch.
+    """
+
+    def __init__(self, bptt_steps: int = 35) -> None:
+        if bptt_steps < 1:
+            raise ValueError(f"bptt: bptt_steps must be >= 1; got {bptt_steps}")
+        self.bptt_steps = bptt_steps
+
+    def _layers(self, model: Layer) -> list[Any]:
+        layers = _stateful_layers(model)
+        if not any(getattr(layer, "stateful", False) for layer in layers):
+            raise ValueError("bptt: the model has no stateful recurrent layer; set "
+                             "`stateful: true` on its RNN/LSTM/GRU so state crosses chunks")
+        return layers
+
+    def _chunks(self, batch: tuple[Tensor, ...]):
+        x, y = batch[0], batch[1]
+        for t0 in range(0, x.shape[1], self.bptt_steps):
+            yield x[:, t0:t0 + self.bptt_steps].detach(), y[:, t0:t0 + self.bptt_steps].detach()
+
+    def _flat(self, output: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+        return output.reshape(-1, output.shape[-1]), y.reshape(-1)
+
+    def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
+                        ) -> dict[str, float]:
+        layers = self._layers(model)
+        for layer in layers:
+            layer.reset_state()
+        totals: dict[str, float] = {}
+        count = 0
+        for xc, yc in self._chunks(batch):
+            updater.pull()
+            output, target = self._flat(model(xc), yc)
+            loss = self.loss(output, target)
+            push_gradients(loss, model, updater)
+            updater.step()
+            for layer in layers:
+                layer.detach_state()
+            n = target.size
+            for k, v in self._scores(output, target, loss).items():
+                totals[k] = totals.get(k, 0.0) + v * n
+            count += n
+        return {k: v / count for k, v in totals.items()}
+
+    def test_one_batch(self, model: Layer, batch: tuple[Tensor, ...]) -> dict[str, float]:
+        for layer in self._layers(model):
+            layer.reset_state()
+        output, target = self._flat(model(batch[0]), batch[1])
+        return self._scores(output, target, self.loss(output, target))
+
+
+def _energy_model(model: Any) -> Any:
+    missing = [m for m in ("free_energy", "gibbs", "reconstruction_error",
+                           "pseudo_log_likelihood") if not callable(getattr(model, m, None))]
+    if missing:
+        raise ValueError(f"cd: the model must be an energy model with {missing} (an RBM); "
+                         f"got {type(model).__name__}")
+    return model
+
+
+@register_algorithm("cd")
+class CD(Algorithm):
+    """Contrastive divergence CD-k (Hinton, 2002), or persistent CD (Tieleman, 2008).
+
+    The negative phase runs k Gibbs steps from the data (CD) or from chains kept across
+    batches (PCD). The gradient pushed is that of mean F(v_data) - mean F(v_model), F the
+    free energy; it equals the classic <vh>_model - <vh>_data statistics.
+    Reports the free-energy gap as `loss`, the reconstruction error and the
+    pseudo-log-likelihood.
+    """
+
+    def __init__(self, k: int = 1, persistent: bool = False) -> None:
+        if k < 1:
+            raise ValueError(f"cd: k must be >= 1; got {k}")
+        self.k, self.persistent = k, persistent
+        self.chain: np.ndarray | None = None
+
+    def bind(self, loss: Any, metrics: list[str]) -> Algorithm:
+        self.metrics = {}  # CD reports its own measures; labels, if any, are unused
+        return self
+
+    def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
+                        ) -> dict[str, float]:
+        rbm = _energy_model(model)
+        v0 = batch[0].reshape(batch[0].shape[0], -1)
+        updater.pull()
+        start = v0.data
+        if self.persistent and self.chain is not None and self.chain.shape == v0.shape:
+            start = self.chain
+        vk = rbm.gibbs(start, self.k)
+        if self.persistent:
+            self.chain = vk
+        loss = rbm.free_energy(v0).mean() - rbm.free_energy(Tensor(vk)).mean()
+        push_gradients(loss, model, updater)
+        updater.step()
+        return {"loss": loss.item(), **self._measures(rbm, v0)}
+
+    def test_one_batch(self, model: Layer, batch: tuple[Tensor, ...]) -> dict[str, float]:
+        rbm = _energy_model(model)
+        v0 = batch[0].reshape(batch[0].shape[0], -1)
+        return self._measures(rbm, v0)
+
+    def _measures(self, rbm: Any, v0: Tensor) -> dict[str, float]:
+        with lm.no_grad():
+            return {"recon_error": rbm.reconstruction_error(v0.data),
+                    "pseudo_ll": rbm.pseudo_log_likelihood(v0.data)}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"chain": self.chain} if self.chain is not None else {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        chain = state.get("chain")
+        self.chain = None if chain is None else np.array(chain)

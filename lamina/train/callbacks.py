@@ -1,0 +1,301 @@
+"""Callbacks: everything around the training loop, each firing on its own trigger.
+
+Hooks, in order: on_fit_start, on_epoch_start, before_step (between the last gradient
+push and the optimizer update), on_batch_end, on_epoch_end, on_fit_end.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import lamina as lm
+from lamina.optim.clip import clip_grad_norm_, clip_grad_value_
+
+if TYPE_CHECKING:
+    from lamina.train.trainer import Trainer
+
+
+class NonFiniteError(RuntimeError):
+    """The loss or a gradient became NaN or infinite; training stopped before the update."""
+
+
+class Trigger:
+    """Fires every `every` epochs or iterations (`unit`)."""
+
+    def __init__(self, every: int = 1, unit: str = "epoch") -> None:
+        if every < 1 or unit not in ("epoch", "iteration"):
+            raise ValueError(f"Trigger: every must be >= 1 and unit 'epoch' or 'iteration'; "
+                             f"got {every}, {unit!r}")
+        self.every, self.unit = every, unit
+
+    def fires(self, trainer: Trainer, unit: str) -> bool:
+        count = trainer.epoch if unit == "epoch" else trainer.iteration
+        return unit == self.unit and count % self.every == 0
+
+
+class Callback:
+    """Base class: override the hooks you need. `state_dict` is saved in checkpoints."""
+
+    def on_fit_start(self, trainer: Trainer) -> None: ...
+    def on_epoch_start(self, trainer: Trainer) -> None: ...
+    def before_step(self, trainer: Trainer, params: list[Any]) -> None: ...
+    def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None: ...
+    def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None: ...
+    def on_fit_end(self, trainer: Trainer) -> None: ...
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass
+
+
+class ProgressBar(Callback):
+    """A tqdm bar per epoch with loss and samples/s on a terminal; one line per epoch else."""
+
+    def __init__(self, stream: Any = None, bar: bool | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.bar_enabled = bar if bar is not None else self.stream.isatty()
+        self.bar: Any = None
+
+    def on_epoch_start(self, trainer: Trainer) -> None:
+        self.start, self.samples = time.perf_counter(), 0
+        if self.bar_enabled:
+            from tqdm import tqdm
+
+            total = len(trainer.train_loader) if hasattr(trainer.train_loader, "__len__") else None
+            self.bar = tqdm(total=total, desc=f"epoch {trainer.epoch + 1}/{trainer.epochs}",
+                            file=self.stream, leave=False, dynamic_ncols=True)
+
+    def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        self.samples += trainer.last_batch_size
+        if self.bar is not None:
+            rate = self.samples / max(time.perf_counter() - self.start, 1e-9)
+            self.bar.set_postfix(loss=f"{logs.get('loss', float('nan')):.4f}",
+                                 samples_s=f"{rate:.0f}", refresh=False)
+            self.bar.update(1)
+
+    def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+        elapsed = time.perf_counter() - self.start
+        parts = " ".join(f"{k} {v:.4f}" for k, v in logs.items() if k != "epoch")
+        print(f"epoch {trainer.epoch}/{trainer.epochs} {parts} ({elapsed:.1f}s, "
+              f"{self.samples / max(elapsed, 1e-9):.0f} samples/s)", file=self.stream,
+              flush=True)
+
+
+class CSVLogger(Callback):
+    """Writes one row per epoch to a CSV file, rewritten from the history on resume."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+
+    def _write(self, history: list[dict[str, float]]) -> None:
+        keys: list[str] = []
+        for row in history:
+            keys += [k for k in row if k not in keys]
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(history)
+        lm.io.checkpoint.atomic_write(self.path, buf.getvalue().encode())
+
+    def on_fit_start(self, trainer: Trainer) -> None:
+        if trainer.history:
+            self._write(trainer.history)
+
+    def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        self._write(trainer.history)
+
+
+class PlotCurves(Callback):
+    """Draws loss (and accuracy, where measured) per epoch to a PNG, headless."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+
+    def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        history = trainer.history
+        groups = [k for k in history[-1] if k != "epoch" and not k.startswith("val_")]
+        fig, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 3.5), squeeze=False)
+        epochs = [row["epoch"] for row in history]
+        for ax, key in zip(axes[0], groups):
+            has_val = f"val_{key}" in history[-1]
+            for name, label in ((key, "train"), (f"val_{key}", "validation")):
+                values = [row.get(name, math.nan) for row in history]
+                if not all(math.isnan(v) for v in values):
+                    ax.plot(epochs, values, marker="o", markersize=3, label=label)
+            ax.set_xlabel("epoch")
+            ax.set_title(key)
+            ax.grid(alpha=0.3)
+            if has_val:
+                ax.legend()
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100)
+        plt.close(fig)
+        lm.io.checkpoint.atomic_write(self.path, buf.getvalue())
+
+
+class Checkpoint(Callback):
+    """Saves `last.safetensors` on its trigger and `best.safetensors` when `monitor` improves.
+
+    Every file holds the model, the optimizer and the trainer's state (epoch, iteration,
+    history, RNG, scheduler, algorithm), written atomically: a crash leaves the previous one.
+    """
+
+    def __init__(self, directory: str | os.PathLike, trigger: Trigger | None = None,
+                 monitor: str | None = None, mode: str = "min") -> None:
+        if mode not in ("min", "max"):
+            raise ValueError(f"Checkpoint: mode must be 'min' or 'max'; got {mode!r}")
+        self.directory = Path(directory)
+        self.trigger = trigger or Trigger(1, "epoch")
+        self.monitor, self.mode = monitor, mode
+        self.best: float | None = None
+
+    @property
+    def last_path(self) -> Path:
+        return self.directory / "last.safetensors"
+
+    def save(self, trainer: Trainer, path: Path) -> None:
+        for name, p in trainer.model.named_parameters():
+            if not np.isfinite(p.data).all():  # never replace a good file with a broken one
+                raise NonFiniteError(f"Checkpoint: the weight {name} is not finite; kept "
+                                     f"{trainer.last_checkpoint or 'no checkpoint'} as it was")
+        lm.io.save(path, trainer.model, trainer.optimizer, extra=trainer.state_dict())
+        trainer.last_checkpoint = path
+
+    def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        if self.trigger.fires(trainer, "iteration"):
+            self.save(trainer, self.last_path)
+
+    def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        if self.monitor is not None and self.monitor in logs:
+            value = logs[self.monitor]
+            better = self.best is None or (value < self.best if self.mode == "min"
+                                           else value > self.best)
+            if better and math.isfinite(value):
+                self.best = value
+                self.save(trainer, self.directory / "best.safetensors")
+        if self.trigger.fires(trainer, "epoch") or trainer.epoch == trainer.epochs:
+            self.save(trainer, self.last_path)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"best": self.best}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.best = state.get("best")
+
+
+class EarlyStopping(Callback):
+    """Stops when `monitor` has not improved by `min_delta` for `patience` epochs."""
+
+    def __init__(self, monitor: str = "val_loss", patience: int = 5, mode: str = "min",
+                 min_delta: float = 0.0) -> None:
+        if mode not in ("min", "max"):
+            raise ValueError(f"EarlyStopping: mode must be 'min' or 'max'; got {mode!r}")
+        self.monitor, self.patience, self.mode, self.min_delta = monitor, patience, mode, min_delta
+        self.best: float | None = None
+        self.bad_epochs = 0
+
+    def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        if self.monitor not in logs:
+            raise KeyError(f"EarlyStopping: no metric {self.monitor!r}; have {sorted(logs)}")
+        value = logs[self.monitor]
+        sign = 1 if self.mode == "min" else -1
+        if self.best is None or sign * (self.best - value) > self.min_delta:
+            self.best, self.bad_epochs = value, 0
+            return
+        self.bad_epochs += 1
+        if self.bad_epochs >= self.patience:
+            trainer.stop(f"early stopping: {self.monitor} has not improved for "
+                         f"{self.patience} epochs (best {self.best:.4f})")
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"best": self.best, "bad_epochs": self.bad_epochs}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.best, self.bad_epochs = state.get("best"), state.get("bad_epochs", 0)
+
+
+class LRSchedule(Callback):
+    """Steps a learning-rate schedule per epoch or per iteration (ReduceLROnPlateau: per
+    epoch, on `monitor`)."""
+
+    def __init__(self, scheduler: Any, interval: str = "epoch", monitor: str = "val_loss") -> None:
+        if interval not in ("epoch", "iteration"):
+            raise ValueError(f"LRSchedule: interval must be 'epoch' or 'iteration'; "
+                             f"got {interval!r}")
+        self.scheduler, self.interval, self.monitor = scheduler, interval, monitor
+        self.plateau = type(scheduler).__name__ == "ReduceLROnPlateau"
+
+    def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        if self.interval == "iteration" and not self.plateau:
+            self.scheduler.step()
+
+    def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        if self.plateau:
+            self.scheduler.step(logs.get(self.monitor, logs.get("loss")))
+        elif self.interval == "epoch":
+            self.scheduler.step()
+        logs["lr"] = self.scheduler.get_last_lr()[0]
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.scheduler.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.scheduler.load_state_dict(state)
+
+
+class GradientClipping(Callback):
+    """Clips gradients before every update: by joint norm, by value, or both."""
+
+    def __init__(self, max_norm: float | None = None, max_value: float | None = None) -> None:
+        self.max_norm, self.max_value = max_norm, max_value
+
+    def before_step(self, trainer: Trainer, params: list[Any]) -> None:
+        if self.max_value is not None:
+            clip_grad_value_(params, self.max_value)
+        if self.max_norm is not None:
+            clip_grad_norm_(params, self.max_norm)
+
+
+class NaNGuard(Callback):
+    """Stops the run with a clear message when the loss or a gradient is not finite.
+
+    Gradients are checked before the optimizer applies them, so the weights (and the last
+    checkpoint on disk) stay those of the last good step.
+    """
+
+    def _fail(self, trainer: Trainer, what: str) -> None:
+        where = f"epoch {trainer.epoch + 1}, iteration {trainer.iteration + 1}"
+        kept = (f"the last good checkpoint is {trainer.last_checkpoint}"
+                if trainer.last_checkpoint else "no checkpoint had been written yet")
+        raise NonFiniteError(f"{what} at {where}; training stopped before the update, {kept}. "
+                             "Lower the learning rate or clip gradients (trainer.clip_grad_norm).")
+
+    def before_step(self, trainer: Trainer, params: list[Any]) -> None:
+        for name, p in trainer.model.named_parameters():
+            if p.grad is not None and not np.isfinite(p.grad).all():
+                self._fail(trainer, f"the gradient of {name} is not finite")
+
+    def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        loss = logs.get("loss")
+        if loss is not None and not math.isfinite(loss):
+            self._fail(trainer, f"the loss is {loss}")

@@ -1,0 +1,307 @@
+"""Job configs (YAML): validation with errors that name the key path, and building the run.
+
+A job has the sections data, model, loss, optimizer, scheduler, algorithm, trainer and
+distributed. Every key is checked; an unknown key is an error that lists the allowed ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import lamina as lm
+import lamina.optim as optim
+from lamina.data import DataLoader, dataset_names, load_dataset
+from lamina.data.builtin import _LOADERS
+from lamina.nn.layer import Layer
+from lamina.optim import lr_scheduler
+from lamina.schema import ConfigError, check_args
+from lamina.train import callbacks as cb
+from lamina.train.algorithms import Algorithm, algorithm_class, algorithm_names
+from lamina.train.losses import LOSSES, METRICS
+from lamina.train.trainer import Trainer
+
+SECTIONS = ("name", "data", "model", "loss", "optimizer", "scheduler", "algorithm", "trainer",
+            "distributed")
+OPTIMIZERS = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")
+SCHEDULERS = ("StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
+              "LinearWarmup", "ReduceLROnPlateau")
+
+
+@dataclasses.dataclass
+class DataConfig:
+    """The `data` section: a built-in dataset by name plus loader settings; every other key
+    is an option of that dataset (shape, path, seq_len...)."""
+
+    name: str
+    batch_size: int = 32
+    eval_batch_size: int = 500
+    shuffle: bool = True
+    drop_last: bool = False
+
+
+@dataclasses.dataclass
+class TrainerConfig:
+    """The `trainer` section."""
+
+    epochs: int
+    seed: int = 0
+    out_dir: str = "runs"
+    metrics: list[str] = dataclasses.field(default_factory=lambda: ["accuracy"])
+    checkpoint_every: int = 1
+    checkpoint_unit: Literal["epoch", "iteration"] = "epoch"
+    keep_best: str | None = "val_loss"
+    keep_best_mode: Literal["min", "max"] = "min"
+    early_stopping: dict | None = None
+    clip_grad_norm: float | None = None
+    clip_grad_value: float | None = None
+    progress: bool = True
+
+
+def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """Read a YAML job, apply `key.path=value` overrides, and validate it.
+
+    Raises:
+        ConfigError: a malformed file or any invalid key, named by its path.
+    """
+    import yaml
+
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such job file") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from e
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a job must be a mapping of sections {list(SECTIONS)}")
+    raw.setdefault("name", path.stem)
+    for item in overrides:
+        apply_override(raw, item)
+    return validate(raw)
+
+
+def apply_override(config: dict[str, Any], item: str) -> None:
+    """Set `a.b.c=value` in a nested config; the value is parsed as YAML (3, 0.1, true, [1, 2])."""
+    import yaml
+
+    key, sep, text = item.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"--set {item!r}: expected key.path=value")
+    parts = key.split(".")
+    node: Any = config
+    for i, part in enumerate(parts[:-1]):
+        nxt = node[int(part)] if isinstance(node, list) else node.get(part)
+        if nxt is None:
+            nxt = node[part] = {}
+        if not isinstance(nxt, (dict, list)):
+            raise ConfigError(f"--set {key}: {'.'.join(parts[:i + 1])} is not a section")
+        node = nxt
+    last = parts[-1]
+    value = yaml.safe_load(text)
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+
+
+def _unknown(keys: Any, allowed: Sequence[str], path: str) -> None:
+    for key in keys:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{path}{key}: unknown key{hint}; allowed: {sorted(allowed)}")
+
+
+def _section(config: Mapping[str, Any], name: str, required: bool = True) -> Any:
+    value = config.get(name)
+    if value is None and required:
+        raise ConfigError(f"{name}: missing section")
+    return value
+
+
+def _typed(cls: Any, values: Any, path: str) -> Any:
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{path}: expected a mapping, got {type(values).__name__} {values!r}")
+    check_args(cls, values, path)
+    return cls(**values)
+
+
+def _named(section: Any, path: str, choices: Sequence[str], key: str = "type"
+           ) -> tuple[str, dict[str, Any]]:
+    """A section given as a name, or as {type: name, **options}."""
+    if isinstance(section, str):
+        section = {key: section}
+    if not isinstance(section, Mapping) or key not in section:
+        raise ConfigError(f"{path}: expected a name or a mapping with '{key}'; one of "
+                          f"{sorted(choices)}")
+    name = section[key]
+    if name not in choices:
+        close = difflib.get_close_matches(str(name), choices, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"{path}.{key}: unknown {path} {name!r}{hint}; one of {sorted(choices)}")
+    return name, {k: v for k, v in section.items() if k != key}
+
+
+def validate(config: dict[str, Any]) -> dict[str, Any]:
+    """Check every section; return the config with defaults filled in (the resolved job)."""
+    _unknown(config, SECTIONS, "")
+    out: dict[str, Any] = {"name": str(config["name"])}
+    data = dict(_section(config, "data"))
+    name, options = _named(data, "data", dataset_names(), key="name")
+    loader_keys = {f.name for f in dataclasses.fields(DataConfig)} - {"name"}
+    loader = {k: v for k, v in options.items() if k in loader_keys}
+    out["data"] = dataclasses.asdict(_typed(DataConfig, {"name": name, **loader}, "data"))
+    dataset_options = {k: v for k, v in options.items() if k not in loader_keys}
+    check_args(_LOADERS[name], dataset_options, "data")
+    out["data"].update(dataset_options)
+    out["model"] = _section(config, "model")
+    lm.nn.from_config(out["model"], "model")  # every layer error names its path
+    loss = config.get("loss", "cross_entropy")
+    if loss not in LOSSES:
+        raise ConfigError(f"loss: unknown loss {loss!r}; one of {sorted(LOSSES)}")
+    out["loss"] = loss
+    opt_name, opt_args = _named(_section(config, "optimizer"), "optimizer", OPTIMIZERS)
+    check_args(getattr(optim, opt_name), opt_args, "optimizer", skip=("params",))
+    out["optimizer"] = {"type": opt_name, **opt_args}
+    out["scheduler"] = _validate_scheduler(config.get("scheduler"))
+    alg_name, alg_args = _named(config.get("algorithm", "bp"), "algorithm", algorithm_names())
+    check_args(algorithm_class(alg_name), alg_args, "algorithm")
+    out["algorithm"] = {"type": alg_name, **alg_args}
+    trainer = _typed(TrainerConfig, _section(config, "trainer"), "trainer")
+    _check_trainer(trainer, alg_name)
+    out["trainer"] = dataclasses.asdict(trainer)
+    if config.get("distributed"):
+        raise ConfigError("distributed: distributed training (lamina.distributed) is not "
+                          "available in this version; remove the section to train locally")
+    return out
+
+
+def _validate_scheduler(section: Any) -> dict[str, Any] | None:
+    if section is None:
+        return None
+    name, args = _named(section, "scheduler", SCHEDULERS)
+    interval = args.pop("interval", "epoch")
+    monitor = args.pop("monitor", "val_loss")
+    if interval not in ("epoch", "iteration"):
+        raise ConfigError(f"scheduler.interval: expected 'epoch' or 'iteration', got {interval!r}")
+    check_args(getattr(lr_scheduler, name), args, "scheduler", skip=("optimizer",))
+    return {"type": name, "interval": interval, "monitor": monitor, **args}
+
+
+def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
+    if trainer.epochs < 1:
+        raise ConfigError(f"trainer.epochs: must be >= 1, got {trainer.epochs}")
+    if trainer.checkpoint_every < 1:
+        raise ConfigError(f"trainer.checkpoint_every: must be >= 1, got {trainer.checkpoint_every}")
+    for i, m in enumerate(trainer.metrics):
+        if m not in METRICS:
+            raise ConfigError(f"trainer.metrics[{i}]: unknown metric {m!r}; "
+                              f"one of {sorted(METRICS)}")
+    if trainer.early_stopping is not None:
+        check_args(cb.EarlyStopping, trainer.early_stopping, "trainer.early_stopping")
+    if algorithm == "cd" and trainer.keep_best == "val_loss":
+        trainer.keep_best = "val_recon_error"  # CD reports no validation loss
+
+
+# -- building a run --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Run:
+    """Everything a job builds: model, optimizer, data loaders, trainer, run directory."""
+
+    config: dict[str, Any]
+    model: Layer
+    optimizer: Any
+    algorithm: Algorithm
+    train_loader: DataLoader
+    test_loader: DataLoader
+    info: dict[str, Any]
+    trainer: Trainer
+    directory: Path
+
+
+def build_data(config: dict[str, Any]) -> tuple[DataLoader, DataLoader, dict[str, Any]]:
+    data = dict(config["data"])
+    loader_keys = {f.name for f in dataclasses.fields(DataConfig)}
+    settings = {k: data.pop(k) for k in list(data) if k in loader_keys}
+    splits, info = load_dataset(settings["name"], **data)
+    seed = config["trainer"]["seed"]
+    train = DataLoader(splits["train"], settings["batch_size"], shuffle=settings["shuffle"],
+                       drop_last=settings["drop_last"], seed=seed)
+    test = DataLoader(splits["test"], settings["eval_batch_size"])
+    return train, test, info
+
+
+def build_model(config: dict[str, Any]) -> Layer:
+    lm.manual_seed(config["trainer"]["seed"])  # the initial weights depend on the seed only
+    return lm.nn.from_config(config["model"], "model")
+
+
+def run_directory(config: dict[str, Any], resume: bool) -> Path:
+    """runs/<name>; a fresh run never overwrites another: it takes <name>-2, -3, ..."""
+    base = Path(config["trainer"]["out_dir"]) / config["name"]
+    if resume:
+        if not (base / "checkpoints" / "last.safetensors").exists():
+            raise FileNotFoundError(f"--resume: {base}/checkpoints/last.safetensors does not "
+                                    "exist; start the run without --resume")
+        return base
+    directory, n = base, 1
+    while (directory / "checkpoints").exists():
+        n += 1
+        directory = base.with_name(f"{base.name}-{n}")
+    return directory
+
+
+def build(config: dict[str, Any], resume: bool = False, directory: Path | None = None) -> Run:
+    """Build model, data, optimizer, algorithm, callbacks and trainer from a validated job."""
+    tcfg = config["trainer"]
+    train_loader, test_loader, info = build_data(config)
+    model = build_model(config)
+    opt_args = {k: v for k, v in config["optimizer"].items() if k != "type"}
+    optimizer = getattr(optim, config["optimizer"]["type"])(model.parameters(), **opt_args)
+    alg_args = {k: v for k, v in config["algorithm"].items() if k != "type"}
+    algorithm = algorithm_class(config["algorithm"]["type"])(**alg_args)
+    directory = directory or run_directory(config, resume)
+    callbacks: list[cb.Callback] = [cb.NaNGuard()]
+    if tcfg["clip_grad_norm"] is not None or tcfg["clip_grad_value"] is not None:
+        callbacks.append(cb.GradientClipping(tcfg["clip_grad_norm"], tcfg["clip_grad_value"]))
+    if config["scheduler"] is not None:
+        s = dict(config["scheduler"])
+        name, interval, monitor = s.pop("type"), s.pop("interval"), s.pop("monitor")
+        callbacks.append(cb.LRSchedule(getattr(lr_scheduler, name)(optimizer, **s), interval,
+                                       monitor))
+    if tcfg["early_stopping"] is not None:
+        callbacks.append(cb.EarlyStopping(**tcfg["early_stopping"]))
+    if tcfg["progress"]:
+        callbacks.append(cb.ProgressBar())
+    callbacks += [
+        cb.CSVLogger(directory / "metrics.csv"),
+        cb.PlotCurves(directory / "curves.png"),
+        cb.Checkpoint(directory / "checkpoints",
+                      cb.Trigger(tcfg["checkpoint_every"], tcfg["checkpoint_unit"]),
+                      tcfg["keep_best"], tcfg["keep_best_mode"]),
+    ]
+    trainer = Trainer(model, optimizer, config["loss"], algorithm, tcfg["metrics"], callbacks)
+    return Run(config, model, optimizer, algorithm, train_loader, test_loader, info, trainer,
+               directory)
+
+
+def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, float]]:
+    """Run a validated job: write the resolved config, train, evaluate on the test split."""
+    import yaml
+
+    run = build(config, resume)
+    run.directory.mkdir(parents=True, exist_ok=True)
+    if resume:
+        run.trainer.resume(run.directory / "checkpoints" / "last.safetensors")
+    lm.io.checkpoint.atomic_write(run.directory / "config.yaml",
+                                  yaml.safe_dump(copy.deepcopy(config), sort_keys=False).encode())
+    run.trainer.fit(run.train_loader, config["trainer"]["epochs"], run.test_loader)
+    return run, run.trainer.evaluate(run.test_loader)

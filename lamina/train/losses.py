@@ -1,0 +1,55 @@
+"""Losses and metrics by name, for job configs and the Trainer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import lamina.functions as F
+from lamina.autograd.tensor import Tensor
+
+LOSSES: dict[str, Callable[[Tensor, Any], Tensor]] = {
+    "cross_entropy": F.cross_entropy,
+    "mse_loss": F.mse_loss,
+    "binary_cross_entropy_with_logits": F.binary_cross_entropy_with_logits,
+    "nll_loss": F.nll_loss,
+}
+
+
+def accuracy(output: Tensor, target: Tensor) -> float:
+    """Fraction of samples whose highest score is the label (scores on the last axis)."""
+    pred = output.data.reshape(-1, output.shape[-1]).argmax(axis=1)
+    return float((pred == target.data.reshape(-1)).mean())
+
+
+METRICS: dict[str, Callable[[Tensor, Tensor], float]] = {"accuracy": accuracy}
+
+
+def get_loss(loss: str | Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
+    """A loss function from its name (one of LOSSES) or the callable itself."""
+    if callable(loss):
+        return loss
+    if loss not in LOSSES:
+        raise ValueError(f"unknown loss {loss!r}; one of {sorted(LOSSES)}")
+    return LOSSES[loss]
+
+
+def get_metric(name: str) -> Callable[[Tensor, Tensor], float]:
+    if name not in METRICS:
+        raise ValueError(f"unknown metric {name!r}; one of {sorted(METRICS)}")
+    return METRICS[name]
+
+
+def register_metric(name: str) -> Callable:
+    """Register `fn(output, target) -> float` as a metric usable by name."""
+    def decorate(fn: Callable[[Tensor, Tensor], float]) -> Callable[[Tensor, Tensor], float]:
+        METRICS[name] = fn
+        return fn
+
+    return decorate
+
+
+def is_finite(value: float) -> bool:
+    return bool(np.isfinite(value))

@@ -1,0 +1,149 @@
+"""The Trainer: a short, visible loop; everything else is a callback."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import lamina as lm
+from lamina.nn.layer import Layer
+from lamina.train.algorithms import Algorithm, algorithm_class
+from lamina.train.callbacks import Callback
+from lamina.train.updater import LocalUpdater
+
+
+class Trainer:
+    """Trains a model with an algorithm through an updater, calling callbacks on the way.
+
+    Args:
+        model: the layer to train.
+        optimizer: an optimizer over the model's parameters.
+        loss: a loss name ('cross_entropy', 'mse_loss', ...) or a callable(output, target).
+        algorithm: 'bp', 'bptt', 'cd', a registered name, or an Algorithm instance.
+        metrics: metric names computed on every batch ('accuracy').
+        callbacks: Callback instances (progress, CSV, plots, checkpoints, early stopping...).
+
+    Example:
+        >>> trainer = Trainer(model, optim.Adam(model.parameters()), "cross_entropy",
+        ...                   callbacks=[ProgressBar()])
+        >>> trainer.fit(train_loader, epochs=10, val_loader=test_loader)
+        >>> trainer.evaluate(test_loader)["accuracy"]
+    """
+
+    def __init__(self, model: Layer, optimizer: Any, loss: Any = "cross_entropy",
+                 algorithm: str | Algorithm = "bp", metrics: Sequence[str] = ("accuracy",),
+                 callbacks: Iterable[Callback] = ()) -> None:
+        self.model, self.optimizer = model, optimizer
+        if isinstance(algorithm, str):
+            algorithm = algorithm_class(algorithm)()
+        self.algorithm = algorithm.bind(loss, list(metrics))
+        self.callbacks = list(callbacks)
+        self.updater = LocalUpdater(model, optimizer, [self._before_step])
+        self.epoch = self.iteration = self.batch_in_epoch = 0
+        self.epochs = 0
+        self._totals: dict[str, float] = {}  # sums of this epoch's batch metrics so far
+        self._seen = 0
+        self.history: list[dict[str, float]] = []
+        self.last_checkpoint: Path | None = None
+        self.last_batch_size = 0
+        self.train_loader: Any = None
+        self.stop_reason: str | None = None
+
+    def _reset_epoch_sums(self) -> None:
+        self._totals, self._seen = {}, 0
+
+    def _call(self, hook: str, *args: Any) -> None:
+        for cb in self.callbacks:
+            getattr(cb, hook)(self, *args)
+
+    def _before_step(self, params: list[Any]) -> None:
+        self._call("before_step", params)
+
+    def stop(self, reason: str) -> None:
+        """Ask the loop to end after the current epoch (used by early stopping)."""
+        self.stop_reason = reason
+
+    def fit(self, train_loader: Any, epochs: int, val_loader: Any = None
+            ) -> list[dict[str, float]]:
+        """Train until `epochs` epochs are done (counting those of a resumed run).
+
+        Returns:
+            The history: one dict of averaged metrics per epoch (val_* from val_loader).
+        """
+        self.train_loader, self.epochs, self.stop_reason = train_loader, epochs, None
+        self._call("on_fit_start")
+        while self.epoch < epochs and self.stop_reason is None:
+            self._train_epoch(train_loader)
+            logs = {"epoch": self.epoch,
+                    **{k: v / max(self._seen, 1) for k, v in self._totals.items()}}
+            if val_loader is not None:
+                logs.update({f"val_{k}": v for k, v in self.evaluate(val_loader).items()})
+            self.history.append(logs)
+            self._call("on_epoch_end", logs)
+        self._call("on_fit_end")
+        return self.history
+
+    def _train_epoch(self, train_loader: Any) -> None:
+        if hasattr(train_loader, "set_epoch"):
+            train_loader.set_epoch(self.epoch)  # the order depends on (seed, epoch) only
+        self.model.train()
+        self._call("on_epoch_start")
+        done = self.batch_in_epoch  # > 0 only when resuming from a mid-epoch checkpoint
+        if not done:
+            self._reset_epoch_sums()
+        for i, batch in enumerate(train_loader):
+            if i < done:
+                continue
+            logs = self.algorithm.train_one_batch(self.model, batch, self.updater)
+            self.iteration += 1
+            self.batch_in_epoch = i + 1
+            self.last_batch_size = n = len(batch[0])
+            for k, v in logs.items():
+                self._totals[k] = self._totals.get(k, 0.0) + v * n
+            self._seen += n
+            self._call("on_batch_end", logs)
+        self.epoch += 1
+        self.batch_in_epoch = 0
+
+    def evaluate(self, loader: Any) -> dict[str, float]:
+        """Average the algorithm's test metrics over a loader, in eval mode, with no graph."""
+        was_training = self.model.training
+        self.model.eval()
+        totals: dict[str, float] = {}
+        seen = 0
+        with lm.no_grad():
+            for batch in loader:
+                n = len(batch[0])
+                for k, v in self.algorithm.test_one_batch(self.model, batch).items():
+                    totals[k] = totals.get(k, 0.0) + v * n
+                seen += n
+        self.model.train(was_training)
+        return {k: v / max(seen, 1) for k, v in totals.items()}
+
+    # -- resume ---------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything beyond weights and optimizer needed to resume exactly."""
+        partial = {"batch": self.batch_in_epoch, "totals": self._totals, "seen": self._seen}
+        return {"epoch": self.epoch, "iteration": self.iteration, "history": self.history,
+                "partial_epoch": partial if self.batch_in_epoch else None,
+                "rng": lm.get_rng_state(), "algorithm": self.algorithm.state_dict(),
+                "callbacks": [cb.state_dict() for cb in self.callbacks]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.epoch, self.iteration = int(state["epoch"]), int(state["iteration"])
+        self.history = list(state["history"])
+        partial = state.get("partial_epoch") or {"batch": 0, "totals": {}, "seen": 0}
+        self.batch_in_epoch = int(partial["batch"])
+        self._totals, self._seen = dict(partial["totals"]), int(partial["seen"])
+        lm.set_rng_state(state["rng"])
+        self.algorithm.load_state_dict(state.get("algorithm", {}))
+        for cb, cb_state in zip(self.callbacks, state.get("callbacks", [])):
+            cb.load_state_dict(cb_state)
+
+    def resume(self, path: str | os.PathLike) -> None:
+        """Restore model, optimizer and trainer state from a checkpoint written by Checkpoint."""
+        info = lm.io.load(path, self.model, self.optimizer)
+        self.load_state_dict(info["extra"])
+        self.last_checkpoint = Path(path)

@@ -1,0 +1,94 @@
+"""The `lamina` command on every shipped example, as a real subprocess, with tiny budgets."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("yaml")
+pytest.importorskip("mnist1d")
+pytest.importorskip("sklearn")
+pytestmark = pytest.mark.slow
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+TINY = {
+    "mnist1d_mlp": ["trainer.epochs=2"],
+    "mnist1d_cnn": ["trainer.epochs=1"],
+    "mnist1d_gru": ["trainer.epochs=1", "model.layers.0.hidden_size=8",
+                    "model.layers.1.in_features=8"],
+    "digits_rbm": ["trainer.epochs=2"],
+    "text_lstm": ["trainer.epochs=1", "data.seq_len=32", "data.path=" + str(
+        Path(__file__).resolve())],
+}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("cache")
+    return {**os.environ, "LAMINA_CACHE": str(cache), "MPLBACKEND": "Agg"}
+
+
+def lamina(*args, env, cwd, check=True):
+    proc = subprocess.run([sys.executable, "-m", "lamina.cli", *map(str, args)], env=env,
+                          cwd=cwd, capture_output=True, text=True, timeout=600)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def _sets(name, out):
+    return [a for s in [*TINY[name], f"trainer.out_dir={out}"] for a in ("--set", s)]
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_every_example_trains_evaluates_and_resumes(name, env, tmp_path) -> None:
+    job = EXAMPLES / f"{name}.yaml"
+    out = tmp_path / "runs"
+    proc = lamina("train", job, *_sets(name, out), env=env, cwd=tmp_path)
+    assert "test " in proc.stdout and "epoch 1/" in proc.stderr
+    run = out / name
+    assert {p.name for p in run.iterdir()} >= {"config.yaml", "metrics.csv", "curves.png",
+                                               "checkpoints"}
+    ckpt = run / "checkpoints" / "last.safetensors"
+    proc = lamina("eval", job, "--checkpoint", ckpt, *_sets(name, out), env=env, cwd=tmp_path)
+    assert proc.stdout.startswith("test ")
+    proc = lamina("train", job, "--resume", *_sets(name, out), "--set", "trainer.epochs=3",
+                  env=env, cwd=tmp_path)
+    assert "epoch 3/3" in proc.stderr and "epoch 1/3" not in proc.stderr
+
+
+def test_info_lists_layers_shapes_and_parameters(env, tmp_path) -> None:
+    proc = lamina("info", EXAMPLES / "mnist1d_cnn.yaml", env=env, cwd=tmp_path)
+    assert "Conv1d" in proc.stdout and "('N', 640)" in proc.stdout
+    # conv 1*32*5+32, bn 64, conv 32*64*3+64, bn 128, conv 64*64*3+64, bn 128, fc 640*10+10
+    assert "total parameters: 25,482" in proc.stdout
+
+
+def test_sample_prints_generated_text(env, tmp_path) -> None:
+    job = EXAMPLES / "text_lstm.yaml"
+    out = tmp_path / "runs"
+    lamina("train", job, *_sets("text_lstm", out), env=env, cwd=tmp_path)
+    proc = lamina("sample", job, "--checkpoint", out / "text_lstm/checkpoints/last.safetensors",
+                  "--length", "50", "--prime", "import ", *_sets("text_lstm", out), env=env,
+                  cwd=tmp_path)
+    text = proc.stdout.rstrip("\n")
+    assert text.startswith("import ") and len(text) == len("import ") + 50
+
+
+def test_errors_are_clear_and_exit_non_zero(env, tmp_path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("data: {name: mnist1d}\nmodel: {type: Linar}\noptimizer: SGD\n"
+                   "trainer: {epochs: 1}\n")
+    proc = lamina("train", bad, env=env, cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert "config error: model.type: unknown layer type 'Linar'" in proc.stderr
+    proc = lamina("train", EXAMPLES / "digits_rbm.yaml", "--workers", "2", env=env,
+                  cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "distributed training is not available" in proc.stderr
+    proc = lamina("eval", EXAMPLES / "digits_rbm.yaml", "--checkpoint", tmp_path / "none",
+                  env=env, cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "no such checkpoint file" in proc.stderr

@@ -1,0 +1,132 @@
+"""Datasets and the DataLoader."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+import lamina as lm
+from lamina.data import ArrayDataset, DataLoader, Dataset, load_dataset, read_idx
+
+
+def test_loader_batches_shuffles_by_seed_and_epoch_and_drops_last() -> None:
+    ds = ArrayDataset(np.arange(10, dtype=np.float32)[:, None], np.arange(10))
+    batches = list(DataLoader(ds, batch_size=4))
+    assert [len(b[1]) for b in batches] == [4, 4, 2]
+    assert isinstance(batches[0][0], lm.Tensor) and batches[0][0].shape == (4, 1)
+    assert len(DataLoader(ds, 4)) == 3 and len(DataLoader(ds, 4, drop_last=True)) == 2
+    assert [len(b[1]) for b in DataLoader(ds, 4, drop_last=True)] == [4, 4]
+
+    def order(loader, epoch):
+        loader.set_epoch(epoch)
+        return np.concatenate([b[1].data for b in loader])
+
+    a, b = DataLoader(ds, 3, shuffle=True, seed=1), DataLoader(ds, 3, shuffle=True, seed=1)
+    assert np.array_equal(order(a, 0), order(b, 0))
+    assert not np.array_equal(order(a, 0), order(a, 1))
+    assert sorted(order(a, 1)) == list(range(10))
+    assert not np.array_equal(order(a, 0), order(DataLoader(ds, 3, shuffle=True, seed=2), 0))
+
+
+def test_loader_collates_datasets_without_get_batch() -> None:
+    class Squares(Dataset):
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return np.array([i], np.float32), np.int64(i * i)
+
+    x, y = next(iter(DataLoader(Squares(), batch_size=5)))
+    assert x.shape == (5, 1) and list(y.data) == [0, 1, 4, 9, 16]
+
+
+def test_array_dataset_checks_lengths() -> None:
+    with pytest.raises(ValueError, match=r"one length; got \[3, 2\]"):
+        ArrayDataset(np.zeros(3), np.zeros(2))
+
+
+def _write_idx(path, array, compress):
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(
+        int(d).to_bytes(4, "big") for d in array.shape)
+    data = header + array.astype(np.uint8).tobytes()
+    with (gzip.open if compress else open)(path, "wb") as f:
+        f.write(data)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_idx_dataset_reads_mnist_layout(tmp_path, compress) -> None:
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (6, 4, 5))
+    labels = rng.integers(0, 10, 6)
+    suffix = ".gz" if compress else ""
+    _write_idx(tmp_path / f"train-images-idx3-ubyte{suffix}", images, compress)
+    _write_idx(tmp_path / f"train-labels-idx1-ubyte{suffix}", labels, compress)
+    _write_idx(tmp_path / f"t10k-images-idx3-ubyte{suffix}", images[:2], compress)
+    _write_idx(tmp_path / f"t10k-labels-idx1-ubyte{suffix}", labels[:2], compress)
+    splits, info = load_dataset("idx", path=str(tmp_path))
+    x, y = splits["train"][3]
+    assert x.shape == (1, 4, 5) and info["input_shape"] == [1, 4, 5]
+    np.testing.assert_allclose(x[0], images[3] / 255.0, rtol=1e-6)
+    assert y == labels[3] and len(splits["test"]) == 2
+
+
+def test_idx_dataset_names_the_missing_file(tmp_path) -> None:
+    with pytest.raises(FileNotFoundError, match="has no train-images-idx3-ubyte"):
+        load_dataset("idx", path=str(tmp_path))
+    (tmp_path / "bad").write_bytes(b"\x01\x02\x03\x04")
+    with pytest.raises(ValueError, match="bad magic number"):
+        read_idx(tmp_path / "bad")
+
+
+def test_npz_and_csv_datasets(tmp_path) -> None:
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((8, 3)), rng.integers(0, 2, 8)
+    np.savez(tmp_path / "d.npz", x=x, y=y, x_test=x[:2], y_test=y[:2])
+    splits, info = load_dataset("npz", path=str(tmp_path / "d.npz"), shape=[3, 1])
+    assert splits["train"][0][0].shape == (3, 1) and info["num_classes"] == 2
+    table = np.column_stack([x, y])
+    np.savetxt(tmp_path / "d.csv", table, delimiter=",", header="a,b,c,label")
+    splits, _ = load_dataset("csv", path=str(tmp_path / "d.csv"),
+                             test_path=str(tmp_path / "d.csv"))
+    np.testing.assert_allclose(splits["train"][5][0], x[5], rtol=1e-6)
+    assert splits["train"][5][1] == y[5]
+
+
+def test_text_dataset_targets_are_the_next_character(tmp_path) -> None:
+    (tmp_path / "t.txt").write_text("hello world, héllo again\n" * 20)
+    splits, info = load_dataset("text", path=str(tmp_path / "t.txt"), seq_len=10)
+    x, y = splits["train"][0]
+    assert x.shape == (10,) and np.array_equal(x[1:], y[:-1])
+    assert info["num_classes"] == 97 and info["vocab"][x[0]] == "h"
+    assert info["vocab"][splits["train"][0][0][1]] == "e"
+    _, corpus = load_dataset("text", path=str(tmp_path / "t.txt"), seq_len=10, vocab="corpus")
+    assert "é" in corpus["vocab"]
+    assert 0 < info["unigram_entropy"] < np.log(97)
+
+
+def test_default_text_corpus_is_the_standard_library() -> None:
+    splits, info = load_dataset("text", seq_len=100)
+    text = "".join(info["vocab"][i] for i in splits["train"][0][0])
+    assert len(splits["train"]) > 1000 and text.isascii()
+
+
+def test_digits_dataset() -> None:
+    pytest.importorskip("sklearn")
+    splits, info = load_dataset("digits", binarize=True)
+    assert len(splits["train"]) + len(splits["test"]) == 1797
+    x, _ = splits["train"][0]
+    assert x.shape == (64,) and set(np.unique(x)) <= {0.0, 1.0}
+
+
+@pytest.mark.slow
+def test_mnist1d_is_generated_locally_and_cached(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("mnist1d")
+    monkeypatch.setenv("LAMINA_CACHE", str(tmp_path))
+    splits, info = load_dataset("mnist1d", shape=[1, 40])
+    assert (len(splits["train"]), len(splits["test"])) == (4000, 1000)
+    assert info == {"input_shape": [1, 40], "num_classes": 10}
+    assert (tmp_path / "mnist1d.npz").exists()
+    again, _ = load_dataset("mnist1d")
+    np.testing.assert_array_equal(again["train"][7][0], splits["train"][7][0][0])
