@@ -93,15 +93,15 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
         _accumulate(root, gy, given)
         yield root
         return
-    # Pending gradients by tensor id; each entry holds its tensor too, so a tensor stays
-    # alive until its creator has consumed the gradient, even after consumers are released.
-    grads: dict[int, tuple[Tensor, Any]] = {id(root): (root, gy)}
+    # Pending gradients, per Function, one slot per output. Keyed by the Function (kept
+    # alive here), not by the output tensors, which may be gone by the time it runs.
+    grads: dict[Function, list[Any]] = {root.creator: _slots(root.creator)}
+    grads[root.creator][root.output_index] = gy
     order = itertools.count()
     heap = [(-root.creator.generation, next(order), root.creator)]
-    seen = {root.creator}
     while heap:
         f = heapq.heappop(heap)[2]
-        gxs = _call_backward(f, grads)
+        gxs = _call_backward(f, grads.pop(f))
         for x, gx, need in zip(f.inputs, gxs, f.needs_input_grad):
             if not need:
                 continue
@@ -114,27 +114,29 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
                     if pending[id(x)] == 0:
                         yield x
                 continue
-            key = id(x)
-            grads[key] = (x, gx) if key not in grads else (x, grads[key][1] + gx)
-            if creator not in seen:
-                seen.add(creator)
+            slots = grads.get(creator)
+            if slots is None:
+                slots = grads[creator] = _slots(creator)
                 heapq.heappush(heap, (-creator.generation, next(order), creator))
+            i = x.output_index
+            slots[i] = gx if slots[i] is None else slots[i] + gx
         if not retain_graph:
             f.release()
 
 
-def _call_backward(f: Function, grads: dict[int, tuple[Tensor, Any]]) -> tuple[Any, ...]:
+def _slots(f: Function) -> list[Any]:
     if f.released:
         raise RuntimeError(
             f"backward: {f.name} was already backpropagated and its saved arrays freed; "
             "call backward(retain_graph=True) the first time to go through a graph twice"
         )
-    gys = []
-    for i, ref in enumerate(f.outputs):
-        y = ref()
-        entry = grads.pop(id(y), None) if y is not None else None
-        # An output nobody used still needs a gradient: zeros.
-        gys.append(np.zeros(*f.output_meta[i]) if entry is None else entry[1])
+    return [None] * f.n_outputs
+
+
+def _call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
+    for i, gy in enumerate(gys):
+        if gy is None:  # an output nobody used still needs a gradient: zeros
+            gys[i] = np.zeros(*f.output_meta[i])
     gxs = f.backward(*gys)
     if not isinstance(gxs, tuple):
         gxs = (gxs,)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from lamina import config
@@ -34,6 +33,7 @@ class Function:
     """
 
     generation: int = 0
+    n_outputs: int = 1
     released: bool = False
     saved_tensors: tuple[Any, ...] = ()
 
@@ -68,14 +68,11 @@ class Function:
         self.inputs = xs
         self.generation = gen = max([x.generation for x in xs])
         if isinstance(ys, tuple):
-            outs = tuple(Tensor._from_op(y, self, gen + 1) for y in ys)
-            # A multi-output op needs the shapes of outputs that were dropped, to feed zeros.
+            # The engine feeds zeros for outputs that received no gradient: keep their shapes.
+            self.n_outputs = len(ys)
             self.output_meta = tuple((y.shape, y.dtype) for y in ys)
-            self.outputs = tuple(weakref.ref(o) for o in outs)
-            return outs
-        out = Tensor._from_op(ys, self, gen + 1)
-        self.outputs = (weakref.ref(out),)
-        return out
+            return tuple(Tensor._from_op(y, self, gen + 1, i) for i, y in enumerate(ys))
+        return Tensor._from_op(ys, self, gen + 1, 0)
 
     def release(self) -> None:
         """Drop inputs, saved arrays and every attribute forward kept: frees their memory."""

@@ -43,7 +43,8 @@ class Tensor:
         array([[2., 4.]], dtype=float32)
     """
 
-    __slots__ = ("data", "grad", "_requires_grad", "creator", "generation", "name", "__weakref__")
+    __slots__ = ("data", "grad", "_requires_grad", "creator", "generation", "output_index",
+                 "name", "__weakref__")
     # NumPy defers to Tensor's reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_ufunc__ = None
 
@@ -57,19 +58,21 @@ class Tensor:
         self.grad = None
         self.creator = None
         self.generation = 0
+        self.output_index = 0
         self.name = name
         self._requires_grad = False
         if requires_grad:
             self.requires_grad = True
 
     @classmethod
-    def _from_op(cls, data: Any, creator: Any, generation: int) -> Tensor:
-        """An op's output: skips the checks of __init__ on the hot path."""
+    def _from_op(cls, data: Any, creator: Any, generation: int, index: int) -> Tensor:
+        """Output `index` of an op: skips the checks of __init__ on the hot path."""
         t = object.__new__(cls)
         t.data = data
         t.grad = None
         t.creator = creator
         t.generation = generation
+        t.output_index = index
         t.name = None
         t._requires_grad = True
         return t
