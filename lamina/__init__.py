@@ -7,7 +7,7 @@
     array([2., 4., 6.], dtype=float32)
 """
 
-from lamina import functions, io, nn, optim  # noqa: E402  (so lm.nn, lm.optim... work)
+from lamina import functions, io, nn, optim, plan  # noqa: E402  (so lm.nn, lm.plan... work)
 from lamina.autograd import (
     Function,
     GradcheckError,
@@ -45,6 +45,7 @@ __all__ = [
     "io",
     "nn",
     "optim",
+    "plan",
     "get_rng_state",
     "gradcheck",
     "is_grad_enabled",

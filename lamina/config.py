@@ -14,6 +14,8 @@ import numpy as np
 
 grad_enabled: bool = True
 _rng: np.random.Generator = np.random.default_rng(0)
+# The active lamina.plan tracer, or None: Function.apply reports every op to it.
+tracer: Any = None
 
 
 @contextlib.contextmanager

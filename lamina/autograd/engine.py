@@ -90,7 +90,7 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
     gy = _initial_grad(root, grad)
     given: set[int] = {id(gy)}
     if root.creator is None:
-        _accumulate(root, gy, given)
+        accumulate_grad(root, gy, given)
         yield root
         return
     # Pending gradients, per Function, one slot per output. Keyed by the Function (kept
@@ -108,7 +108,7 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
             _check_grad(f, x, gx)
             creator = x.creator
             if creator is None:
-                _accumulate(x, gx, given)
+                accumulate_grad(x, gx, given)
                 if pending is not None:
                     pending[id(x)] -= 1
                     if pending[id(x)] == 0:
@@ -158,7 +158,8 @@ def _check_grad(f: Function, x: Tensor, gx: Any) -> None:
         )
 
 
-def _accumulate(x: Tensor, gx: Any, given: set[int]) -> None:
+def accumulate_grad(x: Tensor, gx: Any, given: set[int]) -> None:
+    """Add gx to a leaf's .grad; `given` holds ids of arrays already handed to a leaf."""
     # A leaf must own its .grad, since optimizers and clipping update grads in place: an
     # op may hand one array to several inputs (add returns gy twice) or return a view.
     if x.grad is None:

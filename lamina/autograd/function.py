@@ -34,6 +34,12 @@ class Function:
 
     generation: int = 0
     n_outputs: int = 1
+    # Set by an execution plan: preallocated arrays an op may write its outputs into (out=).
+    # An op that honours them says so with supports_out; `elementwise` ops may also be
+    # given a buffer that holds one of their own inputs (NumPy ufuncs allow that overlap).
+    out_buffers: list[Any] | None = None
+    supports_out: bool = False
+    elementwise: bool = False
     released: bool = False
     saved_tensors: tuple[Any, ...] = ()
 
@@ -41,6 +47,11 @@ class Function:
     def name(self) -> str:
         """The op's name, used in error messages."""
         return type(self).__name__
+
+    def out_buffer(self, i: int = 0) -> Any:
+        """The preallocated array for output i, or None (eager mode: allocate as usual)."""
+        buffers = self.out_buffers
+        return buffers[i] if buffers else None
 
     def save_for_backward(self, *arrays: Any) -> None:
         """Keep arrays for `backward`; they are released once backward has used them."""
@@ -62,17 +73,20 @@ class Function:
         self.needs_input_grad = needs if record else (False,) * len(xs)
         ys = self.forward(*[x.data for x in xs])
         if not record:
+            outs = tuple(Tensor(y) for y in ys) if isinstance(ys, tuple) else Tensor(ys)
+        else:
+            self.inputs = xs
+            self.generation = gen = max([x.generation for x in xs])
             if isinstance(ys, tuple):
-                return tuple(Tensor(y) for y in ys)
-            return Tensor(ys)
-        self.inputs = xs
-        self.generation = gen = max([x.generation for x in xs])
-        if isinstance(ys, tuple):
-            # The engine feeds zeros for outputs that received no gradient: keep their shapes.
-            self.n_outputs = len(ys)
-            self.output_meta = tuple((y.shape, y.dtype) for y in ys)
-            return tuple(Tensor._from_op(y, self, gen + 1, i) for i, y in enumerate(ys))
-        return Tensor._from_op(ys, self, gen + 1, 0)
+                # The engine feeds zeros to outputs that received no gradient: keep shapes.
+                self.n_outputs = len(ys)
+                self.output_meta = tuple((y.shape, y.dtype) for y in ys)
+                outs = tuple(Tensor._from_op(y, self, gen + 1, i) for i, y in enumerate(ys))
+            else:
+                outs = Tensor._from_op(ys, self, gen + 1, 0)
+        if config.tracer is not None:
+            config.tracer.record(self, xs, outs)
+        return outs
 
     def release(self) -> None:
         """Drop inputs, saved arrays and every attribute forward kept: frees their memory."""

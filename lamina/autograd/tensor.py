@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import config
 from lamina.backend import get_array_module, is_array, to_numpy
 
 
@@ -63,6 +64,8 @@ class Tensor:
         self._requires_grad = False
         if requires_grad:
             self.requires_grad = True
+        if config.tracer is not None:
+            config.tracer.created(self)
 
     @classmethod
     def _from_op(cls, data: Any, creator: Any, generation: int, index: int) -> Tensor:
@@ -124,14 +127,20 @@ class Tensor:
     # -- conversion ---------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The data as a NumPy array (copied to the host if it lives on a GPU)."""
+        if config.tracer is not None:
+            config.tracer.converted(self, "numpy()")
         return to_numpy(self.data)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if config.tracer is not None:
+            config.tracer.converted(self, "np.asarray()")
         arr = to_numpy(self.data)
         return arr.astype(dtype) if dtype is not None else arr
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
+        if config.tracer is not None:
+            config.tracer.converted(self, "item()")
         if self.data.size != 1:
             raise ValueError(f"item: only one-element tensors convert; got shape {self.shape}")
         return self.data.item()
@@ -143,6 +152,8 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self) -> bool:
+        if config.tracer is not None:
+            config.tracer.converted(self, "bool() (an `if` or `while` on a tensor)")
         if self.data.size != 1:
             raise ValueError(
                 f"Tensor of shape {self.shape}: truth value is ambiguous; use .any() or .all()"
@@ -237,23 +248,29 @@ class Tensor:
         return _math.getitem(self, key)
 
     # Comparisons give boolean tensors and record nothing.
+    def _compare(self, result: Any, other: Any) -> Tensor:
+        out = Tensor(result)
+        if config.tracer is not None:  # a comparison of traced data is traced data too
+            config.tracer.derived(out, self, other)
+        return out
+
     def __lt__(self, other: Any) -> Tensor:
-        return Tensor(self.data < _raw(other))
+        return self._compare(self.data < _raw(other), other)
 
     def __le__(self, other: Any) -> Tensor:
-        return Tensor(self.data <= _raw(other))
+        return self._compare(self.data <= _raw(other), other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return Tensor(self.data > _raw(other))
+        return self._compare(self.data > _raw(other), other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return Tensor(self.data >= _raw(other))
+        return self._compare(self.data >= _raw(other), other)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return Tensor(self.data == _raw(other))
+        return self._compare(self.data == _raw(other), other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return Tensor(self.data != _raw(other))
+        return self._compare(self.data != _raw(other), other)
 
     __hash__ = object.__hash__
 

@@ -17,8 +17,11 @@ except ImportError:  # pragma: no cover - depends on the machine
 
 
 class ReLU(Function):
+    supports_out = True
+    elementwise = True
+
     def forward(self, x: Any) -> Any:
-        y = np.maximum(x, 0)
+        y = np.maximum(x, 0, out=self.out_buffer())
         self.save_for_backward(y)
         return y
 
@@ -84,9 +87,17 @@ class GELU(Function):
 
 
 class Sigmoid(Function):
+    supports_out = True
+    elementwise = True
+
     def forward(self, x: Any) -> Any:
         # 0.5 * tanh(x/2) + 0.5 never overflows, unlike 1 / (1 + exp(-x)).
-        y = np.tanh(x * x.dtype.type(0.5)) * x.dtype.type(0.5) + x.dtype.type(0.5)
+        half = x.dtype.type(0.5)
+        # asarray: a 0-d input gives a NumPy scalar, which cannot be updated in place.
+        y = np.asarray(np.multiply(x, half, out=self.out_buffer()))
+        np.tanh(y, out=y)
+        y *= half
+        y += half
         self.save_for_backward(y)
         return y
 
@@ -96,8 +107,11 @@ class Sigmoid(Function):
 
 
 class Tanh(Function):
+    supports_out = True
+    elementwise = True
+
     def forward(self, x: Any) -> Any:
-        y = np.tanh(x)
+        y = np.tanh(x, out=self.out_buffer())
         self.save_for_backward(y)
         return y
 

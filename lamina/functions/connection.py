@@ -13,6 +13,8 @@ from lamina.errors import ShapeError
 
 class Linear(Function):
     # Fused x @ W.T + b: one GEMM and one bias pass instead of three recorded ops.
+    supports_out = True
+
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         if x.ndim == 0 or x.shape[-1] != W.shape[1]:
             raise ShapeError(
@@ -21,7 +23,7 @@ class Linear(Function):
             )
         need_x, need_W = self.needs_input_grad[:2]
         self.save_for_backward(x if need_W else None, W if need_x else None)
-        y = x @ W.T
+        y = np.matmul(x, W.T, out=self.out_buffer())
         if b is not None:
             y += b
         return y

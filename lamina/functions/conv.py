@@ -55,6 +55,8 @@ def scatter_windows(gwin: Any, shape: tuple[int, ...], k: tuple[int, int],
 class Conv(Function):
     """N-D convolution for N in (1, 2) with stride, padding, dilation and groups."""
 
+    supports_out = True
+
     def __init__(self, nd: int, stride: Any, padding: Any, dilation: Any, groups: int) -> None:
         op = f"conv{nd}d"
         self.nd, self.op, self.groups = nd, op, int(groups)
@@ -94,12 +96,13 @@ class Conv(Function):
             )
         xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
         win = windows(xp, (kh, kw), (sh, sw), (dh, dw), (oh, ow))
-        # col is (groups, N*OH*OW, C/groups*KH*KW): each group's GEMM reads contiguous rows.
-        col = win.reshape(n, g, cg, oh, ow, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
-        col = col.reshape(g, n * oh * ow, cg * kh * kw)
+        # Per-image im2col (N, groups, C/groups*KH*KW, OH*OW): the only copy of the input.
+        # Then Y_n = W @ col_n lands directly in NCHW order; no transpose of the output.
+        col = win.transpose(0, 1, 4, 5, 2, 3).reshape(n, g, cg * kh * kw, oh * ow)
         Wm = W.reshape(g, o // g, cg * kh * kw)
-        y = np.matmul(col, Wm.transpose(0, 2, 1))
-        y = y.reshape(g, n, oh, ow, o // g).transpose(1, 0, 4, 2, 3).reshape(n, o, oh, ow)
+        out = self.out_buffer()
+        target = None if out is None else out.reshape(n, g, o // g, oh * ow)
+        y = np.matmul(Wm, col, out=target).reshape(n, o, oh, ow)
         if b is not None:
             y += b.reshape(1, o, 1, 1)
         need = self.needs_input_grad
@@ -115,15 +118,16 @@ class Conv(Function):
         n, o, oh, ow = gy.shape
         _, cg, kh, kw = W_shape
         g = self.groups
-        gym = gy.reshape(n, g, o // g, oh, ow).transpose(1, 0, 3, 4, 2).reshape(g, n * oh * ow, -1)
+        gyr = gy.reshape(n, g, o // g, oh * ow)
         need = self.needs_input_grad
         gx = gW = gb = None
         if need[1]:
-            gW = np.matmul(gym.transpose(0, 2, 1), col).reshape(W_shape)
+            # One small GEMM per image, summed: dW = sum_n gy_n @ col_n^T.
+            gW = np.matmul(gyr, col.transpose(0, 1, 3, 2)).sum(axis=0).reshape(W_shape)
             gW = gW[:, :, 0, :] if self.nd == 1 else gW
         if need[0]:
-            gcol = np.matmul(gym, Wm).reshape(g, n, oh, ow, cg, kh, kw)
-            gcol = gcol.transpose(1, 0, 4, 5, 6, 2, 3).reshape(n, g * cg, kh, kw, oh, ow)
+            # gcol_n = W^T @ gy_n is already in the (N, C, KH, KW, OH, OW) order col2im reads.
+            gcol = np.matmul(Wm.transpose(0, 2, 1), gyr).reshape(n, g * cg, kh, kw, oh, ow)
             gxp = scatter_windows(gcol, xp_shape, (kh, kw), self.stride, self.dilation)
             ph, pw = self.padding
             gx = gxp[:, :, ph:ph + x_shape[2], pw:pw + x_shape[3]]

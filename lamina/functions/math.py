@@ -16,6 +16,9 @@ from lamina.functions._util import as_tensor, expand_reduced, normalize_axis, su
 
 
 class _Binary(Function):
+    supports_out = True
+    elementwise = True
+
     def forward(self, a: Any, b: Any) -> Any:
         self.a_meta = (a.shape, a.dtype)
         self.b_meta = (b.shape, b.dtype)
@@ -32,7 +35,7 @@ class _Binary(Function):
 
 class Add(_Binary):
     def compute(self, a: Any, b: Any) -> Any:
-        return a + b
+        return np.add(a, b, out=self.out_buffer())
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
         return self.unbroadcast(gy, gy)
@@ -40,7 +43,7 @@ class Add(_Binary):
 
 class Sub(_Binary):
     def compute(self, a: Any, b: Any) -> Any:
-        return a - b
+        return np.subtract(a, b, out=self.out_buffer())
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
         return self.unbroadcast(gy, -gy if self.needs_input_grad[1] else None)
@@ -50,7 +53,7 @@ class Mul(_Binary):
     def compute(self, a: Any, b: Any) -> Any:
         need_a, need_b = self.needs_input_grad
         self.save_for_backward(a if need_b else None, b if need_a else None)
-        return a * b
+        return np.multiply(a, b, out=self.out_buffer())
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
         a, b = self.saved_tensors
@@ -59,6 +62,7 @@ class Mul(_Binary):
 
 
 class Div(_Binary):
+    supports_out = False  # keeps its output for backward; no buffer needed
     def compute(self, a: Any, b: Any) -> Any:
         y = a / b
         self.save_for_backward(b, y if self.needs_input_grad[1] else None)
@@ -73,6 +77,7 @@ class Div(_Binary):
 
 
 class Pow(_Binary):
+    supports_out = False
     def compute(self, a: Any, b: Any) -> Any:
         y = a**b
         self.save_for_backward(a, b, y)

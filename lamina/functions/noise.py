@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from lamina import config
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 
 
 class Dropout(Function):
+    supports_out = True
+
     def __init__(self, p: float) -> None:
         self.p = p
 
@@ -19,7 +23,7 @@ class Dropout(Function):
         # Inverted dropout: scale the kept units at training time so eval is the identity.
         scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
         self.mask = keep.astype(x.dtype) * x.dtype.type(scale)
-        return x * self.mask
+        return np.multiply(x, self.mask, out=self.out_buffer())
 
     def backward(self, gy: Any) -> Any:
         return gy * self.mask

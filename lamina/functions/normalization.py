@@ -12,9 +12,12 @@ from lamina.errors import ShapeError
 
 
 class BatchNorm(Function):
+    supports_out = True
+
     def __init__(self, running_mean: Any, running_var: Any, training: bool, momentum: float,
-                 eps: float) -> None:
+                 eps: float, num_batches_tracked: Any = None) -> None:
         self.running_mean, self.running_var = running_mean, running_var
+        self.num_batches_tracked = num_batches_tracked
         self.training, self.momentum, self.eps = training, momentum, eps
 
     def forward(self, x: Any, gamma: Any = None, beta: Any = None) -> Any:
@@ -40,10 +43,20 @@ class BatchNorm(Function):
         xhat = (x - mean.reshape(shape).astype(x.dtype, copy=False)) * invstd.reshape(shape)
         self.save_for_backward(xhat, invstd, gamma)
         self.shape = shape
-        y = xhat * gamma.reshape(shape) if gamma is not None else xhat
-        return y + beta.reshape(shape) if beta is not None else y
+        out = self.out_buffer()
+        if gamma is None:
+            if out is None:
+                return xhat
+            np.copyto(out, xhat)
+            return out
+        y = np.multiply(xhat, gamma.reshape(shape), out=out)
+        if beta is not None:
+            y += beta.reshape(shape)
+        return y
 
     def _update_running(self, mean: Any, var: Any, n: int) -> None:
+        if self.num_batches_tracked is not None:
+            self.num_batches_tracked += 1
         if self.running_mean is None:
             return
         m = self.momentum
@@ -80,7 +93,7 @@ class BatchNorm(Function):
 
 def batch_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None, running_mean: Any,
                running_var: Any, training: bool, momentum: float = 0.1,
-               eps: float = 1e-5) -> Tensor:
+               eps: float = 1e-5, num_batches_tracked: Any = None) -> Tensor:
     """Normalise each channel of x, then scale by gamma and shift by beta.
 
     Args:
@@ -92,13 +105,17 @@ def batch_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None, running_mea
         training: use batch statistics (True) or the running ones (False).
         momentum: weight of the new batch in the running averages.
         eps: added to the variance for numerical stability.
+        num_batches_tracked: optional 0-d integer array (or tensor) incremented in place at
+            each training call, as the layer's buffer of that name counts (a lamina
+            extension: the count then lives in the op, so execution plans keep it).
 
     Returns:
         A tensor of x's shape.
     """
     rm = running_mean.data if isinstance(running_mean, Tensor) else running_mean
     rv = running_var.data if isinstance(running_var, Tensor) else running_var
-    fn = BatchNorm(rm, rv, training, momentum, eps)
+    nbt = getattr(num_batches_tracked, "data", num_batches_tracked)
+    fn = BatchNorm(rm, rv, training, momentum, eps, nbt)
     if gamma is None and beta is None:
         return fn.apply(x)
     if beta is None:

@@ -31,7 +31,8 @@ class _Pool(Function):
         lead = (1,) if nd == 1 else ()
         self.k, self.s, self.p = lead + k, lead + s, ((0,) if nd == 1 else ()) + p
 
-    def _windows(self, x: Any, fill: float) -> Any:
+    def _pad(self, x: Any, fill: float) -> Any:
+        """x as NCHW, padded with `fill`; records the shapes backward needs."""
         if x.ndim != self.nd + 2:
             raise ShapeError(
                 f"{self.op}: expected input of {self.nd + 2} dims; got shape {x.shape}"
@@ -46,8 +47,8 @@ class _Pool(Function):
             )
         pad = ((0, 0), (0, 0), (ph, ph), (pw, pw))
         xp = np.pad(x, pad, constant_values=fill) if ph or pw else x
-        self.xp_shape, self.x_shape = xp.shape, x.shape
-        return windows(xp, self.k, self.s, (1, 1), (oh, ow))
+        self.xp_shape, self.x_shape, self.out_hw = xp.shape, x.shape, (oh, ow)
+        return xp
 
     def _unpad(self, gxp: Any) -> Any:
         (ph, pw), (h, w) = self.p, self.x_shape[2:]
@@ -60,22 +61,40 @@ class _Pool(Function):
 
 class MaxPool(_Pool):
     kind = "max_pool"
+    supports_out = True
+
+    def _planes(self, xp: Any) -> list[Any]:
+        """One strided view per kernel offset: plane k holds element k of every window."""
+        (kh, kw), (sh, sw) = self.k, self.s
+        oh, ow = self.out_hw
+        return [xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+                for i in range(kh) for j in range(kw)]
 
     def forward(self, x: Any) -> Any:
         lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-        win = self._windows(x, lowest)
-        flat = win.reshape(*win.shape[:4], -1)
-        # argmax takes the first of tied maxima, as PyTorch does.
-        self.idx = flat.argmax(axis=-1)
-        return self._out(np.take_along_axis(flat, self.idx[..., None], axis=-1)[..., 0])
+        planes = self._planes(self._pad(x, lowest))
+        out = self.out_buffer()
+        if out is None:
+            y = planes[0].copy()
+        else:  # the plan's buffer has the op's output shape; work on its NCHW view
+            y = out.reshape(planes[0].shape)
+            y[...] = planes[0]
+        # A running maximum over the KH*KW planes instead of an argmax over copied windows;
+        # strict > keeps the first of tied maxima, as PyTorch does.
+        self.idx = np.zeros(y.shape, np.uint8 if len(planes) < 256 else np.int32)
+        for k, plane in enumerate(planes[1:], start=1):
+            better = plane > y
+            np.copyto(y, plane, where=better)
+            np.putmask(self.idx, better, k)
+        return self._out(y)
 
     def backward(self, gy: Any) -> Any:
         if self.nd == 1:
             gy = gy[:, :, None, :]
-        kh, kw = self.k
-        hits = np.stack([self.idx == i for i in range(kh * kw)], axis=2)
-        gwin = (hits * gy[:, :, None]).reshape(gy.shape[0], gy.shape[1], kh, kw, *gy.shape[2:])
-        return self._unpad(scatter_windows(gwin, self.xp_shape, self.k, self.s, (1, 1)))
+        gxp = np.zeros(self.xp_shape, gy.dtype)
+        for k, plane in enumerate(self._planes(gxp)):
+            plane += gy * (self.idx == k)
+        return self._unpad(gxp)
 
 
 class AvgPool(_Pool):
@@ -83,7 +102,7 @@ class AvgPool(_Pool):
 
     def forward(self, x: Any) -> Any:
         # Padding counts in the divisor (PyTorch's default count_include_pad=True).
-        win = self._windows(x, 0)
+        win = windows(self._pad(x, 0), self.k, self.s, (1, 1), self.out_hw)
         return self._out(win.mean(axis=(-2, -1), dtype=x.dtype))
 
     def backward(self, gy: Any) -> Any:

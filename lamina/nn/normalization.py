@@ -33,10 +33,8 @@ class _BatchNorm(Layer):
                 f"{name}: expected input of {' or '.join(map(str, self.dims))} dims with "
                 f"{self.num_features} channels on axis 1; got shape {x.shape}"
             )
-        if self.training:
-            self.num_batches_tracked.data += 1
         return F.batch_norm(x, self.weight, self.bias, self.running_mean, self.running_var,
-                            self.training, self.momentum, self.eps)
+                            self.training, self.momentum, self.eps, self.num_batches_tracked)
 
     def get_config(self) -> dict[str, Any]:
         return {"num_features": self.num_features, "eps": self.eps, "momentum": self.momentum,

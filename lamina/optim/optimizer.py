@@ -33,6 +33,7 @@ class Optimizer:
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.param_groups: list[dict[str, Any]] = []
         self.state: dict[Tensor, dict[str, Any]] = {}
+        self._scratch: dict[tuple[Any, ...], Any] = {}
         for group in groups:
             self.add_param_group(group)
 
@@ -71,6 +72,16 @@ class Optimizer:
                      group: dict[str, Any]) -> None:
         """Update `param` in place from its gradient, state and group hyper-parameters."""
         raise NotImplementedError
+
+    def scratch(self, like: Any) -> Any:
+        """A reusable array shaped like `like` for an update's temporaries (not state: it
+        is overwritten by every parameter of that shape). Saves a fresh multi-MB allocation
+        per parameter per step."""
+        key = (like.shape, like.dtype.str)
+        buf = self._scratch.get(key)
+        if buf is None:
+            buf = self._scratch[key] = np.empty_like(like)
+        return buf
 
     # -- the loop -------------------------------------------------------------------------
     def step(self) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from lamina.optim.optimizer import Optimizer, require
 
 
@@ -46,6 +48,10 @@ class SGD(Optimizer):
                 buf = state["momentum_buffer"] = grad.copy()
             else:
                 buf *= momentum
-                buf += (1 - group["dampening"]) * grad
+                if group["dampening"]:
+                    buf += (1 - group["dampening"]) * grad
+                else:
+                    buf += grad
             grad = grad + momentum * buf if group["nesterov"] else buf
-        param -= group["lr"] * grad
+        step = np.multiply(grad, group["lr"], out=self.scratch(param))
+        param -= step

@@ -54,6 +54,13 @@ class Algorithm:
 
     loss: Callable[[Tensor, Any], Tensor] = staticmethod(get_loss("cross_entropy"))
     metrics: dict[str, Callable[[Tensor, Tensor], float]] = {}
+    compiled = False  # run steps through lamina.plan (bp only)
+
+    def use_plan(self, on: bool) -> None:
+        """Run this algorithm's steps as compiled execution plans."""
+        if on:
+            raise ValueError(f"{type(self).__name__}: compiled execution plans are available "
+                             "for the bp algorithm only; set trainer.compile: false")
 
     def bind(self, loss: Any, metrics: list[str]) -> Algorithm:
         self.loss = get_loss(loss)
@@ -82,12 +89,36 @@ class Algorithm:
 
 @register_algorithm("bp")
 class BP(Algorithm):
-    """Back-propagation: forward, loss, backward (pushing gradients as they finish), step."""
+    """Back-propagation: forward, loss, backward (pushing gradients as they finish), step.
+
+    Compiled (`Trainer(compile=True)`), each step replays an execution plan traced once per
+    batch shape instead of recording a graph.
+    """
+
+    def use_plan(self, on: bool) -> None:
+        self.compiled = on
+        self.plans: dict[int, Any] = {}
+
+    def _plan(self, model: Layer, train: bool) -> Any:
+        from lamina.plan import compile
+
+        key = id(model) * 2 + train
+        if key not in self.plans:
+            self.plans[key] = compile(model, self.loss if train else None)
+        return self.plans[key]
 
     def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
                         ) -> dict[str, float]:
         x, y = batch[0], batch[1]
         updater.pull()
+        if self.compiled:
+            plan = self._plan(model, train=True)
+            loss = plan(x, y)
+            for name, p in model.named_parameters():
+                if p.grad is not None:
+                    updater.push(name, p.grad)
+            updater.step()
+            return self._scores(plan.output, y, loss)
         output = model(x)
         loss = self.loss(output, y)
         push_gradients(loss, model, updater)
@@ -96,7 +127,7 @@ class BP(Algorithm):
 
     def test_one_batch(self, model: Layer, batch: tuple[Tensor, ...]) -> dict[str, float]:
         x, y = batch[0], batch[1]
-        output = model(x)
+        output = self._plan(model, train=False)(x) if self.compiled else model(x)
         return self._scores(output, y, self.loss(output, y))
 
 

@@ -61,6 +61,7 @@ class TrainerConfig:
     clip_grad_norm: float | None = None
     clip_grad_value: float | None = None
     progress: bool = True
+    compile: bool = False
 
 
 def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> dict[str, Any]:
@@ -203,6 +204,9 @@ def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
         if m not in METRICS:
             raise ConfigError(f"trainer.metrics[{i}]: unknown metric {m!r}; "
                               f"one of {sorted(METRICS)}")
+    if trainer.compile and algorithm != "bp":
+        raise ConfigError(f"trainer.compile: execution plans are available for the bp "
+                          f"algorithm only; got algorithm {algorithm!r}")
     if trainer.early_stopping is not None:
         check_args(cb.EarlyStopping, trainer.early_stopping, "trainer.early_stopping")
     if algorithm == "cd" and trainer.keep_best == "val_loss":
@@ -288,7 +292,8 @@ def build(config: dict[str, Any], resume: bool = False, directory: Path | None =
                       cb.Trigger(tcfg["checkpoint_every"], tcfg["checkpoint_unit"]),
                       tcfg["keep_best"], tcfg["keep_best_mode"]),
     ]
-    trainer = Trainer(model, optimizer, config["loss"], algorithm, tcfg["metrics"], callbacks)
+    trainer = Trainer(model, optimizer, config["loss"], algorithm, tcfg["metrics"], callbacks,
+                      compile=tcfg["compile"])
     return Run(config, model, optimizer, algorithm, train_loader, test_loader, info, trainer,
                directory)
 

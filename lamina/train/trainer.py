@@ -24,6 +24,8 @@ class Trainer:
         algorithm: 'bp', 'bptt', 'cd', a registered name, or an Algorithm instance.
         metrics: metric names computed on every batch ('accuracy').
         callbacks: Callback instances (progress, CSV, plots, checkpoints, early stopping...).
+        compile: run training and evaluation steps as execution plans (`lamina.plan`),
+            traced once per batch shape (bp only).
 
     Example:
         >>> trainer = Trainer(model, optim.Adam(model.parameters()), "cross_entropy",
@@ -34,11 +36,12 @@ class Trainer:
 
     def __init__(self, model: Layer, optimizer: Any, loss: Any = "cross_entropy",
                  algorithm: str | Algorithm = "bp", metrics: Sequence[str] = ("accuracy",),
-                 callbacks: Iterable[Callback] = ()) -> None:
+                 callbacks: Iterable[Callback] = (), compile: bool = False) -> None:
         self.model, self.optimizer = model, optimizer
         if isinstance(algorithm, str):
             algorithm = algorithm_class(algorithm)()
         self.algorithm = algorithm.bind(loss, list(metrics))
+        self.algorithm.use_plan(compile)
         self.callbacks = list(callbacks)
         self.updater = LocalUpdater(model, optimizer, [self._before_step])
         self.epoch = self.iteration = self.batch_in_epoch = 0

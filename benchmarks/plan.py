@@ -1,0 +1,113 @@
+"""Execution plans against eager lamina and eager PyTorch on the standard workloads.
+
+    python benchmarks/plan.py [--threads 2] [--repeats 20]
+
+For each workload prints, each framework in its own process with its threads pinned:
+  * peak intermediate memory of one forward + backward (tracemalloc, which sees NumPy's
+    allocations: activations, saved arrays, gradients of activations, and for the plan its
+    preallocated buffers; parameters and their gradients, the step's results, are not
+    counted), eager and planned, and the plan's own estimate of its live peak
+    (`plan.memory()["bytes_with_reuse"]`, intermediates only);
+  * median step time of lamina eager, lamina planned and PyTorch eager, and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workloads  # noqa: E402
+
+CASES = [("mlp", 32), ("mlp", 128), ("cnn", 64), ("lstm", 32)]
+
+
+def median_ms(step, repeats: int, warmup: int = 3) -> float:
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def peak_bytes(name: str, size: int, planned: bool) -> int:
+    run, kept = workloads.lamina_forward_backward(name, size, planned)
+    run()  # lazily made arrays exist before measuring
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    grads = run()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak - base - grads + kept
+
+
+def measure(framework: str, name: str, size: int, repeats: int) -> dict[str, float]:
+    if framework == "torch":
+        import torch
+
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+        return {"ms": median_ms(workloads.torch_step(name, size), repeats)}
+    planned = framework == "planned"
+    out = {"ms": median_ms(workloads.lamina_step(name, size, planned), repeats),
+           "peak": peak_bytes(name, size, planned)}
+    if planned:
+        import lamina as lm
+
+        model, loss_fn = workloads.lamina_model(name), workloads.lamina_loss(name)
+        x, y = (lm.tensor(a) for a in workloads.batch(name, size))
+        out.update(lm.plan.compile(model, loss_fn, (x, y)).memory())
+    return out
+
+
+def run(framework: str, name: str, size: int, threads: int, repeats: int) -> dict | None:
+    env = {**os.environ, **{v: str(threads) for v in
+                            ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}}
+    cmd = [sys.executable, __file__, "--only", framework, name, str(size), "--repeats",
+           str(repeats)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        if framework == "torch" and "No module named 'torch'" in proc.stderr:
+            return None
+        raise RuntimeError(proc.stderr)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--only", nargs=3, metavar=("FRAMEWORK", "WORKLOAD", "BATCH"),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.only:
+        framework, name, size = args.only
+        print(json.dumps(measure(framework, name, int(size), args.repeats)))
+        return
+    print(f"threads={args.threads} repeats={args.repeats}; each framework in its own process")
+    print(f"{'workload':10s} {'eager MB':>9s} {'plan MB':>8s} {'ratio':>6s} {'plan est':>9s} "
+          f"{'eager ms':>9s} {'plan ms':>8s} {'torch ms':>9s} {'plan/eager':>10s} "
+          f"{'plan/torch':>10s}")
+    for name, size in CASES:
+        eager = run("eager", name, size, args.threads, args.repeats)
+        planned = run("planned", name, size, args.threads, args.repeats)
+        torch = run("torch", name, size, args.threads, args.repeats)
+        mb = 1 / 2**20
+        t_ms = f"{torch['ms']:9.2f}" if torch else f"{'-':>9s}"
+        t_ratio = f"{planned['ms'] / torch['ms']:10.2f}" if torch else f"{'-':>10s}"
+        print(f"{name + '/' + str(size):10s} {eager['peak'] * mb:9.1f} {planned['peak'] * mb:8.1f} "
+              f"{planned['peak'] / eager['peak']:6.2f} {planned['bytes_with_reuse'] * mb:9.1f} "
+              f"{eager['ms']:9.2f} {planned['ms']:8.2f} {t_ms} "
+              f"{planned['ms'] / eager['ms']:10.2f} {t_ratio}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""The standard workloads, defined once: shapes, hyper-parameters, data and initial weights.
+
+Every framework builds the same model from the same NumPy weights and trains on the same
+batch: a step is forward + softmax cross-entropy + backward + SGD (momentum 0.9, lr 0.01).
+  mlp:  784-1024-1024-10, ReLU.
+  cnn:  1x28x28 -> conv 32 3x3, ReLU, maxpool 2 -> conv 64 3x3, ReLU, maxpool 2
+        -> 1600 -> 128, ReLU -> 10.
+  lstm: embedding 64 -> 128, one LSTM layer of 256, 50 steps, 64 classes at every step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+DEFAULT_BATCH = {"mlp": 128, "cnn": 64, "lstm": 32}
+SEQ, VOCAB = 50, 64
+
+
+def _uniform(rng: np.random.Generator, shape: tuple[int, ...], fan_in: int) -> np.ndarray:
+    bound = 1 / np.sqrt(fan_in)
+    return rng.uniform(-bound, bound, shape).astype(np.float32)
+
+
+def weights(name: str) -> dict[str, np.ndarray]:
+    """Initial weights by PyTorch state-dict name (lamina uses the same names)."""
+    rng = np.random.default_rng(0)
+    if name == "mlp":
+        return {"0.weight": _uniform(rng, (1024, 784), 784), "0.bias": _uniform(rng, (1024,), 784),
+                "2.weight": _uniform(rng, (1024, 1024), 1024),
+                "2.bias": _uniform(rng, (1024,), 1024),
+                "4.weight": _uniform(rng, (10, 1024), 1024), "4.bias": _uniform(rng, (10,), 1024)}
+    if name == "cnn":
+        return {"0.weight": _uniform(rng, (32, 1, 3, 3), 9), "0.bias": _uniform(rng, (32,), 9),
+                "3.weight": _uniform(rng, (64, 32, 3, 3), 288),
+                "3.bias": _uniform(rng, (64,), 288),
+                "7.weight": _uniform(rng, (128, 1600), 1600),
+                "7.bias": _uniform(rng, (128,), 1600),
+                "9.weight": _uniform(rng, (10, 128), 128), "9.bias": _uniform(rng, (10,), 128)}
+    h = 256
+    return {"embed.weight": rng.standard_normal((VOCAB, 128)).astype(np.float32),
+            "lstm.weight_ih_l0": _uniform(rng, (4 * h, 128), h),
+            "lstm.weight_hh_l0": _uniform(rng, (4 * h, h), h),
+            "lstm.bias_ih_l0": _uniform(rng, (4 * h,), h),
+            "lstm.bias_hh_l0": _uniform(rng, (4 * h,), h),
+            "out.weight": _uniform(rng, (VOCAB, h), h), "out.bias": _uniform(rng, (VOCAB,), h)}
+
+
+def batch(name: str, size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    size = size or DEFAULT_BATCH[name]
+    rng = np.random.default_rng(1)
+    if name == "mlp":
+        return rng.standard_normal((size, 784)).astype(np.float32), rng.integers(0, 10, size)
+    if name == "cnn":
+        return (rng.standard_normal((size, 1, 28, 28)).astype(np.float32),
+                rng.integers(0, 10, size))
+    return rng.integers(0, VOCAB, (size, SEQ)), rng.integers(0, VOCAB, (size, SEQ))
+
+
+# -- lamina -------------------------------------------------------------------------------------
+def lamina_model(name: str) -> Any:
+    import lamina.functions as F
+    import lamina.nn as nn
+
+    if name == "mlp":
+        model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                              nn.Linear(1024, 10))
+    elif name == "cnn":
+        model = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3),
+                              nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(1600, 128),
+                              nn.ReLU(), nn.Linear(128, 10))
+    else:
+        class LanguageModel(nn.Layer):
+            def __init__(self) -> None:
+                super().__init__()
+                self.embed = nn.Embedding(VOCAB, 128)
+                self.lstm = nn.LSTM(128, 256, output="sequence")
+                self.out = nn.Linear(256, VOCAB)
+
+            def forward(self, x: Any) -> Any:
+                return self.out(self.lstm(self.embed(x))).reshape(-1, VOCAB)
+
+        model = LanguageModel()
+        del F
+    model.load_state_dict(weights(name))
+    return model
+
+
+def lamina_loss(name: str) -> Callable[..., Any]:
+    import lamina.functions as F
+
+    if name == "lstm":
+        return lambda out, y: F.cross_entropy(out, y.reshape(-1))
+    return F.cross_entropy
+
+
+def lamina_step(name: str, size: int | None = None, planned: bool = False
+                ) -> Callable[[], float]:
+    import lamina as lm
+    import lamina.optim as optim
+
+    model, loss_fn = lamina_model(name), lamina_loss(name)
+    opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = (lm.tensor(a) for a in batch(name, size))
+    plan = lm.plan.compile(model, loss_fn, (x, y)) if planned else None
+
+    def step() -> float:
+        if plan is not None:
+            loss = plan(x, y)
+        else:
+            loss = loss_fn(model(x), y)
+            loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss.item()
+
+    return step
+
+
+def lamina_forward_backward(name: str, size: int | None = None, planned: bool = False
+                            ) -> tuple[Callable[[], None], int]:
+    """Forward + loss + backward alone (what a plan compiles), and the bytes the plan keeps
+    preallocated between steps (0 for eager)."""
+    import lamina as lm
+
+    model, loss_fn = lamina_model(name), lamina_loss(name)
+    x, y = (lm.tensor(a) for a in batch(name, size))
+    plan = lm.plan.compile(model, loss_fn, (x, y)) if planned else None
+
+    def run() -> int:
+        """Returns the bytes of the parameters' gradients: results, not intermediates."""
+        model.zero_grad()
+        if plan is not None:
+            plan(x, y)
+        else:
+            loss_fn(model(x), y).backward()
+        return sum(p.grad.nbytes for p in model.parameters() if p.grad is not None)
+
+    return run, plan.memory()["pooled_buffer_bytes"] if plan else 0
+
+
+# -- PyTorch ------------------------------------------------------------------------------------
+def torch_step(name: str, size: int | None = None) -> Callable[[], float]:
+    import torch
+    import torch.nn as tnn
+    import torch.nn.functional as tF
+
+    if name == "mlp":
+        model = tnn.Sequential(tnn.Linear(784, 1024), tnn.ReLU(), tnn.Linear(1024, 1024),
+                               tnn.ReLU(), tnn.Linear(1024, 10))
+    elif name == "cnn":
+        model = tnn.Sequential(tnn.Conv2d(1, 32, 3), tnn.ReLU(), tnn.MaxPool2d(2),
+                               tnn.Conv2d(32, 64, 3), tnn.ReLU(), tnn.MaxPool2d(2), tnn.Flatten(),
+                               tnn.Linear(1600, 128), tnn.ReLU(), tnn.Linear(128, 10))
+    else:
+        class LanguageModel(tnn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.embed = tnn.Embedding(VOCAB, 128)
+                self.lstm = tnn.LSTM(128, 256, batch_first=True)
+                self.out = tnn.Linear(256, VOCAB)
+
+            def forward(self, x: Any) -> Any:
+                return self.out(self.lstm(self.embed(x))[0]).reshape(-1, VOCAB)
+
+        model = LanguageModel()
+    model.load_state_dict({k: torch.tensor(v) for k, v in weights(name).items()})
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = (torch.tensor(a) for a in batch(name, size))
+    y = y.reshape(-1)
+
+    def step() -> float:
+        loss = tF.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return step

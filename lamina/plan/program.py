@@ -1,0 +1,270 @@
+"""A compiled program: one trace, pruned, ordered, with liveness and static buffer slots.
+
+Timeline: forward node k runs at time k, backward node j at time F + j. A value is live
+from the step that makes it to the last step that reads it, including a backward step
+whose op kept it (found by looking for the value's memory among the op's attributes) and
+every view made of it. Outputs of ops that can write into a given array (`supports_out`)
+get a slot; a slot is handed to the next value of the same shape and dtype once its
+value is dead, and an elementwise op may write straight over an input it reads last.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.engine import accumulate_grad
+from lamina.plan.trace import Node, Trace
+
+
+class Program:
+    def __init__(self, trace: Trace, train: bool) -> None:
+        self.trace, self.train = trace, train
+        self.loss = trace.outputs[0] if train else None
+        kept = _prune(trace.nodes, trace.outputs, len(trace.kinds))
+        self.pruned = [n for n in trace.nodes if n not in kept]
+        self.forward = _toposort(kept, trace)
+        self.grad_values = self._needs_grad() if train else set()
+        self.backward = [n for n in reversed(self.forward)
+                         if any(v in self.grad_values for v in n.inputs)]
+        for n in self.forward:
+            n.fn.needs_input_grad = tuple(v in self.grad_values for v in n.inputs)
+        self.kept_for_backward = {id(n): _retained(n, trace.arrays) for n in self.backward}
+        self.last_use = self._liveness()
+        self.slots, self.slot_meta = self._assign_slots()
+        self.frees = self._frees()
+        self.buffers: list[Any] | None = None
+
+    # -- analysis ---------------------------------------------------------------------------
+    def _needs_grad(self) -> set[int]:
+        kinds, tensors = self.trace.kinds, self.trace.tensors
+        need = {v for v, k in enumerate(kinds) if k == "param" and tensors[v].requires_grad}
+        for n in self.forward:
+            if any(v in need for v in n.inputs) and np.dtype(self.trace.dtypes[n.outputs[0]]
+                                                             ).kind == "f":
+                need.update(n.outputs)
+        return need
+
+    def _liveness(self) -> dict[int, int]:
+        """Last step reading each op value (a requested output lives to the end)."""
+        end = len(self.forward) + len(self.backward)
+        last: dict[int, int] = {}
+        for t, n in enumerate(self.forward):
+            for v in n.outputs:
+                last.setdefault(v, t)
+            for v in n.inputs:
+                last[v] = max(last.get(v, t), t)
+        for j, n in enumerate(self.backward):
+            for v in self.kept_for_backward[id(n)]:
+                last[v] = max(last.get(v, 0), len(self.forward) + j)
+        for v in self.trace.outputs:
+            last[v] = end
+        # A view keeps the array it views alive: walk back so chains of views propagate.
+        for n in reversed(self.forward):
+            for out in n.outputs:
+                for v in n.inputs:
+                    if _shares(self.trace.arrays[out], self.trace.arrays[v]):
+                        last[v] = max(last.get(v, 0), last[out])
+        return last
+
+    def _assign_slots(self) -> tuple[dict[int, int], list[tuple[tuple[int, ...], Any]]]:
+        """Static buffers for outputs of ops that write into a given array (interval colouring)."""
+        free: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+        meta: list[tuple[tuple[int, ...], Any]] = []
+        slots: dict[int, int] = {}
+        releases: dict[int, list[int]] = defaultdict(list)  # step -> slots free after it
+        outputs = set(self.trace.outputs)
+        for t, n in enumerate(self.forward):
+            fn = n.fn
+            in_place = []
+            if getattr(fn, "elementwise", False):  # may overwrite an input it reads last
+                in_place = [slots[v] for v in n.inputs if v in slots and self.last_use[v] == t]
+            for v in n.outputs:
+                if not getattr(fn, "supports_out", False) or v in outputs:
+                    continue
+                key = (self.trace.shapes[v], np.dtype(self.trace.dtypes[v]).str)
+                same = [s for s in in_place if meta[s] == (key[0], np.dtype(key[1]))]
+                if same:
+                    s = same[0]
+                    in_place.remove(s)
+                    releases[t] = [r for r in releases[t] if r != s]
+                elif free[key]:
+                    s = free[key].pop()
+                else:
+                    s = len(meta)
+                    meta.append((key[0], np.dtype(key[1])))
+                slots[v] = s
+                releases[self.last_use[v]].append(s)
+            for s in releases.pop(t, []):
+                shape, dtype = meta[s]
+                free[(shape, dtype.str)].append(s)
+        return slots, meta
+
+    def _frees(self) -> dict[int, list[int]]:
+        """Values to drop after each step, so unpooled arrays are freed at their last use."""
+        frees: dict[int, list[int]] = defaultdict(list)
+        outputs = set(self.trace.outputs)
+        for v, t in self.last_use.items():
+            if v not in outputs and self.trace.kinds[v] == "op":
+                frees[t].append(v)
+        return frees
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self, arrays: list[Any]) -> tuple[Any, ...]:
+        """Run forward (and backward, for a training program) on the batch's arrays."""
+        trace = self.trace
+        if self.buffers is None:
+            self.buffers = [np.empty(shape, dtype) for shape, dtype in self.slot_meta]
+        env: list[Any] = [None] * len(trace.kinds)
+        for v, a in zip(trace.inputs, arrays):
+            env[v] = a
+        for v, kind in enumerate(trace.kinds):
+            if kind == "param":
+                env[v] = trace.tensors[v].data
+            elif kind == "const":
+                env[v] = trace.arrays[v]
+        buffers, slots = self.buffers, self.slots
+        for t, n in enumerate(self.forward):
+            fn = n.fn
+            fn.out_buffers = [buffers[slots[v]] if v in slots else None for v in n.outputs]
+            ys = fn.forward(*[env[v] for v in n.inputs])
+            if isinstance(ys, tuple):
+                for v, y in zip(n.outputs, ys):
+                    env[v] = y
+            else:
+                env[n.outputs[0]] = ys
+            for v in self.frees.get(t, ()):
+                env[v] = None
+        results = tuple(env[v] for v in trace.outputs)
+        if self.train:
+            self._backward(env)
+        return results
+
+    def _backward(self, env: list[Any]) -> None:
+        trace, start = self.trace, len(self.forward)
+        loss = env[self.loss]
+        grads: dict[int, Any] = {self.loss: np.ones_like(loss)}
+        given: set[int] = set()
+        for j, n in enumerate(self.backward):
+            gys = [grads.pop(v, None) for v in n.outputs]
+            for i, (v, g) in enumerate(zip(n.outputs, gys)):
+                if g is None:
+                    gys[i] = np.zeros(trace.shapes[v], trace.dtypes[v])
+            gxs = n.fn.backward(*gys)
+            if not isinstance(gxs, tuple):
+                gxs = (gxs,)
+            for v, g, need in zip(n.inputs, gxs, n.fn.needs_input_grad):
+                if not need:
+                    continue
+                if trace.kinds[v] == "param":
+                    accumulate_grad(trace.tensors[v], g, given)
+                else:
+                    grads[v] = g if v not in grads else grads[v] + g
+            for v in self.frees.get(start + j, ()):
+                env[v] = None
+
+    # -- reports ----------------------------------------------------------------------------
+    def memory(self) -> dict[str, int]:
+        """Bytes of intermediate arrays: all at once, the live peak, and the pooled slots."""
+        trace = self.trace
+        nbytes = {v: int(np.prod(trace.shapes[v])) * np.dtype(trace.dtypes[v]).itemsize
+                  for n in self.forward for v in n.outputs}
+        grad_bytes = sum(nbytes.get(v, 0) for v in self.grad_values if v in nbytes)
+        steps = len(self.forward) + len(self.backward)
+        born = {v: t for t, n in enumerate(self.forward) for v in n.outputs}
+        live = np.zeros(steps + 1, np.int64)
+        for v, b in born.items():
+            live[b:self.last_use[v] + 1] += nbytes[v]
+        pooled = sum(int(np.prod(s)) * d.itemsize for s, d in self.slot_meta)
+        return {"values": len(nbytes), "bytes_without_reuse": sum(nbytes.values()) + grad_bytes,
+                "bytes_with_reuse": int(live.max()) if len(live) else 0,
+                "pooled_buffer_bytes": pooled, "pooled_buffers": len(self.slot_meta)}
+
+    def describe(self) -> str:
+        trace = self.trace
+
+        def name(v: int) -> str:
+            kind = trace.kinds[v]
+            return f"{kind}{v}" if kind != "op" else f"v{v}"
+
+        lines = [f"forward ({len(self.forward)} ops, {len(self.pruned)} pruned):"]
+        for t, n in enumerate(self.forward):
+            outs = ", ".join(f"{name(v)} {tuple(trace.shapes[v])}"
+                             + (f" [slot {self.slots[v]}]" if v in self.slots else "")
+                             for v in n.outputs)
+            frees = " ".join(name(v) for v in self.frees.get(t, ()))
+            lines.append(f"  {t:3d} {n.name:<14} {', '.join(map(name, n.inputs))} -> {outs}"
+                         + (f"   frees {frees}" if frees else ""))
+        if self.pruned:
+            lines.append("pruned: " + ", ".join(f"{n.name}#{n.index}" for n in self.pruned))
+        if self.train:
+            lines.append(f"backward ({len(self.backward)} ops):")
+            for j, n in enumerate(self.backward):
+                targets = [name(v) for v, need in zip(n.inputs, n.fn.needs_input_grad) if need]
+                lines.append(f"  {len(self.forward) + j:3d} {n.name + '.backward':<23} "
+                             f"-> d/d {', '.join(targets)}")
+        return "\n".join(lines)
+
+
+def _prune(nodes: list[Node], outputs: list[int], n_values: int) -> list[Node]:
+    """Keep the nodes that some requested output depends on."""
+    maker = {v: n for n in nodes for v in n.outputs}
+    wanted, stack, kept = set(outputs), list(outputs), set()
+    while stack:
+        n = maker.get(stack.pop())
+        if n is None or id(n) in kept:
+            continue
+        kept.add(id(n))
+        for v in n.inputs:
+            if v not in wanted:
+                wanted.add(v)
+                stack.append(v)
+    return [n for n in nodes if id(n) in kept]
+
+
+def _toposort(nodes: list[Node], trace: Trace) -> list[Node]:
+    """Kahn's algorithm: run a node once every node making its inputs has run."""
+    maker = {v: n for n in nodes for v in n.outputs}
+    indegree = {id(n): len({maker[v].index for v in n.inputs if v in maker}) for n in nodes}
+    users: dict[int, list[Node]] = defaultdict(list)
+    for n in nodes:
+        for p in {id(maker[v]): maker[v] for v in n.inputs if v in maker}.values():
+            users[id(p)].append(n)
+    ready = deque(n for n in nodes if indegree[id(n)] == 0)
+    order = []
+    while ready:
+        n = ready.popleft()
+        order.append(n)
+        for u in users[id(n)]:
+            indegree[id(u)] -= 1
+            if indegree[id(u)] == 0:
+                ready.append(u)
+    assert len(order) == len(nodes), "a trace is acyclic by construction"
+    return order
+
+
+def _retained(n: Node, arrays: list[Any]) -> set[int]:
+    """The node's input and output values whose memory its op keeps for backward."""
+    kept = [a for a in _arrays_in(vars(n.fn)) if a is not None]
+    return {v for v in (*n.inputs, *n.outputs)
+            if any(_shares(a, arrays[v]) for a in kept)}
+
+
+def _arrays_in(obj: Any, depth: int = 0) -> list[Any]:
+    if isinstance(obj, np.ndarray):
+        return [obj]
+    if depth > 2:
+        return []
+    if isinstance(obj, dict):
+        return [a for k, v in obj.items() if k not in ("inputs", "out_buffers")
+                for a in _arrays_in(v, depth + 1)]
+    if isinstance(obj, (list, tuple)):
+        return [a for v in obj for a in _arrays_in(v, depth + 1)]
+    return []
+
+
+def _shares(a: Any, b: Any) -> bool:
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.size > 0
+            and b.size > 0 and np.may_share_memory(a, b))

@@ -1,0 +1,165 @@
+"""Tracing: run a model once, eagerly, and record every op with the arrays it read and made.
+
+A trace is a list of nodes over numbered values. A value is a source (a batch input, a
+parameter read fresh at every run, or a constant made during the call) or an op output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lamina import config
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+
+
+class TraceError(RuntimeError):
+    """The model does something a static plan cannot capture; the message says what."""
+
+
+@dataclass
+class Node:
+    """One op: its Function instance (reused as the kernel) and its value numbers."""
+
+    fn: Function
+    inputs: list[int]
+    outputs: list[int]
+    index: int = 0  # position in the trace, for messages and tie-breaking
+
+    @property
+    def name(self) -> str:
+        return self.fn.name
+
+
+@dataclass
+class Trace:
+    nodes: list[Node]
+    kinds: list[str]  # per value: "input", "param", "const" or "op"
+    tensors: list[Tensor | None]  # source tensors (params are read through them)
+    shapes: list[tuple[int, ...]]
+    dtypes: list[Any]
+    arrays: list[Any]  # trace-time arrays, used to find what backward keeps
+    inputs: list[int] = field(default_factory=list)
+    outputs: list[int] = field(default_factory=list)
+
+    def signature(self) -> list[tuple[str, tuple[int, ...]]]:
+        """What each op was and how it was wired: two traces of one program agree here."""
+        return [(n.name, tuple(n.inputs)) for n in self.nodes]
+
+
+class Tracer:
+    def __init__(self, inputs: Sequence[Tensor], params: Sequence[Tensor] = ()) -> None:
+        self.params = {id(p) for p in params}  # frozen ones too: read fresh at every run
+        self.values: dict[int, int] = {}  # id(tensor) -> value number
+        self.keep: list[Tensor] = []  # holds traced tensors so their ids stay unique
+        self.nodes: list[Node] = []
+        self.kinds: list[str] = []
+        self.tensors: list[Tensor | None] = []
+        self.made: set[int] = set()  # tensors created while tracing: constants
+        self.op_values: set[int] = set()
+        self.inputs = [self._value(t, "input") for t in inputs]
+
+    def _value(self, t: Tensor, kind: str) -> int:
+        self.values[id(t)] = n = len(self.kinds)
+        self.keep.append(t)
+        self.kinds.append(kind)
+        self.tensors.append(t if kind != "op" else None)
+        return n
+
+    def _source(self, t: Tensor) -> int:
+        n = self.values.get(id(t))
+        if n is not None:
+            return n
+        if id(t) in self.params or (t.requires_grad and t.creator is None):
+            return self._value(t, "param")
+        if id(t) in self.made:
+            return self._value(t, "const")
+        raise TraceError(
+            f"plan: the model reads a tensor of shape {t.shape} that was made before the "
+            "traced call and is neither a parameter nor an input (a stateful layer's carried "
+            "state, a cached tensor); a plan would freeze its value. Pass it as an input."
+        )
+
+    # -- hooks called by Function.apply and Tensor ------------------------------------------
+    def created(self, t: Tensor) -> None:
+        self.made.add(id(t))
+        self.keep.append(t)
+
+    def record(self, fn: Function, xs: Sequence[Tensor], outs: Any) -> None:
+        ins = [self._source(x) for x in xs]
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        numbers = [self._value(o, "op") for o in outs]
+        self.op_values.update(id(o) for o in outs)
+        self.nodes.append(Node(fn, ins, numbers, len(self.nodes)))
+
+    def derived(self, out: Tensor, *sources: Any) -> None:
+        """`out` was computed outside any op (a comparison) from `sources`."""
+        if any(id(s) in self.op_values for s in sources):
+            self.op_values.add(id(out))
+
+    def converted(self, t: Tensor, how: str) -> None:
+        if id(t) in self.op_values:
+            where = _user_frame()
+            raise TraceError(
+                f"plan: {how} on a traced value{where} turns data into Python control flow, "
+                "which a plan cannot capture: the plan would replay whichever branch the "
+                "example took. Compute the branch with tensor ops (e.g. F.clip, masks), or "
+                "train this model eagerly."
+            )
+
+    def finish(self, outputs: Sequence[Tensor]) -> Trace:
+        missing = [i for i, t in enumerate(outputs) if id(t) not in self.values]
+        if missing:
+            raise TraceError(f"plan: output {missing[0]} was not computed by traced ops")
+        arrays: list[Any] = [None] * len(self.kinds)
+        for t in self.keep:
+            n = self.values.get(id(t))
+            if n is not None:
+                arrays[n] = t.data
+        return Trace(self.nodes, self.kinds, self.tensors,
+                     [a.shape for a in arrays], [a.dtype for a in arrays], arrays,
+                     self.inputs, [self.values[id(t)] for t in outputs])
+
+
+def flatten(result: Any) -> list[Any]:
+    """A function's outputs, nested tuples (a recurrent layer's (out, (h, c))) flattened."""
+    if isinstance(result, (tuple, list)):
+        return [t for item in result for t in flatten(item)]
+    return [result]
+
+
+def _user_frame() -> str:
+    for frame in reversed(traceback.extract_stack()[:-3]):
+        if "/lamina/" not in frame.filename.replace("\\", "/"):
+            return f" at {frame.filename}:{frame.lineno} ({frame.line})"
+    return ""
+
+
+@contextlib.contextmanager
+def tracing(inputs: Sequence[Tensor], params: Sequence[Tensor] = ()) -> Iterator[Tracer]:
+    """Record every op run inside the block; nested tracing is an error."""
+    if config.tracer is not None:
+        raise TraceError("plan: already tracing; plans cannot be compiled inside a trace")
+    tracer = Tracer(inputs, params)
+    config.tracer = tracer
+    try:
+        yield tracer
+    finally:
+        config.tracer = None
+
+
+def trace(fn: Callable[..., Any], inputs: Sequence[Tensor], params: Sequence[Tensor] = ()
+          ) -> Trace:
+    """Run fn(*inputs) once under the tracer; fn returns a Tensor or a tuple of Tensors.
+
+    `params` are read afresh at every run of the plan (trainable or frozen)."""
+    with tracing(inputs, params) as tracer:
+        result = fn(*inputs)
+    outputs = flatten(result)
+    if not all(isinstance(t, Tensor) for t in outputs):
+        raise TraceError("plan: the traced function must return tensors")
+    return tracer.finish(outputs)

@@ -1,0 +1,246 @@
+"""Execution plans: equal to eager, pruned, memory-planned, re-traced, and honest about limits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from layer_cases import LAYER_CASES, flat_outputs
+
+import lamina as lm
+import lamina.functions as F
+import lamina.nn as nn
+import lamina.optim as optim
+from lamina.data import ArrayDataset, DataLoader
+from lamina.plan import TraceError, compile
+from lamina.train import Trainer
+
+
+def _square_loss(out, y):
+    outs = flat_outputs(out)
+    total = (outs[0] * outs[0]).mean()
+    for o in outs[1:]:
+        total = total + (o * o).mean()
+    return total
+
+
+def _close(a, b, tol=1e-5):
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.abs(b).max(initial=0))))
+
+
+def _eager_and_planned(model, loss_fn, x, y, seed=7):
+    """One planned and one eager step from the same state: (loss, grads, state) of each."""
+    step = compile(model, loss_fn, (x, y))
+    start = model.state_dict()
+    results = []
+    for planned in (True, False):
+        model.load_state_dict(start)
+        model.zero_grad()
+        lm.manual_seed(seed)
+        if planned:
+            loss = step(x, y)
+        else:
+            loss = loss_fn(model(x), y)
+            if loss.requires_grad:  # layers without parameters have nothing to backpropagate
+                loss.backward()
+        grads = {n: None if p.grad is None else p.grad.copy() for n, p in model.named_parameters()}
+        results.append((loss.item(), grads, model.state_dict()))
+    return results
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+@pytest.mark.parametrize("name", sorted(LAYER_CASES))
+def test_planned_step_equals_eager_for_every_layer(name, mode) -> None:
+    cfg, make = LAYER_CASES[name]
+    lm.manual_seed(1)
+    model = getattr(nn.from_config(cfg), mode)()
+    x = lm.tensor(make(np.random.default_rng(0)))
+    planned, eager = _eager_and_planned(model, _square_loss, x, lm.tensor(np.zeros(1, np.float32)))
+    assert planned[0] == pytest.approx(eager[0], rel=1e-6)
+    for n in eager[1]:
+        if eager[1][n] is None:  # e.g. the RBM's visible bias plays no part in forward
+            assert planned[1][n] is None
+        else:
+            _close(planned[1][n], eager[1][n])
+    for k in eager[2]:  # batch-norm statistics and counters updated the same way
+        _close(planned[2][k], eager[2][k], 1e-6)
+
+
+def _cnn():
+    return nn.Sequential(nn.Conv1d(1, 8, 5, padding=2), nn.BatchNorm1d(8), nn.ReLU(),
+                         nn.MaxPool1d(2), nn.Flatten(), nn.Dropout(0.3), nn.Linear(80, 10))
+
+
+def test_fifty_planned_steps_give_the_weights_of_fifty_eager_steps() -> None:
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((50, 16, 1, 20)).astype(np.float32)
+    ys = rng.integers(0, 10, (50, 16))
+    weights = []
+    for planned in (True, False):
+        lm.manual_seed(0)
+        model = _cnn()
+        opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        step = compile(model, F.cross_entropy) if planned else None
+        for x, y in zip(xs, ys):
+            x, y = lm.tensor(x), lm.tensor(y)
+            if planned:
+                step(x, y)
+            else:
+                F.cross_entropy(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+        weights.append(model.state_dict())
+    for k in weights[1]:
+        _close(weights[0][k], weights[1][k], 1e-4)
+
+
+def test_inference_plan_runs_forward_only() -> None:
+    lm.manual_seed(0)
+    model = _cnn().eval()
+    x = lm.tensor(np.random.default_rng(0).standard_normal((4, 1, 20)).astype(np.float32))
+    plan = compile(model, example_batch=(x,))
+    np.testing.assert_array_equal(plan(x).data, model(x).data)
+    program = plan.last
+    assert program.backward == [] and "backward" not in plan.describe()
+    assert not any(any(n.fn.needs_input_grad) for n in program.forward)
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_nodes_that_do_not_reach_the_output_are_pruned() -> None:
+    class WithUnusedBranch(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            self.debug = F.tanh(x).exp()  # computed, never used by the output
+            return self.fc(x)
+
+    model = WithUnusedBranch()
+    x = lm.tensor(np.ones((2, 4), np.float32))
+    plan = compile(model, F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
+    text = plan.describe()
+    assert "pruned: Tanh#0, Exp#1" in text
+    forward = text.split("\npruned")[0]
+    assert "Tanh" not in forward and "Exp" not in forward and "Linear" in forward
+
+
+def test_gradients_nobody_needs_are_never_computed() -> None:
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    model[0].weight.requires_grad = False  # frozen
+    model[0].bias.requires_grad = False
+    x = lm.tensor(np.ones((2, 4), np.float32))
+    plan = compile(model, F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
+    program = plan.last
+    assert [n.name for n in program.backward] == ["CrossEntropy", "Linear"]
+    first = program.forward[0]
+    assert first.fn.needs_input_grad == (False, False, False)
+    plan(x, lm.tensor(np.array([0, 1])))
+    assert model[0].weight.grad is None and model[2].weight.grad is not None
+
+
+def test_buffers_are_reused_and_memory_is_reported() -> None:
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
+                          nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
+    x = lm.tensor(np.ones((16, 32), np.float32))
+    plan = compile(model, F.cross_entropy, (x, lm.tensor(np.zeros(16, np.int64))))
+    memory = plan.memory()
+    assert memory["bytes_with_reuse"] < memory["bytes_without_reuse"]
+    program = plan.last
+    assert len(set(program.slots.values())) < len(program.slots)  # values share buffers
+    assert memory["pooled_buffers"] == len(set(program.slots.values()))
+    text = plan.describe()
+    assert "Linear         input0" in text and "ReLU           v4 -> v5 (16, 64) [slot 0]" in text
+
+
+def test_a_new_shape_traces_again_and_a_known_one_does_not() -> None:
+    model = nn.Sequential(nn.Linear(4, 3))
+    plan = compile(model, F.cross_entropy)
+    for n in (2, 2, 5, 2, 5):
+        plan(lm.tensor(np.ones((n, 4), np.float32)), lm.tensor(np.zeros(n, np.int64)))
+    assert plan.traces == 2 and len(plan.programs) == 2
+    model.eval()
+    plan(lm.tensor(np.ones((2, 4), np.float32)), lm.tensor(np.zeros(2, np.int64)))
+    assert plan.traces == 3  # eval mode is another program
+
+
+def test_control_flow_on_a_tensor_is_reported_with_its_line() -> None:
+    class Branchy(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = self.fc(x)
+            if h.sum() > 0:
+                return F.relu(h)
+            return F.tanh(h)
+
+    x = lm.tensor(np.ones((2, 4), np.float32))
+    with pytest.raises(TraceError, match=r"bool\(\).*traced value at .*test_plan\.py:\d+ "
+                                         r"\(if h\.sum\(\) > 0:\)"):
+        compile(Branchy(), F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
+
+
+def test_control_flow_through_raw_data_is_caught_by_a_second_trace() -> None:
+    class Sneaky(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = self.fc(x)
+            return F.relu(h) if h.data.sum() > 0 else F.tanh(h)
+
+    model = Sneaky()
+    model.fc.weight.data[...] = 1.0  # the branch follows the sign of the input's sum
+    model.fc.bias.data[...] = 0.0
+    x = lm.tensor(np.ones((2, 4), np.float32))
+    with pytest.raises(TraceError, match=r"ops depend on the input values \(op 1 is ReLU for "
+                                         r"one input and Tanh for another\)"):
+        compile(model, F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
+
+
+def test_outside_state_and_stateful_layers_are_refused() -> None:
+    kept = lm.tensor(np.ones((1, 3), np.float32))
+
+    class ReadsOutside(nn.Layer):
+        def forward(self, x):
+            return x * kept
+
+    with pytest.raises(TraceError, match=r"made before the traced call"):
+        compile(ReadsOutside(), example_batch=(lm.tensor(np.ones((2, 3), np.float32)),))
+    with pytest.raises(TraceError, match="stateful"):
+        compile(nn.Sequential(nn.LSTM(2, 2, output="sequence", stateful=True)))
+
+
+def test_compiling_changes_no_state() -> None:
+    lm.manual_seed(3)
+    model = _cnn()
+    before, rng = model.state_dict(), lm.get_rng_state()
+    x = lm.tensor(np.random.default_rng(0).standard_normal((8, 1, 20)).astype(np.float32))
+    compile(model, F.cross_entropy, (x, lm.tensor(np.zeros(8, np.int64))))
+    after = model.state_dict()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    assert lm.get_rng_state() == rng and all(p.grad is None for p in model.parameters())
+
+
+def test_trainer_compile_matches_eager_training() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((100, 1, 20)).astype(np.float32)
+    y = rng.integers(0, 10, 100)
+    histories, weights = [], []
+    for compiled in (True, False):
+        lm.manual_seed(0)
+        model = _cnn()
+        # SGD, not Adam: the conv bias before batch norm has a zero gradient up to rounding,
+        # which Adam would scale up to full-size steps in different directions.
+        trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
+                          compile=compiled)
+        loader = DataLoader(ArrayDataset(x, y), 16, shuffle=True)  # last batch: another shape
+        histories.append(trainer.fit(loader, 3, DataLoader(ArrayDataset(x, y), 50)))
+        weights.append(model.state_dict())
+    for a, b in zip(*histories):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4)
+        assert a["val_accuracy"] == pytest.approx(b["val_accuracy"], abs=0.011)
+    for k in weights[1]:
+        _close(weights[0][k], weights[1][k], 1e-3)
