@@ -38,11 +38,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--prime", default="def ")
     p.add_argument("--temperature", type=float, default=0.8)
     p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("bench", help="time the standard workloads against PyTorch "
+                                     "(benchmarks/run.py of a source checkout)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "bench":
+        args.rest = rest  # passed on to benchmarks/run.py
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     from lamina.io import CheckpointError
     from lamina.schema import ConfigError
     from lamina.train.callbacks import NonFiniteError
@@ -159,7 +166,18 @@ def generate(model: Any, vocab: str, prime: str, length: int, temperature: float
     return "".join(out)
 
 
-COMMANDS = {"train": cmd_train, "eval": cmd_eval, "info": cmd_info, "sample": cmd_sample}
+def cmd_bench(args: argparse.Namespace) -> int:
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+    if not script.exists():
+        raise FileNotFoundError(f"lamina bench runs {script} from a source checkout of "
+                                "lamina (git clone, then pip install -e .)")
+    import subprocess
+
+    return subprocess.call([sys.executable, str(script), *args.rest])
+
+
+COMMANDS = {"train": cmd_train, "eval": cmd_eval, "info": cmd_info, "sample": cmd_sample,
+            "bench": cmd_bench}
 
 
 if __name__ == "__main__":

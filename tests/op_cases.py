@@ -403,3 +403,15 @@ unary("softplus", F.softplus, lambda x: np.log1p(np.exp(x)),
       lambda x: _t().nn.functional.softplus(x))
 CASES.append(Case("unbind", lambda x: F.unbind(x, 1), lambda x: tuple(np.moveaxis(x, 1, 0)),
                   inputs(randn(2, 3, 4)), lambda x: _t().unbind(x, 1)))
+
+
+def lstm_sequence_ref(xg, h0, c0, W, b):
+    hs, h, c = [], h0, c0
+    for t in range(xg.shape[0]):
+        h, c = lstm_cell_ref(xg[t] + h @ W.T + b, c)
+        hs.append(h)
+    return np.stack(hs), h, c
+
+
+CASES.append(Case("lstm_sequence", F.lstm_sequence, lstm_sequence_ref,
+                  inputs(randn(4, 3, 8), randn(3, 2), randn(3, 2), randn(8, 2), randn(8))))

@@ -46,7 +46,7 @@ from lamina.functions.math import (
 from lamina.functions.noise import dropout
 from lamina.functions.normalization import batch_norm
 from lamina.functions.pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
-from lamina.functions.recurrent import gru_cell, lstm_cell
+from lamina.functions.recurrent import gru_cell, lstm_cell, lstm_sequence
 
 __all__ = [
     "abs",
@@ -76,6 +76,7 @@ __all__ = [
     "log",
     "log_softmax",
     "lstm_cell",
+    "lstm_sequence",
     "matmul",
     "max",
     "max_pool1d",

@@ -74,18 +74,19 @@ class MaxPool(_Pool):
         lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         planes = self._planes(self._pad(x, lowest))
         out = self.out_buffer()
-        if out is None:
-            y = planes[0].copy()
-        else:  # the plan's buffer has the op's output shape; work on its NCHW view
-            y = out.reshape(planes[0].shape)
+        y = planes[0].copy() if out is None else out.reshape(planes[0].shape)
+        if out is not None:
             y[...] = planes[0]
-        # A running maximum over the KH*KW planes instead of an argmax over copied windows;
-        # strict > keeps the first of tied maxima, as PyTorch does.
-        self.idx = np.zeros(y.shape, np.uint8 if len(planes) < 256 else np.int32)
-        for k, plane in enumerate(planes[1:], start=1):
-            better = plane > y
-            np.copyto(y, plane, where=better)
-            np.putmask(self.idx, better, k)
+        for plane in planes[1:]:
+            np.maximum(y, plane, out=y)
+        # The first maximum's index, as PyTorch picks among ties, by arithmetic on
+        # "plane k is not the max" masks e_k: idx = e0 * (1 + e1 * (1 + e2 * (...))).
+        # Several times faster than an argmax over copied windows.
+        idx = np.zeros(y.shape, np.uint8 if len(planes) < 256 else np.int32)
+        for plane in reversed(planes[:-1]):
+            idx += 1
+            idx *= plane != y
+        self.idx = idx
         return self._out(y)
 
     def backward(self, gy: Any) -> Any:

@@ -53,6 +53,84 @@ class LSTMCell(Function):
         return ggates, gc * f
 
 
+class LSTMSequence(Function):
+    """The whole recurrence of one LSTM layer over T steps as one op (time-major).
+
+    Inputs: x-gates (T, B, 4H) = x @ W_ih.T + b_ih for every step (one GEMM, outside),
+    h0 and c0 (B, H), W_hh (4H, H) and optionally b_hh (4H,). Outputs: h for every step
+    (T, B, H), and the final h and c (B, H).
+    Fused because a per-step op would compute and add a (4H, H) weight gradient T times;
+    here the gate gradients of all steps are kept and dW_hh is one GEMM over them.
+    """
+
+    def forward(self, xg: Any, h0: Any, c0: Any, W_hh: Any, b_hh: Any = None
+                ) -> tuple[Any, Any, Any]:
+        T, B, G = xg.shape
+        H = G // 4
+        if G != 4 * H or h0.shape != (B, H) or W_hh.shape != (G, H):
+            raise ShapeError(f"lstm_sequence: expected x-gates (T, B, 4H), states (B, H) and "
+                             f"W_hh (4H, H); got {xg.shape}, {h0.shape}, {W_hh.shape}")
+        hs = np.empty((T + 1, B, H), xg.dtype)  # hs[t] is the state before step t
+        cs = np.empty((T + 1, B, H), xg.dtype)
+        acts = xg + b_hh if b_hh is not None else xg.copy()  # becomes the activated gates
+        tcs = np.empty((T, B, H), xg.dtype)  # tanh(c_t)
+        hs[0], cs[0] = h0, c0
+        WT = W_hh.T
+        for t in range(T):
+            a = acts[t]
+            a += hs[t] @ WT
+            _sigmoid_(a[:, : 2 * H])  # i, f
+            np.tanh(a[:, 2 * H : 3 * H], out=a[:, 2 * H : 3 * H])  # g
+            _sigmoid_(a[:, 3 * H :])  # o
+            np.multiply(a[:, H : 2 * H], cs[t], out=cs[t + 1])
+            cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
+            np.tanh(cs[t + 1], out=tcs[t])
+            np.multiply(a[:, 3 * H :], tcs[t], out=hs[t + 1])
+        self.save_for_backward(acts, hs, cs, tcs, W_hh)
+        self.has_bias = b_hh is not None
+        return hs[1:], hs[T], cs[T]
+
+    def backward(self, g_hs: Any, g_hT: Any, g_cT: Any) -> tuple[Any, ...]:
+        acts, hs, cs, tcs, W_hh = self.saved_tensors
+        T, B, G = acts.shape
+        H = G // 4
+        i, f, g, o = (acts[..., k * H : (k + 1) * H] for k in range(4))
+        # Every factor that does not depend on the incoming gradient, for all steps at once:
+        # d tanh(c) / dc * o, and each gate's pre-activation derivative times its partner.
+        dc_from_h = o * (1 - tcs * tcs)
+        factors = np.empty_like(acts)
+        np.multiply(g * i, 1 - i, out=factors[..., :H])
+        np.multiply(cs[:T] * f, 1 - f, out=factors[..., H : 2 * H])
+        np.multiply(i, 1 - g * g, out=factors[..., 2 * H : 3 * H])
+        np.multiply(tcs * o, 1 - o, out=factors[..., 3 * H :])
+        gg_all = np.empty_like(acts)
+        gh, gc = g_hT.copy(), g_cT.copy()
+        for t in range(T - 1, -1, -1):
+            gh += g_hs[t]
+            gc += gh * dc_from_h[t]
+            gg, fa = gg_all[t], factors[t]
+            np.multiply(fa[:, : 3 * H], np.tile(gc, 3), out=gg[:, : 3 * H])
+            np.multiply(fa[:, 3 * H :], gh, out=gg[:, 3 * H :])
+            gc *= f[t]
+            gh = gg @ W_hh
+        need = self.needs_input_grad
+        flat = gg_all.reshape(T * B, G)
+        gW = flat.T @ hs[:T].reshape(T * B, H) if need[3] else None
+        grads = [gg_all if need[0] else None, gh if need[1] else None,
+                 gc if need[2] else None, gW]
+        if self.has_bias:
+            grads.append(flat.sum(axis=0) if need[4] else None)
+        return tuple(grads)
+
+
+def _sigmoid_(a: Any) -> None:
+    """sigmoid in place: 0.5 * tanh(a / 2) + 0.5, stable for any a."""
+    a *= 0.5
+    np.tanh(a, out=a)
+    a *= 0.5
+    a += 0.5
+
+
 class GRUCell(Function):
     """x-gates (B, 3H), h-gates (B, 3H) in PyTorch's order r, z, n, and h_prev -> h.
 
@@ -95,6 +173,22 @@ def lstm_cell(gates: Tensor, c_prev: Tensor) -> tuple[Tensor, Tensor]:
         (h, c), each (B, H): c = f * c_prev + i * g, h = o * tanh(c).
     """
     return LSTMCell().apply(gates, c_prev)
+
+
+def lstm_sequence(x_gates: Tensor, h0: Tensor, c0: Tensor, W_hh: Tensor,
+                  b_hh: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    """A whole LSTM layer's recurrence in one op, time-major.
+
+    Args:
+        x_gates: x @ W_ih.T + b_ih for all steps, (T, B, 4H), gates i, f, g, o.
+        h0, c0: initial states (B, H).
+        W_hh: recurrent weight (4H, H); b_hh: optional bias (4H,).
+
+    Returns:
+        (h for every step (T, B, H), final h (B, H), final c (B, H)).
+    """
+    args = (x_gates, h0, c0, W_hh) if b_hh is None else (x_gates, h0, c0, W_hh, b_hh)
+    return LSTMSequence().apply(*args)
 
 
 def gru_cell(x_gates: Tensor, h_gates: Tensor, h_prev: Tensor) -> Tensor:

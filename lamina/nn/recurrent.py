@@ -170,10 +170,16 @@ class LSTM(_Recurrent):
                  stateful: bool = False) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, output, stateful)
 
-    def step(self, xt: Tensor, state: tuple[Tensor, Tensor], W_hh: Tensor,
-             b_hh: Any) -> tuple[Tensor, Tensor]:
-        h, c = state
-        return F.lstm_cell(xt + F.linear(h, W_hh, b_hh), c)
+    def _run(self, x: Tensor, states: list[tuple[Tensor, ...]]) -> tuple[Tensor, list]:
+        # The whole time loop of each layer is one fused op (F.lstm_sequence).
+        seq = x if not self.batch_first else x.transpose(1, 0, 2)
+        finals = []
+        for k in range(self.num_layers):
+            W_ih, b_ih, W_hh, b_hh = self._weights(k)
+            h0, c0 = states[k]
+            seq, hT, cT = F.lstm_sequence(F.linear(seq, W_ih, b_ih), h0, c0, W_hh, b_hh)
+            finals.append((hT, cT))
+        return (seq.transpose(1, 0, 2) if self.batch_first else seq), finals
 
     def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None) -> Any:
         batch = self._check(x, state)
