@@ -7,7 +7,7 @@
     array([2., 4., 6.], dtype=float32)
 """
 
-from lamina import functions, io, nn, optim, plan  # noqa: E402  (so lm.nn, lm.plan... work)
+from lamina import data, functions, io, nn, optim, plan, train  # noqa: E402  (lm.nn, ...)
 from lamina.autograd import (
     Function,
     GradcheckError,
@@ -40,6 +40,7 @@ __all__ = [
     "__version__",
     "backward",
     "backward_stream",
+    "data",
     "enable_grad",
     "functions",
     "io",
@@ -53,4 +54,5 @@ __all__ = [
     "no_grad",
     "set_rng_state",
     "tensor",
+    "train",
 ]

@@ -38,6 +38,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--prime", default="def ")
     p.add_argument("--temperature", type=float, default=0.8)
     p.add_argument("--seed", type=int, default=0)
+    p = job_command("export", "write the job's model, with a checkpoint's weights, as ONNX")
+    p.add_argument("--checkpoint", type=Path, required=True)
+    p.add_argument("--onnx", type=Path, required=True, help="the .onnx file to write")
+    p.add_argument("--opset", type=int, default=17)
     p = sub.add_parser("bench", help="time the standard workloads against PyTorch "
                                      "(benchmarks/run.py of a source checkout)")
     return parser
@@ -50,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.rest = rest  # passed on to benchmarks/run.py
     elif rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    from lamina.io import CheckpointError
+    from lamina.io import CheckpointError, ExportError
     from lamina.schema import ConfigError
     from lamina.train.callbacks import NonFiniteError
 
@@ -59,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"lamina: config error: {e}", file=sys.stderr)
         return 2
-    except (CheckpointError, NonFiniteError, FileNotFoundError, ImportError) as e:
+    except (CheckpointError, NonFiniteError, FileNotFoundError, ImportError, ExportError) as e:
         print(f"lamina: error: {e}", file=sys.stderr)
         return 1
 
@@ -166,6 +170,19 @@ def generate(model: Any, vocab: str, prime: str, length: int, temperature: float
     return "".join(out)
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from lamina.train.job import build_data, build_model
+
+    config = _config(args)
+    _, test_loader, _ = build_data(config)
+    model = build_model(config)
+    lm.io.load(args.checkpoint, model)
+    example = next(iter(test_loader))[0][:1]
+    path = lm.io.export_onnx(model, example, args.onnx, opset=args.opset)
+    print(f"wrote {path} (opset {args.opset}, input {['batch', *example.shape[1:]]})")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     script = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
     if not script.exists():
@@ -177,7 +194,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"train": cmd_train, "eval": cmd_eval, "info": cmd_info, "sample": cmd_sample,
-            "bench": cmd_bench}
+            "export": cmd_export, "bench": cmd_bench}
 
 
 if __name__ == "__main__":

@@ -58,9 +58,11 @@ class Function:
         self.saved_tensors = arrays
 
     def forward(self, *arrays: Any) -> Any:
+        """Compute the outputs from the input arrays; keep what backward needs."""
         raise NotImplementedError(f"{self.name}.forward is not implemented")
 
     def backward(self, *grad_outputs: Any) -> Any:
+        """Gradients of the inputs, one per input (None where not needed), from the outputs'."""
         raise NotImplementedError(f"{self.name}.backward is not implemented")
 
     def apply(self, *inputs: Any) -> Any:

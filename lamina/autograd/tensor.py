@@ -169,14 +169,17 @@ class Tensor:
         return Tensor(self.data.copy(), requires_grad=self._requires_grad)
 
     def astype(self, dtype: Any) -> Tensor:
+        """A tensor converted to `dtype`; the gradient is converted back."""
         from lamina.functions.math import astype
 
         return astype(self, dtype)
 
     def any(self) -> bool:
+        """Whether any element is true (non-zero)."""
         return bool(self.data.any())
 
     def all(self) -> bool:
+        """Whether every element is true (non-zero)."""
         return bool(self.data.all())
 
     # -- autograd -----------------------------------------------------------------------
@@ -276,52 +279,65 @@ class Tensor:
 
     # -- methods ------------------------------------------------------------------------
     def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Sum over `axis` (None: all axes); see `lamina.functions.sum`."""
         return _math.sum(self, axis, keepdims)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Mean over `axis` (None: all axes)."""
         return _math.mean(self, axis, keepdims)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Largest value over `axis`; tied maxima share the gradient."""
         return _math.max(self, axis, keepdims)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Smallest value over `axis`; tied minima share the gradient."""
         return _math.min(self, axis, keepdims)
 
     def reshape(self, *shape: Any) -> Tensor:
+        """The same data with a new shape, as `x.reshape(2, -1)` or `x.reshape((2, -1))`."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return _math.reshape(self, shape)
 
     def transpose(self, *axes: Any) -> Tensor:
+        """Axes permuted (reversed when none are given)."""
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         return _math.transpose(self, axes or None)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Axes start_dim..end_dim merged into one (torch.flatten)."""
         from lamina.functions.array import flatten
 
         return flatten(self, start_dim, end_dim)
 
     def exp(self) -> Tensor:
+        """e ** x, elementwise."""
         return _math.exp(self)
 
     def log(self) -> Tensor:
+        """Natural logarithm, elementwise."""
         return _math.log(self)
 
     def sqrt(self) -> Tensor:
+        """Square root, elementwise."""
         return _math.sqrt(self)
 
     def relu(self) -> Tensor:
+        """max(x, 0), elementwise."""
         from lamina.functions.activation import relu
 
         return relu(self)
 
     def sigmoid(self) -> Tensor:
+        """1 / (1 + exp(-x)), elementwise."""
         from lamina.functions.activation import sigmoid
 
         return sigmoid(self)
 
     def tanh(self) -> Tensor:
+        """Hyperbolic tangent, elementwise."""
         from lamina.functions.activation import tanh
 
         return tanh(self)

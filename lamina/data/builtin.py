@@ -31,6 +31,7 @@ def register_dataset(name: str) -> Callable:
 
 
 def dataset_names() -> list[str]:
+    """The names of the registered datasets, sorted."""
     return sorted(_LOADERS)
 
 

@@ -48,6 +48,7 @@ class ArrayDataset(Dataset):
         return tuple(a[index] for a in self.arrays)
 
     def get_batch(self, indices: np.ndarray) -> tuple[Any, ...]:
+        """The samples at `indices`, stacked: one fancy-index per array."""
         return tuple(a[indices] for a in self.arrays)
 
 
@@ -92,6 +93,7 @@ class DataLoader:
         self.epoch = epoch
 
     def order(self) -> np.ndarray:
+        """This epoch's sample order: a permutation fixed by (seed, epoch), or 0..n-1."""
         n = len(self.dataset)
         if not self.shuffle:
             return np.arange(n)

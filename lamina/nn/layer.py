@@ -83,6 +83,7 @@ class Layer:
         return iter(self._children.values())
 
     def named_children(self) -> Iterator[tuple[str, Layer]]:
+        """The direct child layers with their attribute names."""
         return iter(self._children.items())
 
     def named_layers(self, prefix: str = "") -> Iterator[tuple[str, Layer]]:
@@ -105,11 +106,13 @@ class Layer:
         return (p for _, p in self.named_parameters())
 
     def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        """Every buffer of the tree (batch-norm statistics) with its dotted name."""
         for path, layer in self.named_layers(prefix):
             for name, b in layer._buffers.items():
                 yield (f"{path}.{name}" if path else name), b
 
     def buffers(self) -> Iterator[Tensor]:
+        """Every buffer of the tree."""
         return (b for _, b in self.named_buffers())
 
     # -- modes and gradients --------------------------------------------------------------
@@ -130,6 +133,7 @@ class Layer:
 
     # -- forward --------------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Compute the layer's output with lamina.functions; called by `layer(x)`."""
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -204,6 +208,7 @@ class Layer:
 
     # -- display --------------------------------------------------------------------------
     def extra_repr(self) -> str:
+        """The arguments shown in the layer's repr."""
         return ", ".join(f"{k}={v!r}" for k, v in self.get_config().items()
                          if not isinstance(v, (list, dict)))
 

@@ -96,7 +96,7 @@ class _Recurrent(Layer):
             state = states[k]
             outs = []
             for xt in steps:
-                state = self.step(xt, state, W_hh, b_hh)
+                state = self._step(xt, state, W_hh, b_hh)
                 outs.append(state[0])
             finals.append(state)
             seq = F.stack(outs, 0)
@@ -139,7 +139,7 @@ class RNN(_Recurrent):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, output, stateful)
         self.nonlinearity = nonlinearity
 
-    def step(self, xt: Tensor, state: tuple[Tensor], W_hh: Tensor, b_hh: Any) -> tuple[Tensor]:
+    def _step(self, xt: Tensor, state: tuple[Tensor], W_hh: Tensor, b_hh: Any) -> tuple[Tensor]:
         pre = xt + F.linear(state[0], W_hh, b_hh)
         return (F.tanh(pre) if self.nonlinearity == "tanh" else F.relu(pre),)
 
@@ -206,7 +206,7 @@ class GRU(_Recurrent):
                  stateful: bool = False) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, output, stateful)
 
-    def step(self, xt: Tensor, state: tuple[Tensor], W_hh: Tensor, b_hh: Any) -> tuple[Tensor]:
+    def _step(self, xt: Tensor, state: tuple[Tensor], W_hh: Tensor, b_hh: Any) -> tuple[Tensor]:
         return (F.gru_cell(xt, F.linear(state[0], W_hh, b_hh), state[0]),)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> Any:

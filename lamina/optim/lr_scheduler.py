@@ -29,6 +29,7 @@ class LRScheduler:
         self.step()
 
     def lr_at(self, base_lr: float, step: int) -> float:
+        """The learning rate at `step` for a group whose initial rate is `base_lr`."""
         raise NotImplementedError
 
     def step(self) -> None:
@@ -42,9 +43,11 @@ class LRScheduler:
         return [g["lr"] for g in self.optimizer.param_groups]
 
     def state_dict(self) -> dict[str, Any]:
+        """The schedule's settings and position, JSON-safe, for checkpoints."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a `state_dict` and set the learning rates of that position."""
         self.__dict__.update({k: (list(v) if isinstance(v, tuple) else v)
                               for k, v in state.items()})
         for group, base in zip(self.optimizer.param_groups, self.base_lrs):
@@ -172,10 +175,13 @@ class ReduceLROnPlateau:
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
 
     def get_last_lr(self) -> list[float]:
+        """The learning rate of each group now."""
         return [g["lr"] for g in self.optimizer.param_groups]
 
     def state_dict(self) -> dict[str, Any]:
+        """The best value, counters and settings, for checkpoints."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a `state_dict`."""
         self.__dict__.update(state)

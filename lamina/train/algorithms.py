@@ -40,12 +40,14 @@ def register_algorithm(name: str) -> Callable[[type[Algorithm]], type[Algorithm]
 
 
 def algorithm_class(name: str) -> type[Algorithm]:
+    """The Algorithm class registered under `name`."""
     if name not in _ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; one of {sorted(_ALGORITHMS)}")
     return _ALGORITHMS[name]
 
 
 def algorithm_names() -> list[str]:
+    """The registered algorithm names, sorted."""
     return sorted(_ALGORITHMS)
 
 
@@ -63,15 +65,19 @@ class Algorithm:
                              "for the bp algorithm only; set trainer.compile: false")
 
     def bind(self, loss: Any, metrics: list[str]) -> Algorithm:
+        """Set the loss (a name or callable) and the metric names; called by the Trainer."""
         self.loss = get_loss(loss)
         self.metrics = {m: get_metric(m) for m in metrics}
         return self
 
     def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
                         ) -> dict[str, float]:
+        """Learn from one batch through the updater (pull, push gradients, step); return
+        the batch's metrics."""
         raise NotImplementedError
 
     def test_one_batch(self, model: Layer, batch: tuple[Tensor, ...]) -> dict[str, float]:
+        """Measure the model on one batch, learning nothing; return the metrics."""
         raise NotImplementedError
 
     def state_dict(self) -> dict[str, Any]:
@@ -79,7 +85,7 @@ class Algorithm:
         return {}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        pass
+        """Restore what `state_dict` returned."""
 
     def _scores(self, output: Tensor, target: Tensor, loss: Tensor) -> dict[str, float]:
         logs = {"loss": loss.item()}

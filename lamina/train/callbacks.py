@@ -38,6 +38,7 @@ class Trigger:
         self.every, self.unit = every, unit
 
     def fires(self, trainer: Trainer, unit: str) -> bool:
+        """Whether the trigger fires at this point of `unit` ('epoch' or 'iteration')."""
         count = trainer.epoch if unit == "epoch" else trainer.iteration
         return unit == self.unit and count % self.every == 0
 
@@ -45,18 +46,30 @@ class Trigger:
 class Callback:
     """Base class: override the hooks you need. `state_dict` is saved in checkpoints."""
 
-    def on_fit_start(self, trainer: Trainer) -> None: ...
-    def on_epoch_start(self, trainer: Trainer) -> None: ...
-    def before_step(self, trainer: Trainer, params: list[Any]) -> None: ...
-    def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None: ...
-    def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None: ...
-    def on_fit_end(self, trainer: Trainer) -> None: ...
+    def on_fit_start(self, trainer: Trainer) -> None:
+        """Before the first epoch of `fit` (after a resume has restored the state)."""
+
+    def on_epoch_start(self, trainer: Trainer) -> None:
+        """Before each epoch's first batch."""
+
+    def before_step(self, trainer: Trainer, params: list[Any]) -> None:
+        """After the gradients are pushed, before the optimizer applies them."""
+
+    def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        """After each training batch, with its metrics."""
+
+    def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
+        """After each epoch, with its averaged metrics (val_* included); may add to logs."""
+
+    def on_fit_end(self, trainer: Trainer) -> None:
+        """After the last epoch, or after a stop."""
 
     def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint keeps of this callback, to resume exactly."""
         return {}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        pass
+        """Restore what `state_dict` returned."""
 
 
 class ProgressBar(Callback):
@@ -174,6 +187,7 @@ class Checkpoint(Callback):
         return self.directory / "last.safetensors"
 
     def save(self, trainer: Trainer, path: Path) -> None:
+        """Write a checkpoint now (refused if a weight is not finite)."""
         for name, p in trainer.model.named_parameters():
             if not np.isfinite(p.data).all():  # never replace a good file with a broken one
                 raise NonFiniteError(f"Checkpoint: the weight {name} is not finite; kept "

@@ -135,6 +135,7 @@ class Trainer:
                 "callbacks": [cb.state_dict() for cb in self.callbacks]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` returned (weights and optimizer come separately)."""
         self.epoch, self.iteration = int(state["epoch"]), int(state["iteration"])
         self.history = list(state["history"])
         partial = state.get("partial_epoch") or {"batch": 0, "totals": {}, "seen": 0}

@@ -1,0 +1,358 @@
+"""ONNX export: each registered layer type has a small exporter that emits its ONNX nodes.
+
+The graph is built with the `onnx` package (an optional extra) and checked with
+`onnx.checker`; the batch dimension is dynamic. Recurrent layers become ONNX's RNN, LSTM
+and GRU ops, with PyTorch's gate blocks reordered to ONNX's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.tensor import Tensor
+from lamina.nn.layer import Layer
+from lamina.nn.registry import registered_name
+
+Exporter = Callable[["Context", Layer, str, str], list[str]]
+_EXPORTERS: dict[str, Exporter] = {}
+
+
+class ExportError(ValueError):
+    """A model (or one of its layers) cannot be written as ONNX; the message names it."""
+
+
+def register_onnx_exporter(layer_type: str) -> Callable[[Exporter], Exporter]:
+    """Register `fn(ctx, layer, path, input_name) -> [output names]` for a layer type."""
+    def decorate(fn: Exporter) -> Exporter:
+        _EXPORTERS[layer_type] = fn
+        return fn
+
+    return decorate
+
+
+class Context:
+    """Collects nodes and initializers while layers export themselves."""
+
+    def __init__(self, opset: int) -> None:
+        from onnx import helper, numpy_helper
+
+        self.helper, self.numpy_helper, self.opset = helper, numpy_helper, opset
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+        self.names: set[str] = set()
+
+    def name(self, hint: str) -> str:
+        base = hint.replace(".", "_") or "v"
+        name, n = base, 1
+        while name in self.names:
+            n += 1
+            name = f"{base}_{n}"
+        self.names.add(name)
+        return name
+
+    def constant(self, hint: str, array: Any) -> str:
+        name = self.name(hint)
+        self.initializers.append(self.numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def node(self, op: str, inputs: list[str], hint: str, n_outputs: int = 1,
+             **attrs: Any) -> list[str]:
+        outputs = [self.name(f"{hint}_{op}{'' if n_outputs == 1 else i}")
+                   for i in range(n_outputs)]
+        self.nodes.append(self.helper.make_node(op, inputs, outputs, name=self.name(hint + op),
+                                                **attrs))
+        return outputs
+
+
+def export_layer(ctx: Context, layer: Layer, path: str, x: str) -> list[str]:
+    """Emit the nodes of one layer (recursively for containers); return its output names."""
+    kind = type(layer).__name__
+    with contextlib.suppress(ValueError):  # an unregistered layer goes by its class name
+        kind = registered_name(type(layer))
+    exporter = _EXPORTERS.get(kind)
+    if exporter is None:
+        where = path or "the model"
+        raise ExportError(f"{where} ({kind}): no ONNX exporter for this layer type; "
+                          "register one with lamina.io.register_onnx_exporter")
+    return exporter(ctx, layer, path, x)
+
+
+def export_onnx(model: Layer, example_input: Any, path: str | os.PathLike,
+                opset: int = 17, batch_axis: int = 0) -> Path:
+    """Write `model` (in eval mode) as an ONNX file with a dynamic batch dimension.
+
+    Args:
+        model: a Layer whose every layer type has an exporter (all of lamina.nn's have).
+        example_input: a batch (array or Tensor) giving the input's dtype and shape.
+        path: the .onnx file to write.
+        opset: the ONNX opset (>= 14).
+        batch_axis: the input's batch axis (1 for time-major recurrent models). The
+            outputs' batch axes are found by running the model at two batch sizes.
+
+    A stateful recurrent layer exports as one call from zero state: the graph is
+    stateless, each run independent.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ExportError: a layer cannot be exported (its path and type are named).
+        ImportError: the onnx package is not installed.
+
+    Example:
+        >>> lm.io.export_onnx(model, x[:1], "model.onnx")
+    """
+    try:
+        import onnx
+    except ImportError as e:  # pragma: no cover - depends on the machine
+        raise ImportError("ONNX export needs the onnx package: pip install 'lamina[onnx]'") from e
+    if opset < 14:
+        raise ExportError(f"export_onnx: opset must be >= 14; got {opset}")
+    x = example_input.data if isinstance(example_input, Tensor) else np.asarray(example_input)
+    ctx = Context(opset)
+    was_training = model.training
+    model.eval()
+    try:
+        outputs = export_layer(ctx, model, "", "input")
+        results = _run(model, x)
+        # One more sample: the axes whose length follows it are the outputs' batch axes.
+        grown = _run(model, np.concatenate([x, x.take([0], axis=batch_axis)], axis=batch_axis))
+    finally:
+        model.train(was_training)
+    if len(results) != len(outputs):
+        raise ExportError(f"export_onnx: the model returns {len(results)} outputs, the graph "
+                          f"{len(outputs)}")
+
+    def info(name: str, a: np.ndarray, dynamic: list[int]) -> Any:
+        dims: list[Any] = ["batch" if i in dynamic else n for i, n in enumerate(a.shape)]
+        return onnx.helper.make_tensor_value_info(
+            name, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), dims)
+
+    graph_in = [info("input", x, [batch_axis])]
+    graph_out = [info(n, a, [i for i, (p, q) in enumerate(zip(a.shape, b.shape)) if p != q])
+                 for n, a, b in zip(outputs, results, grown)]
+    graph = onnx.helper.make_graph(ctx.nodes, "lamina", graph_in, graph_out, ctx.initializers)
+    opsets = [onnx.helper.make_opsetid("", opset)]
+    proto = onnx.helper.make_model(graph, opset_imports=opsets, producer_name="lamina")
+    # The lowest IR version the opset allows, so older runtimes load the file too.
+    proto.ir_version = onnx.helper.find_min_ir_version_for(opsets)
+    onnx.checker.check_model(proto, full_check=True)
+    from lamina.io.checkpoint import atomic_write
+
+    return atomic_write(path, proto.SerializeToString())
+
+
+def _run(model: Layer, x: np.ndarray) -> list[np.ndarray]:
+    """The model's outputs on x from zero recurrent state; carried states are restored."""
+    import lamina as lm
+    from lamina.plan.trace import flatten
+
+    stateful = [layer for _, layer in model.named_layers() if hasattr(layer, "reset_state")]
+    saved = [layer.state for layer in stateful]
+    for layer in stateful:
+        layer.reset_state()
+    try:
+        with lm.no_grad():
+            return [t.data for t in flatten(model(Tensor(x)))]
+    finally:
+        for layer, state in zip(stateful, saved):
+            layer.state = state
+
+
+# -- exporters ---------------------------------------------------------------------------------
+def _w(layer: Layer, name: str) -> np.ndarray:
+    return getattr(layer, name).data
+
+
+@register_onnx_exporter("Sequential")
+def _sequential(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    outs = [x]
+    for i, child in enumerate(layer):
+        if len(outs) != 1:
+            raise ExportError(f"{path or 'model'}[{i}]: the layer before returns "
+                              f"{len(outs)} outputs; use output='sequence' or 'last'")
+        outs = export_layer(ctx, child, f"{path}.{i}" if path else str(i), outs[0])
+    return outs
+
+
+@register_onnx_exporter("Linear")
+def _linear(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    wt = ctx.constant(f"{path}.weight_t", _w(layer, "weight").T.copy())
+    (y,) = ctx.node("MatMul", [x, wt], path)
+    if layer.bias is None:
+        return [y]
+    return ctx.node("Add", [y, ctx.constant(f"{path}.bias", _w(layer, "bias"))], path)
+
+
+def _conv(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    inputs = [x, ctx.constant(f"{path}.weight", _w(layer, "weight"))]
+    if layer.bias is not None:
+        inputs.append(ctx.constant(f"{path}.bias", _w(layer, "bias")))
+    pads = list(layer.padding) * 2
+    return ctx.node("Conv", inputs, path, kernel_shape=list(layer.kernel_size),
+                    strides=list(layer.stride), pads=pads, dilations=list(layer.dilation),
+                    group=layer.groups)
+
+
+register_onnx_exporter("Conv1d")(_conv)
+register_onnx_exporter("Conv2d")(_conv)
+
+
+def _pool(op: str, nd: int) -> Exporter:
+    def export(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+        def tup(v: Any) -> list[int]:
+            return [int(v)] * nd if isinstance(v, (int, np.integer)) else [int(a) for a in v]
+
+        k = tup(layer.kernel_size)
+        s = tup(layer.stride) if layer.stride is not None else k
+        attrs: dict[str, Any] = {"kernel_shape": k, "strides": s,
+                                 "pads": tup(layer.padding) * 2}
+        if op == "AveragePool":
+            attrs["count_include_pad"] = 1  # PyTorch's default
+        return ctx.node(op, [x], path, **attrs)
+
+    return export
+
+
+for _nd in (1, 2):
+    register_onnx_exporter(f"MaxPool{_nd}d")(_pool("MaxPool", _nd))
+    register_onnx_exporter(f"AvgPool{_nd}d")(_pool("AveragePool", _nd))
+
+
+def _batch_norm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    c = layer.num_features
+    gamma = _w(layer, "weight") if layer.weight is not None else np.ones(c, np.float32)
+    beta = _w(layer, "bias") if layer.bias is not None else np.zeros(c, np.float32)
+    inputs = [x, ctx.constant(f"{path}.weight", gamma), ctx.constant(f"{path}.bias", beta),
+              ctx.constant(f"{path}.running_mean", _w(layer, "running_mean")),
+              ctx.constant(f"{path}.running_var", _w(layer, "running_var"))]
+    return ctx.node("BatchNormalization", inputs, path, epsilon=float(layer.eps))
+
+
+register_onnx_exporter("BatchNorm1d")(_batch_norm)
+register_onnx_exporter("BatchNorm2d")(_batch_norm)
+
+
+def _unary(op: str, **attrs: Any) -> Exporter:
+    return lambda ctx, layer, path, x: ctx.node(op, [x], path, **attrs)
+
+
+register_onnx_exporter("Dropout")(_unary("Identity"))  # exported in eval mode
+register_onnx_exporter("ReLU")(_unary("Relu"))
+register_onnx_exporter("Sigmoid")(_unary("Sigmoid"))
+register_onnx_exporter("Tanh")(_unary("Tanh"))
+
+
+@register_onnx_exporter("LeakyReLU")
+def _leaky(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    return ctx.node("LeakyRelu", [x], path, alpha=float(layer.negative_slope))
+
+
+@register_onnx_exporter("Softmax")
+def _softmax(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    return ctx.node("Softmax", [x], path, axis=int(layer.axis))
+
+
+@register_onnx_exporter("GELU")
+def _gelu(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    # Opset 17 has no Gelu op: spell out x * Phi(x) (or its tanh form).
+    def c(name: str, value: float) -> str:
+        return ctx.constant(f"{path}.{name}", np.array(value, np.float32))
+
+    if layer.approximate == "tanh":
+        (x3,) = ctx.node("Mul", [x, x], path)
+        (x3,) = ctx.node("Mul", [x3, x], path)
+        (inner,) = ctx.node("Mul", [x3, c("k3", 0.044715)], path)
+        (inner,) = ctx.node("Add", [x, inner], path)
+        (inner,) = ctx.node("Mul", [inner, c("k", float(np.sqrt(2 / np.pi)))], path)
+        (t,) = ctx.node("Tanh", [inner], path)
+    else:
+        (scaled,) = ctx.node("Div", [x, c("sqrt2", float(np.sqrt(2)))], path)
+        (t,) = ctx.node("Erf", [scaled], path)
+    (t,) = ctx.node("Add", [t, c("one", 1.0)], path)
+    (half,) = ctx.node("Mul", [x, c("half", 0.5)], path)
+    return ctx.node("Mul", [half, t], path)
+
+
+@register_onnx_exporter("Flatten")
+def _flatten(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    if layer.end_dim != -1 or layer.start_dim < 0:
+        raise ExportError(f"{path} (Flatten): only end_dim=-1 with start_dim >= 0 exports; "
+                          f"got start_dim={layer.start_dim}, end_dim={layer.end_dim}")
+    shape = ctx.constant(f"{path}.shape", np.array([0] * layer.start_dim + [-1], np.int64))
+    return ctx.node("Reshape", [x, shape], path)
+
+
+@register_onnx_exporter("Embedding")
+def _embedding(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    return ctx.node("Gather", [ctx.constant(f"{path}.weight", _w(layer, "weight")), x], path,
+                    axis=0)
+
+
+@register_onnx_exporter("RBM")
+def _rbm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    wt = ctx.constant(f"{path}.weight_t", _w(layer, "weight").T.copy())
+    (y,) = ctx.node("MatMul", [x, wt], path)
+    (y,) = ctx.node("Add", [y, ctx.constant(f"{path}.hidden_bias", _w(layer, "hidden_bias"))],
+                    path)
+    return ctx.node("Sigmoid", [y], path)
+
+
+# PyTorch stacks gates as LSTM i,f,g,o and GRU r,z,n; ONNX wants LSTM i,o,f,c and GRU z,r,h.
+_GATE_ORDER = {"RNN": [0], "LSTM": [0, 3, 1, 2], "GRU": [1, 0, 2]}
+
+
+def _recurrent(op: str) -> Exporter:
+    def export(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+        order = _GATE_ORDER[op]
+        h = layer.hidden_size
+        seq = x
+        if layer.batch_first:  # ONNX runtimes implement the time-major layout (layout=0)
+            (seq,) = ctx.node("Transpose", [seq], path, perm=[1, 0, 2])
+        finals: list[list[str]] = []
+        for k in range(layer.num_layers):
+            def blocks(a: np.ndarray) -> np.ndarray:
+                return np.concatenate([a[g * h:(g + 1) * h] for g in order])
+
+            W = blocks(_w(layer, f"weight_ih_l{k}"))[None]
+            R = blocks(_w(layer, f"weight_hh_l{k}"))[None]
+            zeros = np.zeros(len(order) * h, W.dtype)
+            b_ih = blocks(_w(layer, f"bias_ih_l{k}")) if layer.bias else zeros
+            b_hh = blocks(_w(layer, f"bias_hh_l{k}")) if layer.bias else zeros
+            inputs = [seq, ctx.constant(f"{path}.W{k}", W), ctx.constant(f"{path}.R{k}", R),
+                      ctx.constant(f"{path}.B{k}", np.concatenate([b_ih, b_hh])[None])]
+            attrs: dict[str, Any] = {"hidden_size": h}
+            if op == "RNN":
+                attrs["activations"] = ["Tanh" if layer.nonlinearity == "tanh" else "Relu"]
+            if op == "GRU":
+                attrs["linear_before_reset"] = 1  # r * (W_hn h + b_hn), as PyTorch computes
+            outs = ctx.node(op, inputs, f"{path}.l{k}", n_outputs=3 if op == "LSTM" else 2,
+                            **attrs)
+            # Y is (T, directions=1, B, H); the final states are (1, B, H).
+            (seq,) = ctx.node("Squeeze", [outs[0], ctx.constant(f"{path}.ax1", np.array([1]))],
+                              path)
+            finals.append(outs[1:])
+        if layer.output == "last":
+            idx = ctx.constant(f"{path}.last", np.array(-1, np.int64))
+            return ctx.node("Gather", [seq, idx], path, axis=0)
+        out = seq
+        if layer.batch_first:
+            (out,) = ctx.node("Transpose", [seq], path, perm=[1, 0, 2])
+        if layer.output == "sequence":
+            return [out]
+        # "tuple": also the final states, stacked over layers as (num_layers, B, H)
+        states = [ctx.node("Concat", [f[i] for f in finals], path, axis=0)[0]
+                  for i in range(len(finals[0]))]
+        return [out, *states]
+
+    return export
+
+
+for _op in ("RNN", "LSTM", "GRU"):
+    register_onnx_exporter(_op)(_recurrent(_op))

@@ -1,0 +1,105 @@
+"""ONNX export, checked by running the file in onnxruntime against lamina's own output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from layer_cases import LAYER_CASES
+
+import lamina as lm
+import lamina.nn as nn
+from lamina.io import ExportError, export_onnx
+from lamina.plan.trace import flatten
+
+ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+yaml = pytest.importorskip("yaml")
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _batch(make, n, time_major=False):
+    rng = np.random.default_rng(n)
+    x = make(rng)
+    reps = -(-n // x.shape[1 if time_major else 0])
+    x = np.concatenate([make(rng) for _ in range(reps)], axis=1 if time_major else 0)
+    return x[:, :n] if time_major else x[:n]
+
+
+def _check(model, make, tmp_path, time_major=False, tol=1e-5):
+    model.eval()
+    path = export_onnx(model, _batch(make, 2, time_major), tmp_path / "m.onnx",
+                       batch_axis=1 if time_major else 0)
+    session = ort.InferenceSession(str(path))
+    for n in (3, 8):  # two batch sizes: the batch axis is dynamic
+        x = _batch(make, n, time_major)
+        got = session.run(None, {"input": x})
+        for _, layer in model.named_layers():  # the graph is stateless: compare from zero state
+            if hasattr(layer, "reset_state"):
+                layer.reset_state()
+        want = [t.data for t in flatten(model(lm.tensor(x)))]
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_CASES))
+def test_every_layer_type_exports(name, tmp_path) -> None:
+    cfg, make = LAYER_CASES[name]
+    lm.manual_seed(0)
+    model = nn.from_config(cfg)
+    model(lm.tensor(make(np.random.default_rng(0))))  # batch-norm statistics off defaults
+    time_major = cfg.get("batch_first") is False
+    _check(model, make, tmp_path, time_major)
+
+
+def test_a_model_with_every_exportable_layer(tmp_path) -> None:
+    lm.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(2, 4, 3, padding=1, groups=2), nn.BatchNorm2d(4), nn.LeakyReLU(0.1),
+        nn.MaxPool2d(2), nn.Conv2d(4, 4, (3, 2), stride=(1, 2), dilation=(1, 1)), nn.GELU(),
+        nn.AvgPool2d(2, padding=1), nn.Flatten(), nn.Linear(16, 12), nn.BatchNorm1d(12),
+        nn.Dropout(0.5), nn.Tanh(), nn.Linear(12, 8), nn.Sigmoid(), nn.Softmax())
+    make = lambda rng: rng.standard_normal((2, 2, 8, 8)).astype(np.float32)  # noqa: E731
+    model(lm.tensor(make(np.random.default_rng(1))))
+    _check(model, make, tmp_path)
+    seq = nn.Sequential(nn.Conv1d(3, 6, 3, padding=1), nn.ReLU(), nn.MaxPool1d(2),
+                        nn.AvgPool1d(2), nn.Flatten(), nn.Linear(24, 4))
+    _check(seq, lambda rng: rng.standard_normal((2, 3, 16)).astype(np.float32), tmp_path)
+    lm_model = nn.Sequential(nn.Embedding(20, 6), nn.LSTM(6, 8, output="sequence"),
+                             nn.GRU(8, 8, num_layers=2, output="sequence"),
+                             nn.RNN(8, 8, output="last"), nn.Linear(8, 20))
+    _check(lm_model, lambda rng: rng.integers(0, 20, (2, 7)), tmp_path)
+
+
+@pytest.mark.parametrize("job", ["mnist1d_mlp", "mnist1d_cnn", "mnist1d_gru", "digits_rbm",
+                                 "text_lstm"])
+def test_every_example_model_exports(job, tmp_path) -> None:
+    cfg = yaml.safe_load((EXAMPLES / f"{job}.yaml").read_text())
+    lm.manual_seed(0)
+    model = nn.from_config(cfg["model"])
+    shape = cfg["data"].get("shape")
+    if job == "text_lstm":
+        make = lambda rng: rng.integers(0, 97, (2, 16))  # noqa: E731
+    elif job == "digits_rbm":
+        make = lambda rng: (rng.random((2, 64)) < 0.5).astype(np.float32)  # noqa: E731
+    else:
+        make = lambda rng: rng.standard_normal((2, *(shape or [40]))).astype(np.float32)  # noqa: E731
+    _check(model, make, tmp_path)
+
+
+def test_a_layer_without_an_exporter_is_named(tmp_path) -> None:
+    @nn.register_layer("UserDouble")
+    class Double(nn.Layer):
+        def forward(self, x):
+            return x * 2
+
+    model = nn.Sequential(nn.Linear(3, 3), nn.Sequential(nn.ReLU(), Double()))
+    with pytest.raises(ExportError, match=r"^1\.1 \(UserDouble\): no ONNX exporter"):
+        export_onnx(model, np.zeros((1, 3), np.float32), tmp_path / "m.onnx")
+    with pytest.raises(ExportError, match=r"Flatten\): only end_dim=-1"):
+        export_onnx(nn.Sequential(nn.Flatten(1, 2)), np.zeros((1, 2, 3, 4), np.float32),
+                    tmp_path / "f.onnx")
+    assert not (tmp_path / "m.onnx").exists()
