@@ -28,7 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true",
                    help="continue runs/<name> from its last checkpoint")
     p.add_argument("--workers", type=int, default=None,
-                   help="distributed data-parallel workers (not available yet)")
+                   help="train data-parallel on this many Ray workers (a local cluster "
+                        "unless distributed.address is set)")
     p = job_command("eval", "evaluate a checkpoint on the job's test split")
     p.add_argument("--checkpoint", type=Path, required=True)
     job_command("info", "show the model's layers, output shapes and parameter counts")
@@ -77,10 +78,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_train(args: argparse.Namespace) -> int:
     from lamina.train.job import train
 
-    if args.workers not in (None, 1):
-        print("lamina: error: --workers: distributed training is not available in this "
-              "version; run without --workers", file=sys.stderr)
-        return 2
+    if args.workers is not None:
+        args.set = [f"distributed.workers={args.workers}", *args.set]
     config = _config(args)
     run, results = train(config, resume=args.resume)
     reason = run.trainer.stop_reason

@@ -86,9 +86,23 @@ def test_errors_are_clear_and_exit_non_zero(env, tmp_path) -> None:
     proc = lamina("train", bad, env=env, cwd=tmp_path, check=False)
     assert proc.returncode == 2
     assert "config error: model.type: unknown layer type 'Linar'" in proc.stderr
-    proc = lamina("train", EXAMPLES / "digits_rbm.yaml", "--workers", "2", env=env,
-                  cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and "distributed training is not available" in proc.stderr
+    proc = lamina("train", EXAMPLES / "mnist1d_cnn.yaml", "--workers", "2", "--set",
+                  "trainer.compile=true", env=env, cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "trainer.compile is not supported with distributed" in (
+        proc.stderr)
+    proc = lamina("train", EXAMPLES / "mnist1d_cnn.yaml", "--workers", "2", "--set",
+                  "scheduler.interval=iteration", env=env, cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "scheduler.interval must be 'epoch'" in proc.stderr
     proc = lamina("eval", EXAMPLES / "digits_rbm.yaml", "--checkpoint", tmp_path / "none",
                   env=env, cwd=tmp_path, check=False)
     assert proc.returncode == 1 and "no such checkpoint file" in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["digits_rbm", "text_lstm"])
+def test_cd_and_bptt_examples_train_on_two_workers(name, env, tmp_path) -> None:
+    pytest.importorskip("ray")
+    out = tmp_path / "runs"
+    proc = lamina("train", EXAMPLES / f"{name}.yaml", "--workers", "2", *_sets(name, out),
+                  env=env, cwd=tmp_path)
+    assert "epoch 1/" in proc.stderr and "test " in proc.stdout
+    assert (out / name / "checkpoints" / "servers" / "server-0.safetensors").exists()

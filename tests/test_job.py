@@ -57,7 +57,9 @@ MALFORMED = [
     (GOOD + "scheduler: {type: StepLR}\n", r"scheduler\.step_size: missing, required by StepLR"),
     (GOOD + "loss: hinge\n", r"loss: unknown loss 'hinge'; one of \['binary_cross_entropy"),
     (GOOD.replace("optimizer: {type: SGD, lr: 0.1}\n", ""), r"^optimizer: missing section"),
-    (GOOD + "distributed: {workers: 2}\n", r"distributed: distributed training .* not available"),
+    (GOOD + "distributed: {workers: 0}\n", r"distributed\.workers: must be >= 1, got 0"),
+    (GOOD + "distributed: {mode: sync}\n",
+     r"distributed\.mode: expected one of 'bsp', 'ssp', 'asp', got str 'sync'"),
 ]
 
 

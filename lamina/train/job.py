@@ -46,6 +46,19 @@ class DataConfig:
 
 
 @dataclasses.dataclass
+class DistributedConfig:
+    """The `distributed` section: data-parallel training with parameter servers on Ray."""
+
+    workers: int = 2
+    servers: int = 1
+    mode: Literal["bsp", "ssp", "asp"] = "bsp"
+    staleness: int = 2
+    address: str | None = None
+    checkpoint_every: int = 50
+    timeout: float = 120.0
+
+
+@dataclasses.dataclass
 class TrainerConfig:
     """The `trainer` section."""
 
@@ -177,10 +190,26 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     trainer = _typed(TrainerConfig, _section(config, "trainer"), "trainer")
     _check_trainer(trainer, alg_name)
     out["trainer"] = dataclasses.asdict(trainer)
-    if config.get("distributed"):
-        raise ConfigError("distributed: distributed training (lamina.distributed) is not "
-                          "available in this version; remove the section to train locally")
+    out["distributed"] = _validate_distributed(config.get("distributed"), out)
     return out
+
+
+def _validate_distributed(section: Any, job: dict[str, Any]) -> dict[str, Any] | None:
+    if not section:
+        return None
+    d = _typed(DistributedConfig, section, "distributed")
+    for name, value, low in (("workers", d.workers, 1), ("servers", d.servers, 1),
+                             ("staleness", d.staleness, 0), ("checkpoint_every",
+                                                             d.checkpoint_every, 1)):
+        if value < low:
+            raise ConfigError(f"distributed.{name}: must be >= {low}, got {value}")
+    if job["trainer"].get("compile"):
+        raise ConfigError("distributed: trainer.compile is not supported with distributed "
+                          "training yet; remove it or train locally")
+    if job.get("scheduler") and job["scheduler"]["interval"] != "epoch":
+        raise ConfigError("distributed: scheduler.interval must be 'epoch' with distributed "
+                          "training (the driver sets the servers' rate once per epoch)")
+    return dataclasses.asdict(d)
 
 
 def _validate_scheduler(section: Any) -> dict[str, Any] | None:
@@ -303,10 +332,31 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
     import yaml
 
     run = build(config, resume)
+    cluster = None
+    if config["distributed"]:
+        cluster = _distribute(run, config)
     run.directory.mkdir(parents=True, exist_ok=True)
     if resume:
         run.trainer.resume(run.directory / "checkpoints" / "last.safetensors")
     lm.io.checkpoint.atomic_write(run.directory / "config.yaml",
                                   yaml.safe_dump(copy.deepcopy(config), sort_keys=False).encode())
-    run.trainer.fit(run.train_loader, config["trainer"]["epochs"], run.test_loader)
-    return run, run.trainer.evaluate(run.test_loader)
+    try:
+        run.trainer.fit(run.train_loader, config["trainer"]["epochs"], run.test_loader)
+        return run, run.trainer.evaluate(run.test_loader)
+    finally:
+        if cluster is not None:
+            cluster.shutdown()
+
+
+def _distribute(run: Run, config: dict[str, Any]) -> Any:
+    """Start servers and workers, and drive them from a DistributedTrainer."""
+    from lamina.distributed import Cluster, DistributedTrainer, init
+
+    d = config["distributed"]
+    init(address=d["address"])
+    cluster = Cluster(config, run.model, str(run.directory / "checkpoints" / "servers"))
+    old = run.trainer
+    run.trainer = DistributedTrainer(cluster, run.model, config["loss"], run.algorithm,
+                                     config["trainer"]["metrics"], old.callbacks,
+                                     schedule=run.optimizer if config["scheduler"] else None)
+    return cluster

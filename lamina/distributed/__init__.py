@@ -1,0 +1,23 @@
+"""Distributed training on Ray: parameter servers (bsp / ssp / asp), workers, partitions.
+
+    >>> import lamina.distributed as dist
+    >>> dist.init()                      # a local Ray cluster; dist.init(address=...) joins one
+"""
+
+from lamina.distributed.cluster import Cluster, init, shard_names
+from lamina.distributed.partition import Pipeline, Stage
+from lamina.distributed.server import ParameterServer
+from lamina.distributed.trainer import DistributedTrainer
+from lamina.distributed.worker import PSClient, Worker
+
+__all__ = [
+    "Cluster",
+    "DistributedTrainer",
+    "PSClient",
+    "ParameterServer",
+    "Pipeline",
+    "Stage",
+    "Worker",
+    "init",
+    "shard_names",
+]

@@ -1,0 +1,146 @@
+"""Starting Ray (a local cluster by default) and the parameter servers and workers on it."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from typing import Any
+
+import numpy as np
+
+from lamina.nn.layer import Layer
+
+
+def init(address: str | None = None, num_cpus: int | None = None,
+         object_store_mb: int = 512) -> None:
+    """Start a local Ray cluster (loopback listeners only), or join `address`.
+
+    Sets what Ray 2.60 needs on these machines before it starts: no auth token file, no
+    usage stats, listeners on 127.0.0.1, and a short temp dir (socket paths over 107 bytes
+    fail). Does nothing if Ray is already initialised.
+    """
+    import ray
+
+    if ray.is_initialized():
+        return
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    os.environ.setdefault("RAY_COLOR_PREFIX", "0")
+    if "RAY_TMPDIR" not in os.environ:
+        os.environ["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True}
+    if address is None:
+        kwargs.update(address="local", num_cpus=num_cpus or os.cpu_count(),
+                      object_store_memory=object_store_mb * 2**20)
+    else:
+        kwargs["address"] = address
+    ray.init(**kwargs)
+
+
+def shard_names(model: Layer, servers: int) -> dict[str, int]:
+    """Each parameter's server: whole parameters, balanced by size, in a fixed order."""
+    load = [0] * servers
+    shard_of = {}
+    for name, p in sorted(model.named_parameters(), key=lambda kv: (-kv[1].size, kv[0])):
+        s = int(np.argmin(load))
+        shard_of[name] = s
+        load[s] += p.size
+    return shard_of
+
+
+class Cluster:
+    """The servers and workers of one distributed run.
+
+    Args:
+        config: a validated job config (its `distributed` section: workers, servers,
+            mode, staleness, timeout, checkpoint_every).
+        model: the driver's replica; its initial parameters seed the servers.
+        checkpoint_dir: where each server writes (and on restart reloads) its shard.
+    """
+
+    def __init__(self, config: dict[str, Any], model: Layer, checkpoint_dir: str | None
+                 ) -> None:
+        import ray
+
+        from lamina.distributed.server import ParameterServer
+        from lamina.distributed.worker import Worker
+
+        d = config["distributed"]
+        self.ray, self.config, self.model = ray, config, model
+        self.namespace = f"lamina-{uuid.uuid4().hex[:8]}"
+        self.shard_of = shard_names(model, d["servers"])
+        restart = {"max_restarts": -1, "max_task_retries": -1}
+        opt = dict(config["optimizer"])
+        names = [f"server-{i}" for i in range(d["servers"])]
+        self.servers = [
+            ray.remote(ParameterServer).options(name=n, namespace=self.namespace, num_cpus=0,
+                                                **restart)
+            .remote(i, opt, d["mode"], d["staleness"], d["workers"], d["timeout"],
+                    checkpoint_dir, d["checkpoint_every"])
+            for i, n in enumerate(names)]
+        params = {n: p.data for n, p in model.named_parameters()}
+        ray.get([s.init_params.remote({n: a for n, a in params.items()
+                                       if self.shard_of[n] == i})
+                 for i, s in enumerate(self.servers)])
+        worker_config = {k: v for k, v in config.items() if k != "distributed"}
+        self.workers = [
+            ray.remote(Worker).options(namespace=self.namespace, num_cpus=0, **restart)
+            .remote(w, d["workers"], worker_config, names, self.namespace, self.shard_of)
+            for w in range(d["workers"])]
+        self.timeout = d["timeout"]
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        """Every worker trains on its shard; returns the metrics averaged over samples."""
+        results = self.ray.get([w.train_epoch.remote(epoch) for w in self.workers])
+        seen = sum(r["seen"] for r in results)
+        keys = [k for k in results[0] if k != "seen"]
+        return {"seen": seen, **{k: sum(r[k] * r["seen"] for r in results) / max(seen, 1)
+                                 for k in keys}}
+
+    def batches_per_epoch(self) -> int:
+        return self.ray.get(self.workers[0].batches_per_epoch.remote())
+
+    def pull_into(self, model: Layer) -> int:
+        """Copy the servers' parameters into `model`; returns the lowest shard version."""
+        params = dict(model.named_parameters())
+        versions = []
+        for version, shard in self.ray.get([s.pull.remote(-1) for s in self.servers]):
+            versions.append(version)
+            for n, a in shard.items():
+                params[n].data[...] = a
+        return min(versions)
+
+    def sync_buffers(self, model: Layer) -> None:
+        """Average the workers' buffers (batch-norm statistics) in worker order, give the
+        average back to every worker and to `model`."""
+        got = self.ray.get([w.buffers.remote() for w in self.workers])
+        if not got or not got[0]:
+            return
+        mean = {}
+        for n, first in got[0].items():
+            if first.dtype.kind in "iu":  # counters: the same on every worker
+                mean[n] = first
+            else:
+                mean[n] = (sum(g[n].astype(np.float64) for g in got) / len(got)
+                           ).astype(first.dtype)
+        self.ray.get([w.set_buffers.remote(mean) for w in self.workers])
+        for n, b in model.named_buffers():
+            b.data[...] = mean[n]
+
+    def set_lr(self, lr: float) -> None:
+        """Give every server's optimizer this learning rate."""
+        self.ray.get([s.set_lr.remote(lr) for s in self.servers])
+
+    def save(self) -> None:
+        """Every server writes its shard's checkpoint now."""
+        self.ray.get([s.save.remote() for s in self.servers])
+
+    def stats(self) -> list[dict[str, Any]]:
+        return self.ray.get([s.stats.remote() for s in self.servers])
+
+    def shutdown(self) -> None:
+        for a in self.workers + self.servers:
+            self.ray.kill(a, no_restart=True)

@@ -1,0 +1,196 @@
+"""A parameter-server shard: owns some parameters and their optimizer state.
+
+Consistency, per shard:
+  bsp  one gradient per live worker per version, averaged in sorted worker order, then one
+       optimizer step: deterministic.
+  ssp  each push is applied at once; a worker may pull only while it is at most
+       `staleness` pushes ahead of the slowest live worker.
+  asp  each push is applied at once; pulls never wait.
+Pushes carry the worker's batch counter, so a retried push is applied once. Every wait has
+a timeout: a worker that misses it is dropped from the barrier with a warning. The shard
+writes its own checkpoint and reloads it when Ray restarts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MODES = ("bsp", "ssp", "asp")
+
+
+class ParameterServer:
+    """The actor class; `lamina.distributed.Cluster` starts it with Ray (restartable)."""
+
+    def __init__(self, shard: int, optimizer: dict[str, Any], mode: str, staleness: int,
+                 workers: int, timeout: float, checkpoint_dir: str | None,
+                 checkpoint_every: int) -> None:
+        if mode not in MODES:
+            raise ValueError(f"distributed.mode: one of {MODES}; got {mode!r}")
+        self.shard, self.optimizer_config = shard, dict(optimizer)
+        self.mode, self.staleness, self.timeout = mode, staleness, timeout
+        self.live = set(range(workers))
+        self.path = (Path(checkpoint_dir) / f"server-{shard}.safetensors"
+                     if checkpoint_dir else None)
+        self.checkpoint_every = checkpoint_every
+        self.params: dict[str, np.ndarray] = {}
+        self.version = 0
+        self.pushes = {w: 0 for w in self.live}  # applied pushes per worker (its clock)
+        self.pending: dict[int, dict[str, np.ndarray]] = {}  # bsp: this version's gradients
+        self.log: list[tuple[int, int, int]] = []  # ssp: (worker, its clock, slowest clock)
+        self.changed = asyncio.Condition()
+        self.optimizer: Any = None
+        self.restored = False
+        if self.path is not None and self.path.exists():
+            self._restore()
+
+    # -- setup ------------------------------------------------------------------------------
+    def _make_optimizer(self) -> None:
+        import lamina as lm
+
+        cfg = dict(self.optimizer_config)
+        cls = getattr(lm.optim, cfg.pop("type"))
+        self.tensors = {n: lm.Tensor(a, requires_grad=True) for n, a in self.params.items()}
+        self.optimizer = cls(list(self.tensors.values()), **cfg)
+
+    async def init_params(self, params: dict[str, np.ndarray]) -> int:
+        """Take the initial parameters (ignored once the shard has some, e.g. restored)."""
+        if not self.params:
+            self.params = {n: np.array(a) for n, a in params.items()}  # Ray's are read-only
+            self._make_optimizer()
+        return self.version
+
+    async def register(self, worker: int) -> int:
+        """A worker (re)joins: it is live again; returns how many of its pushes were applied."""
+        async with self.changed:
+            self.live.add(worker)
+            self.pushes.setdefault(worker, min(self.pushes.values(), default=0))
+            self.changed.notify_all()
+            return self.pushes[worker]
+
+    # -- the protocol -----------------------------------------------------------------------
+    def _ready(self, worker: int) -> bool:
+        if worker < 0:  # the driver, reading parameters between epochs, never waits
+            return True
+        if self.mode == "bsp":
+            return worker not in self.pending  # its last gradient has been applied
+        if self.mode == "ssp":
+            slowest = min(self.pushes[w] for w in self.live)
+            return self.pushes[worker] - slowest <= self.staleness
+        return True
+
+    async def pull(self, worker: int) -> tuple[int, dict[str, np.ndarray]]:
+        """Current parameters, once this worker may go on (see the module's docstring)."""
+        async with self.changed:
+            deadline = time.monotonic() + self.timeout
+            while not self._ready(worker):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._drop_stragglers(worker)
+                    deadline = time.monotonic() + self.timeout
+                    continue
+                with contextlib.suppress(asyncio.TimeoutError):  # then check the deadline
+                    await asyncio.wait_for(self.changed.wait(), left)
+            if self.mode == "ssp" and worker >= 0:
+                self.log.append((worker, self.pushes[worker],
+                                 min(self.pushes[w] for w in self.live)))
+            return self.version, self.params
+
+    def _drop_stragglers(self, waiting: int) -> None:
+        if self.mode == "bsp":
+            gone = sorted(self.live - set(self.pending))
+        else:  # ssp: the slowest live workers hold the others back
+            slowest = min(self.pushes[w] for w in self.live)
+            gone = sorted(w for w in self.live if self.pushes[w] == slowest and w != waiting)
+        if not gone:
+            return
+        print(f"lamina.distributed: server {self.shard}: workers {gone} sent nothing for "
+              f"{self.timeout:.0f}s; dropped from the barrier, the run goes on",
+              file=sys.stderr, flush=True)
+        self.live -= set(gone)
+        if self.mode == "bsp" and self.pending:
+            self._apply_pending()
+
+    async def push(self, worker: int, counter: int, grads: dict[str, np.ndarray]) -> int:
+        """One worker's gradients for its batch number `counter` (applied at most once)."""
+        async with self.changed:
+            if counter < self.pushes.get(worker, 0) or (self.mode == "bsp"
+                                                         and worker in self.pending):
+                return self.version  # a retried or duplicate push
+            if worker not in self.live:
+                self.live.add(worker)  # a worker dropped earlier is back
+            if self.mode == "bsp":
+                self.pending[worker] = grads
+                if self.live <= set(self.pending):
+                    self._apply_pending()
+            else:
+                self.pushes[worker] = counter + 1
+                self._apply(grads)
+            self.changed.notify_all()
+            return self.version
+
+    def _apply_pending(self) -> None:
+        order = sorted(self.pending)  # a fixed order: the sum, hence the run, is deterministic
+        total = {n: np.array(self.pending[order[0]][n], copy=True) for n in self.params}
+        for w in order[1:]:
+            for n in total:
+                total[n] += self.pending[w][n]
+        for w in order:
+            self.pushes[w] = self.pushes.get(w, 0) + 1
+        self.pending = {}
+        self._apply({n: g / len(order) for n, g in total.items()})
+
+    def _apply(self, grads: dict[str, np.ndarray]) -> None:
+        for n, t in self.tensors.items():
+            t.grad = np.asarray(grads[n], dtype=t.dtype)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+        self.version += 1
+        if self.path is not None and self.version % self.checkpoint_every == 0:
+            self._save()
+
+    # -- checkpoints ------------------------------------------------------------------------
+    def _save(self) -> None:
+        import lamina as lm
+
+        extra = {"version": self.version, "pushes": {str(k): v for k, v in self.pushes.items()},
+                 "live": sorted(self.live)}
+        lm.io.save(self.path, self.params, self.optimizer, extra=extra)
+
+    def _restore(self) -> None:
+        import lamina as lm
+
+        arrays, _ = lm.io.read(self.path)
+        self.params = {n: np.array(a) for n, a in arrays.items()
+                       if not n.startswith("__")}
+        self._make_optimizer()
+        info = lm.io.load(self.path, optimizer=self.optimizer)
+        extra = info["extra"]
+        self.version = int(extra["version"])
+        self.pushes = {int(k): int(v) for k, v in extra["pushes"].items()}
+        self.live = set(extra["live"])
+        self.restored = True
+        print(f"lamina.distributed: server {self.shard} restored version {self.version} from "
+              f"{self.path}", file=sys.stderr, flush=True)
+
+    async def set_lr(self, lr: float) -> None:
+        """Set the learning rate (the driver runs the schedule and sends each epoch's)."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+
+    async def save(self) -> None:
+        """Write the shard's checkpoint now."""
+        if self.path is not None and self.params:
+            self._save()
+
+    async def stats(self) -> dict[str, Any]:
+        """Version, clocks, live workers and the ssp log (for tests and progress)."""
+        return {"version": self.version, "pushes": dict(self.pushes), "live": sorted(self.live),
+                "log": list(self.log), "restored": self.restored, "pid": os.getpid()}

@@ -1,0 +1,149 @@
+"""Workers: a model replica and a shard of the data, training through a parameter server.
+
+`PSClient` is the updater seam's remote side: `pull()` copies the servers' parameters
+into the replica, `push(name, grad)` collects gradients, `step()` sends each shard its
+part. Any algorithm (bp, bptt, cd) runs against it unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import lamina as lm
+from lamina.nn.layer import Layer
+
+
+class PSClient:
+    """The updater for a worker: pull / push / step against sharded parameter servers."""
+
+    def __init__(self, worker: int, model: Layer, servers: list[Any],
+                 shard_of: dict[str, int], clip_norm: float | None = None,
+                 clip_value: float | None = None) -> None:
+        import ray
+
+        self.clip_norm, self.clip_value = clip_norm, clip_value
+        self.ray, self.worker, self.model = ray, worker, model
+        self.servers, self.shard_of = servers, shard_of
+        self.params = dict(model.named_parameters())
+        self.grads: dict[str, np.ndarray] = {}
+        self.counter = 0  # batches this worker has pushed, over the whole run
+
+    def pull(self) -> None:
+        """Copy the current parameters into the replica (waits as the mode requires)."""
+        replies = self.ray.get([s.pull.remote(self.worker) for s in self.servers])
+        for _, params in replies:
+            for name, value in params.items():
+                self.params[name].data[...] = value
+
+    def push(self, name: str, grad: Any) -> None:
+        """Keep one parameter's gradient for the next step (summed if pushed twice)."""
+        self.grads[name] = grad if name not in self.grads else self.grads[name] + grad
+
+    def step(self) -> None:
+        """Send every shard its gradients, tagged with this worker's batch counter."""
+        if self.clip_norm is not None or self.clip_value is not None:
+            self._clip()
+        parts: list[dict[str, np.ndarray]] = [{} for _ in self.servers]
+        for name, p in self.params.items():
+            g = self.grads.get(name)
+            parts[self.shard_of[name]][name] = g if g is not None else np.zeros_like(p.data)
+        self.ray.get([s.push.remote(self.worker, self.counter, part)
+                      for s, part in zip(self.servers, parts)])
+        self.counter += 1
+        self.grads = {}
+        for p in self.params.values():
+            p.grad = None
+
+
+    def _clip(self) -> None:
+        """Clip this worker's gradient before it leaves (trainer.clip_grad_norm / _value)."""
+        from lamina.optim import clip_grad_norm_, clip_grad_value_
+
+        for name, g in self.grads.items():
+            self.params[name].grad = np.array(g)
+        live = [p for p in self.params.values() if p.grad is not None]
+        if self.clip_value is not None:
+            clip_grad_value_(live, self.clip_value)
+        if self.clip_norm is not None:
+            clip_grad_norm_(live, self.clip_norm)
+        self.grads = {n: p.grad for n, p in self.params.items() if p.grad is not None}
+
+
+class Worker:
+    """The actor class: builds its replica and data shard from the job config."""
+
+    def __init__(self, worker: int, workers: int, config: dict[str, Any],
+                 server_names: list[str], namespace: str, shard_of: dict[str, int]) -> None:
+        import ray
+
+        from lamina.train.algorithms import algorithm_class
+        from lamina.train.job import build_data, build_model
+
+        self.worker, self.workers, self.config = worker, workers, config
+        train_loader, _, _ = build_data(config)
+        self.loader = train_loader
+        self.model = build_model(config)
+        alg = dict(config["algorithm"])
+        self.algorithm = algorithm_class(alg.pop("type"))(**alg)
+        self.algorithm.bind(config["loss"], config["trainer"]["metrics"])
+        servers = [ray.get_actor(n, namespace=namespace) for n in server_names]
+        tcfg = config["trainer"]
+        self.client = PSClient(worker, self.model, servers, shard_of, tcfg["clip_grad_norm"],
+                               tcfg["clip_grad_value"])
+        # A restarted worker resumes after the last batch the servers applied.
+        self.client.counter = min(ray.get([s.register.remote(worker) for s in servers]))
+
+    def batches_per_epoch(self) -> int:
+        """Every worker gets the same number of batches: the shard is cut evenly."""
+        per = len(self.loader.dataset) // self.workers
+        return per // self.loader.batch_size if self.loader.drop_last else -(
+            -per // self.loader.batch_size)
+
+    def _shard(self, epoch: int) -> list[tuple[lm.Tensor, ...]]:
+        self.loader.set_epoch(epoch)
+        order = self.loader.order()
+        per = len(order) // self.workers
+        mine = order[self.worker * per:(self.worker + 1) * per]
+        size = self.loader.batch_size
+        get = getattr(self.loader.dataset, "get_batch", None)
+        batches = []
+        for start in range(0, len(mine), size):
+            idx = mine[start:start + size]
+            if self.loader.drop_last and len(idx) < size:
+                break
+            arrays = get(idx) if get else self.loader.collate([self.loader.dataset[i]
+                                                               for i in idx])
+            batches.append(tuple(lm.Tensor(np.asarray(a)) for a in arrays))
+        return batches
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        """Train on this worker's shard of `epoch`, from where the servers say it stopped."""
+        lm.manual_seed(self.config["trainer"]["seed"] * 1000 + epoch * 100 + self.worker)
+        n = self.batches_per_epoch()
+        done = self.client.counter - epoch * n  # > 0 after a restart in the middle of it
+        totals: dict[str, float] = {}
+        seen = 0
+        self.model.train()
+        for batch in self._shard(epoch)[max(done, 0):]:
+            logs = self.algorithm.train_one_batch(self.model, batch, self.client)
+            size = len(batch[0])
+            for k, v in logs.items():
+                totals[k] = totals.get(k, 0.0) + v * size
+            seen += size
+        return {"seen": seen, **{k: v / max(seen, 1) for k, v in totals.items()}}
+
+    def buffers(self) -> dict[str, np.ndarray]:
+        """This replica's buffers (batch-norm statistics)."""
+        return {n: b.data.copy() for n, b in self.model.named_buffers()}
+
+    def set_buffers(self, buffers: dict[str, np.ndarray]) -> None:
+        """Replace the replica's buffers (with the workers' average)."""
+        for n, b in self.model.named_buffers():
+            b.data[...] = buffers[n]
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()

@@ -1,0 +1,220 @@
+"""Distributed training on a real local Ray cluster (started once for this module)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import lamina as lm
+import lamina.functions as F
+import lamina.nn as nn
+from lamina.data import ArrayDataset, DataLoader
+from lamina.train.job import validate
+
+ray = pytest.importorskip("ray")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+              pytest.mark.filterwarnings("ignore::ResourceWarning")]
+
+
+@pytest.fixture(scope="module")
+def cluster_env(tmp_path_factory):
+    from lamina.distributed import init
+
+    os.environ["RAY_TMPDIR"] = str(tmp_path_factory.mktemp("r", numbered=True))[:40]
+    init(num_cpus=2)
+    yield
+    ray.shutdown()
+
+
+def _data(tmp_path, n=640, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, 8)).astype(np.float32)
+    y = (x[:, :2].sum(axis=1) > 0).astype(np.int64) + 2 * (x[:, 2] > 0)
+    path = tmp_path / "d.npz"
+    np.savez(path, x=x, y=y, x_test=x[:128], y_test=y[:128])
+    return str(path), x, y
+
+
+def _job(path, mode="bsp", workers=2, servers=2, epochs=2, **dist):
+    return validate({
+        "name": "dist",
+        "data": {"name": "npz", "path": path, "batch_size": 16, "shuffle": True},
+        "model": {"type": "Sequential", "layers": [
+            {"type": "Linear", "in_features": 8, "out_features": 16}, {"type": "Tanh"},
+            {"type": "Linear", "in_features": 16, "out_features": 4}]},
+        "optimizer": {"type": "SGD", "lr": 0.1, "momentum": 0.9},
+        "trainer": {"epochs": epochs, "seed": 0, "progress": False},
+        "distributed": {"workers": workers, "servers": servers, "mode": mode, "timeout": 20,
+                        **dist},
+    })
+
+
+def _run(config, epochs, checkpoint_dir=None):
+    from lamina.distributed import Cluster
+    from lamina.train.job import build_model
+
+    model = build_model(config)
+    cluster = Cluster(config, model, checkpoint_dir)
+    try:
+        for e in range(epochs):
+            cluster.train_epoch(e)
+        cluster.pull_into(model)
+        return model, cluster.stats()
+    finally:
+        cluster.shutdown()
+
+
+def test_bsp_equals_single_process_training_on_the_concatenated_batch(cluster_env, tmp_path):
+    path, x, y = _data(tmp_path)
+    config = _job(path)
+    model, stats = _run(config, epochs=1)
+    assert [s["version"] for s in stats] == [20, 20]  # 320 samples a worker, batches of 16
+
+    from lamina.train.job import build_model
+
+    local = build_model(config)
+    opt = lm.optim.SGD(local.parameters(), lr=0.1, momentum=0.9)
+    loader = DataLoader(ArrayDataset(x, y), 16, shuffle=True, seed=0)
+    for epoch in range(1):
+        loader.set_epoch(epoch)
+        order = loader.order()
+        shards = [order[:320], order[320:]]
+        for b in range(20):
+            idx = np.concatenate([s[b * 16:(b + 1) * 16] for s in shards])
+            F.cross_entropy(local(lm.tensor(x[idx])), y[idx]).backward()  # mean over 32
+            opt.step()
+            opt.zero_grad()
+    for (n, p), (_, q) in zip(model.named_parameters(), local.named_parameters()):
+        np.testing.assert_allclose(p.data, q.data, rtol=1e-6, atol=1e-7, err_msg=n)
+
+
+def test_bsp_runs_are_bit_identical(cluster_env, tmp_path):
+    path, _, _ = _data(tmp_path)
+    a, _ = _run(_job(path), epochs=1)
+    b, _ = _run(_job(path), epochs=1)
+    for (n, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=n)
+
+
+def test_ssp_never_lets_a_worker_run_more_than_s_ahead(cluster_env, tmp_path):
+    path, _, _ = _data(tmp_path)
+    _, stats = _run(_job(path, mode="ssp", staleness=1), epochs=2)
+    log = [entry for s in stats for entry in s["log"]]
+    assert len(log) >= 80
+    assert max(clock - slowest for _, clock, slowest in log) <= 1
+
+
+def test_asp_converges(cluster_env, tmp_path):
+    path, x, y = _data(tmp_path)
+    config = _job(path, mode="asp", epochs=4)
+    from lamina.train.job import build_model
+
+    before = F.cross_entropy(build_model(config)(lm.tensor(x)), y).item()
+    model, stats = _run(config, epochs=4)
+    after = F.cross_entropy(model(lm.tensor(x)), y).item()
+    assert sum(stats[0]["pushes"].values()) == 160  # 4 epochs x 2 workers x 20: each once
+    assert after < 0.5 * before
+
+
+def _wait_for_version(cluster, at_least, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        version = min(s["version"] for s in cluster.stats())
+        if version >= at_least:
+            return version
+        time.sleep(0.02)
+    raise AssertionError(f"no progress to version {at_least} in {timeout}s")
+
+
+def test_a_killed_worker_restarts_rejoins_and_the_run_completes(cluster_env, tmp_path):
+    from lamina.distributed import Cluster
+    from lamina.train.job import build_model
+
+    path, x, y = _data(tmp_path, n=5120)  # 160 synchronous steps an epoch
+    config = _job(path, epochs=1)
+    model = build_model(config)
+    cluster = Cluster(config, model, None)
+    try:
+        pid = ray.get(cluster.workers[1].pid.remote())
+        futures = [w.train_epoch.remote(0) for w in cluster.workers]
+        killed_at = _wait_for_version(cluster, 20)
+        ray.kill(cluster.workers[1], no_restart=False)
+        ray.get(futures, timeout=120)
+        assert killed_at < 160, "the kill must land in the middle of the epoch"
+        assert ray.get(cluster.workers[1].pid.remote()) != pid  # really restarted
+        stats = cluster.stats()
+        assert [s["version"] for s in stats] == [160, 160]  # no step lost or repeated
+        cluster.pull_into(model)
+        accuracy = (model(lm.tensor(x)).data.argmax(1) == y).mean()
+        assert accuracy > 0.8
+    finally:
+        cluster.shutdown()
+
+
+def test_a_killed_server_restores_its_checkpoint_and_the_run_finishes(cluster_env, tmp_path):
+    from lamina.distributed import Cluster
+    from lamina.train.job import build_model
+
+    path, _, _ = _data(tmp_path, n=5120)
+    config = _job(path, epochs=1, checkpoint_every=5)
+    cluster = Cluster(config, build_model(config), str(tmp_path / "servers"))
+    try:
+        futures = [w.train_epoch.remote(0) for w in cluster.workers]
+        assert _wait_for_version(cluster, 20) < 160
+        ray.kill(cluster.servers[0], no_restart=False)
+        results = ray.get(futures, timeout=120)
+        assert sum(r["seen"] for r in results) > 0
+        stats = cluster.stats()
+        assert stats[0]["restored"] and not stats[1]["restored"]
+        assert (tmp_path / "servers" / "server-0.safetensors").exists()
+    finally:
+        cluster.shutdown()
+
+
+def test_batch_norm_statistics_are_the_workers_average(cluster_env, tmp_path):
+    from lamina.distributed import Cluster
+    from lamina.train.job import build_model
+
+    path, _, _ = _data(tmp_path)
+    config = _job(path, epochs=1)
+    config["model"]["layers"].insert(1, {"type": "BatchNorm1d", "num_features": 16})
+    model = build_model(config)
+    cluster = Cluster(config, model, None)
+    try:
+        cluster.train_epoch(0)
+        before = ray.get([w.buffers.remote() for w in cluster.workers])
+        assert not np.allclose(before[0]["1.running_mean"], before[1]["1.running_mean"])
+        cluster.sync_buffers(model)
+        want = (before[0]["1.running_mean"] + before[1]["1.running_mean"]) / 2
+        np.testing.assert_allclose(model[1].running_mean.data, want, rtol=1e-6)
+        after = ray.get([w.buffers.remote() for w in cluster.workers])
+        np.testing.assert_allclose(after[1]["1.running_var"], model[1].running_var.data)
+    finally:
+        cluster.shutdown()
+
+
+def test_a_two_stage_partition_equals_the_unsplit_model(cluster_env):
+    from lamina.distributed import Pipeline
+
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 12), nn.Tanh(),
+                          nn.Linear(12, 3))
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((5, 6)).astype(np.float32), rng.integers(0, 3, 5)
+    pipe = Pipeline(model, cuts=[2])
+    try:
+        out = pipe.forward(x)
+        F.cross_entropy(out, y).backward()
+        pipe.backward(out.grad)
+        grads = pipe.gradients()
+        want = model(lm.tensor(x))
+        F.cross_entropy(want, y).backward()
+        np.testing.assert_allclose(out.data, want.data, rtol=1e-6)
+        assert set(grads) == {n for n, _ in model.named_parameters()}
+        for n, p in model.named_parameters():
+            np.testing.assert_allclose(grads[n], p.grad, rtol=1e-6, atol=1e-7, err_msg=n)
+    finally:
+        pipe.shutdown()
