@@ -3,11 +3,10 @@
     python benchmarks/plan.py [--threads 2] [--repeats 20]
 
 For each workload prints, each framework in its own process with its threads pinned:
-  * peak intermediate memory of one forward + backward (tracemalloc, which sees NumPy's
-    allocations: activations, saved arrays, gradients of activations, and for the plan its
-    preallocated buffers; parameters and their gradients, the step's results, are not
-    counted), eager and planned, and the plan's own estimate of its live peak
-    (`plan.memory()["bytes_with_reuse"]`, intermediates only);
+  * memory held for backward: the bytes alive at the end of the forward pass, measured
+    with tracemalloc (which sees NumPy's allocations) and counting a plan's preallocated
+    buffers. Eager mode keeps every op's inputs until backward; a plan keeps what backward
+    reads. Also the plan's own estimate of its live peak (`plan.memory()`);
   * median step time of lamina eager, lamina planned and PyTorch eager, and the ratios.
 """
 
@@ -39,15 +38,21 @@ def median_ms(step, repeats: int, warmup: int = 3) -> float:
     return statistics.median(times) * 1e3
 
 
-def peak_bytes(name: str, size: int, planned: bool) -> int:
-    run, kept = workloads.lamina_forward_backward(name, size, planned)
+def held_for_backward(name: str, size: int, planned: bool) -> int:
+    held: list[int] = []
+
+    def probe() -> None:
+        if tracemalloc.is_tracing():
+            held.append(tracemalloc.get_traced_memory()[0])
+
+    run, kept, model = workloads.lamina_forward_backward(name, size, planned, probe)
     run()  # lazily made arrays exist before measuring
+    model.zero_grad()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    grads = run()
-    peak = tracemalloc.get_traced_memory()[1]
+    run()
     tracemalloc.stop()
-    return peak - base - grads + kept
+    return held[0] - base + kept
 
 
 def measure(framework: str, name: str, size: int, repeats: int) -> dict[str, float]:
@@ -58,7 +63,7 @@ def measure(framework: str, name: str, size: int, repeats: int) -> dict[str, flo
         return {"ms": median_ms(workloads.torch_step(name, size), repeats)}
     planned = framework == "planned"
     out = {"ms": median_ms(workloads.lamina_step(name, size, planned), repeats),
-           "peak": peak_bytes(name, size, planned)}
+           "peak": held_for_backward(name, size, planned)}
     if planned:
         import lamina as lm
 

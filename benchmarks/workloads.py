@@ -119,26 +119,30 @@ def lamina_step(name: str, size: int | None = None, planned: bool = False
     return step
 
 
-def lamina_forward_backward(name: str, size: int | None = None, planned: bool = False
-                            ) -> tuple[Callable[[], None], int]:
-    """Forward + loss + backward alone (what a plan compiles), and the bytes the plan keeps
-    preallocated between steps (0 for eager)."""
+def lamina_forward_backward(name: str, size: int | None = None, planned: bool = False,
+                            probe: Callable[[], None] | None = None
+                            ) -> tuple[Callable[[], None], int, Any]:
+    """Forward + loss + backward alone (what a plan compiles); `probe` runs between forward
+    and backward. Returns the step, the bytes the plan keeps preallocated (0 for eager),
+    and the model."""
     import lamina as lm
 
     model, loss_fn = lamina_model(name), lamina_loss(name)
     x, y = (lm.tensor(a) for a in batch(name, size))
     plan = lm.plan.compile(model, loss_fn, (x, y)) if planned else None
+    if plan is not None:
+        plan.last.after_forward = probe
 
-    def run() -> int:
-        """Returns the bytes of the parameters' gradients: results, not intermediates."""
-        model.zero_grad()
+    def run() -> None:
         if plan is not None:
             plan(x, y)
-        else:
-            loss_fn(model(x), y).backward()
-        return sum(p.grad.nbytes for p in model.parameters() if p.grad is not None)
+            return
+        loss = loss_fn(model(x), y)
+        if probe is not None:
+            probe()
+        loss.backward()
 
-    return run, plan.memory()["pooled_buffer_bytes"] if plan else 0
+    return run, plan.memory()["pooled_buffer_bytes"] if plan else 0, model
 
 
 # -- PyTorch ------------------------------------------------------------------------------------

@@ -40,6 +40,13 @@ class Function:
     out_buffers: list[Any] | None = None
     supports_out: bool = False
     elementwise: bool = False
+    # Set by an execution plan, which knows every value's lifetime: `planned` lets an op
+    # trade time for memory (recompute rather than keep); `dead_inputs` are the positions
+    # of inputs no one reads after this op, which it may overwrite; `outputs_kept` are the
+    # positions of outputs that some later op keeps for its backward anyway.
+    planned: bool = False
+    dead_inputs: frozenset[int] = frozenset()
+    outputs_kept: frozenset[int] = frozenset()
     released: bool = False
     saved_tensors: tuple[Any, ...] = ()
 

@@ -22,11 +22,17 @@ class ReLU(Function):
 
     def forward(self, x: Any) -> Any:
         y = np.maximum(x, 0, out=self.out_buffer())
-        self.save_for_backward(y)
+        # A boolean mask (1 byte an element) instead of y itself, so y may be freed once the
+        # next op has read it; unless a plan says another op keeps y anyway.
+        if not self.needs_input_grad[0]:
+            self.save_for_backward(None)
+        else:
+            self.save_for_backward(y if 0 in self.outputs_kept else y > 0)
         return y
 
     def backward(self, gy: Any) -> Any:
-        return gy * (self.saved_tensors[0] > 0)
+        kept = self.saved_tensors[0]
+        return gy * (kept > 0 if kept.dtype != bool else kept)
 
 
 class LeakyReLU(Function):

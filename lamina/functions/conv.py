@@ -106,13 +106,28 @@ class Conv(Function):
         if b is not None:
             y += b.reshape(1, o, 1, 1)
         need = self.needs_input_grad
-        self.save_for_backward(col if need[1] else None, Wm if need[0] else None)
+        # In a plan, keep the (much smaller) input and redo im2col in backward: the col
+        # matrix is C*KH*KW times the input's size. Eager keeps col, which is faster.
+        keep = (x if self.planned else col) if need[1] else None
+        self.save_for_backward(keep, Wm if need[0] else None)
         self.meta = (xp.shape, x.shape, W.shape)
         return y[:, :, 0, :] if self.nd == 1 else y
+
+    def _col(self, x: Any) -> Any:
+        """im2col of a saved (unpadded, 4-D) input, as forward computes it."""
+        _, cg, kh, kw = self.meta[2]
+        (ph, pw), g = self.padding, self.groups
+        xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+        oh = out_size(x.shape[2], kh, self.stride[0], ph, self.dilation[0])
+        ow = out_size(x.shape[3], kw, self.stride[1], pw, self.dilation[1])
+        win = windows(xp, (kh, kw), self.stride, self.dilation, (oh, ow))
+        return win.transpose(0, 1, 4, 5, 2, 3).reshape(x.shape[0], g, cg * kh * kw, oh * ow)
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         col, Wm = self.saved_tensors
         xp_shape, x_shape, W_shape = self.meta
+        if col is not None and self.planned:
+            col = self._col(col)  # the saved input: recompute im2col now
         if self.nd == 1:
             gy = gy[:, :, None, :]
         n, o, oh, ow = gy.shape

@@ -72,7 +72,10 @@ class LSTMSequence(Function):
                              f"W_hh (4H, H); got {xg.shape}, {h0.shape}, {W_hh.shape}")
         hs = np.empty((T + 1, B, H), xg.dtype)  # hs[t] is the state before step t
         cs = np.empty((T + 1, B, H), xg.dtype)
-        acts = xg + b_hh if b_hh is not None else xg.copy()  # becomes the activated gates
+        # The activated gates; a plan that knows xg dies here lets us write over it.
+        acts = xg if 0 in self.dead_inputs else xg.copy()
+        if b_hh is not None:
+            acts += b_hh
         tcs = np.empty((T, B, H), xg.dtype)  # tanh(c_t)
         hs[0], cs[0] = h0, c0
         WT = W_hh.T
@@ -86,7 +89,11 @@ class LSTMSequence(Function):
             cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
             np.tanh(cs[t + 1], out=tcs[t])
             np.multiply(a[:, 3 * H :], tcs[t], out=hs[t + 1])
-        self.save_for_backward(acts, hs, cs, tcs, W_hh)
+        # In a plan, c and tanh(c) are recomputed in backward from the gates (cheap
+        # elementwise work) rather than kept; eager keeps them.
+        self.c0 = cs[0].copy() if self.planned else None
+        self.save_for_backward(acts, hs, None if self.planned else cs,
+                               None if self.planned else tcs, W_hh)
         self.has_bias = b_hh is not None
         return hs[1:], hs[T], cs[T]
 
@@ -94,6 +101,15 @@ class LSTMSequence(Function):
         acts, hs, cs, tcs, W_hh = self.saved_tensors
         T, B, G = acts.shape
         H = G // 4
+        if cs is None:  # recompute c_t = f * c_(t-1) + i * g from the kept gates
+            cs = np.empty((T + 1, B, H), acts.dtype)
+            cs[0] = self.c0
+            for t in range(T):
+                a = acts[t]
+                np.multiply(a[:, H : 2 * H], cs[t], out=cs[t + 1])
+                cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
+        if tcs is None:
+            tcs = np.tanh(cs[1:])
         i, f, g, o = (acts[..., k * H : (k + 1) * H] for k in range(4))
         # Every factor that does not depend on the incoming gradient, for all steps at once:
         # d tanh(c) / dc * o, and each gate's pre-activation derivative times its partner.

@@ -110,7 +110,8 @@ class Plan:
                              "Python control flow on data cannot be captured by a plan. "
                              "Train this model eagerly, or express the branch with tensor ops.")
         self.traces += 1
-        program = Program(first, self.train)
+        with _preserved(self.model):  # analysing runs the forward: no trace of it may stay
+            program = Program(first, self.train)
         if self.verify and self.train:
             self._check(program, arrays)
         return program

@@ -31,13 +31,46 @@ class Program:
                          if any(v in self.grad_values for v in n.inputs)]
         for n in self.forward:
             n.fn.needs_input_grad = tuple(v in self.grad_values for v in n.inputs)
-        self.kept_for_backward = {id(n): _retained(n, trace.arrays) for n in self.backward}
-        self.last_use = self._liveness()
+            n.fn.planned = True
+        # What each op keeps depends on the hints it is given, so the forward is probed
+        # again after each round of hints, and liveness is read off the probe's arrays.
+        self._analyse(self._probe())
+        kept_by: dict[int, set[int]] = defaultdict(set)  # value -> nodes keeping it
+        for n in self.backward:
+            for v in self.kept_for_backward[id(n)]:
+                kept_by[v].add(id(n))
+        for t, n in enumerate(self.forward):
+            n.fn.dead_inputs = frozenset(
+                i for i, v in enumerate(n.inputs) if trace.kinds[v] == "op"
+                and self.last_use.get(v) == t and v not in trace.outputs)
+            n.fn.outputs_kept = frozenset(
+                i for i, v in enumerate(n.outputs) if kept_by[v] - {id(n)})
+        self._analyse(self._probe())
         self.slots, self.slot_meta = self._assign_slots()
         self.frees = self._frees()
         self.buffers: list[Any] | None = None
+        self.after_forward: Any = None  # a callable run between forward and backward
 
     # -- analysis ---------------------------------------------------------------------------
+    def _probe(self) -> list[Any]:
+        """Run the forward on the trace's own arrays, so every op holds what it would hold
+        in a replay (the caller restores RNG and buffers). Returns the values' arrays."""
+        env = list(self.trace.arrays)
+        for v, kind in enumerate(self.trace.kinds):
+            if kind == "param":
+                env[v] = self.trace.tensors[v].data
+        for n in self.forward:
+            n.fn.out_buffers = None
+            ys = n.fn.forward(*[env[v] for v in n.inputs])
+            for v, y in zip(n.outputs, ys if isinstance(ys, tuple) else (ys,)):
+                env[v] = y
+        return env
+
+    def _analyse(self, arrays: list[Any]) -> None:
+        self.arrays = arrays
+        self.kept_for_backward = {id(n): _retained(n, arrays) for n in self.backward}
+        self.last_use = self._liveness()
+
     def _needs_grad(self) -> set[int]:
         kinds, tensors = self.trace.kinds, self.trace.tensors
         need = {v for v, k in enumerate(kinds) if k == "param" and tensors[v].requires_grad}
@@ -65,7 +98,7 @@ class Program:
         for n in reversed(self.forward):
             for out in n.outputs:
                 for v in n.inputs:
-                    if _shares(self.trace.arrays[out], self.trace.arrays[v]):
+                    if _shares(self.arrays[out], self.arrays[v]):
                         last[v] = max(last.get(v, 0), last[out])
         return last
 
@@ -138,6 +171,8 @@ class Program:
             for v in self.frees.get(t, ()):
                 env[v] = None
         results = tuple(env[v] for v in trace.outputs)
+        if self.after_forward is not None:  # e.g. a memory probe in benchmarks/plan.py
+            self.after_forward()
         if self.train:
             self._backward(env)
         return results
