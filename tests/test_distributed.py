@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import numpy as np
@@ -150,6 +151,29 @@ def test_a_killed_worker_restarts_rejoins_and_the_run_completes(cluster_env, tmp
         cluster.pull_into(model)
         accuracy = (model(lm.tensor(x)).data.argmax(1) == y).mean()
         assert accuracy > 0.8
+    finally:
+        cluster.shutdown()
+
+
+def test_a_worker_gone_for_good_is_dropped_and_the_run_goes_on(cluster_env, tmp_path):
+    from lamina.distributed import Cluster
+    from lamina.train.job import build_model
+
+    path, _, _ = _data(tmp_path, n=5120)
+    config = _job(path, epochs=1, timeout=2)
+    cluster = Cluster(config, build_model(config), None)
+    try:
+        result = {}
+        driver = threading.Thread(target=lambda: result.update(cluster.train_epoch(0)))
+        driver.start()
+        assert _wait_for_version(cluster, 20) < 160
+        ray.kill(cluster.workers[1], no_restart=True)
+        driver.join(timeout=120)
+        assert not driver.is_alive() and result["seen"] > 0
+        assert cluster.live == [0]
+        stats = cluster.stats()
+        assert all(s["live"] == [0] for s in stats)  # dropped from every barrier
+        assert all(s["version"] >= 150 for s in stats)  # the survivor went on alone
     finally:
         cluster.shutdown()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import uuid
 from typing import Any
@@ -91,17 +92,32 @@ class Cluster:
             .remote(w, d["workers"], worker_config, names, self.namespace, self.shard_of)
             for w in range(d["workers"])]
         self.timeout = d["timeout"]
+        self.live = list(range(d["workers"]))
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
-        """Every worker trains on its shard; returns the metrics averaged over samples."""
-        results = self.ray.get([w.train_epoch.remote(epoch) for w in self.workers])
+        """Every live worker trains on its shard; returns the metrics averaged over samples.
+
+        A worker that is gone for good (its actor dead and not restarting) is reported
+        and left out from then on; the servers drop it from their barrier by timeout.
+        """
+        futures = [(w, self.workers[w].train_epoch.remote(epoch)) for w in self.live]
+        results = []
+        for w, future in futures:
+            try:
+                results.append(self.ray.get(future))
+            except self.ray.exceptions.RayActorError as e:
+                self.live.remove(w)
+                print(f"lamina.distributed: worker {w} is gone ({type(e).__name__}); the "
+                      f"run goes on with workers {self.live}", file=sys.stderr, flush=True)
+        if not results:
+            raise RuntimeError("lamina.distributed: every worker is gone; the run stops")
         seen = sum(r["seen"] for r in results)
         keys = [k for k in results[0] if k != "seen"]
         return {"seen": seen, **{k: sum(r[k] * r["seen"] for r in results) / max(seen, 1)
                                  for k in keys}}
 
     def batches_per_epoch(self) -> int:
-        return self.ray.get(self.workers[0].batches_per_epoch.remote())
+        return self.ray.get(self.workers[self.live[0]].batches_per_epoch.remote())
 
     def pull_into(self, model: Layer) -> int:
         """Copy the servers' parameters into `model`; returns the lowest shard version."""
@@ -116,7 +132,8 @@ class Cluster:
     def sync_buffers(self, model: Layer) -> None:
         """Average the workers' buffers (batch-norm statistics) in worker order, give the
         average back to every worker and to `model`."""
-        got = self.ray.get([w.buffers.remote() for w in self.workers])
+        live = [self.workers[w] for w in self.live]
+        got = self.ray.get([w.buffers.remote() for w in live])
         if not got or not got[0]:
             return
         mean = {}
@@ -126,7 +143,7 @@ class Cluster:
             else:
                 mean[n] = (sum(g[n].astype(np.float64) for g in got) / len(got)
                            ).astype(first.dtype)
-        self.ray.get([w.set_buffers.remote(mean) for w in self.workers])
+        self.ray.get([w.set_buffers.remote(mean) for w in live])
         for n, b in model.named_buffers():
             b.data[...] = mean[n]
 
