@@ -17,28 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
-import time
 from collections.abc import Callable
 
-
-def _pin_threads(n: int) -> None:
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(n)
-
-
-def median_time(step: Callable[[], object], repeats: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import median_seconds, pin_threads, run_isolated  # noqa: E402
 
 CHAIN = 10_000
 
@@ -145,21 +128,8 @@ def measure(framework: str, repeats: int) -> dict[str, float]:
     """Median times of both workloads for one framework, in this process."""
     chain, mlp = {"lamina": (lamina_chain, lamina_mlp), "torch": (torch_chain, torch_mlp)}[
         framework]
-    return {"chain_us_per_op": median_time(chain(), repeats) * 1e6 / CHAIN,
-            "mlp_ms": median_time(mlp(), repeats) * 1e3}
-
-
-def in_subprocess(framework: str, threads: int, repeats: int) -> dict[str, float] | None:
-    env = {**os.environ, **{v: str(threads) for v in
-                            ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}}
-    cmd = [sys.executable, __file__, "--only", framework, "--threads", str(threads),
-           "--repeats", str(repeats)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        if "ModuleNotFoundError" in proc.stderr:
-            return None
-        raise RuntimeError(proc.stderr)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"chain_us_per_op": median_seconds(chain(), repeats) * 1e6 / CHAIN,
+            "mlp_ms": median_seconds(mlp(), repeats) * 1e3}
 
 
 def main() -> None:
@@ -168,7 +138,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--only", choices=["lamina", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
-    _pin_threads(args.threads)
+    pin_threads(args.threads)
     if args.only:
         if args.only == "torch":
             import torch
@@ -176,8 +146,12 @@ def main() -> None:
             torch.set_num_threads(args.threads)
         print(json.dumps(measure(args.only, args.repeats)))
         return
-    ours = in_subprocess("lamina", args.threads, args.repeats)
-    theirs = in_subprocess("torch", args.threads, args.repeats)
+    def isolated(framework: str) -> dict | None:
+        return run_isolated(__file__, ["--only", framework, "--threads", str(args.threads),
+                                       "--repeats", str(args.repeats)], args.threads,
+                            optional_torch=framework == "torch")
+
+    ours, theirs = isolated("lamina"), isolated("torch")
     print(f"threads={args.threads} repeats={args.repeats} (each framework in its own process)")
     print(f"{'workload':45s} {'lamina':>10s} {'pytorch':>10s} {'ratio':>7s}")
     rows = [("elementwise chain, per op (us)", "chain_us_per_op"),

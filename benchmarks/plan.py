@@ -15,27 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
-import time
 import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
+from common import median_seconds, run_isolated  # noqa: E402
 
 CASES = [("mlp", 32), ("mlp", 128), ("cnn", 64), ("lstm", 32)]
 
 
-def median_ms(step, repeats: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
+def median_ms(step, repeats: int) -> float:
+    return median_seconds(step, repeats) * 1e3
 
 
 def held_for_backward(name: str, size: int, planned: bool) -> int:
@@ -74,16 +65,8 @@ def measure(framework: str, name: str, size: int, repeats: int) -> dict[str, flo
 
 
 def run(framework: str, name: str, size: int, threads: int, repeats: int) -> dict | None:
-    env = {**os.environ, **{v: str(threads) for v in
-                            ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}}
-    cmd = [sys.executable, __file__, "--only", framework, name, str(size), "--repeats",
-           str(repeats)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        if framework == "torch" and "No module named 'torch'" in proc.stderr:
-            return None
-        raise RuntimeError(proc.stderr)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_isolated(__file__, ["--only", framework, name, str(size), "--repeats",
+                                   str(repeats)], threads, optional_torch=framework == "torch")
 
 
 def main() -> None:

@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import resource
-import subprocess
 import sys
 import time
 
@@ -25,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
+from common import run_isolated  # noqa: E402
 
 FRAMEWORKS = ("eager", "planned", "torch")
 
@@ -54,15 +54,8 @@ def measure(framework: str, name: str, steps: int) -> dict[str, float]:
 
 
 def in_process(framework: str, name: str, threads: int, steps: int) -> dict | None:
-    env = {**os.environ, **{v: str(threads) for v in
-                            ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}}
-    proc = subprocess.run([sys.executable, __file__, "--only", framework, name,
-                           "--steps", str(steps)], capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        if framework == "torch" and "No module named 'torch'" in proc.stderr:
-            return None
-        raise RuntimeError(f"{framework} {name} failed:\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_isolated(__file__, ["--only", framework, name, "--steps", str(steps)], threads,
+                        optional_torch=framework == "torch")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -103,6 +103,14 @@ class _Recurrent(Layer):
         out = seq.transpose(1, 0, 2) if self.batch_first else seq
         return out, finals
 
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> Any:
+        """Run the layers over x from h0 (or the carried state, or zeros); see the class."""
+        batch = self._check(x, h0)
+        h0 = self._initial(h0, batch)
+        h0 = h0 if h0 is not None else self._zeros(batch, x)
+        out, finals = self._run(x, [(h,) for h in F.unbind(h0, 0)])
+        return self._result(out, F.stack([s[0] for s in finals], 0))
+
     def get_config(self) -> dict[str, Any]:
         return {"input_size": self.input_size, "hidden_size": self.hidden_size,
                 "num_layers": self.num_layers, "bias": self.bias, "batch_first": self.batch_first,
@@ -143,12 +151,6 @@ class RNN(_Recurrent):
         pre = xt + F.linear(state[0], W_hh, b_hh)
         return (F.tanh(pre) if self.nonlinearity == "tanh" else F.relu(pre),)
 
-    def forward(self, x: Tensor, h0: Tensor | None = None) -> Any:
-        batch = self._check(x, h0)
-        h0 = self._initial(h0, batch)
-        h0 = h0 if h0 is not None else self._zeros(batch, x)
-        out, finals = self._run(x, [(h,) for h in F.unbind(h0, 0)])
-        return self._result(out, F.stack([s[0] for s in finals], 0))
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "nonlinearity": self.nonlinearity}
@@ -209,9 +211,3 @@ class GRU(_Recurrent):
     def _step(self, xt: Tensor, state: tuple[Tensor], W_hh: Tensor, b_hh: Any) -> tuple[Tensor]:
         return (F.gru_cell(xt, F.linear(state[0], W_hh, b_hh), state[0]),)
 
-    def forward(self, x: Tensor, h0: Tensor | None = None) -> Any:
-        batch = self._check(x, h0)
-        h0 = self._initial(h0, batch)
-        h0 = h0 if h0 is not None else self._zeros(batch, x)
-        out, finals = self._run(x, [(h,) for h in F.unbind(h0, 0)])
-        return self._result(out, F.stack([s[0] for s in finals], 0))

@@ -1,0 +1,45 @@
+"""What every benchmark script shares: pinned threads, isolated processes, median timing."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def pin_threads(n: int) -> None:
+    """Pin BLAS threads in this process (before NumPy or torch start their pools)."""
+    for var in THREAD_VARS:
+        os.environ[var] = str(n)
+
+
+def median_seconds(step: Callable[[], Any], repeats: int, warmup: int = 3) -> float:
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def run_isolated(script: str, args: Sequence[str], threads: int,
+                 optional_torch: bool = False) -> dict[str, Any] | None:
+    """Run `script args` in a fresh process with pinned threads; parse its last line as
+    JSON. Returns None when it needed torch and torch is not installed."""
+    env = {**os.environ, **{v: str(threads) for v in THREAD_VARS}}
+    proc = subprocess.run([sys.executable, script, *args], capture_output=True, text=True,
+                          env=env)
+    if proc.returncode != 0:
+        if optional_torch and "No module named 'torch'" in proc.stderr:
+            return None
+        raise RuntimeError(f"{script} {' '.join(args)} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
