@@ -36,7 +36,8 @@ def windows(xp: Any, k: tuple[int, int], s: tuple[int, int], d: tuple[int, int],
 
 def scatter_windows(gwin: Any, shape: tuple[int, ...], k: tuple[int, int],
                     s: tuple[int, int], d: tuple[int, int]) -> Any:
-    """col2im: add window gradients (N, C, KH, KW, OH, OW) back into an array of `shape`.
+    """col2im: add window gradients (A, B, KH, KW, OH, OW) into an array of `shape` (A, B,
+    H, W): NCHW for pooling, CNHW for convolution.
 
     Loops over the KH*KW kernel offsets only; each step adds a whole strided plane.
     """
@@ -95,14 +96,15 @@ class Conv(Function):
                 f"{x.shape}, kernel {(kh, kw)}, padding {(ph, pw)}, dilation {(dh, dw)}"
             )
         xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
-        win = windows(xp, (kh, kw), (sh, sw), (dh, dw), (oh, ow))
-        # Per-image im2col (N, groups, C/groups*KH*KW, OH*OW): the only copy of the input.
-        # Then Y_n = W @ col_n lands directly in NCHW order; no transpose of the output.
-        col = win.transpose(0, 1, 4, 5, 2, 3).reshape(n, g, cg * kh * kw, oh * ow)
+        self.meta_kernel = (kh, kw)
+        col = self._im2col(xp, (oh, ow))
         Wm = W.reshape(g, o // g, cg * kh * kw)
+        # One large GEMM per group, the batch along its long side: (O/g, K) @ (K, N*L).
+        y = np.matmul(Wm, col).reshape(g, o // g, n, oh, ow).transpose(2, 0, 1, 3, 4)
         out = self.out_buffer()
-        target = None if out is None else out.reshape(n, g, o // g, oh * ow)
-        y = np.matmul(Wm, col, out=target).reshape(n, o, oh, ow)
+        target = (out if out is not None else np.empty((n, o, oh, ow), y.dtype))
+        np.copyto(target.reshape(n, g, o // g, oh, ow), y)
+        y = target.reshape(n, o, oh, ow)
         if b is not None:
             y += b.reshape(1, o, 1, 1)
         need = self.needs_input_grad
@@ -110,42 +112,46 @@ class Conv(Function):
         # matrix is C*KH*KW times the input's size. Eager keeps col, which is faster.
         keep = (x if self.planned else col) if need[1] else None
         self.save_for_backward(keep, Wm if need[0] else None)
-        self.meta = (xp.shape, x.shape, W.shape)
+        self.meta = (xp.shape, x.shape, W.shape, (oh, ow))
         return y[:, :, 0, :] if self.nd == 1 else y
 
-    def _col(self, x: Any) -> Any:
-        """im2col of a saved (unpadded, 4-D) input, as forward computes it."""
-        _, cg, kh, kw = self.meta[2]
-        (ph, pw), g = self.padding, self.groups
-        xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
-        oh = out_size(x.shape[2], kh, self.stride[0], ph, self.dilation[0])
-        ow = out_size(x.shape[3], kw, self.stride[1], pw, self.dilation[1])
-        win = windows(xp, (kh, kw), self.stride, self.dilation, (oh, ow))
-        return win.transpose(0, 1, 4, 5, 2, 3).reshape(x.shape[0], g, cg * kh * kw, oh * ow)
+    def _im2col(self, xp: Any, out_hw: tuple[int, int]) -> Any:
+        """(groups, C/groups*KH*KW, N*OH*OW): every window of the padded input, one copy."""
+        n, c = xp.shape[:2]
+        g, (kh, kw) = self.groups, self.meta_kernel
+        win = windows(xp, (kh, kw), self.stride, self.dilation, out_hw)
+        col = win.transpose(1, 4, 5, 0, 2, 3)  # (C, KH, KW, N, OH, OW)
+        return col.reshape(g, (c // g) * kh * kw, n * out_hw[0] * out_hw[1])
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         col, Wm = self.saved_tensors
-        xp_shape, x_shape, W_shape = self.meta
-        if col is not None and self.planned:
-            col = self._col(col)  # the saved input: recompute im2col now
+        xp_shape, x_shape, W_shape, (oh, ow) = self.meta
+        if col is not None and self.planned:  # the saved input: redo im2col now
+            ph, pw = self.padding
+            xs = col
+            col = self._im2col(np.pad(xs, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+                               if ph or pw else xs, (oh, ow))
         if self.nd == 1:
             gy = gy[:, :, None, :]
-        n, o, oh, ow = gy.shape
+        n, o = gy.shape[:2]
         _, cg, kh, kw = W_shape
         g = self.groups
-        gyr = gy.reshape(n, g, o // g, oh * ow)
+        # gy as (groups, O/g, N*L): the layout of the GEMMs below (a copy of gy, small).
+        gyr = gy.reshape(n, g, o // g, oh * ow).transpose(1, 2, 0, 3).reshape(g, o // g, -1)
         need = self.needs_input_grad
         gx = gW = gb = None
         if need[1]:
-            # One small GEMM per image, summed: dW = sum_n gy_n @ col_n^T.
-            gW = np.matmul(gyr, col.transpose(0, 1, 3, 2)).sum(axis=0).reshape(W_shape)
+            gW = np.matmul(gyr, col.transpose(0, 2, 1)).reshape(W_shape)
             gW = gW[:, :, 0, :] if self.nd == 1 else gW
         if need[0]:
-            # gcol_n = W^T @ gy_n is already in the (N, C, KH, KW, OH, OW) order col2im reads.
-            gcol = np.matmul(Wm.transpose(0, 2, 1), gyr).reshape(n, g * cg, kh, kw, oh, ow)
-            gxp = scatter_windows(gcol, xp_shape, (kh, kw), self.stride, self.dilation)
+            gcol = np.matmul(Wm.transpose(0, 2, 1), gyr)  # (g, C/g*KH*KW, N*L)
+            gcol = gcol.reshape(g * cg, kh, kw, n, oh, ow).transpose(0, 3, 1, 2, 4, 5)
+            # col2im into a channel-major (C, N, H, W) buffer, where each of the KH*KW
+            # additions runs over contiguous blocks; gx is its transposed view.
+            c_n = (xp_shape[1], xp_shape[0], *xp_shape[2:])
+            gxp = scatter_windows(gcol, c_n, (kh, kw), self.stride, self.dilation)
             ph, pw = self.padding
-            gx = gxp[:, :, ph:ph + x_shape[2], pw:pw + x_shape[3]]
+            gx = gxp.transpose(1, 0, 2, 3)[:, :, ph:ph + x_shape[2], pw:pw + x_shape[3]]
             gx = gx[:, :, 0, :] if self.nd == 1 else gx
         if len(need) == 3 and need[2]:
             gb = gy.sum(axis=(0, 2, 3))

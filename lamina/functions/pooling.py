@@ -93,8 +93,12 @@ class MaxPool(_Pool):
         if self.nd == 1:
             gy = gy[:, :, None, :]
         gxp = np.zeros(self.xp_shape, gy.dtype)
+        disjoint = all(s >= k for s, k in zip(self.s, self.k))
         for k, plane in enumerate(self._planes(gxp)):
-            plane += gy * (self.idx == k)
+            if disjoint:  # windows do not overlap: each element is written once, no sum
+                np.multiply(gy, self.idx == k, out=plane)
+            else:
+                plane += gy * (self.idx == k)
         return self._unpad(gxp)
 
 
