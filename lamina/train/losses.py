@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 
@@ -49,7 +47,3 @@ def register_metric(name: str) -> Callable:
         return fn
 
     return decorate
-
-
-def is_finite(value: float) -> bool:
-    return bool(np.isfinite(value))
