@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 import uuid
 from typing import Any
 
@@ -93,6 +94,8 @@ class Cluster:
             for w in range(d["workers"])]
         self.timeout = d["timeout"]
         self.live = list(range(d["workers"]))
+        # Asked once, now: a worker busy with an epoch cannot answer another call.
+        self.steps_per_epoch = ray.get(self.workers[0].batches_per_epoch.remote())
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         """Every live worker trains on its shard; returns the metrics averaged over samples.
@@ -101,12 +104,16 @@ class Cluster:
         and left out from then on; the servers drop it from their barrier by timeout.
         """
         futures = [(w, self.workers[w].train_epoch.remote(epoch)) for w in self.live]
+        # No wait without a bound: at worst every step waits one barrier timeout.
+        deadline = time.monotonic() + self.timeout * (self.steps_per_epoch + 1)
         results = []
         for w, future in futures:
             try:
-                results.append(self.ray.get(future))
-            except self.ray.exceptions.RayActorError as e:
+                left = max(deadline - time.monotonic(), 1.0)
+                results.append(self.ray.get(future, timeout=left))
+            except (self.ray.exceptions.RayActorError, self.ray.exceptions.GetTimeoutError) as e:
                 self.live.remove(w)
+                self.ray.kill(self.workers[w], no_restart=True)  # a hung one stops too
                 print(f"lamina.distributed: worker {w} is gone ({type(e).__name__}); the "
                       f"run goes on with workers {self.live}", file=sys.stderr, flush=True)
         if not results:
@@ -117,7 +124,8 @@ class Cluster:
                                  for k in keys}}
 
     def batches_per_epoch(self) -> int:
-        return self.ray.get(self.workers[self.live[0]].batches_per_epoch.remote())
+        """Synchronous steps in one epoch (each worker's batches)."""
+        return self.steps_per_epoch
 
     def pull_into(self, model: Layer) -> int:
         """Copy the servers' parameters into `model`; returns the lowest shard version."""
