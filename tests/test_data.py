@@ -130,3 +130,16 @@ def test_mnist1d_is_generated_locally_and_cached(tmp_path, monkeypatch) -> None:
     assert (tmp_path / "mnist1d.npz").exists()
     again, _ = load_dataset("mnist1d")
     np.testing.assert_array_equal(again["train"][7][0], splits["train"][7][0][0])
+
+
+def test_shards_are_equal_disjoint_parts_of_each_epochs_order() -> None:
+    ds = ArrayDataset(np.arange(11, dtype=np.float32)[:, None], np.arange(11))
+    whole = DataLoader(ds, 2, shuffle=True, seed=4)
+    parts = [DataLoader(ds, 2, shuffle=True, seed=4, shard=(i, 2)) for i in range(2)]
+    for loader in (whole, *parts):
+        loader.set_epoch(3)
+    got = [np.concatenate([b[1].data for b in p]) for p in parts]
+    assert [len(g) for g in got] == [5, 5] and [len(p) for p in parts] == [3, 3]
+    np.testing.assert_array_equal(np.concatenate(got), whole.order()[:10])  # one left over
+    with pytest.raises(ValueError, match=r"shard must be \(index, count\)"):
+        DataLoader(ds, 2, shard=(2, 2))

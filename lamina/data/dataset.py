@@ -73,6 +73,8 @@ class DataLoader:
         drop_last: drop a last batch smaller than batch_size.
         seed: the shuffling seed.
         collate: turns a list of samples into a batch (when the dataset has no get_batch).
+        shard: (index, count): iterate only part `index` of `count` equal parts of each
+            epoch's order (a data-parallel worker's share; the remainder is left out).
 
     Yields:
         Tuples of Tensors, one per field of a sample: (x, y).
@@ -80,9 +82,14 @@ class DataLoader:
 
     def __init__(self, dataset: Any, batch_size: int = 32, shuffle: bool = False,
                  drop_last: bool = False, seed: int = 0,
-                 collate: Callable[[Sequence[Any]], tuple[Any, ...]] = default_collate) -> None:
+                 collate: Callable[[Sequence[Any]], tuple[Any, ...]] = default_collate,
+                 shard: tuple[int, int] = (0, 1)) -> None:
         if batch_size < 1:
             raise ValueError(f"DataLoader: batch_size must be >= 1; got {batch_size}")
+        if not 0 <= shard[0] < shard[1]:
+            raise ValueError(f"DataLoader: shard must be (index, count), 0 <= index < count; "
+                             f"got {shard}")
+        self.shard = shard
         self.dataset, self.batch_size = dataset, batch_size
         self.shuffle, self.drop_last, self.seed = shuffle, drop_last, seed
         self.collate = collate
@@ -93,14 +100,19 @@ class DataLoader:
         self.epoch = epoch
 
     def order(self) -> np.ndarray:
-        """This epoch's sample order: a permutation fixed by (seed, epoch), or 0..n-1."""
+        """This epoch's sample order: a permutation fixed by (seed, epoch), or 0..n-1;
+        with a shard, only that shard's equal part of it."""
         n = len(self.dataset)
-        if not self.shuffle:
-            return np.arange(n)
-        return np.random.default_rng([self.seed, self.epoch]).permutation(n)
+        order = (np.random.default_rng([self.seed, self.epoch]).permutation(n)
+                 if self.shuffle else np.arange(n))
+        index, count = self.shard
+        if count == 1:
+            return order
+        per = n // count
+        return order[index * per:(index + 1) * per]
 
     def __len__(self) -> int:
-        n = len(self.dataset)
+        n = len(self.dataset) // self.shard[1]
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self) -> Iterator[tuple[Tensor, ...]]:

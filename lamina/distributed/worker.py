@@ -83,6 +83,7 @@ class Worker:
 
         self.worker, self.workers, self.config = worker, workers, config
         train_loader, _, _ = build_data(config)
+        train_loader.shard = (worker, workers)
         self.loader = train_loader
         self.model = build_model(config)
         alg = dict(config["algorithm"])
@@ -97,26 +98,7 @@ class Worker:
 
     def batches_per_epoch(self) -> int:
         """Every worker gets the same number of batches: the shard is cut evenly."""
-        per = len(self.loader.dataset) // self.workers
-        return per // self.loader.batch_size if self.loader.drop_last else -(
-            -per // self.loader.batch_size)
-
-    def _shard(self, epoch: int) -> list[tuple[lm.Tensor, ...]]:
-        self.loader.set_epoch(epoch)
-        order = self.loader.order()
-        per = len(order) // self.workers
-        mine = order[self.worker * per:(self.worker + 1) * per]
-        size = self.loader.batch_size
-        get = getattr(self.loader.dataset, "get_batch", None)
-        batches = []
-        for start in range(0, len(mine), size):
-            idx = mine[start:start + size]
-            if self.loader.drop_last and len(idx) < size:
-                break
-            arrays = get(idx) if get else self.loader.collate([self.loader.dataset[i]
-                                                               for i in idx])
-            batches.append(tuple(lm.Tensor(np.asarray(a)) for a in arrays))
-        return batches
+        return len(self.loader)
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         """Train on this worker's shard of `epoch`, from where the servers say it stopped."""
@@ -126,7 +108,10 @@ class Worker:
         totals: dict[str, float] = {}
         seen = 0
         self.model.train()
-        for batch in self._shard(epoch)[max(done, 0):]:
+        self.loader.set_epoch(epoch)
+        for i, batch in enumerate(self.loader):
+            if i < done:
+                continue
             logs = self.algorithm.train_one_batch(self.model, batch, self.client)
             size = len(batch[0])
             for k, v in logs.items():
