@@ -120,23 +120,13 @@ class Plan:
         """Run the eager step and the plan from one state; they must agree (then restore)."""
         params = list(self.model.parameters())
         with _preserved(self.model):
-            saved = [p.grad for p in params]
-            for p in params:
-                p.grad = None
             loss = self._step_fn()(*[Tensor(a) for a in arrays])[0]
             if loss.requires_grad:  # a model with nothing to train has no backward
                 loss.backward()
             want = [loss.data.copy()] + [None if p.grad is None else p.grad.copy()
                                          for p in params]
-            for p, g in zip(params, saved):
-                p.grad = g
         with _preserved(self.model):
-            saved = [p.grad for p in params]
-            for p in params:
-                p.grad = None
             got = [np.array(program.run(arrays)[0])] + [p.grad for p in params]
-            for p, g in zip(params, saved):
-                p.grad = g
         for i, (a, b) in enumerate(zip(want, got)):
             if (a is None) != (b is None) or (a is not None and not np.allclose(
                     a, b, rtol=1e-4, atol=1e-6 * max(1.0, float(np.abs(a).max(initial=0))))):
@@ -146,8 +136,9 @@ class Plan:
 
 
 class _preserved:
-    """Restore the RNG and every buffer (batch-norm statistics) on exit: compiling, and its
-    checks, leave the model exactly as they found it."""
+    """Restore the RNG, every buffer (batch-norm statistics) and the parameters' gradients
+    on exit; gradients start empty inside. Compiling, and its checks, leave the model
+    exactly as they found it."""
 
     def __init__(self, model: Layer) -> None:
         self.model = model
@@ -155,11 +146,16 @@ class _preserved:
     def __enter__(self) -> None:
         self.rng = lm.get_rng_state()
         self.buffers = [(b, b.data.copy()) for b in self.model.buffers()]
+        self.grads = [(p, p.grad) for p in self.model.parameters()]
+        for p, _ in self.grads:
+            p.grad = None
 
     def __exit__(self, *exc: Any) -> None:
         lm.set_rng_state(self.rng)
         for b, saved in self.buffers:
             b.data[...] = saved
+        for p, grad in self.grads:
+            p.grad = grad
 
 
 def _perturbed(a: np.ndarray) -> np.ndarray:
