@@ -20,7 +20,8 @@ def pin_threads(n: int) -> None:
         os.environ[var] = str(n)
 
 
-def median_seconds(step: Callable[[], Any], repeats: int, warmup: int = 3) -> float:
+def step_times(step: Callable[[], Any], repeats: int, warmup: int = 3) -> list[float]:
+    """Seconds taken by each of `repeats` calls of step, after `warmup` untimed ones."""
     for _ in range(warmup):
         step()
     times = []
@@ -28,7 +29,11 @@ def median_seconds(step: Callable[[], Any], repeats: int, warmup: int = 3) -> fl
         t0 = time.perf_counter()
         step()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return times
+
+
+def median_seconds(step: Callable[[], Any], repeats: int, warmup: int = 3) -> float:
+    return statistics.median(step_times(step, repeats, warmup))
 
 
 def run_isolated(script: str, args: Sequence[str], threads: int,

@@ -18,13 +18,12 @@ import os
 import platform
 import resource
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
-from common import run_isolated  # noqa: E402
+from common import run_isolated, step_times  # noqa: E402
 
 FRAMEWORKS = ("eager", "planned", "torch")
 
@@ -37,15 +36,8 @@ def measure(framework: str, name: str, steps: int) -> dict[str, float]:
         step = workloads.torch_step(name)
     else:
         step = workloads.lamina_step(name, planned=framework == "planned")
-    first = step()
-    for _ in range(2):
-        step()
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    ms = np.array(times) * 1e3
+    first = step()  # the first loss, compared across frameworks; also the first warm-up
+    ms = np.array(step_times(step, steps, warmup=2)) * 1e3
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {"median": float(np.median(ms)), "p10": float(np.percentile(ms, 10)),
             "p90": float(np.percentile(ms, 90)), "first_loss": first,

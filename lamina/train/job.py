@@ -45,6 +45,9 @@ class DataConfig:
     drop_last: bool = False
 
 
+LOADER_KEYS = frozenset(f.name for f in dataclasses.fields(DataConfig))
+
+
 @dataclasses.dataclass
 class DistributedConfig:
     """The `distributed` section: data-parallel training with parameter servers on Ray."""
@@ -168,7 +171,7 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"name": str(config["name"])}
     data = dict(_section(config, "data"))
     name, options = _named(data, "data", dataset_names(), key="name")
-    loader_keys = {f.name for f in dataclasses.fields(DataConfig)} - {"name"}
+    loader_keys = LOADER_KEYS - {"name"}
     loader = {k: v for k, v in options.items() if k in loader_keys}
     out["data"] = dataclasses.asdict(_typed(DataConfig, {"name": name, **loader}, "data"))
     dataset_options = {k: v for k, v in options.items() if k not in loader_keys}
@@ -262,8 +265,7 @@ class Run:
 
 def build_data(config: dict[str, Any]) -> tuple[DataLoader, DataLoader, dict[str, Any]]:
     data = dict(config["data"])
-    loader_keys = {f.name for f in dataclasses.fields(DataConfig)}
-    settings = {k: data.pop(k) for k in list(data) if k in loader_keys}
+    settings = {k: data.pop(k) for k in list(data) if k in LOADER_KEYS}
     splits, info = load_dataset(settings["name"], **data)
     seed = config["trainer"]["seed"]
     train = DataLoader(splits["train"], settings["batch_size"], shuffle=settings["shuffle"],
