@@ -249,6 +249,16 @@ for kw in CONV2D:
         lambda x, W, b, kw=kw: conv2d_ref(x, W, b, **kw),
         inputs(randn(2, 4, 7, 6), randn(6, 4 // g, 3, 3), randn(6)),
         lambda x, W, b, kw=kw: _t().nn.functional.conv2d(x, W, b, **kw)))
+# Stride 1 runs im2col over flattened padded rows: kernels of every aspect, with padding
+# and dilation, where a row's run overshoots into the next row or past the image.
+for kernel, kw in [((2, 3), dict(padding=(1, 0))), ((1, 1), dict()), ((3, 1), dict(dilation=(2, 1))),
+                   ((3, 3), dict(padding=(2, 1), dilation=(1, 2), groups=2))]:
+    g = kw.get("groups", 1)
+    CASES.append(Case(
+        f"conv2d{kernel}{kw}", lambda x, W, b, kw=kw: F.conv2d(x, W, b, **kw),
+        lambda x, W, b, kw=kw: conv2d_ref(x, W, b, **kw),
+        inputs(randn(2, 4, 7, 6), randn(6, 4 // g, *kernel), randn(6)),
+        lambda x, W, b, kw=kw: _t().nn.functional.conv2d(x, W, b, **kw)))
 CASES.append(Case("conv2d_nobias", lambda x, W: F.conv2d(x, W, padding=1),
                   lambda x, W: conv2d_ref(x, W, padding=1), inputs(randn(1, 1, 5, 5),
                   randn(2, 1, 3, 3)), lambda x, W: _t().nn.functional.conv2d(x, W, padding=1)))

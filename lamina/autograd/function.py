@@ -55,10 +55,23 @@ class Function:
         """The op's name, used in error messages."""
         return type(self).__name__
 
-    def out_buffer(self, i: int = 0) -> Any:
-        """The preallocated array for output i, or None (eager mode: allocate as usual)."""
+    def out_buffer(self, i: int = 0, like: Any = None) -> Any:
+        """The preallocated array for output i, or None (eager mode: allocate as usual).
+
+        With `like`, an array of the output's shape, the buffer's memory is viewed in like's
+        axis order, as NumPy's order="K" would allocate: an input stored channel-major
+        gives a channel-major output, and an op writing over its own input lines up
+        element for element instead of through a temporary copy.
+        """
         buffers = self.out_buffers
-        return buffers[i] if buffers else None
+        buf = buffers[i] if buffers else None
+        if buf is None or like is None:
+            return buf
+        if like.ndim < 2 or like.flags.c_contiguous:
+            return buf.reshape(like.shape)
+        order = sorted(range(like.ndim), key=lambda a: -abs(like.strides[a]))
+        stored = buf.reshape(-1).reshape([like.shape[a] for a in order])
+        return stored.transpose([order.index(a) for a in range(like.ndim)])
 
     def save_for_backward(self, *arrays: Any) -> None:
         """Keep arrays for `backward`; they are released once backward has used them."""

@@ -21,7 +21,7 @@ class ReLU(Function):
     elementwise = True
 
     def forward(self, x: Any) -> Any:
-        y = np.maximum(x, 0, out=self.out_buffer())
+        y = np.maximum(x, 0, out=self.out_buffer(like=x))
         # A boolean mask (1 byte an element) instead of y itself, so y may be freed once the
         # next op has read it; unless a plan says another op keeps y anyway.
         if not self.needs_input_grad[0]:

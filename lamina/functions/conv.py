@@ -95,67 +95,115 @@ class Conv(Function):
                 f"{self.op}: input is smaller than the (dilated) kernel; got input "
                 f"{x.shape}, kernel {(kh, kw)}, padding {(ph, pw)}, dilation {(dh, dw)}"
             )
-        xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
-        self.meta_kernel = (kh, kw)
-        col = self._im2col(xp, (oh, ow))
+        self.meta = (x.shape, W.shape, (oh, ow))
+        col, cols = self._im2col(x)
         Wm = W.reshape(g, o // g, cg * kh * kw)
-        # One large GEMM per group, the batch along its long side: (O/g, K) @ (K, N*L).
-        y = np.matmul(Wm, col).reshape(g, o // g, n, oh, ow).transpose(2, 0, 1, 3, 4)
+        # One large GEMM per group, the batch along its long side: (O/g, K) @ (K, N*L). Its
+        # result is channel-major (C, N, H, W) memory; y is the NCHW view of it, not a copy.
+        # Elementwise ops and pooling keep that layout, and backward reads gy in it for free.
         out = self.out_buffer()
-        target = (out if out is not None else np.empty((n, o, oh, ow), y.dtype))
-        np.copyto(target.reshape(n, g, o // g, oh, ow), y)
-        y = target.reshape(n, o, oh, ow)
-        if b is not None:
-            y += b.reshape(1, o, 1, 1)
+        mem = np.empty((o, n, oh, ow), col.dtype) if out is None else out.reshape(o, n, oh, ow)
+        if cols == ow:
+            np.matmul(Wm, col, out=mem.reshape(g, o // g, n * oh * ow))
+            if b is not None:
+                mem += b.reshape(o, 1, 1, 1)
+        else:  # rows computed over the padded width: keep their first ow columns
+            wide = np.matmul(Wm, col).reshape(o, n, oh, cols)[..., :ow]
+            if b is None:
+                np.copyto(mem, wide)
+            else:
+                np.add(wide, b.reshape(o, 1, 1, 1), out=mem)
         need = self.needs_input_grad
         # In a plan, keep the (much smaller) input and redo im2col in backward: the col
         # matrix is C*KH*KW times the input's size. Eager keeps col, which is faster.
         keep = (x if self.planned else col) if need[1] else None
         self.save_for_backward(keep, Wm if need[0] else None)
-        self.meta = (xp.shape, x.shape, W.shape, (oh, ow))
+        y = mem.transpose(1, 0, 2, 3)
         return y[:, :, 0, :] if self.nd == 1 else y
 
-    def _im2col(self, xp: Any, out_hw: tuple[int, int]) -> Any:
-        """(groups, C/groups*KH*KW, N*OH*OW): every window of the padded input, one copy."""
-        n, c = xp.shape[:2]
-        g, (kh, kw) = self.groups, self.meta_kernel
-        win = windows(xp, (kh, kw), self.stride, self.dilation, out_hw)
-        col = win.transpose(1, 4, 5, 0, 2, 3)  # (C, KH, KW, N, OH, OW)
-        return col.reshape(g, (c // g) * kh * kw, n * out_hw[0] * out_hw[1])
+    def _flat(self) -> bool:
+        """Stride 1: window rows are runs of the padded image's flattened rows (see _im2col)."""
+        return self.stride == (1, 1)
+
+    def _im2col(self, x: Any) -> tuple[Any, int]:
+        """(groups, C/groups*KH*KW, N*OH*cols): every window of the padded input, one copy;
+        cols is OW, or the padded width Wp for stride 1.
+
+        At stride 1, window (i, j) of output row r starts at flat offset (r + i*dh)*Wp +
+        j*dw of its padded image, and one output row's OW windows plus the Wp - OW beyond
+        them are Wp consecutive elements. So a kernel offset reads one run of OH*Wp
+        elements per image (one of OW per output row in the general case): a copy several
+        times faster, for a GEMM Wp/OW times wider whose extra columns are dropped.
+        """
+        (n, c, h, w), (_, _, kh, kw), (oh, ow) = self.meta[0], self.meta[1], self.meta[2]
+        (ph, pw), (dh, dw), g = self.padding, self.dilation, self.groups
+        if not self._flat():
+            xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+            win = windows(xp, (kh, kw), self.stride, self.dilation, (oh, ow))
+            col = win.transpose(1, 4, 5, 0, 2, 3)  # (C, KH, KW, N, OH, OW)
+            return col.reshape(g, (c // g) * kh * kw, n * oh * ow), ow
+        hp, wp = h + 2 * ph, w + 2 * pw
+        plane = hp * wp + (kw - 1) * dw  # the last row's run overshoots by (KW-1)*dw
+        xs = np.zeros((c, n, plane), x.dtype)
+        xs[:, :, :hp * wp].reshape(c, n, hp, wp)[:, :, ph:ph + h, pw:pw + w] = (
+            x.transpose(1, 0, 2, 3))
+        item = xs.itemsize
+        runs = as_strided(xs, shape=(c, kh, kw, n, oh * wp),
+                          strides=(n * plane * item, dh * wp * item, dw * item, plane * item,
+                                   item), writeable=False)
+        return runs.reshape(g, (c // g) * kh * kw, n * oh * wp), wp
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         col, Wm = self.saved_tensors
-        xp_shape, x_shape, W_shape, (oh, ow) = self.meta
+        (n, c, h, w), W_shape, (oh, ow) = self.meta
         if col is not None and self.planned:  # the saved input: redo im2col now
-            ph, pw = self.padding
-            xs = col
-            col = self._im2col(np.pad(xs, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-                               if ph or pw else xs, (oh, ow))
+            col = self._im2col(col)[0]
         if self.nd == 1:
             gy = gy[:, :, None, :]
-        n, o = gy.shape[:2]
-        _, cg, kh, kw = W_shape
+        o, cg, kh, kw = W_shape
         g = self.groups
-        # gy as (groups, O/g, N*L): the layout of the GEMMs below (a copy of gy, small).
-        gyr = gy.reshape(n, g, o // g, oh * ow).transpose(1, 2, 0, 3).reshape(g, o // g, -1)
+        cols = w + 2 * self.padding[1] if self._flat() else ow
+        # gy as (O, N, OH, cols): the layout of the GEMMs below; free when gy is already
+        # channel-major, as a convolution's output and what flows back to it are.
+        if cols == ow:
+            gyr = np.ascontiguousarray(gy.transpose(1, 0, 2, 3))
+        else:
+            gyr = np.zeros((o, n, oh, cols), gy.dtype)
+            gyr[..., :ow] = gy.transpose(1, 0, 2, 3)
+        gyr = gyr.reshape(g, o // g, n * oh * cols)
         need = self.needs_input_grad
         gx = gW = gb = None
         if need[1]:
             gW = np.matmul(gyr, col.transpose(0, 2, 1)).reshape(W_shape)
             gW = gW[:, :, 0, :] if self.nd == 1 else gW
         if need[0]:
-            gcol = np.matmul(Wm.transpose(0, 2, 1), gyr)  # (g, C/g*KH*KW, N*L)
-            gcol = gcol.reshape(g * cg, kh, kw, n, oh, ow).transpose(0, 3, 1, 2, 4, 5)
-            # col2im into a channel-major (C, N, H, W) buffer, where each of the KH*KW
-            # additions runs over contiguous blocks; gx is its transposed view.
-            c_n = (xp_shape[1], xp_shape[0], *xp_shape[2:])
-            gxp = scatter_windows(gcol, c_n, (kh, kw), self.stride, self.dilation)
-            ph, pw = self.padding
-            gx = gxp.transpose(1, 0, 2, 3)[:, :, ph:ph + x_shape[2], pw:pw + x_shape[3]]
+            gcol = np.matmul(Wm.transpose(0, 2, 1), gyr)  # (g, C/g*KH*KW, N*OH*cols)
+            gx = self._col2im(gcol.reshape(c, kh, kw, n, oh, cols))
             gx = gx[:, :, 0, :] if self.nd == 1 else gx
         if len(need) == 3 and need[2]:
             gb = gy.sum(axis=(0, 2, 3))
         return (gx, gW) if len(need) == 2 else (gx, gW, gb)
+
+    def _col2im(self, gcol: Any) -> Any:
+        """Sum window gradients (C, KH, KW, N, OH, cols) into gx, channel-major memory."""
+        (n, c, h, w), (_, _, kh, kw), (oh, ow) = self.meta
+        (ph, pw), (dh, dw) = self.padding, self.dilation
+        hp, wp = h + 2 * ph, w + 2 * pw
+        if not self._flat():
+            # Into a channel-major (C, N, H, W) buffer, where each of the KH*KW additions
+            # runs over contiguous blocks; gx is its transposed view.
+            gwin = gcol.transpose(0, 3, 1, 2, 4, 5)
+            gxp = scatter_windows(gwin, (c, n, hp, wp), (kh, kw), self.stride, self.dilation)
+        else:  # the runs _im2col read, added back; the dropped columns carry zeros
+            plane = hp * wp + (kw - 1) * dw
+            flat = np.zeros((c, n, plane), gcol.dtype)
+            runs = gcol.reshape(c, kh, kw, n, oh * wp)
+            for i in range(kh):
+                for j in range(kw):
+                    start = i * dh * wp + j * dw
+                    flat[:, :, start:start + oh * wp] += runs[:, i, j]
+            gxp = flat[:, :, :hp * wp].reshape(c, n, hp, wp)
+        return gxp.transpose(1, 0, 2, 3)[:, :, ph:ph + h, pw:pw + w]
 
 
 def conv1d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any = 1, padding: Any = 0,

@@ -47,6 +47,7 @@ class _Pool(Function):
             )
         pad = ((0, 0), (0, 0), (ph, ph), (pw, pw))
         xp = np.pad(x, pad, constant_values=fill) if ph or pw else x
+        self.channel_major = xp.transpose(1, 0, 2, 3).flags.c_contiguous
         self.xp_shape, self.x_shape, self.out_hw = xp.shape, x.shape, (oh, ow)
         return xp
 
@@ -57,6 +58,24 @@ class _Pool(Function):
 
     def _out(self, y: Any) -> Any:
         return y[:, :, 0, :] if self.nd == 1 else y
+
+
+def _zeros_in_layout(shape: tuple[int, ...], dtype: Any, channel_major: bool) -> Any:
+    """Zeros of NCHW `shape`, stored channel-major (C, N, H, W) when asked."""
+    if not channel_major:
+        return np.zeros(shape, dtype)
+    n, c, h, w = shape
+    return np.zeros((c, n, h, w), dtype).transpose(1, 0, 2, 3)
+
+
+def _axis_order(a: Any) -> list[int]:
+    return sorted(range(a.ndim), key=lambda i: -abs(a.strides[i]))
+
+
+def _copy_in_order_of(a: Any, like: Any) -> Any:
+    out = np.empty_like(like, dtype=a.dtype)
+    out[...] = a
+    return out
 
 
 class MaxPool(_Pool):
@@ -73,16 +92,17 @@ class MaxPool(_Pool):
     def forward(self, x: Any) -> Any:
         lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         planes = self._planes(self._pad(x, lowest))
-        out = self.out_buffer()
-        y = planes[0].copy() if out is None else out.reshape(planes[0].shape)
-        if out is not None:
-            y[...] = planes[0]
+        # y keeps x's memory order (a convolution's output is channel-major), so no op
+        # between them transposes.
+        out = self.out_buffer(like=planes[0])
+        y = np.empty_like(planes[0]) if out is None else out
+        y[...] = planes[0]
         for plane in planes[1:]:
             np.maximum(y, plane, out=y)
         # The first maximum's index, as PyTorch picks among ties, by arithmetic on
         # "plane k is not the max" masks e_k: idx = e0 * (1 + e1 * (1 + e2 * (...))).
         # Several times faster than an argmax over copied windows.
-        idx = np.zeros(y.shape, np.uint8 if len(planes) < 256 else np.int32)
+        idx = np.zeros_like(y, np.uint8 if len(planes) < 256 else np.int32)
         for plane in reversed(planes[:-1]):
             idx += 1
             idx *= plane != y
@@ -92,7 +112,9 @@ class MaxPool(_Pool):
     def backward(self, gy: Any) -> Any:
         if self.nd == 1:
             gy = gy[:, :, None, :]
-        gxp = np.zeros(self.xp_shape, gy.dtype)
+        if _axis_order(gy) != _axis_order(self.idx):  # mixed layouts make NumPy crawl
+            gy = _copy_in_order_of(gy, self.idx)
+        gxp = _zeros_in_layout(self.xp_shape, gy.dtype, self.channel_major)
         disjoint = all(s >= k for s, k in zip(self.s, self.k))
         for k, plane in enumerate(self._planes(gxp)):
             if disjoint:  # windows do not overlap: each element is written once, no sum
