@@ -1,13 +1,14 @@
 """Execution plans against eager lamina and eager PyTorch on the standard workloads.
 
-    python benchmarks/plan.py [--threads 2] [--repeats 20]
+    python benchmarks/plan.py [--threads 2] [--repeats 20] [--rounds 3]
 
 For each workload prints, each framework in its own process with its threads pinned:
   * memory held for backward: the bytes alive at the end of the forward pass, measured
     with tracemalloc (which sees NumPy's allocations) and counting a plan's preallocated
     buffers. Eager mode keeps every op's inputs until backward; a plan keeps what backward
     reads. Also the plan's own estimate of its live peak (`plan.memory()`);
-  * median step time of lamina eager, lamina planned and PyTorch eager, and the ratios.
+  * median step time of lamina eager, lamina planned (tuned) and PyTorch eager, and the
+    ratios; the three run round-robin, `--rounds` processes each.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tracemalloc
 
@@ -64,6 +66,16 @@ def measure(framework: str, name: str, size: int, repeats: int) -> dict[str, flo
     return out
 
 
+FRAMEWORKS = ("eager", "planned", "torch")
+
+
+def _median_ms(results: list[dict | None]) -> dict | None:
+    """The first round's figures with the median step time over all rounds."""
+    if results[0] is None:
+        return None
+    return {**results[0], "ms": statistics.median(r["ms"] for r in results)}
+
+
 def run(framework: str, name: str, size: int, threads: int, repeats: int) -> dict | None:
     return run_isolated(__file__, ["--only", framework, name, str(size), "--repeats",
                                    str(repeats)], threads, optional_torch=framework == "torch")
@@ -73,6 +85,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="processes per framework and workload, run round-robin")
     parser.add_argument("--only", nargs=3, metavar=("FRAMEWORK", "WORKLOAD", "BATCH"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -80,14 +94,18 @@ def main() -> None:
         framework, name, size = args.only
         print(json.dumps(measure(framework, name, int(size), args.repeats)))
         return
-    print(f"threads={args.threads} repeats={args.repeats}; each framework in its own process")
+    print(f"threads={args.threads} repeats={args.repeats} rounds={args.rounds}; each framework "
+          "in its own process; planned = compile(..., tune=True)")
     print(f"{'workload':10s} {'eager MB':>9s} {'plan MB':>8s} {'ratio':>6s} {'plan est':>9s} "
           f"{'eager ms':>9s} {'plan ms':>8s} {'torch ms':>9s} {'plan/eager':>10s} "
           f"{'plan/torch':>10s}")
     for name, size in CASES:
-        eager = run("eager", name, size, args.threads, args.repeats)
-        planned = run("planned", name, size, args.threads, args.repeats)
-        torch = run("torch", name, size, args.threads, args.repeats)
+        # Round-robin the three processes and take each one's median over the rounds: a
+        # shared machine drifts by tens of percent over a minute, which would otherwise
+        # land on whichever framework ran during the slow spell.
+        rounds = [[run(f, name, size, args.threads, args.repeats) for f in FRAMEWORKS]
+                  for _ in range(args.rounds)]
+        eager, planned, torch = (_median_ms([r[i] for r in rounds]) for i in range(3))
         mb = 1 / 2**20
         t_ms = f"{torch['ms']:9.2f}" if torch else f"{'-':>9s}"
         t_ratio = f"{planned['ms'] / torch['ms']:10.2f}" if torch else f"{'-':>10s}"

@@ -104,7 +104,7 @@ def lamina_step(name: str, size: int | None = None, planned: bool = False
     model, loss_fn = lamina_model(name), lamina_loss(name)
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = (lm.tensor(a) for a in batch(name, size))
-    plan = lm.plan.compile(model, loss_fn, (x, y)) if planned else None
+    plan = lm.plan.compile(model, loss_fn, (x, y), tune=True) if planned else None
 
     def step() -> float:
         if plan is not None:

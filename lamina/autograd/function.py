@@ -48,6 +48,10 @@ class Function:
     dead_inputs: frozenset[int] = frozenset()
     outputs_kept: frozenset[int] = frozenset()
     released: bool = False
+    # Interchangeable kernels (same result up to float rounding) that a tuned execution
+    # plan times on the real shapes, keeping the fastest; `variant` is the one in use.
+    variants: tuple[str, ...] = ()
+    variant: str = ""
     saved_tensors: tuple[Any, ...] = ()
 
     @property

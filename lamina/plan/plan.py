@@ -25,13 +25,13 @@ class Plan:
     """
 
     def __init__(self, model: Layer, loss_fn: Callable[..., Tensor] | None,
-                 verify: bool = True) -> None:
+                 verify: bool = True, tune: bool = False) -> None:
         stateful = [n for n, layer in model.named_layers() if getattr(layer, "stateful", False)]
         if stateful:
             raise TraceError(f"plan: layer {stateful[0] or type(model).__name__} is stateful; "
                              "its state crosses calls, which a plan cannot capture. "
                              "Compile the model with stateful: false.")
-        self.model, self.loss_fn, self.verify = model, loss_fn, verify
+        self.model, self.loss_fn, self.verify, self.tune = model, loss_fn, verify, tune
         self.programs: dict[tuple[Any, ...], Program] = {}
         self.traces = 0
         self.output: Tensor | None = None
@@ -111,7 +111,7 @@ class Plan:
                              "Train this model eagerly, or express the branch with tensor ops.")
         self.traces += 1
         with _preserved(self.model):  # analysing runs the forward: no trace of it may stay
-            program = Program(first, self.train)
+            program = Program(first, self.train, self.tune)
         if self.verify and self.train:
             self._check(program, arrays)
         return program
@@ -167,7 +167,8 @@ def _perturbed(a: np.ndarray) -> np.ndarray:
 
 
 def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
-            example_batch: Sequence[Any] | None = None, verify: bool = True) -> Plan:
+            example_batch: Sequence[Any] | None = None, verify: bool = True,
+            tune: bool = False) -> Plan:
     """Compile a model's step into an execution plan.
 
     Args:
@@ -178,6 +179,10 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
             else at the first call.
         verify: check, at each compile, that the plan reproduces the eager step's loss and
             gradients on the example batch.
+        tune: time each op's interchangeable kernels (e.g. which side of a GEMM the batch
+            goes on) on the traced shapes and keep the fastest, as cuDNN's benchmark mode
+            does. Results still equal eager mode's to float rounding, but the choice, and
+            so the last bits, may differ from one compile to the next.
 
     Returns:
         A Plan: `plan(x, y)` returns the loss with gradients in each parameter's `.grad`;
@@ -193,7 +198,7 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
         >>> step = lm.plan.compile(model, F.cross_entropy, (x, y))
         >>> loss = step(x, y); optimizer.step(); optimizer.zero_grad()
     """
-    plan = Plan(model, loss_fn, verify)
+    plan = Plan(model, loss_fn, verify, tune)
     if example_batch is not None:
         plan.program(*example_batch)
     return plan

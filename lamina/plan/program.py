@@ -10,6 +10,7 @@ value is dead, and an elementwise op may write straight over an input it reads l
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict, deque
 from typing import Any
 
@@ -20,7 +21,7 @@ from lamina.plan.trace import Node, Trace
 
 
 class Program:
-    def __init__(self, trace: Trace, train: bool) -> None:
+    def __init__(self, trace: Trace, train: bool, tune: bool = False) -> None:
         self.trace, self.train = trace, train
         self.loss = trace.outputs[0] if train else None
         kept = _prune(trace.nodes, trace.outputs, len(trace.kinds))
@@ -48,6 +49,8 @@ class Program:
         self._analyse(self._probe())
         self.slots, self.slot_meta = self._assign_slots()
         self.frees = self._frees()
+        if tune:
+            self._tune()
         self.buffers: list[Any] | None = None
         self.after_forward: Any = None  # a callable run between forward and backward
 
@@ -65,6 +68,28 @@ class Program:
             for v, y in zip(n.outputs, ys if isinstance(ys, tuple) else (ys,)):
                 env[v] = y
         return env
+
+    def _tune(self, rounds: int = 5) -> None:
+        """Time every variant of each op that has several, forward and backward, on this
+        program's shapes, and keep the fastest (the minimum of `rounds` interleaved runs)."""
+        env = self._probe()
+        backward = {id(n) for n in self.backward}
+        for n in self.forward:
+            fn = n.fn
+            if len(fn.variants) < 2:
+                continue
+            inputs = [env[v] for v in n.inputs]
+            grads = [np.ones(self.trace.shapes[v], self.trace.dtypes[v]) for v in n.outputs]
+            best = dict.fromkeys(fn.variants, np.inf)
+            for _ in range(rounds):
+                for variant in fn.variants:
+                    fn.variant = variant
+                    start = time.perf_counter()
+                    fn.forward(*inputs)
+                    if id(n) in backward:
+                        fn.backward(*grads)
+                    best[variant] = min(best[variant], time.perf_counter() - start)
+            fn.variant = min(best, key=best.__getitem__)
 
     def _analyse(self, arrays: list[Any]) -> None:
         self.arrays = arrays
@@ -230,8 +255,9 @@ class Program:
                              + (f" [slot {self.slots[v]}]" if v in self.slots else "")
                              for v in n.outputs)
             frees = " ".join(name(v) for v in self.frees.get(t, ()))
+            kernel = f" <{n.fn.variant}>" if n.fn.variant else ""
             lines.append(f"  {t:3d} {n.name:<14} {', '.join(map(name, n.inputs))} -> {outs}"
-                         + (f"   frees {frees}" if frees else ""))
+                         + kernel + (f"   frees {frees}" if frees else ""))
         if self.pruned:
             lines.append("pruned: " + ", ".join(f"{n.name}#{n.index}" for n in self.pruned))
         if self.train:
