@@ -154,6 +154,49 @@ def test_nodes_that_do_not_reach_the_output_are_pruned() -> None:
     assert "Tanh" not in forward and "Exp" not in forward and "Linear" in forward
 
 
+def test_an_unused_output_is_freed_before_backward() -> None:
+    import weakref
+
+    made = []
+
+    class TwoOutputs(lm.Function):  # the second output is big and nobody reads it
+        def forward(self, x):
+            big = np.ones((256, 256), x.dtype)
+            made.append(weakref.ref(big))
+            return x * 2, big[0]  # a view: it alone would keep all of big alive
+
+        def backward(self, gy, gbig):
+            return gy * 2
+
+    class Model(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc(TwoOutputs().apply(x)[0])
+
+    x = lm.tensor(np.ones((2, 4), np.float32))
+    plan = compile(Model(), F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
+    alive = []
+    plan.last.after_forward = lambda: alive.append(made[-1]() is not None)
+    plan(x, lm.tensor(np.array([0, 1])))
+    assert alive == [False]
+
+
+def test_ops_keep_inputs_that_outlive_them_instead_of_copies() -> None:
+    # The model's output is returned by the plan, so cross-entropy keeps those scores
+    # and redoes its log-softmax in backward instead of holding a second (N, C) array.
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    x = lm.tensor(np.ones((5, 4), np.float32))
+    y = lm.tensor(np.array([0, 1, 2, 0, 1]))
+    plan = compile(model, F.cross_entropy, (x, y))
+    plan(x, y)
+    ce = next(n for n in plan.last.forward if n.name == "CrossEntropy")
+    assert 0 in ce.fn.inputs_kept and ce.fn.logp is None
+    np.testing.assert_array_equal(ce.fn.scores, plan.output.data)
+
+
 def test_gradients_nobody_needs_are_never_computed() -> None:
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
     model[0].weight.requires_grad = False  # frozen

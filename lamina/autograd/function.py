@@ -47,6 +47,9 @@ class Function:
     planned: bool = False
     dead_inputs: frozenset[int] = frozenset()
     outputs_kept: frozenset[int] = frozenset()
+    # Inputs that stay alive through this op's backward whatever it keeps (parameters, the
+    # batch, the plan's requested outputs): keeping one costs nothing, a copy would.
+    inputs_kept: frozenset[int] = frozenset()
     released: bool = False
     # Interchangeable kernels (same result up to float rounding) that a tuned execution
     # plan times on the real shapes, keeping the fastest; `variant` is the one in use.

@@ -168,10 +168,12 @@ class LogSoftmax(Function):
         return gy - np.exp(y) * gy.sum(axis=self.axis, keepdims=True)
 
 
-def log_softmax_array(x: Any, axis: int) -> Any:
-    """log(softmax(x)) on a plain array, computed as x - max - log(sum(exp(x - max)))."""
-    shifted = x - x.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+def log_softmax_array(x: Any, axis: int, out: Any = None) -> Any:
+    """log(softmax(x)) on a plain array, computed as x - max - log(sum(exp(x - max)));
+    written into `out` (which may be x itself) when given."""
+    shifted = np.subtract(x, x.max(axis=axis, keepdims=True), out=out)
+    shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    return shifted
 
 
 def relu(x: Tensor) -> Tensor:

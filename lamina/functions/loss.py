@@ -78,11 +78,23 @@ class CrossEntropy(_Picked):
     # Fused log-softmax + NLL: the gradient softmax - onehot is exact and never overflows,
     # where log(softmax(x)) as two ops loses precision and can produce log(0).
     def forward(self, x: Any, labels: Any) -> Any:
-        self.logp = log_softmax_array(self.rows(x, labels), -1)
+        rows = self.rows(x, labels)
+        if 0 in self.inputs_kept and np.may_share_memory(rows, x):
+            # A plan keeps the scores alive anyway (they are its output): keep them, not
+            # their log-probabilities, and redo the log-softmax in backward.
+            self.scores, self.logp = rows, None
+            return self.reduce(log_softmax_array(rows, -1))
+        # Over the scores' own memory when rows is already a copy: one array fewer.
+        own = not np.may_share_memory(rows, x)
+        self.logp = log_softmax_array(rows, -1, out=rows if own else None)
         return self.reduce(self.logp)
 
     def backward(self, gy: Any) -> tuple[Any, None]:
-        g = np.exp(self.logp)
+        if self.logp is None:  # recomputed: a fresh array, exponentiated in place
+            g = log_softmax_array(self.scores, -1)
+            np.exp(g, out=g)
+        else:
+            g = np.exp(self.logp)
         g[np.arange(self.t.size), self.t] -= 1
         return self.scatter(g, gy), None
 

@@ -42,10 +42,11 @@ class Program:
                 kept_by[v].add(id(n))
         for t, n in enumerate(self.forward):
             n.fn.dead_inputs = frozenset(
-                i for i, v in enumerate(n.inputs) if trace.kinds[v] == "op"
-                and self.last_use.get(v) == t and v not in trace.outputs)
+                i for i, v in enumerate(n.inputs) if self._dies_at(v, t))
             n.fn.outputs_kept = frozenset(
                 i for i, v in enumerate(n.outputs) if kept_by[v] - {id(n)})
+            n.fn.inputs_kept = frozenset(
+                i for i, v in enumerate(n.inputs) if self._alive_throughout(v))
         self._analyse(self._probe())
         self.slots, self.slot_meta = self._assign_slots()
         self.frees = self._frees()
@@ -95,6 +96,24 @@ class Program:
         self.arrays = arrays
         self.kept_for_backward = {id(n): _retained(n, arrays) for n in self.backward}
         self.last_use = self._liveness()
+
+    def _alive_throughout(self, v: int) -> bool:
+        """Whether value v lives through the whole step anyway: a parameter, the batch, a
+        requested output, or a view of one."""
+        trace = self.trace
+        if trace.kinds[v] in ("param", "input"):
+            return True
+        return any(u == v or _shares(self.arrays[u], self.arrays[v]) for u in trace.outputs)
+
+    def _dies_at(self, v: int, t: int) -> bool:
+        """Whether step t is the last to read value v and every value sharing its memory
+        (a view of it, or what it views), so the op at t may overwrite it."""
+        trace, outputs = self.trace, set(self.trace.outputs)
+        if trace.kinds[v] != "op" or self.last_use.get(v) != t or v in outputs:
+            return False
+        return not any(u != v and (u in outputs or self.last_use.get(u, t) > t)
+                       and _shares(self.arrays[u], self.arrays[v])
+                       for u in range(len(trace.kinds)) if trace.kinds[u] != "const")
 
     def _needs_grad(self) -> set[int]:
         kinds, tensors = self.trace.kinds, self.trace.tensors
@@ -188,11 +207,10 @@ class Program:
             fn = n.fn
             fn.out_buffers = [buffers[slots[v]] if v in slots else None for v in n.outputs]
             ys = fn.forward(*[env[v] for v in n.inputs])
-            if isinstance(ys, tuple):
-                for v, y in zip(n.outputs, ys):
-                    env[v] = y
-            else:
-                env[n.outputs[0]] = ys
+            # No loop variable may hold an output: it would outlive the value's last use.
+            for i, v in enumerate(n.outputs):
+                env[v] = ys[i] if isinstance(ys, tuple) else ys
+            del ys
             for v in self.frees.get(t, ()):
                 env[v] = None
         results = tuple(env[v] for v in trace.outputs)
