@@ -197,6 +197,37 @@ def test_ops_keep_inputs_that_outlive_them_instead_of_copies() -> None:
     np.testing.assert_array_equal(ce.fn.scores, plan.output.data)
 
 
+def test_relu_then_max_pool_is_rewritten_and_stays_exact() -> None:
+    # Windows with all values negative, with zeros, and with ties at the maximum: where
+    # the order of max and ReLU could matter, if anywhere.
+    x = np.array([[[[-3, -1, 2, 2], [-2, -5, 1, 0], [0, -1, 4, -4], [0, 0, 4, 3]]]], np.float32)
+    model = nn.Sequential(nn.Conv2d(1, 1, 1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                          nn.Linear(4, 3))
+    model[0].weight.data[...] = 1  # an identity convolution whose gradient sees the routing
+    model[0].bias.data[...] = 0
+    xt, y = lm.tensor(np.concatenate([x, -x, x * 0.5])), lm.tensor(np.array([0, 1, 2]))
+    plan = compile(model, F.cross_entropy, (xt, y))
+    assert "rewritten: MaxPool#2(ReLU#1(x)) -> ReLU(MaxPool(x))" in plan.describe()
+    forward = plan.describe().split("rewritten")[0]
+    assert forward.index("MaxPool") < forward.index("ReLU")
+    planned, eager = _eager_and_planned(model, F.cross_entropy, xt, y)
+    assert planned[0] == eager[0]
+    for name in eager[1]:  # bit for bit, not merely close
+        np.testing.assert_array_equal(planned[1][name], eager[1][name])
+
+
+def test_relu_read_by_another_op_is_not_rewritten() -> None:
+    class Both(nn.Layer):
+        def forward(self, x):
+            r = F.relu(x)
+            return F.max_pool2d(r, 2).sum() + r.sum()
+
+    x = lm.tensor(np.random.default_rng(0).standard_normal((1, 1, 4, 4)).astype(np.float32),
+                  requires_grad=True)
+    plan = compile(Both(), example_batch=(x,))
+    assert "rewritten" not in plan.describe()
+
+
 def test_gradients_nobody_needs_are_never_computed() -> None:
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
     model[0].weight.requires_grad = False  # frozen

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.engine import accumulate_grad
+from lamina.functions.activation import ReLU
+from lamina.functions.pooling import MaxPool
 from lamina.plan.trace import Node, Trace
 
 
@@ -26,7 +28,8 @@ class Program:
         self.loss = trace.outputs[0] if train else None
         kept = _prune(trace.nodes, trace.outputs, len(trace.kinds))
         self.pruned = [n for n in trace.nodes if n not in kept]
-        self.forward = _toposort(kept, trace)
+        self.rewrites: list[str] = []
+        self.forward = _toposort(self._pool_before_relu(kept), trace)
         self.grad_values = self._needs_grad() if train else set()
         self.backward = [n for n in reversed(self.forward)
                          if any(v in self.grad_values for v in n.inputs)]
@@ -54,6 +57,38 @@ class Program:
             self._tune()
         self.buffers: list[Any] | None = None
         self.after_forward: Any = None  # a callable run between forward and backward
+
+    # -- rewrites ---------------------------------------------------------------------------
+    def _pool_before_relu(self, nodes: list[Node]) -> list[Node]:
+        """max_pool(relu(x)) -> relu(max_pool(x)) where nothing else reads relu(x).
+
+        Equal bit for bit, gradients included: max commutes with any nondecreasing
+        function, and where a window's max is <= 0 both orders pass no gradient. The ReLU
+        then runs on the pooled array, a kernel-area times smaller."""
+        trace = self.trace
+        readers: dict[int, int] = defaultdict(int)
+        for n in nodes:
+            for v in n.inputs:
+                readers[v] += 1
+        maker = {v: n for n in nodes for v in n.outputs}
+        out = list(nodes)
+        for pool in nodes:
+            relu = maker.get(pool.inputs[0])
+            if not (isinstance(pool.fn, MaxPool) and relu is not None
+                    and isinstance(relu.fn, ReLU) and readers[pool.inputs[0]] == 1
+                    and pool.inputs[0] not in trace.outputs):
+                continue
+            pooled = len(trace.kinds)  # a new value: the pooled pre-activation
+            for column, value in ((trace.kinds, "op"), (trace.tensors, None),
+                                  (trace.shapes, trace.shapes[pool.outputs[0]]),
+                                  (trace.dtypes, trace.dtypes[pool.outputs[0]]),
+                                  (trace.arrays, None)):
+                column.append(value)
+            out[out.index(relu)] = Node(pool.fn, [relu.inputs[0]], [pooled], relu.index)
+            out[out.index(pool)] = Node(relu.fn, [pooled], pool.outputs, pool.index)
+            self.rewrites.append(f"{pool.name}#{pool.index}(ReLU#{relu.index}(x)) -> "
+                                 f"ReLU(MaxPool(x))")
+        return out
 
     # -- analysis ---------------------------------------------------------------------------
     def _probe(self) -> list[Any]:
@@ -278,6 +313,8 @@ class Program:
                          + kernel + (f"   frees {frees}" if frees else ""))
         if self.pruned:
             lines.append("pruned: " + ", ".join(f"{n.name}#{n.index}" for n in self.pruned))
+        if self.rewrites:
+            lines.append("rewritten: " + ", ".join(self.rewrites))
         if self.train:
             lines.append(f"backward ({len(self.backward)} ops):")
             for j, n in enumerate(self.backward):
