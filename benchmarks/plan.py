@@ -8,7 +8,9 @@ For each workload prints, each framework in its own process with its threads pin
     buffers. Eager mode keeps every op's inputs until backward; a plan keeps what backward
     reads. Also the plan's own estimate of its live peak (`plan.memory()`);
   * median step time of lamina eager, lamina planned (tuned) and PyTorch eager, and the
-    ratios; the three run round-robin, `--rounds` processes each.
+    ratios. Eager and planned steps alternate within one process, since one process
+    differs from the next by 10-30% on a shared machine; lamina's and PyTorch's
+    processes run round-robin, `--rounds` each, and the medians over rounds are shown.
 """
 
 from __future__ import annotations
@@ -22,13 +24,9 @@ import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
-from common import median_seconds, run_isolated  # noqa: E402
+from common import run_isolated, step_times  # noqa: E402
 
 CASES = [("mlp", 32), ("mlp", 128), ("cnn", 64), ("lstm", 32)]
-
-
-def median_ms(step, repeats: int) -> float:
-    return median_seconds(step, repeats) * 1e3
 
 
 def held_for_backward(name: str, size: int, planned: bool) -> int:
@@ -48,37 +46,48 @@ def held_for_backward(name: str, size: int, planned: bool) -> int:
     return held[0] - base + kept
 
 
+def interleaved_ms(steps: list, repeats: int) -> list[float]:
+    """Median ms of each step, timed in turn within one process: the steps share whatever
+    state the process and machine are in, which differs by 10-30% from one process to
+    the next here (more than the difference being measured)."""
+    for step in steps:
+        step_times(step, 0, warmup=5)
+    times: list[list[float]] = [[] for _ in steps]
+    for _ in range(repeats):
+        for step, ts in zip(steps, times):
+            ts.extend(step_times(step, 1, warmup=0))
+    return [statistics.median(ts) * 1e3 for ts in times]
+
+
 def measure(framework: str, name: str, size: int, repeats: int) -> dict[str, float]:
     if framework == "torch":
         import torch
 
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
-        return {"ms": median_ms(workloads.torch_step(name, size), repeats)}
-    planned = framework == "planned"
-    out = {"ms": median_ms(workloads.lamina_step(name, size, planned), repeats),
-           "peak": held_for_backward(name, size, planned)}
-    if planned:
-        import lamina as lm
+        return {"torch_ms": interleaved_ms([workloads.torch_step(name, size)], repeats)[0]}
+    import lamina as lm
 
-        model, loss_fn = workloads.lamina_model(name), workloads.lamina_loss(name)
-        x, y = (lm.tensor(a) for a in workloads.batch(name, size))
-        out.update(lm.plan.compile(model, loss_fn, (x, y)).memory())
-    return out
-
-
-FRAMEWORKS = ("eager", "planned", "torch")
-
-
-def _median_ms(results: list[dict | None]) -> dict | None:
-    """The first round's figures with the median step time over all rounds."""
-    if results[0] is None:
-        return None
-    return {**results[0], "ms": statistics.median(r["ms"] for r in results)}
+    eager_ms, planned_ms = interleaved_ms(
+        [workloads.lamina_step(name, size, planned) for planned in (False, True)], repeats)
+    model, loss_fn = workloads.lamina_model(name), workloads.lamina_loss(name)
+    x, y = (lm.tensor(a) for a in workloads.batch(name, size))
+    return {"eager_ms": eager_ms, "planned_ms": planned_ms,
+            "eager_peak": held_for_backward(name, size, False),
+            "planned_peak": held_for_backward(name, size, True),
+            **lm.plan.compile(model, loss_fn, (x, y)).memory()}
 
 
 def run(framework: str, name: str, size: int, threads: int, repeats: int) -> dict | None:
     return run_isolated(__file__, ["--only", framework, name, str(size), "--repeats",
                                    str(repeats)], threads, optional_torch=framework == "torch")
+
+
+def _medians(rounds: list[dict | None]) -> dict | None:
+    """The first round's figures with each step time's median over all rounds."""
+    if rounds[0] is None:
+        return None
+    return {**rounds[0], **{k: statistics.median(r[k] for r in rounds)
+                            for k in rounds[0] if k.endswith("_ms")}}
 
 
 def main() -> None:
@@ -94,26 +103,25 @@ def main() -> None:
         framework, name, size = args.only
         print(json.dumps(measure(framework, name, int(size), args.repeats)))
         return
-    print(f"threads={args.threads} repeats={args.repeats} rounds={args.rounds}; each framework "
-          "in its own process; planned = compile(..., tune=True)")
+    print(f"threads={args.threads} repeats={args.repeats} rounds={args.rounds}; lamina eager "
+          "and planned (compile(..., tune=True)) alternate step by step in one process, "
+          "PyTorch runs in its own")
     print(f"{'workload':10s} {'eager MB':>9s} {'plan MB':>8s} {'ratio':>6s} {'plan est':>9s} "
           f"{'eager ms':>9s} {'plan ms':>8s} {'torch ms':>9s} {'plan/eager':>10s} "
           f"{'plan/torch':>10s}")
     for name, size in CASES:
-        # Round-robin the three processes and take each one's median over the rounds: a
-        # shared machine drifts by tens of percent over a minute, which would otherwise
-        # land on whichever framework ran during the slow spell.
-        rounds = [[run(f, name, size, args.threads, args.repeats) for f in FRAMEWORKS]
+        # Round-robin lamina's and torch's processes and take medians over the rounds.
+        rounds = [[run(f, name, size, args.threads, args.repeats) for f in ("lamina", "torch")]
                   for _ in range(args.rounds)]
-        eager, planned, torch = (_median_ms([r[i] for r in rounds]) for i in range(3))
+        lam, torch = (_medians([r[i] for r in rounds]) for i in range(2))
         mb = 1 / 2**20
-        t_ms = f"{torch['ms']:9.2f}" if torch else f"{'-':>9s}"
-        t_ratio = f"{planned['ms'] / torch['ms']:10.2f}" if torch else f"{'-':>10s}"
-        print(f"{name + '/' + str(size):10s} {eager['peak'] * mb:9.1f} {planned['peak'] * mb:8.1f} "
-              f"{planned['peak'] / eager['peak']:6.2f} {planned['bytes_with_reuse'] * mb:9.1f} "
-              f"{eager['ms']:9.2f} {planned['ms']:8.2f} {t_ms} "
-              f"{planned['ms'] / eager['ms']:10.2f} {t_ratio}")
-
+        t_ms = f"{torch['torch_ms']:9.2f}" if torch else f"{'-':>9s}"
+        t_ratio = f"{lam['planned_ms'] / torch['torch_ms']:10.2f}" if torch else f"{'-':>10s}"
+        print(f"{name + '/' + str(size):10s} {lam['eager_peak'] * mb:9.1f} "
+              f"{lam['planned_peak'] * mb:8.1f} {lam['planned_peak'] / lam['eager_peak']:6.2f} "
+              f"{lam['bytes_with_reuse'] * mb:9.1f} {lam['eager_ms']:9.2f} "
+              f"{lam['planned_ms']:8.2f} {t_ms} {lam['planned_ms'] / lam['eager_ms']:10.2f} "
+              f"{t_ratio}")
 
 if __name__ == "__main__":
     main()
