@@ -135,7 +135,7 @@ class Conv(Function):
         elements per image (one of OW per output row in the general case): a copy several
         times faster, for a GEMM Wp/OW times wider whose extra columns are dropped.
         """
-        (n, c, h, w), (_, _, kh, kw), (oh, ow) = self.meta[0], self.meta[1], self.meta[2]
+        (n, c, h, w), (_, _, kh, kw), (oh, ow) = self.meta
         (ph, pw), (dh, dw), g = self.padding, self.dilation, self.groups
         if not self._flat():
             xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
