@@ -76,9 +76,7 @@ class Function:
             return buf
         if like.ndim < 2 or like.flags.c_contiguous:
             return buf.reshape(like.shape)
-        order = sorted(range(like.ndim), key=lambda a: -abs(like.strides[a]))
-        stored = buf.reshape(-1).reshape([like.shape[a] for a in order])
-        return stored.transpose([order.index(a) for a in range(like.ndim)])
+        return in_order(buf.reshape(-1), like.shape, axis_order(like))
 
     def save_for_backward(self, *arrays: Any) -> None:
         """Keep arrays for `backward`; they are released once backward has used them."""
@@ -124,3 +122,14 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{self.name} generation={self.generation}>"
+
+
+def axis_order(a: Any) -> list[int]:
+    """a's axes from the largest stride to the smallest: the order its memory runs in."""
+    return sorted(range(a.ndim), key=lambda i: -abs(a.strides[i]))
+
+
+def in_order(memory: Any, shape: tuple[int, ...], order: list[int]) -> Any:
+    """The flat array `memory` viewed as `shape`, its axes stored in `order` (axis_order)."""
+    stored = memory.reshape([shape[a] for a in order])
+    return stored.transpose([order.index(a) for a in range(len(shape))])

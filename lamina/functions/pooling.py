@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.autograd.function import Function
+from lamina.autograd.function import Function, axis_order, in_order
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import pair
@@ -47,7 +47,7 @@ class _Pool(Function):
             )
         pad = ((0, 0), (0, 0), (ph, ph), (pw, pw))
         xp = np.pad(x, pad, constant_values=fill) if ph or pw else x
-        self.channel_major = xp.transpose(1, 0, 2, 3).flags.c_contiguous
+        self.xp_order = axis_order(xp)  # backward's gradient takes the same layout
         self.xp_shape, self.x_shape, self.out_hw = xp.shape, x.shape, (oh, ow)
         return xp
 
@@ -58,24 +58,6 @@ class _Pool(Function):
 
     def _out(self, y: Any) -> Any:
         return y[:, :, 0, :] if self.nd == 1 else y
-
-
-def _zeros_in_layout(shape: tuple[int, ...], dtype: Any, channel_major: bool) -> Any:
-    """Zeros of NCHW `shape`, stored channel-major (C, N, H, W) when asked."""
-    if not channel_major:
-        return np.zeros(shape, dtype)
-    n, c, h, w = shape
-    return np.zeros((c, n, h, w), dtype).transpose(1, 0, 2, 3)
-
-
-def _axis_order(a: Any) -> list[int]:
-    return sorted(range(a.ndim), key=lambda i: -abs(a.strides[i]))
-
-
-def _copy_in_order_of(a: Any, like: Any) -> Any:
-    out = np.empty_like(like, dtype=a.dtype)
-    out[...] = a
-    return out
 
 
 class MaxPool(_Pool):
@@ -112,9 +94,12 @@ class MaxPool(_Pool):
     def backward(self, gy: Any) -> Any:
         if self.nd == 1:
             gy = gy[:, :, None, :]
-        if _axis_order(gy) != _axis_order(self.idx):  # mixed layouts make NumPy crawl
-            gy = _copy_in_order_of(gy, self.idx)
-        gxp = _zeros_in_layout(self.xp_shape, gy.dtype, self.channel_major)
+        if axis_order(gy) != axis_order(self.idx):  # mixed layouts make NumPy crawl
+            relaid = np.empty_like(self.idx, dtype=gy.dtype)  # in idx's memory order
+            relaid[...] = gy
+            gy = relaid
+        gxp = in_order(np.zeros(int(np.prod(self.xp_shape)), gy.dtype), self.xp_shape,
+                       self.xp_order)
         disjoint = all(s >= k for s, k in zip(self.s, self.k))
         for k, plane in enumerate(self._planes(gxp)):
             if disjoint:  # windows do not overlap: each element is written once, no sum
