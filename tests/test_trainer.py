@@ -39,6 +39,17 @@ def _data():
     return DataLoader(ArrayDataset(x, y), 16, shuffle=True, seed=3), DataLoader(ArrayDataset(x, y), 48)
 
 
+class _Poison(Callback):
+    """Writes `value` into one weight at the end of epoch 2."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def on_epoch_end(self, trainer, logs):
+        if trainer.epoch == 2:
+            trainer.model[0].weight.data[0, 0] = self.value
+
+
 def _trainer(directory, trigger=None):
     lm.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Dropout(0.2), nn.Linear(16, 2))
@@ -124,13 +135,7 @@ def test_a_killed_process_leaves_a_loadable_last_checkpoint(tmp_path) -> None:
 def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(tmp_path) -> None:
     train, val = _data()
     trainer = _trainer(tmp_path)
-
-    class Poison(Callback):
-        def on_epoch_end(self, trainer, logs):
-            if trainer.epoch == 2:
-                trainer.model[0].weight.data[0, 0] = np.nan
-
-    trainer.callbacks.append(Poison())  # after the checkpoint of epoch 2 was written
+    trainer.callbacks.append(_Poison(np.nan))  # after the checkpoint of epoch 2 was written
     with pytest.raises(NonFiniteError, match=r"at epoch 3, iteration 13; training stopped "
                                              r"before the update, the last good checkpoint is"):
         trainer.fit(train, 5, val)
@@ -143,13 +148,7 @@ def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(tmp_path) -
 def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path) -> None:
     train, val = _data()
     trainer = _trainer(tmp_path)
-
-    class Poison(Callback):
-        def on_epoch_end(self, trainer, logs):
-            if trainer.epoch == 2:
-                trainer.model[0].weight.data[0, 0] = np.inf
-
-    trainer.callbacks.insert(0, Poison())  # before the checkpoint of epoch 2
+    trainer.callbacks.insert(0, _Poison(np.inf))  # before the checkpoint of epoch 2
     with pytest.raises(NonFiniteError, match=r"0.weight is not finite; kept .*last.safetensors"):
         trainer.fit(train, 5, val)
     info = lm.io.load(tmp_path / "last.safetensors")
