@@ -46,16 +46,19 @@ def held_for_backward(name: str, size: int, planned: bool) -> int:
     return held[0] - base + kept
 
 
-def interleaved_ms(steps: list, repeats: int) -> list[float]:
-    """Median ms of each step, timed in turn within one process: the steps share whatever
-    state the process and machine are in, which differs by 10-30% from one process to
-    the next here (more than the difference being measured)."""
+def interleaved_ms(steps: list, repeats: int, block: int = 10) -> list[float]:
+    """Median ms of each step, run in alternating blocks within one process: the steps
+    share whatever state the process and machine are in, which differs by 10-30% from one
+    process to the next here (more than the difference being measured). The first two
+    steps of a block are not timed: two models' weights, gradients and momenta do not fit
+    in L3 together, and a step right after the other model's pays to refill the cache,
+    which a process training one model never does."""
     for step in steps:
         step_times(step, 0, warmup=5)
     times: list[list[float]] = [[] for _ in steps]
-    for _ in range(repeats):
+    for _ in range(max(1, repeats // (block - 2))):
         for step, ts in zip(steps, times):
-            ts.extend(step_times(step, 1, warmup=0))
+            ts.extend(step_times(step, block - 2, warmup=2))
     return [statistics.median(ts) * 1e3 for ts in times]
 
 

@@ -7,6 +7,13 @@ import pytest
 from op_cases import CASES, Case
 
 import lamina as lm
+from lamina.functions.connection import Linear
+from lamina.functions.conv import Conv
+
+
+def _variants_of(cls) -> tuple[str, ...]:
+    """The kernel variants an op class offers (Conv sets them per instance, at stride 1)."""
+    return Conv(2, 1, 0, 1, 1).variants if cls is Conv else cls.variants
 
 
 def _tensors(arrays, dtype=None, requires_grad=True):
@@ -76,3 +83,21 @@ def test_backward_releases_saved_arrays(case: Case) -> None:
     for f in creators:
         assert f.released
         assert not hasattr(f, "inputs") and f.saved_tensors == ()
+
+
+_VARIANTS = [(case, cls, v) for case in CASES for cls in (Conv, Linear)
+             if case.name.startswith(cls.__name__.lower()) for v in _variants_of(cls)]
+
+
+@pytest.mark.parametrize("case,cls,variant", _VARIANTS,
+                         ids=lambda p: p.name if isinstance(p, Case) else str(p))
+def test_every_kernel_variant_matches_reference_and_gradients(case, cls, variant,
+                                                              monkeypatch) -> None:
+    # A tuned plan may pick any variant; each must be right on every case (an op whose
+    # arguments allow no variants ignores the setting and runs its only kernel).
+    monkeypatch.setattr(cls, "variant", variant)
+    arrays = _inputs(case)
+    got = _outs(case.fn(*_tensors(arrays, requires_grad=False)))
+    for g, w in zip(got, _outs(case.ref(*arrays))):
+        np.testing.assert_allclose(g.data, w, rtol=case.rtol, atol=case.atol)
+    assert lm.gradcheck(case.fn, _tensors(arrays), atol=case.grad_atol)

@@ -14,9 +14,9 @@ from lamina.errors import ShapeError
 class Linear(Function):
     # Fused x @ W.T + b: one GEMM and one bias pass instead of three recorded ops.
     supports_out = True
-    # Which side of the GEMM the batch goes on, for y and for gx: BLAS speed differs by
-    # shape and machine (up to 15% on the MLP workload), so a tuned plan times them.
-    variants = ("x@W.T", "W@x.T", "x@W.T/gx^T", "W@x.T/gx^T")
+    # Which side of the GEMM the batch goes on: BLAS speed differs by shape and machine
+    # (up to 15% on the MLP workload), so a tuned plan times both.
+    variants = ("x@W.T", "W@x.T")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         if x.ndim == 0 or x.shape[-1] != W.shape[1]:
@@ -26,6 +26,10 @@ class Linear(Function):
             )
         need_x, need_W = self.needs_input_grad[:2]
         self.save_for_backward(x if need_W else None, W if need_x else None)
+        # gx takes x's layout: the op that made x (often an elementwise op holding a mask
+        # in that layout) reads gx next, and mixed layouts make it a strided pass, 3-8x
+        # slower than a contiguous one.
+        self.x_transposed = x.ndim == 2 and x.T.flags.c_contiguous and not x.flags.c_contiguous
         if x.ndim == 2 and self.variant.startswith("W@x.T"):
             out = self.out_buffer()  # y.T is C-contiguous: y is that buffer's transposed view
             y = np.matmul(W, x.T, out=None if out is None else out.reshape(out.shape[::-1])).T
@@ -40,7 +44,7 @@ class Linear(Function):
         need = self.needs_input_grad
         gx = None
         if need[0]:
-            gx = (W.T @ gy.T).T if gy.ndim == 2 and self.variant.endswith("gx^T") else gy @ W
+            gx = (W.T @ gy.T).T if self.x_transposed else gy @ W
         gW = None
         if need[1]:
             gW = gy.reshape(-1, gy.shape[-1]).T @ x.reshape(-1, x.shape[-1])

@@ -53,10 +53,10 @@ class Program:
         self._analyse(self._probe())
         self.slots, self.slot_meta = self._assign_slots()
         self.frees = self._frees()
-        if tune:
-            self._tune()
         self.buffers: list[Any] | None = None
         self.after_forward: Any = None  # a callable run between forward and backward
+        if tune:
+            self._tune()
 
     # -- rewrites ---------------------------------------------------------------------------
     def _pool_before_relu(self, nodes: list[Node]) -> list[Node]:
@@ -106,25 +106,30 @@ class Program:
         return env
 
     def _tune(self, rounds: int = 5) -> None:
-        """Time every variant of each op that has several, forward and backward, on this
-        program's shapes, and keep the fastest (the minimum of `rounds` interleaved runs)."""
-        env = self._probe()
-        backward = {id(n) for n in self.backward}
+        """Pick each op's fastest variant by timing the whole step on the traced batch: a
+        kernel also sets the layout its neighbours read and the memory the step allocates,
+        which the op timed alone does not show. One op at a time, the others as chosen so
+        far; a variant's time is the minimum of `rounds` steps, variants interleaved."""
+        arrays = [self.trace.arrays[v] for v in self.trace.inputs]
+        params = [self.trace.tensors[v] for v, k in enumerate(self.trace.kinds) if k == "param"]
+
+        def step_seconds() -> float:
+            for p in params:  # as after zero_grad: gradients are made, not accumulated
+                p.grad = None
+            start = time.perf_counter()
+            self.run(arrays)
+            return time.perf_counter() - start
+
+        step_seconds()  # allocate the buffers; warm the caches
         for n in self.forward:
             fn = n.fn
             if len(fn.variants) < 2:
                 continue
-            inputs = [env[v] for v in n.inputs]
-            grads = [np.ones(self.trace.shapes[v], self.trace.dtypes[v]) for v in n.outputs]
             best = dict.fromkeys(fn.variants, np.inf)
             for _ in range(rounds):
                 for variant in fn.variants:
                     fn.variant = variant
-                    start = time.perf_counter()
-                    fn.forward(*inputs)
-                    if id(n) in backward:
-                        fn.backward(*grads)
-                    best[variant] = min(best[variant], time.perf_counter() - start)
+                    best[variant] = min(best[variant], step_seconds())
             fn.variant = min(best, key=best.__getitem__)
 
     def _analyse(self, arrays: list[Any]) -> None:
