@@ -279,6 +279,12 @@ for kind in ("max", "avg"):
             inputs(randn(2, 3, 6, 7)),
             lambda x, k=k, s=s, p=p, kind=kind: getattr(_t().nn.functional, f"{kind}_pool2d")(
                 x, k, s if s is not None else k, p)))
+    # Windows that tile the input exactly (every element in one window), and 1x1 windows.
+    for k in (2, 1):
+        CASES.append(Case(
+            f"{kind}_pool2d k={k} tiled", lambda x, f=fn2, k=k: f(x, k),
+            lambda x, k=k, kind=kind: pool2d_ref(x, k, None, 0, kind), inputs(randn(2, 3, 6, 8)),
+            lambda x, k=k, kind=kind: getattr(_t().nn.functional, f"{kind}_pool2d")(x, k)))
     fn1 = getattr(F, f"{kind}_pool1d")
     CASES.append(Case(
         f"{kind}_pool1d", lambda x, f=fn1: f(x, 3, 2, 1),

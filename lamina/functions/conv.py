@@ -179,7 +179,8 @@ class Conv(Function):
         if cols == ow:
             gyr = np.ascontiguousarray(gy.transpose(1, 0, 2, 3))
         else:
-            gyr = np.zeros((o, n, oh, cols), gy.dtype)
+            gyr = np.empty((o, n, oh, cols), gy.dtype)
+            gyr[..., ow:] = 0
             gyr[..., :ow] = gy.transpose(1, 0, 2, 3)
         gyr = gyr.reshape(g, o // g, n * oh * cols)
         need = self.needs_input_grad

@@ -78,8 +78,11 @@ class MaxPool(_Pool):
         # between them transposes.
         out = self.out_buffer(like=planes[0])
         y = np.empty_like(planes[0]) if out is None else out
-        y[...] = planes[0]
-        for plane in planes[1:]:
+        if len(planes) == 1:
+            y[...] = planes[0]
+        else:
+            np.maximum(planes[0], planes[1], out=y)
+        for plane in planes[2:]:
             np.maximum(y, plane, out=y)
         # The first maximum's index, as PyTorch picks among ties, by arithmetic on
         # "plane k is not the max" masks e_k: idx = e0 * (1 + e1 * (1 + e2 * (...))).
@@ -98,9 +101,12 @@ class MaxPool(_Pool):
             relaid = np.empty_like(self.idx, dtype=gy.dtype)  # in idx's memory order
             relaid[...] = gy
             gy = relaid
-        gxp = in_order(np.zeros(int(np.prod(self.xp_shape)), gy.dtype), self.xp_shape,
-                       self.xp_order)
         disjoint = all(s >= k for s, k in zip(self.s, self.k))
+        # Windows that tile the input exactly write every element of gx: no zero fill.
+        tiled = disjoint and self.s == self.k and all(
+            o * k == n for o, k, n in zip(self.out_hw, self.k, self.xp_shape[2:]))
+        gxp = in_order((np.empty if tiled else np.zeros)(int(np.prod(self.xp_shape)), gy.dtype),
+                       self.xp_shape, self.xp_order)
         for k, plane in enumerate(self._planes(gxp)):
             if disjoint:  # windows do not overlap: each element is written once, no sum
                 np.multiply(gy, self.idx == k, out=plane)
