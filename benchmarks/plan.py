@@ -107,7 +107,7 @@ def main() -> None:
         print(json.dumps(measure(framework, name, int(size), args.repeats)))
         return
     print(f"threads={args.threads} repeats={args.repeats} rounds={args.rounds}; lamina eager "
-          "and planned (compile(..., tune=True)) alternate step by step in one process, "
+          "and planned (compile(..., tune=True)) alternate in blocks of 10 steps in one process, "
           "PyTorch runs in its own")
     print(f"{'workload':10s} {'eager MB':>9s} {'plan MB':>8s} {'ratio':>6s} {'plan est':>9s} "
           f"{'eager ms':>9s} {'plan ms':>8s} {'torch ms':>9s} {'plan/eager':>10s} "

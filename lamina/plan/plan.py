@@ -179,10 +179,11 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
             else at the first call.
         verify: check, at each compile, that the plan reproduces the eager step's loss and
             gradients on the example batch.
-        tune: time each op's interchangeable kernels (e.g. which side of a GEMM the batch
-            goes on) on the traced shapes and keep the fastest, as cuDNN's benchmark mode
-            does. Results still equal eager mode's to float rounding, but the choice, and
-            so the last bits, may differ from one compile to the next.
+        tune: pick each op's fastest interchangeable kernel (which side of a GEMM the
+            batch goes on; how a convolution lays out its windows) by timing whole steps
+            on the example batch, as cuDNN's benchmark mode does. Results still equal
+            eager mode's to float rounding, but the choice, and so the last bits, may
+            differ from one compile to the next.
 
     Returns:
         A Plan: `plan(x, y)` returns the loss with gradients in each parameter's `.grad`;
