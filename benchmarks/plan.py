@@ -27,6 +27,7 @@ import workloads  # noqa: E402
 from common import run_isolated, step_times  # noqa: E402
 
 CASES = [("mlp", 32), ("mlp", 128), ("cnn", 64), ("lstm", 32)]
+BLOCK = 10  # steps per block when eager and planned alternate; the first two untimed
 
 
 def held_for_backward(name: str, size: int, planned: bool) -> int:
@@ -46,7 +47,7 @@ def held_for_backward(name: str, size: int, planned: bool) -> int:
     return held[0] - base + kept
 
 
-def interleaved_ms(steps: list, repeats: int, block: int = 10) -> list[float]:
+def interleaved_ms(steps: list, repeats: int, block: int = BLOCK) -> list[float]:
     """Median ms of each step, run in alternating blocks within one process: the steps
     share whatever state the process and machine are in, which differs by 10-30% from one
     process to the next here (more than the difference being measured). The first two
@@ -107,8 +108,8 @@ def main() -> None:
         print(json.dumps(measure(framework, name, int(size), args.repeats)))
         return
     print(f"threads={args.threads} repeats={args.repeats} rounds={args.rounds}; lamina eager "
-          "and planned (compile(..., tune=True)) alternate in blocks of 10 steps in one process, "
-          "PyTorch runs in its own")
+          f"and planned (compile(..., tune=True)) alternate in blocks of {BLOCK} steps in one "
+          "process, PyTorch runs in its own")
     print(f"{'workload':10s} {'eager MB':>9s} {'plan MB':>8s} {'ratio':>6s} {'plan est':>9s} "
           f"{'eager ms':>9s} {'plan ms':>8s} {'torch ms':>9s} {'plan/eager':>10s} "
           f"{'plan/torch':>10s}")

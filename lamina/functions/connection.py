@@ -29,8 +29,8 @@ class Linear(Function):
         # gx takes x's layout: the op that made x (often an elementwise op holding a mask
         # in that layout) reads gx next, and mixed layouts make it a strided pass, 3-8x
         # slower than a contiguous one.
-        self.x_transposed = x.ndim == 2 and x.T.flags.c_contiguous and not x.flags.c_contiguous
-        if x.ndim == 2 and self.variant.startswith("W@x.T"):
+        self.x_transposed = x.ndim == 2 and x.flags.f_contiguous and not x.flags.c_contiguous
+        if x.ndim == 2 and self.variant == "W@x.T":
             out = self.out_buffer()  # y.T is C-contiguous: y is that buffer's transposed view
             y = np.matmul(W, x.T, out=None if out is None else out.reshape(out.shape[::-1])).T
         else:

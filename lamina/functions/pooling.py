@@ -103,7 +103,7 @@ class MaxPool(_Pool):
             gy = relaid
         disjoint = all(s >= k for s, k in zip(self.s, self.k))
         # Windows that tile the input exactly write every element of gx: no zero fill.
-        tiled = disjoint and self.s == self.k and all(
+        tiled = self.s == self.k and all(
             o * k == n for o, k, n in zip(self.out_hw, self.k, self.xp_shape[2:]))
         gxp = in_order((np.empty if tiled else np.zeros)(int(np.prod(self.xp_shape)), gy.dtype),
                        self.xp_shape, self.xp_order)
