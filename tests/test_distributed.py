@@ -155,6 +155,81 @@ def test_a_killed_worker_restarts_rejoins_and_the_run_completes(cluster_env, tmp
         cluster.shutdown()
 
 
+def _text_job(tmp_path, sequences, workers=2, epochs=2, shuffle=True):
+    """A character LSTM trained by BPTT: sequences of 16 cut into 4 chunks, one push each."""
+    rng = np.random.default_rng(0)
+    corpus = "".join(rng.choice(list("abcd efgh."), size=16 * sequences + 1))
+    (tmp_path / "corpus.txt").write_text(corpus)
+    return validate({
+        "name": "bptt",
+        "data": {"name": "text", "path": str(tmp_path / "corpus.txt"), "seq_len": 16,
+                 "val_fraction": 0.0, "batch_size": 8, "shuffle": shuffle},
+        "model": {"type": "Sequential", "layers": [
+            {"type": "Embedding", "num_embeddings": 97, "embedding_dim": 8},
+            {"type": "LSTM", "input_size": 8, "hidden_size": 16, "output": "sequence",
+             "stateful": True},
+            {"type": "Linear", "in_features": 16, "out_features": 97}]},
+        "optimizer": {"type": "SGD", "lr": 0.5},
+        "algorithm": {"type": "bptt", "bptt_steps": 4},
+        "trainer": {"epochs": epochs, "seed": 0, "progress": False},
+        "distributed": {"workers": workers, "servers": 1, "mode": "bsp", "timeout": 20},
+    })
+
+
+def test_bptt_trains_every_epoch_and_equals_local_training(cluster_env, tmp_path):
+    """Four pushes a batch (one a chunk): every epoch must still run all its batches, and
+    one worker's run must be the local run of the same algorithm, step for step."""
+    from lamina.distributed import Cluster
+    from lamina.train.algorithms import BPTT
+    from lamina.train.job import build_data, build_model
+    from lamina.train.updater import LocalUpdater
+
+    config = _text_job(tmp_path, sequences=64, workers=1, shuffle=False)
+    model = build_model(config)
+    local = build_model(config)
+    cluster = Cluster(config, model, None)
+    try:
+        seen = [cluster.train_epoch(e)["seen"] for e in range(2)]
+        cluster.pull_into(model)
+        versions = [s["version"] for s in cluster.stats()]
+    finally:
+        cluster.shutdown()
+    assert seen == [64, 64]
+    assert versions == [2 * 8 * 4]  # 2 epochs x 8 batches x 4 chunks
+
+    loader, _, _ = build_data(config)
+    bptt = BPTT(bptt_steps=4)
+    bptt.bind("cross_entropy", [])
+    updater = LocalUpdater(local, lm.optim.SGD(local.parameters(), lr=0.5))
+    for _ in range(2):
+        for batch in loader:
+            bptt.train_one_batch(local, batch, updater)
+    for (n, p), (_, q) in zip(model.named_parameters(), local.named_parameters()):
+        np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-6, err_msg=n)
+
+
+def test_a_worker_killed_between_bptt_chunks_redoes_its_batch_without_repeating_a_push(
+        cluster_env, tmp_path):
+    from lamina.distributed import Cluster
+    from lamina.train.job import build_model
+
+    config = _text_job(tmp_path, sequences=640, epochs=1)  # 40 batches a worker, 160 steps
+    cluster = Cluster(config, build_model(config), None)
+    try:
+        pid = ray.get(cluster.workers[1].pid.remote())
+        futures = [w.train_epoch.remote(0) for w in cluster.workers]
+        killed_at = _wait_for_version(cluster, 22)
+        ray.kill(cluster.workers[1], no_restart=False)
+        ray.get(futures, timeout=120)
+        assert killed_at < 160, "the kill must land in the middle of the epoch"
+        assert ray.get(cluster.workers[1].pid.remote()) != pid  # really restarted
+        stats = cluster.stats()[0]
+        assert stats["version"] == 160  # no chunk's step lost or repeated
+        assert stats["pushes"] == {0: 160, 1: 160}
+    finally:
+        cluster.shutdown()
+
+
 def test_a_worker_gone_for_good_is_dropped_and_the_run_goes_on(cluster_env, tmp_path):
     from lamina.distributed import Cluster
     from lamina.train.job import build_model

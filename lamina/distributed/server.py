@@ -6,8 +6,9 @@ Consistency, per shard:
   ssp  each push is applied at once; a worker may pull only while it is at most
        `staleness` pushes ahead of the slowest live worker.
   asp  each push is applied at once; pulls never wait.
-Pushes carry the worker's batch counter, so a retried push is applied once. Every wait has
-a timeout: a worker that misses it is dropped from the barrier with a warning. The shard
+Pushes carry a tag (the worker's batch over the run, its step within the batch), so a
+retried push, or one a restarted worker redoes, is applied once. Every wait has a timeout:
+a worker that misses it is dropped from the barrier with a warning. The shard
 writes its own checkpoint and reloads it when Ray restarts it.
 """
 
@@ -43,7 +44,9 @@ class ParameterServer:
         self.params: dict[str, np.ndarray] = {}
         self.version = 0
         self.pushes = {w: 0 for w in self.live}  # applied pushes per worker (its clock)
-        self.pending: dict[int, dict[str, np.ndarray]] = {}  # bsp: this version's gradients
+        self.applied: dict[int, tuple[int, int]] = {}  # each worker's last applied tag
+        # bsp: this version's gradients, with their tags
+        self.pending: dict[int, tuple[tuple[int, int], dict[str, np.ndarray]]] = {}
         self.log: list[tuple[int, int, int]] = []  # ssp: (worker, its clock, slowest clock)
         self.changed = asyncio.Condition()
         self.optimizer: Any = None
@@ -67,13 +70,14 @@ class ParameterServer:
             self._make_optimizer()
         return self.version
 
-    async def register(self, worker: int) -> int:
-        """A worker (re)joins: it is live again; returns how many of its pushes were applied."""
+    async def register(self, worker: int) -> tuple[int, int]:
+        """A worker (re)joins: it is live again; returns the tag of its last applied push
+        ((-1, -1) for none)."""
         async with self.changed:
             self.live.add(worker)
             self.pushes.setdefault(worker, min(self.pushes.values(), default=0))
             self.changed.notify_all()
-            return self.pushes[worker]
+            return self.applied.get(worker, (-1, -1))
 
     # -- the protocol -----------------------------------------------------------------------
     def _ready(self, worker: int) -> bool:
@@ -118,32 +122,36 @@ class ParameterServer:
         if self.mode == "bsp" and self.pending:
             self._apply_pending()
 
-    async def push(self, worker: int, counter: int, grads: dict[str, np.ndarray]) -> int:
-        """One worker's gradients for its batch number `counter` (applied at most once)."""
+    async def push(self, worker: int, tag: tuple[int, int], grads: dict[str, np.ndarray]
+                   ) -> int:
+        """One worker's gradients, tagged (batch, step within it): applied at most once."""
+        tag = tuple(tag)
         async with self.changed:
-            if counter < self.pushes.get(worker, 0) or (self.mode == "bsp"
-                                                         and worker in self.pending):
+            if tag <= self.applied.get(worker, (-1, -1)) or (self.mode == "bsp"
+                                                              and worker in self.pending):
                 return self.version  # a retried or duplicate push
             if worker not in self.live:
                 self.live.add(worker)  # a worker dropped earlier is back
             if self.mode == "bsp":
-                self.pending[worker] = grads
+                self.pending[worker] = (tag, grads)
                 if self.live <= set(self.pending):
                     self._apply_pending()
             else:
-                self.pushes[worker] = counter + 1
+                self.pushes[worker] = self.pushes.get(worker, 0) + 1
+                self.applied[worker] = tag
                 self._apply(grads)
             self.changed.notify_all()
             return self.version
 
     def _apply_pending(self) -> None:
         order = sorted(self.pending)  # a fixed order: the sum, hence the run, is deterministic
-        total = {n: np.array(self.pending[order[0]][n], copy=True) for n in self.params}
+        total = {n: np.array(self.pending[order[0]][1][n], copy=True) for n in self.params}
         for w in order[1:]:
             for n in total:
-                total[n] += self.pending[w][n]
+                total[n] += self.pending[w][1][n]
         for w in order:
             self.pushes[w] = self.pushes.get(w, 0) + 1
+            self.applied[w] = self.pending[w][0]
         self.pending = {}
         self._apply({n: g / len(order) for n, g in total.items()})
 
@@ -161,6 +169,7 @@ class ParameterServer:
         import lamina as lm
 
         extra = {"version": self.version, "pushes": {str(k): v for k, v in self.pushes.items()},
+                 "applied": {str(k): list(v) for k, v in self.applied.items()},
                  "live": sorted(self.live)}
         lm.io.save(self.path, self.params, self.optimizer, extra=extra)
 
@@ -175,6 +184,7 @@ class ParameterServer:
         extra = info["extra"]
         self.version = int(extra["version"])
         self.pushes = {int(k): int(v) for k, v in extra["pushes"].items()}
+        self.applied = {int(k): (int(b), int(s)) for k, (b, s) in extra["applied"].items()}
         self.live = set(extra["live"])
         self.restored = True
         print(f"lamina.distributed: server {self.shard} restored version {self.version} from "

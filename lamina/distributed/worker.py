@@ -28,7 +28,11 @@ class PSClient:
         self.servers, self.shard_of = servers, shard_of
         self.params = dict(model.named_parameters())
         self.grads: dict[str, np.ndarray] = {}
-        self.counter = 0  # batches this worker has pushed, over the whole run
+        # Each push is tagged (batch over the whole run, step within the batch): BPTT
+        # steps once per chunk. Pushes at or before `applied` (what the servers had from
+        # this worker when it registered) were applied before a restart and are not resent.
+        self.batch, self.step_in_batch = 0, 0
+        self.applied = (-1, -1)
 
     def pull(self) -> None:
         """Copy the current parameters into the replica (waits as the mode requires)."""
@@ -41,21 +45,29 @@ class PSClient:
         """Keep one parameter's gradient for the next step (summed if pushed twice)."""
         self.grads[name] = grad if name not in self.grads else self.grads[name] + grad
 
+    def begin_batch(self, batch: int) -> None:
+        """The next pushes belong to batch number `batch` of the run (from 0)."""
+        self.batch, self.step_in_batch = batch, 0
+
     def step(self) -> None:
-        """Send every shard its gradients, tagged with this worker's batch counter."""
+        """Send every shard its gradients, tagged (batch, step within the batch)."""
+        tag = (self.batch, self.step_in_batch)
+        self.step_in_batch += 1
+        if tag > self.applied:
+            self._send(tag)
+        self.grads = {}
+        for p in self.params.values():
+            p.grad = None
+
+    def _send(self, tag: tuple[int, int]) -> None:
         if self.clip_norm is not None or self.clip_value is not None:
             self._clip()
         parts: list[dict[str, np.ndarray]] = [{} for _ in self.servers]
         for name, p in self.params.items():
             g = self.grads.get(name)
             parts[self.shard_of[name]][name] = g if g is not None else np.zeros_like(p.data)
-        self.ray.get([s.push.remote(self.worker, self.counter, part)
+        self.ray.get([s.push.remote(self.worker, tag, part)
                       for s, part in zip(self.servers, parts)])
-        self.counter += 1
-        self.grads = {}
-        for p in self.params.values():
-            p.grad = None
-
 
     def _clip(self) -> None:
         """Clip this worker's gradient before it leaves (trainer.clip_grad_norm / _value)."""
@@ -93,8 +105,9 @@ class Worker:
         tcfg = config["trainer"]
         self.client = PSClient(worker, self.model, servers, shard_of, tcfg["clip_grad_norm"],
                                tcfg["clip_grad_value"])
-        # A restarted worker resumes after the last batch the servers applied.
-        self.client.counter = min(ray.get([s.register.remote(worker) for s in servers]))
+        # A restarted worker resumes with the last batch the servers have a push from.
+        self.client.applied = min(tuple(t) for t in ray.get([s.register.remote(worker)
+                                                             for s in servers]))
 
     def batches_per_epoch(self) -> int:
         """Every worker gets the same number of batches: the shard is cut evenly."""
@@ -104,14 +117,17 @@ class Worker:
         """Train on this worker's shard of `epoch`, from where the servers say it stopped."""
         lm.manual_seed(self.config["trainer"]["seed"] * 1000 + epoch * 100 + self.worker)
         n = self.batches_per_epoch()
-        done = self.client.counter - epoch * n  # > 0 after a restart in the middle of it
+        # After a restart in this epoch: redo the last batch the servers have a push from
+        # (it may be cut short, e.g. between BPTT chunks); its applied pushes are not resent.
+        first = self.client.applied[0] - epoch * n
         totals: dict[str, float] = {}
         seen = 0
         self.model.train()
         self.loader.set_epoch(epoch)
         for i, batch in enumerate(self.loader):
-            if i < done:
+            if i < first:
                 continue
+            self.client.begin_batch(epoch * n + i)
             logs = self.algorithm.train_one_batch(self.model, batch, self.client)
             size = len(batch[0])
             for k, v in logs.items():
