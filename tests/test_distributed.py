@@ -253,6 +253,37 @@ def test_a_worker_gone_for_good_is_dropped_and_the_run_goes_on(cluster_env, tmp_
         cluster.shutdown()
 
 
+def test_a_hung_worker_is_stopped_after_timeout_and_the_epoch_ends(cluster_env, tmp_path):
+    from lamina.distributed import Cluster
+    from lamina.train.job import build_model
+
+    path, _, _ = _data(tmp_path, n=5120)  # 160 batches a worker
+    config = _job(path, epochs=1, timeout=2)
+    cluster = Cluster(config, build_model(config), None)
+
+    def hang_after_five_batches(worker):
+        batch, calls = worker.algorithm.train_one_batch, []
+
+        def hanging(*args):
+            calls.append(1)
+            if len(calls) > 5:
+                time.sleep(3600)  # alive, but never pushes again
+            return batch(*args)
+
+        worker.algorithm.train_one_batch = hanging
+
+    try:
+        ray.get(cluster.workers[1].__ray_call__.remote(hang_after_five_batches))
+        start = time.monotonic()
+        result = cluster.train_epoch(0)
+        assert time.monotonic() - start < 60  # not the old bound: timeout x 161 batches
+        assert cluster.live == [0]
+        assert result["seen"] == 160 * 16  # the survivor trained its whole shard
+        assert all(s["live"] == [0] for s in cluster.stats())
+    finally:
+        cluster.shutdown()
+
+
 def test_a_killed_server_restores_its_checkpoint_and_the_run_finishes(cluster_env, tmp_path):
     from lamina.distributed import Cluster
     from lamina.train.job import build_model

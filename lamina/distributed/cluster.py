@@ -100,28 +100,46 @@ class Cluster:
     def train_epoch(self, epoch: int) -> dict[str, float]:
         """Every live worker trains on its shard; returns the metrics averaged over samples.
 
-        A worker that is gone for good (its actor dead and not restarting) is reported
-        and left out from then on; the servers drop it from their barrier by timeout.
+        A worker that is gone for good (its actor dead and not restarting), or that has
+        neither pushed nor pulled for `timeout` seconds (hung: waiting for a barrier does
+        not count), is stopped, reported and left out from then on; the servers drop it
+        from their barrier by the same timeout.
         """
-        futures = [(w, self.workers[w].train_epoch.remote(epoch)) for w in self.live]
-        # No wait without a bound: at worst every step waits one barrier timeout.
-        deadline = time.monotonic() + self.timeout * (self.steps_per_epoch + 1)
+        running = {self.workers[w].train_epoch.remote(epoch): w for w in self.live}
+        start = time.monotonic()
         results = []
-        for w, future in futures:
-            try:
-                left = max(deadline - time.monotonic(), 1.0)
-                results.append(self.ray.get(future, timeout=left))
-            except (self.ray.exceptions.RayActorError, self.ray.exceptions.GetTimeoutError) as e:
-                self.live.remove(w)
-                self.ray.kill(self.workers[w], no_restart=True)  # a hung one stops too
-                print(f"lamina.distributed: worker {w} is gone ({type(e).__name__}); the "
-                      f"run goes on with workers {self.live}", file=sys.stderr, flush=True)
+        while running:
+            done, _ = self.ray.wait(list(running), num_returns=1,
+                                    timeout=min(1.0, self.timeout / 4))
+            for future in done:
+                w = running.pop(future)
+                try:
+                    results.append(self.ray.get(future))
+                except self.ray.exceptions.RayActorError as e:
+                    self._drop(w, type(e).__name__)
+            if not done:
+                for w in self._silent(set(running.values()), time.monotonic() - start):
+                    running = {f: v for f, v in running.items() if v != w}
+                    self._drop(w, f"silent for over {self.timeout:g}s")
         if not results:
             raise RuntimeError("lamina.distributed: every worker is gone; the run stops")
         seen = sum(r["seen"] for r in results)
         keys = [k for k in results[0] if k != "seen"]
         return {"seen": seen, **{k: sum(r[k] * r["seen"] for r in results) / max(seen, 1)
                                  for k in keys}}
+
+    def _silent(self, workers: set[int], since_start: float) -> list[int]:
+        """The workers no server has heard from for `timeout` seconds in this epoch."""
+        replies = self.ray.get([s.silence.remote() for s in self.servers])
+        quiet = {w: min([r.get(w, since_start) for r in replies] + [since_start])
+                 for w in workers}
+        return sorted(w for w, t in quiet.items() if t > self.timeout)
+
+    def _drop(self, w: int, why: str) -> None:
+        self.live.remove(w)
+        self.ray.kill(self.workers[w], no_restart=True)  # a hung one stops too
+        print(f"lamina.distributed: worker {w} is gone ({why}); the run goes on with "
+              f"workers {self.live}", file=sys.stderr, flush=True)
 
     def batches_per_epoch(self) -> int:
         """Synchronous steps in one epoch (each worker's batches)."""

@@ -48,6 +48,8 @@ class ParameterServer:
         # bsp: this version's gradients, with their tags
         self.pending: dict[int, tuple[tuple[int, int], dict[str, np.ndarray]]] = {}
         self.log: list[tuple[int, int, int]] = []  # ssp: (worker, its clock, slowest clock)
+        self.heard: dict[int, float] = {}  # when each worker last pushed or pulled
+        self.waiting: dict[int, int] = {}  # workers inside pull (waiting is not hanging)
         self.changed = asyncio.Condition()
         self.optimizer: Any = None
         self.restored = False
@@ -93,19 +95,36 @@ class ParameterServer:
     async def pull(self, worker: int) -> tuple[int, dict[str, np.ndarray]]:
         """Current parameters, once this worker may go on (see the module's docstring)."""
         async with self.changed:
-            deadline = time.monotonic() + self.timeout
-            while not self._ready(worker):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._drop_stragglers(worker)
-                    deadline = time.monotonic() + self.timeout
-                    continue
-                with contextlib.suppress(asyncio.TimeoutError):  # then check the deadline
-                    await asyncio.wait_for(self.changed.wait(), left)
-            if self.mode == "ssp" and worker >= 0:
-                self.log.append((worker, self.pushes[worker],
-                                 min(self.pushes[w] for w in self.live)))
-            return self.version, self.params
+            self._heard(worker, +1)
+            try:
+                return await self._pull(worker)
+            finally:
+                self._heard(worker, -1)
+
+    async def _pull(self, worker: int) -> tuple[int, dict[str, np.ndarray]]:
+        deadline = time.monotonic() + self.timeout
+        while not self._ready(worker):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._drop_stragglers(worker)
+                deadline = time.monotonic() + self.timeout
+                continue
+            with contextlib.suppress(asyncio.TimeoutError):  # then check the deadline
+                await asyncio.wait_for(self.changed.wait(), left)
+        if self.mode == "ssp" and worker >= 0:
+            self.log.append((worker, self.pushes[worker],
+                             min(self.pushes[w] for w in self.live)))
+        return self.version, self.params
+
+    def _heard(self, worker: int, waiting: int = 0) -> None:
+        if worker >= 0:
+            self.heard[worker] = time.monotonic()
+            self.waiting[worker] = self.waiting.get(worker, 0) + waiting
+
+    async def silence(self) -> dict[int, float]:
+        """Seconds since each worker last pushed or pulled; 0 while it waits in a pull."""
+        now = time.monotonic()
+        return {w: 0.0 if self.waiting.get(w) else now - t for w, t in self.heard.items()}
 
     def _drop_stragglers(self, waiting: int) -> None:
         if self.mode == "bsp":
@@ -127,6 +146,7 @@ class ParameterServer:
         """One worker's gradients, tagged (batch, step within it): applied at most once."""
         tag = tuple(tag)
         async with self.changed:
+            self._heard(worker)
             if tag <= self.applied.get(worker, (-1, -1)) or (self.mode == "bsp"
                                                               and worker in self.pending):
                 return self.version  # a retried or duplicate push
