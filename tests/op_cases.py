@@ -165,10 +165,14 @@ def _np_softmax(x, axis=-1):
 
 
 unary("relu", F.relu, lambda x: np.maximum(x, 0), lambda x: x.relu(), make=away_from_zero)
-unary("leaky_relu", lambda x: F.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
-      lambda x: _t().nn.functional.leaky_relu(x, 0.2), make=away_from_zero)
-unary("elu", lambda x: F.elu(x, 1.5), lambda x: np.where(x > 0, x, 1.5 * (np.exp(x) - 1)),
-      lambda x: _t().nn.functional.elu(x, 1.5), make=away_from_zero)
+for slope in (0.2, 3.0, -0.5):  # the kernel picks by max below slope 1, by min above
+    unary(f"leaky_relu{slope}", lambda x, s=slope: F.leaky_relu(x, s),
+          lambda x, s=slope: np.where(x > 0, x, s * x),
+          lambda x, s=slope: _t().nn.functional.leaky_relu(x, s), make=away_from_zero)
+for alpha in (1.5, 0.5):
+    unary(f"elu{alpha}", lambda x, a=alpha: F.elu(x, a),
+          lambda x, a=alpha: np.where(x > 0, x, a * (np.exp(x) - 1)),
+          lambda x, a=alpha: _t().nn.functional.elu(x, a), make=away_from_zero)
 unary("gelu", F.gelu, _np_gelu, lambda x: _t().nn.functional.gelu(x))
 unary("gelu_tanh", lambda x: F.gelu(x, "tanh"),
       lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
