@@ -1,9 +1,16 @@
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 import lamina as lm
+
+# Ray reads these when first imported, which test modules do at collection: set them
+# first, as lamina.distributed.init does, so every test cluster listens on loopback only.
+for _var in ("RAY_AUTH_MODE", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED"):
+    os.environ.setdefault(_var, "disabled" if _var == "RAY_AUTH_MODE" else "0")
 
 
 @pytest.fixture(autouse=True)

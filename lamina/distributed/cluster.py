@@ -20,17 +20,20 @@ def init(address: str | None = None, num_cpus: int | None = None,
 
     Sets what Ray 2.60 needs on these machines before it starts: no auth token file, no
     usage stats, listeners on 127.0.0.1, and a short temp dir (socket paths over 107 bytes
-    fail). Does nothing if Ray is already initialised.
+    fail). Ray reads where to listen when it is first imported: a program that imports
+    ray before calling this listens where Ray's defaults say (all interfaces) unless it
+    sets RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 itself. Does nothing if Ray is already
+    initialised.
     """
-    import ray
-
-    if ray.is_initialized():
-        return
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     os.environ.setdefault("RAY_COLOR_PREFIX", "0")
+    import ray
+
+    if ray.is_initialized():
+        return
     if "RAY_TMPDIR" not in os.environ:
         os.environ["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray", dir="/tmp")
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True}
@@ -51,6 +54,21 @@ def shard_names(model: Layer, servers: int) -> dict[str, int]:
         shard_of[name] = s
         load[s] += p.size
     return shard_of
+
+
+def spread(count: int) -> list[Any]:
+    """Where to start `count` actors: the live nodes with CPUs, in turn. Ray would pack these
+    lightweight actors onto the driver's node, and its SPREAD strategy is best effort (seen
+    here to put two of two on one node). Soft: a restarted actor goes elsewhere if its
+    node died."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    alive = [n for n in ray.nodes() if n["Alive"]]
+    nodes = sorted(n["NodeID"] for n in alive if n["Resources"].get("CPU", 0) > 0) or sorted(
+        n["NodeID"] for n in alive)  # e.g. a head node started with --num-cpus 0 is left out
+    return [NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=True)
+            for i in range(count)]
 
 
 class Cluster:
@@ -74,24 +92,26 @@ class Cluster:
         self.ray, self.config, self.model = ray, config, model
         self.namespace = f"lamina-{uuid.uuid4().hex[:8]}"
         self.shard_of = shard_names(model, d["servers"])
-        restart = {"max_restarts": -1, "max_task_retries": -1}
+        # A token CPU share: Ray ignores soft node affinity for actors that ask for none.
+        restart = {"max_restarts": -1, "max_task_retries": -1, "num_cpus": 0.01}
         opt = dict(config["optimizer"])
         names = [f"server-{i}" for i in range(d["servers"])]
         self.servers = [
-            ray.remote(ParameterServer).options(name=n, namespace=self.namespace, num_cpus=0,
-                                                **restart)
+            ray.remote(ParameterServer).options(name=n, namespace=self.namespace,
+                                                scheduling_strategy=node, **restart)
             .remote(i, opt, d["mode"], d["staleness"], d["workers"], d["timeout"],
                     checkpoint_dir, d["checkpoint_every"])
-            for i, n in enumerate(names)]
+            for i, (n, node) in enumerate(zip(names, spread(d["servers"])))]
         params = {n: p.data for n, p in model.named_parameters()}
         ray.get([s.init_params.remote({n: a for n, a in params.items()
                                        if self.shard_of[n] == i})
                  for i, s in enumerate(self.servers)])
         worker_config = {k: v for k, v in config.items() if k != "distributed"}
         self.workers = [
-            ray.remote(Worker).options(namespace=self.namespace, num_cpus=0, **restart)
+            ray.remote(Worker).options(namespace=self.namespace, scheduling_strategy=node,
+                                       **restart)
             .remote(w, d["workers"], worker_config, names, self.namespace, self.shard_of)
-            for w in range(d["workers"])]
+            for w, node in enumerate(spread(d["workers"]))]
         self.timeout = d["timeout"]
         self.live = list(range(d["workers"]))
         # Asked once, now: a worker busy with an epoch cannot answer another call.

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import lamina as lm
+from lamina.distributed.cluster import spread
 from lamina.nn.container import Sequential
 
 
@@ -67,9 +68,10 @@ class Pipeline:
         self.ray, self.training = ray, True
         self.offsets = bounds[:-1]
         self.stages = []
-        for a, b in zip(bounds, bounds[1:]):
+        for (a, b), node in zip(zip(bounds, bounds[1:]), spread(len(bounds) - 1)):
             part = Sequential(*[model[i] for i in range(a, b)])
-            actor = ray.remote(Stage).options(num_cpus=0).remote(part.to_config())
+            actor = (ray.remote(Stage).options(num_cpus=0.01, scheduling_strategy=node)
+                     .remote(part.to_config()))
             ray.get(actor.load.remote(part.state_dict()))
             self.stages.append(actor)
 
