@@ -69,10 +69,12 @@ class Conv(Function):
         if min(self.stride) < 1 or min(self.dilation) < 1 or min(self.padding) < 0:
             raise ValueError(f"{op}: stride and dilation must be >= 1 and padding >= 0")
         if self.stride == (1, 1):
-            # im2col over flattened rows or compact windows (see _im2col), and which side
-            # of the weight-gradient GEMM the window matrix goes on: each is faster on some
-            # shapes (up to 2x for the first layer's few channels), so a tuned plan times them.
-            self.variants = ("flat", "flat/gW^T", "compact", "compact/gW^T")
+            # im2col over flattened rows or compact windows (see _im2col), and how the
+            # weight gradient is made: the window matrix on either side of one GEMM, or
+            # no window matrix at all (see _shifted_gW). Each is faster on some shapes (up
+            # to 2x for the first layer's few channels), so a tuned plan times them.
+            self.variants = tuple(f"{cols}/{gW}" for cols in ("flat", "compact")
+                                  for gW in ("gW", "gW^T", "gW-shifted"))
 
     def _check(self, x: Any, W: Any) -> None:
         nd, op, g = self.nd, self.op, self.groups
@@ -121,10 +123,15 @@ class Conv(Function):
         need = self.needs_input_grad
         # In a plan, keep the (much smaller) input and redo im2col in backward: the col
         # matrix is C*KH*KW times the input's size. Eager keeps col, which is faster.
-        keep = (x if self.planned else col) if need[1] else None
+        # The shifted weight gradient reads the input itself.
+        keep = (x if self.planned or self._shifted() else col) if need[1] else None
         self.save_for_backward(keep, Wm if need[0] else None)
         y = mem.transpose(1, 0, 2, 3)
         return y[:, :, 0, :] if self.nd == 1 else y
+
+    def _shifted(self) -> bool:
+        """Stride 1, and a variant that makes the weight gradient by _shifted_gW."""
+        return self.stride == (1, 1) and self.variant.endswith("shifted")
 
     def _flat(self) -> bool:
         """Stride 1: window rows are runs of the padded image's flattened rows (see _im2col).
@@ -167,7 +174,9 @@ class Conv(Function):
     def backward(self, gy: Any) -> tuple[Any, ...]:
         col, Wm = self.saved_tensors
         (n, c, h, w), W_shape, (oh, ow) = self.meta
-        if col is not None and self.planned:  # the saved input: redo im2col now
+        if col is not None and self._shifted():
+            x, col = col, None
+        elif col is not None and self.planned:  # the saved input: redo im2col now
             col = self._im2col(col)[0]
         if self.nd == 1:
             gy = gy[:, :, None, :]
@@ -186,7 +195,9 @@ class Conv(Function):
         need = self.needs_input_grad
         gx = gW = gb = None
         if need[1]:
-            if self.variant.endswith("gW^T"):
+            if self._shifted():
+                gW = self._shifted_gW(x, gy)
+            elif self.variant.endswith("gW^T"):
                 gW = np.matmul(col, gyr.transpose(0, 2, 1)).transpose(0, 2, 1)
             else:
                 gW = np.matmul(gyr, col.transpose(0, 2, 1))
@@ -201,6 +212,33 @@ class Conv(Function):
             # The padded columns of gyr are zeros.
             gb = (gyr @ np.ones(gyr.shape[-1], gyr.dtype)).reshape(o)
         return (gx, gW) if len(need) == 2 else (gx, gW, gb)
+
+    def _shifted_gW(self, x: Any, gy: Any) -> Any:
+        """The weight gradient without a window matrix, one GEMM per kernel offset.
+
+        Lay out the padded input as (C, N*Hp*Wp) and gy, zero-padded to the same (O, N*Hp*Wp)
+        grid, so gy's position p reads input position p + i*dh*Wp + j*dw. Then the input
+        shifted by that offset is a plain strided view, and dW[:, :, i, j] = gy @ view.T.
+        Positions outside the output are zeros in gy, so they add nothing. No im2col copy,
+        for GEMMs (N*Hp*Wp)/(N*OH*OW) longer.
+        """
+        (n, c, h, w), (o, cg, kh, kw), (oh, ow) = self.meta
+        (ph, pw), (dh, dw), g = self.padding, self.dilation, self.groups
+        hp, wp = h + 2 * ph, w + 2 * pw
+        span = n * hp * wp
+        xf = np.zeros((c, span + (kh - 1) * dh * wp + (kw - 1) * dw), x.dtype)
+        xf[:, :span].reshape(c, n, hp, wp)[:, :, ph:ph + h, pw:pw + w] = x.transpose(1, 0, 2, 3)
+        gyw = np.zeros((o, span), gy.dtype)
+        gyw.reshape(o, n, hp, wp)[:, :, :oh, :ow] = gy.transpose(1, 0, 2, 3)
+        gW = np.empty((kh, kw, o, cg), gy.dtype)
+        og = o // g
+        for i in range(kh):
+            for j in range(kw):
+                at = i * dh * wp + j * dw
+                for k in range(g):
+                    np.matmul(gyw[k * og:(k + 1) * og], xf[k * cg:(k + 1) * cg, at:at + span].T,
+                              out=gW[i, j, k * og:(k + 1) * og])
+        return gW.transpose(2, 3, 0, 1)
 
     def _col2im(self, gcol: Any) -> Any:
         """Sum window gradients (C, KH, KW, N, OH, cols) into gx, channel-major memory."""
