@@ -130,6 +130,18 @@ def _wait_for_version(cluster, at_least, timeout=60):
     raise AssertionError(f"no progress to version {at_least} in {timeout}s")
 
 
+def _kill_worker_1_mid_epoch(cluster, at_version, steps):
+    """Run epoch 0, kill worker 1 (Ray restarts it) once the servers reach `at_version`,
+    and wait for the epoch to end."""
+    pid = ray.get(cluster.workers[1].pid.remote())
+    futures = [w.train_epoch.remote(0) for w in cluster.workers]
+    killed_at = _wait_for_version(cluster, at_version)
+    ray.kill(cluster.workers[1], no_restart=False)
+    ray.get(futures, timeout=120)
+    assert killed_at < steps, "the kill must land in the middle of the epoch"
+    assert ray.get(cluster.workers[1].pid.remote()) != pid  # really restarted
+
+
 def test_a_killed_worker_restarts_rejoins_and_the_run_completes(cluster_env, tmp_path):
     from lamina.distributed import Cluster
     from lamina.train.job import build_model
@@ -139,13 +151,7 @@ def test_a_killed_worker_restarts_rejoins_and_the_run_completes(cluster_env, tmp
     model = build_model(config)
     cluster = Cluster(config, model, None)
     try:
-        pid = ray.get(cluster.workers[1].pid.remote())
-        futures = [w.train_epoch.remote(0) for w in cluster.workers]
-        killed_at = _wait_for_version(cluster, 20)
-        ray.kill(cluster.workers[1], no_restart=False)
-        ray.get(futures, timeout=120)
-        assert killed_at < 160, "the kill must land in the middle of the epoch"
-        assert ray.get(cluster.workers[1].pid.remote()) != pid  # really restarted
+        _kill_worker_1_mid_epoch(cluster, at_version=20, steps=160)
         stats = cluster.stats()
         assert [s["version"] for s in stats] == [160, 160]  # no step lost or repeated
         cluster.pull_into(model)
@@ -216,13 +222,7 @@ def test_a_worker_killed_between_bptt_chunks_redoes_its_batch_without_repeating_
     config = _text_job(tmp_path, sequences=640, epochs=1)  # 40 batches a worker, 160 steps
     cluster = Cluster(config, build_model(config), None)
     try:
-        pid = ray.get(cluster.workers[1].pid.remote())
-        futures = [w.train_epoch.remote(0) for w in cluster.workers]
-        killed_at = _wait_for_version(cluster, 22)
-        ray.kill(cluster.workers[1], no_restart=False)
-        ray.get(futures, timeout=120)
-        assert killed_at < 160, "the kill must land in the middle of the epoch"
-        assert ray.get(cluster.workers[1].pid.remote()) != pid  # really restarted
+        _kill_worker_1_mid_epoch(cluster, at_version=22, steps=160)
         stats = cluster.stats()[0]
         assert stats["version"] == 160  # no chunk's step lost or repeated
         assert stats["pushes"] == {0: 160, 1: 160}
