@@ -160,16 +160,26 @@ class Conv(Function):
             win = windows(xp, (kh, kw), self.stride, self.dilation, (oh, ow))
             col = win.transpose(1, 4, 5, 0, 2, 3)  # (C, KH, KW, N, OH, OW)
             return col.reshape(g, (c // g) * kh * kw, n * oh * ow), ow
-        hp, wp = h + 2 * ph, w + 2 * pw
-        plane = hp * wp + (kw - 1) * dw  # the last row's run overshoots by (KW-1)*dw
-        xs = np.zeros((c, n, plane), x.dtype)
-        xs[:, :, :hp * wp].reshape(c, n, hp, wp)[:, :, ph:ph + h, pw:pw + w] = (
-            x.transpose(1, 0, 2, 3))
+        wp = w + 2 * pw
+        xs, plane = self._flat_input(x)
         item = xs.itemsize
         runs = as_strided(xs, shape=(c, kh, kw, n, oh * wp),
                           strides=(n * plane * item, dh * wp * item, dw * item, plane * item,
                                    item), writeable=False)
         return runs.reshape(g, (c // g) * kh * kw, n * oh * wp), wp
+
+    def _flat_input(self, x: Any, tail: int = 0) -> tuple[Any, int]:
+        """x zero-padded and channel-major, each image's padded rows flattened into one
+        plane: (C, N*plane + tail) elements, plane = Hp*Wp + (KW-1)*dw, since the last
+        row's run of Wp overshoots by (KW-1)*dw. Returns the array and plane."""
+        (n, c, h, w), (_, _, _, kw), _ = self.meta
+        (ph, pw), (_, dw) = self.padding, self.dilation
+        hp, wp = h + 2 * ph, w + 2 * pw
+        plane = hp * wp + (kw - 1) * dw
+        xs = np.zeros((c, n * plane + tail), x.dtype)
+        images = xs[:, :n * plane].reshape(c, n, plane)[:, :, :hp * wp]
+        images.reshape(c, n, hp, wp)[:, :, ph:ph + h, pw:pw + w] = x.transpose(1, 0, 2, 3)
+        return xs, plane
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         col, Wm = self.saved_tensors
@@ -216,20 +226,20 @@ class Conv(Function):
     def _shifted_gW(self, x: Any, gy: Any) -> Any:
         """The weight gradient without a window matrix, one GEMM per kernel offset.
 
-        Lay out the padded input as (C, N*Hp*Wp) and gy, zero-padded to the same (O, N*Hp*Wp)
-        grid, so gy's position p reads input position p + i*dh*Wp + j*dw. Then the input
-        shifted by that offset is a plain strided view, and dW[:, :, i, j] = gy @ view.T.
-        Positions outside the output are zeros in gy, so they add nothing. No im2col copy,
-        for GEMMs (N*Hp*Wp)/(N*OH*OW) longer.
+        Lay out the padded input flat (see _flat_input) and gy, zero-padded, on the same
+        (O, N*plane) grid, so gy's position p reads input position p + i*dh*Wp + j*dw. Then
+        the input shifted by that offset is a plain strided view, and dW[:, :, i, j] =
+        gy @ view.T. Positions outside the output are zeros in gy, so they add nothing.
+        No im2col copy, for GEMMs N*plane/(N*OH*OW) longer.
         """
         (n, c, h, w), (o, cg, kh, kw), (oh, ow) = self.meta
         (ph, pw), (dh, dw), g = self.padding, self.dilation, self.groups
         hp, wp = h + 2 * ph, w + 2 * pw
-        span = n * hp * wp
-        xf = np.zeros((c, span + (kh - 1) * dh * wp + (kw - 1) * dw), x.dtype)
-        xf[:, :span].reshape(c, n, hp, wp)[:, :, ph:ph + h, pw:pw + w] = x.transpose(1, 0, 2, 3)
+        xf, plane = self._flat_input(x, tail=(kh - 1) * dh * wp + (kw - 1) * dw)
+        span = n * plane
         gyw = np.zeros((o, span), gy.dtype)
-        gyw.reshape(o, n, hp, wp)[:, :, :oh, :ow] = gy.transpose(1, 0, 2, 3)
+        gyw.reshape(o, n, plane)[:, :, :hp * wp].reshape(o, n, hp, wp)[:, :, :oh, :ow] = (
+            gy.transpose(1, 0, 2, 3))
         gW = np.empty((kh, kw, o, cg), gy.dtype)
         og = o // g
         for i in range(kh):
