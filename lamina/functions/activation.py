@@ -35,6 +35,15 @@ class ReLU(Function):
         return gy * (kept > 0 if kept.dtype != bool else kept)
 
 
+def _one_or(positive: Any, other: Any, dtype: Any) -> Any:
+    """1 where `positive` (a boolean array), else `other` (finite): np.where's result
+    without its per-element branches, ~25x slower on a random mask. Exact, since one of
+    the two terms of the blend is 0."""
+    k = np.array(positive, dtype)
+    k += (1 - k) * other
+    return k
+
+
 class LeakyReLU(Function):
     def __init__(self, slope: float) -> None:
         self.slope = slope
@@ -48,13 +57,7 @@ class LeakyReLU(Function):
         return pick(x, x * x.dtype.type(self.slope))
 
     def backward(self, gy: Any) -> Any:
-        positive = self.saved_tensors[0]
-        k = np.array(positive, gy.dtype)  # 1 where x > 0, else 0; then 1 or the slope:
-        slope = gy.dtype.type(self.slope)
-        if 0 <= slope <= 1:
-            np.maximum(k, slope, out=k)
-        else:
-            k += (1 - k) * slope  # one of the two terms is exactly 0
+        k = _one_or(self.saved_tensors[0], gy.dtype.type(self.slope), gy.dtype)
         k *= gy
         return k
 
@@ -70,14 +73,9 @@ class ELU(Function):
         if not self.needs_input_grad[0]:
             self.save_for_backward(None)
             return y
-        # dy/dx: 1 where x > 0, else alpha*e^x = neg + alpha. Blended, not np.where, which
-        # branches per element and is ~25x slower on a random mask; the blend is exact,
-        # one of its terms being 0 (neg + alpha is finite everywhere).
-        positive = (x > 0).astype(x.dtype)
+        # dy/dx: 1 where x > 0, else alpha*e^x = neg + alpha (finite everywhere).
         neg += alpha
-        neg -= neg * positive
-        neg += positive
-        self.save_for_backward(neg)
+        self.save_for_backward(_one_or(x > 0, neg, x.dtype))
         return y
 
     def backward(self, gy: Any) -> Any:
