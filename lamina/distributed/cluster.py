@@ -56,19 +56,21 @@ def shard_names(model: Layer, servers: int) -> dict[str, int]:
     return shard_of
 
 
-def spread(count: int) -> list[Any]:
-    """Where to start `count` actors: the live nodes with CPUs, in turn. Ray would pack these
-    lightweight actors onto the driver's node, and its SPREAD strategy is best effort (seen
-    here to put two of two on one node). Soft: a restarted actor goes elsewhere if its
-    node died."""
+def spread(count: int) -> list[dict[str, Any]]:
+    """Actor options placing `count` actors on the live nodes with CPUs, in turn. Ray would
+    pack these lightweight actors onto the driver's node, and its SPREAD strategy is best
+    effort (seen here to put two of two on one node). Soft: a restarted actor goes
+    elsewhere if its node died. Each asks for a token CPU share: Ray ignores soft node
+    affinity for actors that ask for none."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     alive = [n for n in ray.nodes() if n["Alive"]]
     nodes = sorted(n["NodeID"] for n in alive if n["Resources"].get("CPU", 0) > 0) or sorted(
         n["NodeID"] for n in alive)  # e.g. a head node started with --num-cpus 0 is left out
-    return [NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=True)
-            for i in range(count)]
+    return [{"scheduling_strategy": NodeAffinitySchedulingStrategy(nodes[i % len(nodes)],
+                                                                   soft=True),
+             "num_cpus": 0.01} for i in range(count)]
 
 
 class Cluster:
@@ -92,26 +94,24 @@ class Cluster:
         self.ray, self.config, self.model = ray, config, model
         self.namespace = f"lamina-{uuid.uuid4().hex[:8]}"
         self.shard_of = shard_names(model, d["servers"])
-        # A token CPU share: Ray ignores soft node affinity for actors that ask for none.
-        restart = {"max_restarts": -1, "max_task_retries": -1, "num_cpus": 0.01}
+        restart = {"max_restarts": -1, "max_task_retries": -1}
         opt = dict(config["optimizer"])
         names = [f"server-{i}" for i in range(d["servers"])]
         self.servers = [
-            ray.remote(ParameterServer).options(name=n, namespace=self.namespace,
-                                                scheduling_strategy=node, **restart)
+            ray.remote(ParameterServer).options(name=n, namespace=self.namespace, **place,
+                                                **restart)
             .remote(i, opt, d["mode"], d["staleness"], d["workers"], d["timeout"],
                     checkpoint_dir, d["checkpoint_every"])
-            for i, (n, node) in enumerate(zip(names, spread(d["servers"])))]
+            for i, (n, place) in enumerate(zip(names, spread(d["servers"])))]
         params = {n: p.data for n, p in model.named_parameters()}
         ray.get([s.init_params.remote({n: a for n, a in params.items()
                                        if self.shard_of[n] == i})
                  for i, s in enumerate(self.servers)])
         worker_config = {k: v for k, v in config.items() if k != "distributed"}
         self.workers = [
-            ray.remote(Worker).options(namespace=self.namespace, scheduling_strategy=node,
-                                       **restart)
+            ray.remote(Worker).options(namespace=self.namespace, **place, **restart)
             .remote(w, d["workers"], worker_config, names, self.namespace, self.shard_of)
-            for w, node in enumerate(spread(d["workers"]))]
+            for w, place in enumerate(spread(d["workers"]))]
         self.timeout = d["timeout"]
         self.live = list(range(d["workers"]))
         # Asked once, now: a worker busy with an epoch cannot answer another call.

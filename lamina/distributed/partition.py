@@ -68,10 +68,9 @@ class Pipeline:
         self.ray, self.training = ray, True
         self.offsets = bounds[:-1]
         self.stages = []
-        for (a, b), node in zip(zip(bounds, bounds[1:]), spread(len(bounds) - 1)):
+        for (a, b), place in zip(zip(bounds, bounds[1:]), spread(len(bounds) - 1)):
             part = Sequential(*[model[i] for i in range(a, b)])
-            actor = (ray.remote(Stage).options(num_cpus=0.01, scheduling_strategy=node)
-                     .remote(part.to_config()))
+            actor = ray.remote(Stage).options(**place).remote(part.to_config())
             ray.get(actor.load.remote(part.state_dict()))
             self.stages.append(actor)
 
