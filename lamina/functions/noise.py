@@ -13,6 +13,7 @@ from lamina.autograd.tensor import Tensor
 
 class Dropout(Function):
     supports_out = True
+    draws_random = True
 
     def __init__(self, p: float) -> None:
         self.p = p

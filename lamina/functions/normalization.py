@@ -20,6 +20,11 @@ class BatchNorm(Function):
         self.num_batches_tracked = num_batches_tracked
         self.training, self.momentum, self.eps = training, momentum, eps
 
+    @property
+    def mixes_batch(self) -> bool:
+        """In training, every output depends on the whole batch through its statistics."""
+        return self.training
+
     def forward(self, x: Any, gamma: Any = None, beta: Any = None) -> Any:
         if x.ndim < 2:
             raise ShapeError(f"batch_norm: expected input (N, C, ...); got shape {x.shape}")

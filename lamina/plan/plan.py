@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -11,6 +13,7 @@ import lamina as lm
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
 from lamina.plan.program import Program
+from lamina.plan.split import Split, blas_single_threaded, bounds, require_threadpoolctl, slices
 from lamina.plan.trace import Trace, TraceError, flatten, trace
 
 
@@ -21,18 +24,25 @@ class Plan:
     gradients in the parameters' `.grad`, accumulating as eager backward does; it returns
     the loss, and `plan.output` holds the model's output. An inference plan runs forward
     only and returns the model's output. A new input shape or dtype, or a switch between
-    train and eval mode, traces again (one program per signature, cached).
+    train and eval mode, traces again (one program per signature, cached). With `threads`
+    > 1, each slice of the batch has its program (see `compile`).
     """
 
     def __init__(self, model: Layer, loss_fn: Callable[..., Tensor] | None,
-                 verify: bool = True, tune: bool = False) -> None:
+                 verify: bool = True, tune: bool = False, threads: int = 1) -> None:
         stateful = [n for n, layer in model.named_layers() if getattr(layer, "stateful", False)]
         if stateful:
             raise TraceError(f"plan: layer {stateful[0] or type(model).__name__} is stateful; "
                              "its state crosses calls, which a plan cannot capture. "
                              "Compile the model with stateful: false.")
+        if not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"plan: threads must be an int >= 1; got {threads!r}")
+        if threads > 1:
+            require_threadpoolctl()
         self.model, self.loss_fn, self.verify, self.tune = model, loss_fn, verify, tune
-        self.programs: dict[tuple[Any, ...], Program] = {}
+        self.threads = threads
+        self.pool: ThreadPoolExecutor | None = None
+        self.programs: dict[tuple[Any, ...], Program | Split] = {}
         self.traces = 0
         self.output: Tensor | None = None
         self.last: Program | None = None
@@ -45,18 +55,22 @@ class Plan:
         return (self.model.training, *((a.shape, a.dtype.str) for a in arrays))
 
     def program(self, *batch: Any) -> Program:
-        """The compiled program for this batch's signature (tracing it if new)."""
-        arrays = [b.data if isinstance(b, Tensor) else np.asarray(b) for b in batch]
+        """The compiled program for this batch's signature (tracing it if new); with the
+        batch split over threads, the first slice's."""
+        self._runner([b.data if isinstance(b, Tensor) else np.asarray(b) for b in batch])
+        return self.last
+
+    def _runner(self, arrays: list[Any]) -> Program | Split:
         key = self._key(arrays)
         if key not in self.programs:
             self.programs[key] = self._compile(arrays)
-        self.last = self.programs[key]
-        return self.last
+        runner = self.programs[key]
+        self.last = runner.programs[0] if isinstance(runner, Split) else runner
+        return runner
 
     def __call__(self, *batch: Any) -> Tensor:
-        program = self.program(*batch)
         arrays = [b.data if isinstance(b, Tensor) else np.asarray(b) for b in batch]
-        results = [Tensor(np.array(r)) for r in program.run(arrays)]
+        results = [Tensor(np.array(r)) for r in self._runner(arrays).run(arrays)]
         if not self.train:
             return results[0] if len(results) == 1 else tuple(results)
         outputs = results[1:]
@@ -64,12 +78,22 @@ class Plan:
         return results[0]
 
     def memory(self) -> dict[str, int]:
-        """Bytes of intermediates without reuse, with reuse (live peak), and pooled."""
+        """Bytes of intermediates without reuse, with reuse (live peak), and pooled; for a
+        batch split over threads, the first slice's program's (each slice has its own)."""
         return self._latest().memory()
 
     def describe(self) -> str:
-        """The steps of the latest program: ops, values, slots, frees, pruned ops, backward."""
-        return self._latest().describe()
+        """The steps of the latest program: ops, values, slots, frees, pruned ops, backward;
+        for a batch split over threads, the slices, then the first slice's program."""
+        program = self._latest()
+        split = next((r for r in self.programs.values()
+                      if isinstance(r, Split) and r.programs[0] is program), None)
+        if split is None:
+            return program.describe()
+        rows = ", ".join(f"[{lo}:{hi})" for lo, hi in split.edges)
+        return (f"batch split over {len(split.edges)} threads, rows {rows}, loss weights "
+                f"{', '.join(f'{w:.4g}' for w in split.weights)}; slice 0:\n"
+                + program.describe())
 
     def _latest(self) -> Program:
         if self.last is None:
@@ -96,7 +120,57 @@ class Plan:
             with lm.no_grad():
                 return trace(self._step_fn(), [Tensor(a) for a in arrays], params)
 
-    def _compile(self, arrays: list[Any]) -> Program:
+    def _compile(self, arrays: list[Any]) -> Program | Split:
+        n = len(arrays[0]) if arrays and np.ndim(arrays[0]) else 0
+        if self.threads == 1 or n < 2:
+            program = self._compile_one(arrays)
+            if self.verify and self.train:
+                self._check(program.run, arrays)
+            return program
+        return self._compile_split(arrays, n)
+
+    def _compile_split(self, arrays: list[Any], n: int) -> Program | Split:
+        """Programs for the batch's slices; tuned, the split or the whole step, whichever
+        is faster."""
+        if any(np.ndim(a) == 0 or len(a) != n for a in arrays):
+            raise ValueError(f"plan: threads={self.threads} splits every batch array along "
+                             f"axis 0, so they must agree there; got shapes "
+                             f"{[np.shape(a) for a in arrays]}")
+        edges = bounds(n, self.threads)
+        with blas_single_threaded():  # tune each slice's kernels as they will run
+            programs = [self._compile_one(part) for part in slices(arrays, edges)]
+        _check_splittable(programs[0])
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="lamina-plan")
+        weights = self._loss_weights(arrays, edges) if self.train else [1.0] * len(edges)
+        split = Split(programs, edges, weights, self.pool, self.train)
+        if self.verify:
+            self._check(split.run, arrays)
+        if not self.tune:
+            return split
+        # Time the split before anything runs BLAS on all threads again: for ~0.1 s after
+        # such a call OpenBLAS's idle threads spin on the cores a slice's thread needs.
+        split_s = self._step_seconds(split, arrays, settle=0.25)
+        whole = self._compile_one(arrays)  # a step that is mostly GEMMs may run faster
+        if self.verify and self.train:
+            self._check(whole.run, arrays)
+        return split if split_s <= self._step_seconds(whole, arrays) else whole
+
+    def _step_seconds(self, runner: Program | Split, arrays: list[Any], rounds: int = 5,
+                      settle: float = 0.0) -> float:
+        """The shortest of `rounds` steps, after running untimed for `settle` seconds."""
+        best, start = np.inf, time.perf_counter()
+        with _preserved(self.model):
+            while rounds > 0:
+                for p in self.model.parameters():
+                    p.grad = None
+                t = time.perf_counter()
+                runner.run(arrays)
+                if t - start >= settle:
+                    best, rounds = min(best, time.perf_counter() - t), rounds - 1
+        return best
+
+    def _compile_one(self, arrays: list[Any]) -> Program:
         first = self._trace(arrays)
         second = self._trace([_perturbed(a) for a in arrays])
         if first.signature() != second.signature():
@@ -111,28 +185,64 @@ class Plan:
                              "Train this model eagerly, or express the branch with tensor ops.")
         self.traces += 1
         with _preserved(self.model):  # analysing runs the forward: no trace of it may stay
-            program = Program(first, self.train, self.tune)
-        if self.verify and self.train:
-            self._check(program, arrays)
-        return program
+            return Program(first, self.train, self.tune)
 
-    def _check(self, program: Program, arrays: list[Any]) -> None:
-        """Run the eager step and the plan from one state; they must agree (then restore)."""
+    def _loss_weights(self, arrays: list[Any], edges: list[tuple[int, int]]) -> list[float]:
+        """Each slice's weight in the loss: its share of the batch if the loss is a mean
+        over rows, 1 if a sum; found by evaluating the loss on the batch and its slices."""
+        with _preserved(self.model), lm.no_grad():
+            whole = float(self._step_fn()(*[Tensor(a) for a in arrays])[0].data)
+            parts = [float(self._step_fn()(*[Tensor(a) for a in part])[0].data)
+                     for part in slices(arrays, edges)]
+        n = edges[-1][1]
+        for weights in ([(hi - lo) / n for lo, hi in edges], [1.0] * len(edges)):
+            if np.isclose(whole, np.dot(weights, parts), rtol=1e-4, atol=1e-6):
+                return weights
+        raise TraceError(f"plan: threads={self.threads} splits the batch, but the loss is "
+                         f"neither a mean nor a sum over its rows (batch {whole:.6g}, slices "
+                         f"{', '.join(f'{p:.6g}' for p in parts)}); compile with threads=1")
+
+    def _check(self, run: Callable[[list[Any]], tuple[Any, ...]], arrays: list[Any]) -> None:
+        """Run the eager step and the plan's from one state; they must agree (then restore).
+        An inference plan compares its outputs."""
         params = list(self.model.parameters())
         with _preserved(self.model):
-            loss = self._step_fn()(*[Tensor(a) for a in arrays])[0]
-            if loss.requires_grad:  # a model with nothing to train has no backward
-                loss.backward()
-            want = [loss.data.copy()] + [None if p.grad is None else p.grad.copy()
-                                         for p in params]
+            if self.train:
+                loss = self._step_fn()(*[Tensor(a) for a in arrays])[0]
+                if loss.requires_grad:  # a model with nothing to train has no backward
+                    loss.backward()
+                want = [loss.data.copy()]
+            else:
+                with lm.no_grad():
+                    want = [t.data for t in flatten(self._step_fn()(*[Tensor(a)
+                                                                      for a in arrays]))]
+            want += [None if p.grad is None else p.grad.copy() for p in params]
         with _preserved(self.model):
-            got = [np.array(program.run(arrays)[0])] + [p.grad for p in params]
+            got = [np.array(r) for r in run(arrays)][:len(want) - len(params)]
+            got += [p.grad for p in params]
+        outputs = len(want) - len(params)
         for i, (a, b) in enumerate(zip(want, got)):
             if (a is None) != (b is None) or (a is not None and not np.allclose(
                     a, b, rtol=1e-4, atol=1e-6 * max(1.0, float(np.abs(a).max(initial=0))))):
-                what = "the loss" if i == 0 else f"the gradient of parameter {i - 1}"
+                what = ((f"output {i}" if not self.train else "the loss") if i < outputs
+                        else f"the gradient of parameter {i - outputs}")
                 raise TraceError(f"plan: replaying the trace does not reproduce {what} of the "
-                                 "eager step; the model has effects a plan cannot capture")
+                                 "eager step; the model has effects a plan cannot capture"
+                                 + (" or mixes the rows of a batch it splits over threads"
+                                    if self.threads > 1 else ""))
+
+
+def _check_splittable(program: Program) -> None:
+    """Refuse ops whose result on a slice is not that slice of their result on the batch."""
+    for n in program.forward:
+        if getattr(n.fn, "mixes_batch", False):
+            raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
+                             "computes statistics over the whole batch; compile with "
+                             "threads=1 (or put the layer in eval mode)")
+        if getattr(n.fn, "draws_random", False):
+            raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
+                             "draws random numbers, which threads would draw in no fixed "
+                             "order; compile with threads=1")
 
 
 class _preserved:
@@ -168,7 +278,7 @@ def _perturbed(a: np.ndarray) -> np.ndarray:
 
 def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
             example_batch: Sequence[Any] | None = None, verify: bool = True,
-            tune: bool = False) -> Plan:
+            tune: bool = False, threads: int = 1) -> Plan:
     """Compile a model's step into an execution plan.
 
     Args:
@@ -184,6 +294,14 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
             on the example batch, as cuDNN's benchmark mode does. Results still equal
             eager mode's to float rounding, but the choice, and so the last bits, may
             differ from one compile to the next.
+        threads: split each batch along axis 0 into this many slices and run them at once,
+            each through its own program on its own thread, with BLAS held to one thread
+            inside the step (threadpoolctl). Pays where much of a step is elementwise work
+            NumPy runs on one core (pooling, im2col, activations); a small step that is
+            mostly GEMMs may run slower: time both. The loss must be a mean or a sum over
+            the rows (checked), and no op may mix rows or draw random numbers (batch norm
+            in training, dropout: refused). Results equal the unsplit step's to float
+            rounding.
 
     Returns:
         A Plan: `plan(x, y)` returns the loss with gradients in each parameter's `.grad`;
@@ -194,12 +312,15 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
             the call, or has stateful layers. A branch taken through `tensor.data` is
             found only when the example and a second, perturbed batch (order reversed,
             floats negated) take different paths; every other case is found at once.
+            With threads > 1: an op mixes rows or draws random numbers, or the loss is
+            not a mean or sum over rows.
+        ImportError: threads > 1 without threadpoolctl.
 
     Example:
         >>> step = lm.plan.compile(model, F.cross_entropy, (x, y))
         >>> loss = step(x, y); optimizer.step(); optimizer.zero_grad()
     """
-    plan = Plan(model, loss_fn, verify, tune)
+    plan = Plan(model, loss_fn, verify, tune, threads)
     if example_batch is not None:
         plan.program(*example_batch)
     return plan

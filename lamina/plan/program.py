@@ -55,6 +55,12 @@ class Program:
         self.frees = self._frees()
         self.buffers: list[Any] | None = None
         self.after_forward: Any = None  # a callable run between forward and backward
+        # A program running one slice of a split batch (see plan._Split) seeds backward
+        # with its slice's weight in the loss and keeps its parameters' gradients in
+        # `collected` (tensor id -> (tensor, array)) for the plan to sum: programs on
+        # other threads must not write one tensor's .grad at once.
+        self.seed = 1.0
+        self.collected: dict[int, tuple[Any, Any]] | None = None
         if tune:
             self._tune()
 
@@ -263,8 +269,10 @@ class Program:
     def _backward(self, env: list[Any]) -> None:
         trace, start = self.trace, len(self.forward)
         loss = env[self.loss]
-        grads: dict[int, Any] = {self.loss: np.ones_like(loss)}
+        grads: dict[int, Any] = {self.loss: np.full_like(loss, self.seed)}
         given: set[int] = set()
+        if self.collected is not None:
+            self.collected.clear()
         for j, n in enumerate(self.backward):
             gys = [grads.pop(v, None) for v in n.outputs]
             for i, (v, g) in enumerate(zip(n.outputs, gys)):
@@ -277,11 +285,18 @@ class Program:
                 if not need:
                     continue
                 if trace.kinds[v] == "param":
-                    accumulate_grad(trace.tensors[v], g, given)
+                    self._param_grad(trace.tensors[v], g, given)
                 else:
                     grads[v] = g if v not in grads else grads[v] + g
             for v in self.frees.get(start + j, ()):
                 env[v] = None
+
+    def _param_grad(self, p: Any, g: Any, given: set[int]) -> None:
+        if self.collected is None:
+            accumulate_grad(p, g, given)
+            return
+        have = self.collected.get(id(p))
+        self.collected[id(p)] = (p, g if have is None else have[1] + g)
 
     # -- reports ----------------------------------------------------------------------------
     def memory(self) -> dict[str, int]:

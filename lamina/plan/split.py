@@ -1,0 +1,101 @@
+"""A step split over threads: each slice of the batch runs its own program on its own
+thread, BLAS single-threaded, and the plan adds up what the slices give.
+
+Why: NumPy runs each elementwise kernel on one core and each GEMM on all of them, and
+between GEMMs the BLAS threads spin, so a second Python thread gains nothing. With BLAS
+held to one thread, slices of the batch run side by side from end to end: the pooling,
+im2col and activations that ran on one core now run on all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.engine import accumulate_grad
+from lamina.plan.program import Program
+
+_CONTROLLER: Any = None
+
+
+def require_threadpoolctl() -> None:
+    """Raise ImportError with the fix when threadpoolctl, which sets BLAS threads, is missing."""
+    try:
+        import threadpoolctl  # noqa: F401
+    except ImportError as err:
+        raise ImportError("plan: threads > 1 runs BLAS single-threaded inside each thread, "
+                          "which needs threadpoolctl; pip install threadpoolctl (it comes "
+                          "with lamina[train])") from err
+
+
+@contextlib.contextmanager
+def blas_single_threaded() -> Iterator[None]:
+    """BLAS on one thread inside the block, restored after (process-wide, as BLAS is)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    with _CONTROLLER.limit(limits=1, user_api="blas"):
+        yield
+
+
+def bounds(n: int, threads: int) -> list[tuple[int, int]]:
+    """Contiguous slices of n rows, as equal as they can be, at most `threads` of them."""
+    parts = min(threads, n)
+    edges = [n * k // parts for k in range(parts + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def slices(arrays: Sequence[Any], edges: list[tuple[int, int]]) -> list[list[Any]]:
+    """Each slice's rows of every batch array (views, not copies)."""
+    return [[a[lo:hi] for a in arrays] for lo, hi in edges]
+
+
+class Split:
+    """The programs of one batch signature's slices and how their results combine.
+
+    A training step's loss is the slices' losses weighted by `weights` (each slice's
+    share of the batch for a mean, 1 for a sum); each program seeds its backward with its
+    weight, so the parameters' gradients are plain sums. Outputs join along axis 0.
+    """
+
+    def __init__(self, programs: list[Program], edges: list[tuple[int, int]],
+                 weights: list[float], pool: ThreadPoolExecutor, train: bool) -> None:
+        self.programs, self.edges, self.weights = programs, edges, weights
+        self.pool, self.train = pool, train
+        for program, w in zip(programs, weights):
+            program.seed = w
+            program.collected = {} if train else None
+
+    def run(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
+        parts = slices(arrays, self.edges)
+        futures: list[Future] = []
+        try:
+            with blas_single_threaded():
+                futures = [self.pool.submit(p.run, part)
+                           for p, part in zip(self.programs[1:], parts[1:])]
+                first = self.programs[0].run(parts[0])
+                outs = [first] + [f.result() for f in futures]
+        finally:
+            wait(futures)  # no slice may still run once the step has returned or raised
+        if self.train:
+            self._sum_grads()
+            loss = sum(w * out[0] for w, out in zip(self.weights, outs))
+            return (np.asarray(loss, outs[0][0].dtype),
+                    *(np.concatenate(o) for o in zip(*(out[1:] for out in outs))))
+        return tuple(np.concatenate(o) for o in zip(*outs))
+
+    def _sum_grads(self) -> None:
+        given: set[int] = set()
+        for key, (p, g) in self.programs[0].collected.items():
+            total = g
+            for program in self.programs[1:]:
+                total = total + program.collected[key][1]  # a fresh array the tensor owns
+            accumulate_grad(p, total, given)
+        for program in self.programs:
+            program.collected.clear()
