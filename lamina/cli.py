@@ -56,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     from lamina.io import CheckpointError, ExportError
+    from lamina.plan import TraceError
     from lamina.schema import ConfigError
     from lamina.train.callbacks import NonFiniteError
 
@@ -64,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"lamina: config error: {e}", file=sys.stderr)
         return 2
-    except (CheckpointError, NonFiniteError, FileNotFoundError, ImportError, ExportError) as e:
+    except (CheckpointError, NonFiniteError, FileNotFoundError, ImportError, ExportError,
+            TraceError) as e:
         print(f"lamina: error: {e}", file=sys.stderr)
         return 1
 

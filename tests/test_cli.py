@@ -93,6 +93,10 @@ def test_errors_are_clear_and_exit_non_zero(env, tmp_path) -> None:
     proc = lamina("train", EXAMPLES / "mnist1d_cnn.yaml", "--workers", "2", "--set",
                   "scheduler.interval=iteration", env=env, cwd=tmp_path, check=False)
     assert proc.returncode == 2 and "scheduler.interval must be 'epoch'" in proc.stderr
+    proc = lamina("train", EXAMPLES / "mnist1d_cnn.yaml", "--set", "trainer.epochs=1", "--set",
+                  "trainer.compile={threads: 2}", env=env, cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "BatchNorm#1 computes statistics over the whole batch" in (
+        proc.stderr) and "Traceback" not in proc.stderr
     proc = lamina("eval", EXAMPLES / "digits_rbm.yaml", "--checkpoint", tmp_path / "none",
                   env=env, cwd=tmp_path, check=False)
     assert proc.returncode == 1 and "no such checkpoint file" in proc.stderr

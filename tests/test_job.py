@@ -60,6 +60,11 @@ MALFORMED = [
     (GOOD + "distributed: {workers: 0}\n", r"distributed\.workers: must be >= 1, got 0"),
     (GOOD + "distributed: {mode: sync}\n",
      r"distributed\.mode: expected one of 'bsp', 'ssp', 'asp', got str 'sync'"),
+    (GOOD.replace("epochs: 2", "epochs: 2, compile: {threads: two}"),
+     r"trainer\.compile\.threads: expected int, got str 'two'"),
+    (GOOD.replace("epochs: 2", "epochs: 2, compile: {thread: 2}"),
+     r"trainer\.compile\.thread: unknown argument of compile; allowed: \['threads', 'tune', "
+     r"'verify'\]"),
 ]
 
 

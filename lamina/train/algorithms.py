@@ -58,9 +58,10 @@ class Algorithm:
     metrics: dict[str, Callable[[Tensor, Tensor], float]] = {}
     compiled = False  # run steps through lamina.plan (bp only)
 
-    def use_plan(self, on: bool) -> None:
-        """Run this algorithm's steps as compiled execution plans."""
-        if on:
+    def use_plan(self, on: bool | dict[str, Any]) -> None:
+        """Run this algorithm's steps as compiled execution plans (True, or a dict of
+        `lamina.plan.compile`'s options)."""
+        if on is True or isinstance(on, dict):
             raise ValueError(f"{type(self).__name__}: compiled execution plans are available "
                              "for the bp algorithm only; set trainer.compile: false")
 
@@ -101,8 +102,9 @@ class BP(Algorithm):
     batch shape instead of recording a graph.
     """
 
-    def use_plan(self, on: bool) -> None:
-        self.compiled = on
+    def use_plan(self, on: bool | dict[str, Any]) -> None:
+        self.compiled = on is True or isinstance(on, dict)
+        self.plan_options = dict(on) if isinstance(on, dict) else {}
         self.plans: dict[int, Any] = {}
 
     def _plan(self, model: Layer, train: bool) -> Any:
@@ -110,7 +112,8 @@ class BP(Algorithm):
 
         key = id(model) * 2 + train
         if key not in self.plans:
-            self.plans[key] = compile(model, self.loss if train else None)
+            self.plans[key] = compile(model, self.loss if train else None,
+                                      **self.plan_options)
         return self.plans[key]
 
     def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any

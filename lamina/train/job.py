@@ -77,7 +77,7 @@ class TrainerConfig:
     clip_grad_norm: float | None = None
     clip_grad_value: float | None = None
     progress: bool = True
-    compile: bool = False
+    compile: bool | dict = False  # or lamina.plan.compile's options: {tune, threads, verify}
 
 
 def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> dict[str, Any]:
@@ -236,9 +236,14 @@ def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
         if m not in METRICS:
             raise ConfigError(f"trainer.metrics[{i}]: unknown metric {m!r}; "
                               f"one of {sorted(METRICS)}")
-    if trainer.compile and algorithm != "bp":
+    if trainer.compile is not False and algorithm != "bp":
         raise ConfigError(f"trainer.compile: execution plans are available for the bp "
                           f"algorithm only; got algorithm {algorithm!r}")
+    if isinstance(trainer.compile, dict):
+        from lamina.plan import compile
+
+        check_args(compile, trainer.compile, "trainer.compile",
+                   skip=("model", "loss_fn", "example_batch"))
     if trainer.early_stopping is not None:
         check_args(cb.EarlyStopping, trainer.early_stopping, "trainer.early_stopping")
     if algorithm == "cd" and trainer.keep_best == "val_loss":

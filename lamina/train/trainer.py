@@ -25,7 +25,8 @@ class Trainer:
         metrics: metric names computed on every batch ('accuracy').
         callbacks: Callback instances (progress, CSV, plots, checkpoints, early stopping...).
         compile: run training and evaluation steps as execution plans (`lamina.plan`),
-            traced once per batch shape (bp only).
+            traced once per batch shape (bp only): True, or a dict of
+            `lamina.plan.compile`'s options ({"tune": True, "threads": 2}).
 
     Example:
         >>> trainer = Trainer(model, optim.Adam(model.parameters()), "cross_entropy",
@@ -36,7 +37,8 @@ class Trainer:
 
     def __init__(self, model: Layer, optimizer: Any, loss: Any = "cross_entropy",
                  algorithm: str | Algorithm = "bp", metrics: Sequence[str] = ("accuracy",),
-                 callbacks: Iterable[Callback] = (), compile: bool = False) -> None:
+                 callbacks: Iterable[Callback] = (), compile: bool | dict[str, Any] = False
+                 ) -> None:
         self.model, self.optimizer = model, optimizer
         if isinstance(algorithm, str):
             algorithm = algorithm_class(algorithm)()

@@ -1,0 +1,210 @@
+"""Plans that split the batch over threads: equal to eager, and refusing what a split breaks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lamina as lm
+import lamina.functions as F
+import lamina.nn as nn
+import lamina.optim as optim
+from lamina.plan import TraceError, compile
+
+
+def _close(a, b, tol=1e-5):
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.abs(b).max(initial=0))))
+
+
+def _cnn():
+    return nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Linear(36, 10))
+
+
+class _Tagger(nn.Layer):
+    """Embedding + LSTM over a sequence + a linear read-out at every step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.lstm = nn.Embedding(12, 6), nn.LSTM(6, 8, output="sequence")
+        self.out = nn.Linear(8, 12)
+
+    def forward(self, x):
+        return self.out(self.lstm(self.embed(x))).reshape(-1, 12)
+
+
+def _batch(name, n, rng):
+    if name == "mlp":
+        return rng.standard_normal((n, 20)).astype(np.float32), rng.integers(0, 10, n)
+    if name == "cnn":
+        return rng.standard_normal((n, 1, 8, 8)).astype(np.float32), rng.integers(0, 10, n)
+    return rng.integers(0, 12, (n, 5)), rng.integers(0, 12, (n, 5))
+
+
+MODELS = {
+    "mlp": (lambda: nn.Sequential(nn.Linear(20, 32), nn.Tanh(), nn.Linear(32, 10)),
+            F.cross_entropy),
+    "cnn": (_cnn, F.cross_entropy),
+    "lstm": (_Tagger, lambda out, y: F.cross_entropy(out, y.reshape(-1))),
+}
+
+
+def _eager(model, loss_fn, x, y):
+    model.zero_grad()
+    out = model(x)
+    loss = loss_fn(out, y)
+    loss.backward()
+    grads = [p.grad.copy() for p in model.parameters()]
+    model.zero_grad()
+    return loss.item(), out.data, grads
+
+
+@pytest.mark.parametrize("threads, n", [(2, 16), (3, 7), (4, 3)])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_split_step_equals_the_eager_step(name, threads, n) -> None:
+    lm.manual_seed(0)
+    make, loss_fn = MODELS[name]
+    model = make()
+    x, y = (lm.tensor(a) for a in _batch(name, n, np.random.default_rng(1)))
+    want_loss, want_out, want_grads = _eager(model, loss_fn, x, y)
+    step = compile(model, loss_fn, (x, y), threads=threads)
+    loss = step(x, y)
+    parts = min(threads, n)
+    assert step.describe().startswith(f"batch split over {parts} threads")
+    assert loss.item() == pytest.approx(want_loss, rel=1e-6)
+    _close(step.output.data, want_out)
+    for p, want in zip(model.parameters(), want_grads):
+        _close(p.grad, want)
+    step(x, y)  # gradients accumulate across calls, as eager backward's do
+    for p, want in zip(model.parameters(), want_grads):
+        _close(p.grad, 2 * want)
+
+
+def test_ten_split_steps_give_the_weights_of_ten_eager_steps() -> None:
+    rng = np.random.default_rng(0)
+    batches = [tuple(lm.tensor(a) for a in _batch("cnn", 12, rng)) for _ in range(10)]
+    weights = []
+    for threads in (2, None):
+        lm.manual_seed(0)
+        model = _cnn()
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        step = compile(model, F.cross_entropy, threads=threads) if threads else None
+        for x, y in batches:
+            if step is not None:
+                step(x, y)
+            else:
+                F.cross_entropy(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+        weights.append(model.state_dict())
+    for k in weights[1]:
+        _close(weights[0][k], weights[1][k], 1e-4)
+
+
+def test_a_summed_loss_weighs_each_slice_by_one() -> None:
+    lm.manual_seed(0)
+    model = MODELS["mlp"][0]()
+    x, y = (lm.tensor(a) for a in _batch("mlp", 9, np.random.default_rng(2)))
+
+    def loss_fn(out, y):
+        return (out * out).sum()
+
+    want_loss, _, want_grads = _eager(model, loss_fn, x, y)
+    step = compile(model, loss_fn, (x, y), threads=2)
+    assert "loss weights 1, 1" in step.describe()
+    assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
+    for p, want in zip(model.parameters(), want_grads):
+        _close(p.grad, want)
+
+
+def test_a_loss_neither_mean_nor_sum_over_rows_is_refused() -> None:
+    model = MODELS["mlp"][0]()
+    x, y = (lm.tensor(a) for a in _batch("mlp", 8, np.random.default_rng(3)))
+
+    def loss_fn(out, y):
+        m = (out * out).mean()
+        return m * m
+
+    with pytest.raises(TraceError, match="neither a mean nor a sum over its rows"):
+        compile(model, loss_fn, (x, y), threads=2)
+
+
+def test_batch_norm_in_training_and_dropout_are_refused_by_name() -> None:
+    x, y = (lm.tensor(a) for a in _batch("mlp", 8, np.random.default_rng(4)))
+    bn = nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.Linear(16, 10))
+    with pytest.raises(TraceError, match=r"BatchNorm#\d+ computes statistics over the whole"):
+        compile(bn, F.cross_entropy, (x, y), threads=2)
+    drop = nn.Sequential(nn.Linear(20, 16), nn.Dropout(0.5), nn.Linear(16, 10))
+    with pytest.raises(TraceError, match=r"Dropout#\d+ draws random numbers"):
+        compile(drop, F.cross_entropy, (x, y), threads=2)
+
+
+def test_batch_norm_in_eval_mode_splits_and_equals_eager() -> None:
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 10))
+    x, y = (lm.tensor(a) for a in _batch("mlp", 8, np.random.default_rng(5)))
+    model(x)  # running statistics away from their initial values
+    model.eval()
+    want_loss, _, want_grads = _eager(model, F.cross_entropy, x, y)
+    step = compile(model, F.cross_entropy, (x, y), threads=2)
+    assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
+    for p, want in zip(model.parameters(), want_grads):
+        _close(p.grad, want)
+
+
+def test_a_split_inference_plan_joins_the_outputs() -> None:
+    lm.manual_seed(0)
+    model = _cnn()
+    x = lm.tensor(_batch("cnn", 10, np.random.default_rng(6))[0])
+    plan = compile(model, example_batch=(x,), threads=3)
+    assert plan.describe().startswith("batch split over 3 threads, rows [0:3), [3:6), [6:10)")
+    _close(plan(x).data, model(x).data)
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_a_tuned_split_plan_keeps_the_faster_way_and_equals_eager() -> None:
+    lm.manual_seed(0)
+    model = _cnn()
+    x, y = (lm.tensor(a) for a in _batch("cnn", 16, np.random.default_rng(7)))
+    want_loss, _, want_grads = _eager(model, F.cross_entropy, x, y)
+    step = compile(model, F.cross_entropy, (x, y), tune=True, threads=2)
+    kept = step.programs[next(iter(step.programs))]
+    assert type(kept).__name__ in ("Split", "Program")
+    assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
+    for p, want in zip(model.parameters(), want_grads):
+        _close(p.grad, want)
+
+
+def test_split_arguments_are_checked() -> None:
+    model = MODELS["mlp"][0]()
+    with pytest.raises(ValueError, match="threads must be an int >= 1"):
+        compile(model, F.cross_entropy, threads=0)
+    x = lm.tensor(_batch("mlp", 8, np.random.default_rng(8))[0])
+    with pytest.raises(ValueError, match=r"splits every batch array along axis 0.*\(8, 20\), \(5,\)"):
+        compile(model, F.cross_entropy, (x, lm.tensor(np.zeros(5, np.int64))), threads=2)
+
+
+def test_a_trainer_with_split_plans_trains_as_an_eager_one() -> None:
+    from lamina.data import ArrayDataset, DataLoader
+    from lamina.train import Trainer
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((60, 1, 8, 8)).astype(np.float32)
+    y = rng.integers(0, 10, 60)
+    histories, weights = [], []
+    for compiled in ({"threads": 2}, False):
+        lm.manual_seed(0)
+        model = _cnn()
+        trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
+                          compile=compiled)
+        loader = DataLoader(ArrayDataset(x, y), 16, shuffle=True)  # last batch: another shape
+        histories.append(trainer.fit(loader, 2, DataLoader(ArrayDataset(x, y), 25)))
+        weights.append(model.state_dict())
+        if compiled:
+            plans = list(trainer.algorithm.plans.values())
+            assert all(p.threads == 2 for p in plans) and len(plans) == 2  # train and eval
+    for a, b in zip(*histories):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4)
+        assert a["val_accuracy"] == pytest.approx(b["val_accuracy"], abs=1e-9)
+    for k in weights[1]:
+        _close(weights[0][k], weights[1][k], 1e-4)
