@@ -20,9 +20,14 @@ def pin_threads(n: int) -> None:
         os.environ[var] = str(n)
 
 
-def step_times(step: Callable[[], Any], repeats: int, warmup: int = 3) -> list[float]:
-    """Seconds taken by each of `repeats` calls of step, after `warmup` untimed ones."""
+def step_times(step: Callable[[], Any], repeats: int, warmup: int = 3,
+               settle: float = 0.0) -> list[float]:
+    """Seconds taken by each of `repeats` calls of step, after `warmup` untimed ones and
+    at least `settle` seconds of them."""
+    start = time.perf_counter()
     for _ in range(warmup):
+        step()
+    while time.perf_counter() - start < settle:
         step()
     times = []
     for _ in range(repeats):

@@ -7,8 +7,9 @@ For each workload prints, each framework in its own process with its threads pin
     with tracemalloc (which sees NumPy's allocations) and counting a plan's preallocated
     buffers. Eager mode keeps every op's inputs until backward; a plan keeps what backward
     reads. Also the plan's own estimate of its live peak (`plan.memory()`);
-  * median step time of lamina eager, lamina planned (tuned) and PyTorch eager, and the
-    ratios. Eager and planned steps alternate within one process, since one process
+  * median step time of lamina eager, lamina planned (tuned, `threads` as given: the
+    tuner keeps the batch split over threads or whole, whichever is faster) and PyTorch
+    eager, and the ratios. Eager and planned steps alternate within one process, since one process
     differs from the next by 10-30% on a shared machine; lamina's and PyTorch's
     processes run round-robin, `--rounds` each, and the medians over rounds are shown.
 """
@@ -28,6 +29,11 @@ from common import run_isolated, step_times  # noqa: E402
 
 CASES = [("mlp", 32), ("mlp", 128), ("cnn", 64), ("lstm", 32)]
 BLOCK = 10  # steps per block when eager and planned alternate; the first two untimed
+# A planned step split over threads (compile(threads=2)) holds BLAS to one thread; after
+# an eager step's multi-threaded GEMMs, OpenBLAS's idle threads spin for ~0.1 s on the
+# cores its slices need. A training loop never switches, so each block starts untimed
+# for at least this long.
+SETTLE = 0.25
 
 
 def held_for_backward(name: str, size: int, planned: bool) -> int:
@@ -51,15 +57,16 @@ def interleaved_ms(steps: list, repeats: int, block: int = BLOCK) -> list[float]
     """Median ms of each step, run in alternating blocks within one process: the steps
     share whatever state the process and machine are in, which differs by 10-30% from one
     process to the next here (more than the difference being measured). The first two
-    steps of a block are not timed: two models' weights, gradients and momenta do not fit
-    in L3 together, and a step right after the other model's pays to refill the cache,
-    which a process training one model never does."""
+    steps of a block, and at least SETTLE seconds, are not timed: two models' weights,
+    gradients and momenta do not fit in L3 together, and a step right after the other
+    model's pays to refill the cache (and to wait out spinning BLAS threads), which a
+    process training one model never does."""
     for step in steps:
         step_times(step, 0, warmup=5)
     times: list[list[float]] = [[] for _ in steps]
     for _ in range(max(1, repeats // (block - 2))):
         for step, ts in zip(steps, times):
-            ts.extend(step_times(step, block - 2, warmup=2))
+            ts.extend(step_times(step, block - 2, warmup=2, settle=SETTLE))
     return [statistics.median(ts) * 1e3 for ts in times]
 
 
@@ -71,8 +78,10 @@ def measure(framework: str, name: str, size: int, repeats: int) -> dict[str, flo
         return {"torch_ms": interleaved_ms([workloads.torch_step(name, size)], repeats)[0]}
     import lamina as lm
 
+    threads = int(os.environ.get("OPENBLAS_NUM_THREADS", "1"))
     eager_ms, planned_ms = interleaved_ms(
-        [workloads.lamina_step(name, size, planned) for planned in (False, True)], repeats)
+        [workloads.lamina_step(name, size, planned, threads) for planned in (False, True)],
+        repeats)
     model, loss_fn = workloads.lamina_model(name), workloads.lamina_loss(name)
     x, y = (lm.tensor(a) for a in workloads.batch(name, size))
     return {"eager_ms": eager_ms, "planned_ms": planned_ms,

@@ -35,7 +35,8 @@ def measure(framework: str, name: str, steps: int) -> dict[str, float]:
         torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
         step = workloads.torch_step(name)
     else:
-        step = workloads.lamina_step(name, planned=framework == "planned")
+        step = workloads.lamina_step(name, planned=framework == "planned",
+                                     threads=int(os.environ["OPENBLAS_NUM_THREADS"]))
     first = step()  # the first loss, compared across frameworks; also the first warm-up
     ms = np.array(step_times(step, steps, warmup=2)) * 1e3
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

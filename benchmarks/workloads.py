@@ -96,15 +96,18 @@ def lamina_loss(name: str) -> Callable[..., Any]:
     return F.cross_entropy
 
 
-def lamina_step(name: str, size: int | None = None, planned: bool = False
+def lamina_step(name: str, size: int | None = None, planned: bool = False, threads: int = 1
                 ) -> Callable[[], float]:
+    """An eager step, or a tuned plan's, which may split the batch over `threads` (the
+    tuner keeps the split or the whole step, whichever is faster)."""
     import lamina as lm
     import lamina.optim as optim
 
     model, loss_fn = lamina_model(name), lamina_loss(name)
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = (lm.tensor(a) for a in batch(name, size))
-    plan = lm.plan.compile(model, loss_fn, (x, y), tune=True) if planned else None
+    plan = (lm.plan.compile(model, loss_fn, (x, y), tune=True, threads=threads) if planned
+            else None)
 
     def step() -> float:
         if plan is not None:
