@@ -5,14 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from layer_cases import LAYER_CASES, flat_outputs
+from plan_cases import close, fit_compiled_and_eager, sgd_weights
 
 import lamina as lm
 import lamina.functions as F
 import lamina.nn as nn
-import lamina.optim as optim
-from lamina.data import ArrayDataset, DataLoader
 from lamina.plan import TraceError, compile
-from lamina.train import Trainer
 
 
 def _square_loss(out, y):
@@ -23,8 +21,7 @@ def _square_loss(out, y):
     return total
 
 
-def _close(a, b, tol=1e-5):
-    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.abs(b).max(initial=0))))
+_close = close
 
 
 def _eager_and_planned(model, loss_fn, x, y, seed=7):
@@ -72,23 +69,14 @@ def _cnn():
 
 def test_fifty_planned_steps_give_the_weights_of_fifty_eager_steps() -> None:
     rng = np.random.default_rng(0)
-    xs = rng.standard_normal((50, 16, 1, 20)).astype(np.float32)
-    ys = rng.integers(0, 10, (50, 16))
+    batches = [(lm.tensor(rng.standard_normal((16, 1, 20)).astype(np.float32)),
+                lm.tensor(rng.integers(0, 10, 16))) for _ in range(50)]
     weights = []
     for planned in (True, False):
         lm.manual_seed(0)
         model = _cnn()
-        opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-        step = compile(model, F.cross_entropy) if planned else None
-        for x, y in zip(xs, ys):
-            x, y = lm.tensor(x), lm.tensor(y)
-            if planned:
-                step(x, y)
-            else:
-                F.cross_entropy(model(x), y).backward()
-            opt.step()
-            opt.zero_grad()
-        weights.append(model.state_dict())
+        weights.append(sgd_weights(model, batches, compile(model, F.cross_entropy)
+                                   if planned else None))
     for k in weights[1]:
         _close(weights[0][k], weights[1][k], 1e-4)
 
@@ -332,17 +320,8 @@ def test_trainer_compile_matches_eager_training() -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((100, 1, 20)).astype(np.float32)
     y = rng.integers(0, 10, 100)
-    histories, weights = [], []
-    for compiled in (True, False):
-        lm.manual_seed(0)
-        model = _cnn()
-        # SGD, not Adam: the conv bias before batch norm has a zero gradient up to rounding,
-        # which Adam would scale up to full-size steps in different directions.
-        trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
-                          compile=compiled)
-        loader = DataLoader(ArrayDataset(x, y), 16, shuffle=True)  # last batch: another shape
-        histories.append(trainer.fit(loader, 3, DataLoader(ArrayDataset(x, y), 50)))
-        weights.append(model.state_dict())
+    runs = fit_compiled_and_eager(_cnn, x, y, True, 3, 50)
+    histories, weights = [r[0] for r in runs], [r[1] for r in runs]
     for a, b in zip(*histories):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-4)
         assert a["val_accuracy"] == pytest.approx(b["val_accuracy"], abs=0.011)

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from plan_cases import close, fit_compiled_and_eager, sgd_weights
 
 import lamina as lm
 import lamina.functions as F
 import lamina.nn as nn
-import lamina.optim as optim
 from lamina.plan import TraceError, compile
 
-
-def _close(a, b, tol=1e-5):
-    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.abs(b).max(initial=0))))
+_close = close
 
 
 def _cnn():
@@ -87,16 +85,9 @@ def test_ten_split_steps_give_the_weights_of_ten_eager_steps() -> None:
     for threads in (2, None):
         lm.manual_seed(0)
         model = _cnn()
-        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        step = compile(model, F.cross_entropy, threads=threads) if threads else None
-        for x, y in batches:
-            if step is not None:
-                step(x, y)
-            else:
-                F.cross_entropy(model(x), y).backward()
-            opt.step()
-            opt.zero_grad()
-        weights.append(model.state_dict())
+        weights.append(sgd_weights(model, batches, compile(model, F.cross_entropy,
+                                                           threads=threads)
+                                   if threads else None, lr=0.1))
     for k in weights[1]:
         _close(weights[0][k], weights[1][k], 1e-4)
 
@@ -185,24 +176,14 @@ def test_split_arguments_are_checked() -> None:
 
 
 def test_a_trainer_with_split_plans_trains_as_an_eager_one() -> None:
-    from lamina.data import ArrayDataset, DataLoader
-    from lamina.train import Trainer
-
     rng = np.random.default_rng(0)
     x = rng.standard_normal((60, 1, 8, 8)).astype(np.float32)
     y = rng.integers(0, 10, 60)
-    histories, weights = [], []
-    for compiled in ({"threads": 2}, False):
-        lm.manual_seed(0)
-        model = _cnn()
-        trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
-                          compile=compiled)
-        loader = DataLoader(ArrayDataset(x, y), 16, shuffle=True)  # last batch: another shape
-        histories.append(trainer.fit(loader, 2, DataLoader(ArrayDataset(x, y), 25)))
-        weights.append(model.state_dict())
-        if compiled:
-            plans = list(trainer.algorithm.plans.values())
-            assert all(p.threads == 2 for p in plans) and len(plans) == 2  # train and eval
+    runs = fit_compiled_and_eager(_cnn, x, y, {"threads": 2}, 2, 25)
+    histories, weights = [r[0] for r in runs], [r[1] for r in runs]
+    plans = list(runs[0][2].algorithm.plans.values())
+    assert len(plans) == 2 and all(p.threads == 2 for p in plans)  # train and eval
+    assert all(type(r).__name__ == "Split" for p in plans for r in p.programs.values())
     for a, b in zip(*histories):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-4)
         assert a["val_accuracy"] == pytest.approx(b["val_accuracy"], abs=1e-9)
