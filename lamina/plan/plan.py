@@ -12,7 +12,7 @@ import numpy as np
 import lamina as lm
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
-from lamina.plan.program import Program
+from lamina.plan.program import Program, timed_step
 from lamina.plan.split import Split, blas_single_threaded, bounds, require_threadpoolctl, slices
 from lamina.plan.trace import Trace, TraceError, flatten, trace
 
@@ -45,11 +45,16 @@ class Plan:
         self.programs: dict[tuple[Any, ...], Program | Split] = {}
         self.traces = 0
         self.output: Tensor | None = None
-        self.last: Program | None = None
+        self.latest: Program | Split | None = None  # the runner of the latest batch
 
     @property
     def train(self) -> bool:
         return self.loss_fn is not None
+
+    @property
+    def last(self) -> Program | None:
+        """The latest batch's program; with the batch split over threads, the first slice's."""
+        return self.latest.programs[0] if isinstance(self.latest, Split) else self.latest
 
     def _key(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
         return (self.model.training, *((a.shape, a.dtype.str) for a in arrays))
@@ -57,19 +62,18 @@ class Plan:
     def program(self, *batch: Any) -> Program:
         """The compiled program for this batch's signature (tracing it if new); with the
         batch split over threads, the first slice's."""
-        self._runner([b.data if isinstance(b, Tensor) else np.asarray(b) for b in batch])
+        self._runner(_arrays(batch))
         return self.last
 
     def _runner(self, arrays: list[Any]) -> Program | Split:
         key = self._key(arrays)
         if key not in self.programs:
             self.programs[key] = self._compile(arrays)
-        runner = self.programs[key]
-        self.last = runner.programs[0] if isinstance(runner, Split) else runner
-        return runner
+        self.latest = self.programs[key]
+        return self.latest
 
     def __call__(self, *batch: Any) -> Tensor:
-        arrays = [b.data if isinstance(b, Tensor) else np.asarray(b) for b in batch]
+        arrays = _arrays(batch)
         results = [Tensor(np.array(r)) for r in self._runner(arrays).run(arrays)]
         if not self.train:
             return results[0] if len(results) == 1 else tuple(results)
@@ -85,10 +89,8 @@ class Plan:
     def describe(self) -> str:
         """The steps of the latest program: ops, values, slots, frees, pruned ops, backward;
         for a batch split over threads, the slices, then the first slice's program."""
-        program = self._latest()
-        split = next((r for r in self.programs.values()
-                      if isinstance(r, Split) and r.programs[0] is program), None)
-        if split is None:
+        program, split = self._latest(), self.latest
+        if not isinstance(split, Split):
             return program.describe()
         rows = ", ".join(f"[{lo}:{hi})" for lo, hi in split.edges)
         return (f"batch split over {len(split.edges)} threads, rows {rows}, loss weights "
@@ -123,11 +125,15 @@ class Plan:
     def _compile(self, arrays: list[Any]) -> Program | Split:
         n = len(arrays[0]) if arrays and np.ndim(arrays[0]) else 0
         if self.threads == 1 or n < 2:
-            program = self._compile_one(arrays)
-            if self.verify and self.train:
-                self._check(program.run, arrays)
-            return program
+            return self._compile_whole(arrays)
         return self._compile_split(arrays, n)
+
+    def _compile_whole(self, arrays: list[Any]) -> Program:
+        """One program for the whole batch, checked against eager."""
+        program = self._compile_one(arrays)
+        if self.verify and self.train:
+            self._check(program.run, arrays)
+        return program
 
     def _compile_split(self, arrays: list[Any], n: int) -> Program | Split:
         """Programs for the batch's slices; tuned, the split or the whole step, whichever
@@ -151,23 +157,19 @@ class Plan:
         # Time the split before anything runs BLAS on all threads again: for ~0.1 s after
         # such a call OpenBLAS's idle threads spin on the cores a slice's thread needs.
         split_s = self._step_seconds(split, arrays, settle=0.25)
-        whole = self._compile_one(arrays)  # a step that is mostly GEMMs may run faster
-        if self.verify and self.train:
-            self._check(whole.run, arrays)
+        whole = self._compile_whole(arrays)  # a step that is mostly GEMMs may run faster
         return split if split_s <= self._step_seconds(whole, arrays) else whole
 
     def _step_seconds(self, runner: Program | Split, arrays: list[Any], rounds: int = 5,
                       settle: float = 0.0) -> float:
         """The shortest of `rounds` steps, after running untimed for `settle` seconds."""
-        best, start = np.inf, time.perf_counter()
+        best, start, params = np.inf, time.perf_counter(), list(self.model.parameters())
         with _preserved(self.model):
             while rounds > 0:
-                for p in self.model.parameters():
-                    p.grad = None
-                t = time.perf_counter()
-                runner.run(arrays)
-                if t - start >= settle:
-                    best, rounds = min(best, time.perf_counter() - t), rounds - 1
+                settled = time.perf_counter() - start >= settle
+                seconds = timed_step(runner.run, arrays, params)
+                if settled:
+                    best, rounds = min(best, seconds), rounds - 1
         return best
 
     def _compile_one(self, arrays: list[Any]) -> Program:
@@ -217,10 +219,9 @@ class Plan:
                     want = [t.data for t in flatten(self._step_fn()(*[Tensor(a)
                                                                       for a in arrays]))]
             want += [None if p.grad is None else p.grad.copy() for p in params]
-        with _preserved(self.model):
-            got = [np.array(r) for r in run(arrays)][:len(want) - len(params)]
-            got += [p.grad for p in params]
         outputs = len(want) - len(params)
+        with _preserved(self.model):
+            got = [np.array(r) for r in run(arrays)][:outputs] + [p.grad for p in params]
         for i, (a, b) in enumerate(zip(want, got)):
             if (a is None) != (b is None) or (a is not None and not np.allclose(
                     a, b, rtol=1e-4, atol=1e-6 * max(1.0, float(np.abs(a).max(initial=0))))):
@@ -230,6 +231,10 @@ class Plan:
                                  "eager step; the model has effects a plan cannot capture"
                                  + (" or mixes the rows of a batch it splits over threads"
                                     if self.threads > 1 else ""))
+
+
+def _arrays(batch: Sequence[Any]) -> list[Any]:
+    return [b.data if isinstance(b, Tensor) else np.asarray(b) for b in batch]
 
 
 def _check_splittable(program: Program) -> None:

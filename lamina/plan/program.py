@@ -55,7 +55,7 @@ class Program:
         self.frees = self._frees()
         self.buffers: list[Any] | None = None
         self.after_forward: Any = None  # a callable run between forward and backward
-        # A program running one slice of a split batch (see plan._Split) seeds backward
+        # A program running one slice of a split batch (see split.Split) seeds backward
         # with its slice's weight in the loss and keeps its parameters' gradients in
         # `collected` (tensor id -> (tensor, array)) for the plan to sum: programs on
         # other threads must not write one tensor's .grad at once.
@@ -120,11 +120,7 @@ class Program:
         params = [self.trace.tensors[v] for v, k in enumerate(self.trace.kinds) if k == "param"]
 
         def step_seconds() -> float:
-            for p in params:  # as after zero_grad: gradients are made, not accumulated
-                p.grad = None
-            start = time.perf_counter()
-            self.run(arrays)
-            return time.perf_counter() - start
+            return timed_step(self.run, arrays, params)
 
         step_seconds()  # allocate the buffers; warm the caches
         for n in self.forward:
@@ -342,6 +338,16 @@ class Program:
                 lines.append(f"  {len(self.forward) + j:3d} {n.name + '.backward':<23} "
                              f"-> d/d {', '.join(targets)}")
         return "\n".join(lines)
+
+
+def timed_step(run: Any, arrays: list[Any], params: list[Any]) -> float:
+    """Seconds one `run(arrays)` takes, gradients cleared first as after zero_grad (so they
+    are made, not accumulated)."""
+    for p in params:
+        p.grad = None
+    start = time.perf_counter()
+    run(arrays)
+    return time.perf_counter() - start
 
 
 def _prune(nodes: list[Node], outputs: list[int], n_values: int) -> list[Node]:
