@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lamina.parallel import BLAS_THREAD_TIMEOUT
+
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -46,6 +48,9 @@ def run_isolated(script: str, args: Sequence[str], threads: int,
     """Run `script args` in a fresh process with pinned threads; parse its last line as
     JSON. Returns None when it needed torch and torch is not installed."""
     env = {**os.environ, **{v: str(threads) for v in THREAD_VARS}}
+    # As under `lamina train`, where lamina loads before NumPy and sets it; these scripts
+    # load NumPy first.
+    env.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)
     proc = subprocess.run([sys.executable, script, *args], capture_output=True, text=True,
                           env=env)
     if proc.returncode != 0:

@@ -7,6 +7,8 @@
     array([2., 4., 6.], dtype=float32)
 """
 
+# First, before anything loads NumPy: it sets how long OpenBLAS's idle threads spin.
+from lamina import parallel  # noqa: I001
 from lamina import data, functions, io, nn, optim, plan, train  # noqa: E402  (lm.nn, ...)
 from lamina.autograd import (
     Function,
@@ -26,6 +28,7 @@ from lamina.config import (
     set_rng_state,
 )
 from lamina.errors import ShapeError
+from lamina.parallel import get_num_threads, set_num_threads
 
 Variable = Tensor
 
@@ -46,12 +49,15 @@ __all__ = [
     "io",
     "nn",
     "optim",
+    "parallel",
     "plan",
     "get_rng_state",
+    "get_num_threads",
     "gradcheck",
     "is_grad_enabled",
     "manual_seed",
     "no_grad",
+    "set_num_threads",
     "set_rng_state",
     "tensor",
     "train",

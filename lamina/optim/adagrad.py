@@ -18,6 +18,8 @@ class Adagrad(Optimizer):
         p = p - lr / (1 + (t - 1) * lr_decay) * g / (sqrt(s) + eps)
     """
 
+    elementwise = True
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
                  eps: float = 1e-10) -> None:

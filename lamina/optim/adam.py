@@ -21,6 +21,7 @@ class Adam(Optimizer):
     """
 
     decoupled = False
+    elementwise = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

@@ -8,21 +8,29 @@ layers or tensors, so a parameter server applies the same class to its shard of 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from lamina import parallel
 from lamina.autograd.tensor import Tensor
+from lamina.optim import pieces
 
 
 class Optimizer:
     """Base class: holds `param_groups` (lists of tensors with their hyper-parameters).
 
+    A subclass whose rule treats each element on its own, and updates its state arrays in
+    place, sets `elementwise = True`: its step then runs in pieces over threads.
+
     Args:
         params: tensors, or dicts {"params": [...], **hyper-parameters for that group}.
         defaults: each hyper-parameter's value where a group does not set it.
     """
+
+    elementwise = False
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -73,11 +81,16 @@ class Optimizer:
         """Update `param` in place from its gradient, state and group hyper-parameters."""
         raise NotImplementedError
 
+    def state_complete(self, state: dict[str, Any], group: dict[str, Any]) -> bool:
+        """Whether the next update only changes this state in place, adding no key (an
+        `elementwise` rule runs in pieces only then)."""
+        return True
+
     def scratch(self, like: Any) -> Any:
         """A reusable array shaped like `like` for an update's temporaries (not state: it
         is overwritten by every parameter of that shape). Saves a fresh multi-MB allocation
-        per parameter per step."""
-        key = (like.shape, like.dtype.str)
+        per parameter per step. One per thread, since pieces of a step run at once."""
+        key = (like.shape, like.dtype.str, threading.get_ident())
         buf = self._scratch.get(key)
         if buf is None:
             buf = self._scratch[key] = np.empty_like(like)
@@ -85,7 +98,9 @@ class Optimizer:
 
     # -- the loop -------------------------------------------------------------------------
     def step(self) -> None:
-        """Update every parameter that has a gradient."""
+        """Update every parameter that has a gradient. An `elementwise` rule runs in pieces,
+        at once on `lamina.get_num_threads()` threads (see lamina/optim/pieces.py)."""
+        whole, split = [], []
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -93,7 +108,15 @@ class Optimizer:
                 state = self.state.get(p)
                 if state is None:
                     state = self.state[p] = self.init_state(p.data, group)
-                self.update_param(p.data, p.grad, state, group)
+                update = (p.data, p.grad, state, group)
+                if (self.elementwise and self.state_complete(state, group)
+                        and pieces.splittable(update)):
+                    split.append(update)
+                else:
+                    whole.append(update)
+        for update in whole:
+            self.update_param(*update)
+        pieces.run(self.update_param, split, parallel.get_num_threads())
 
     def update(self) -> None:
         """Chainer's name for `step`."""

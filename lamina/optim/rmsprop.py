@@ -21,6 +21,8 @@ class RMSprop(Optimizer):
         p = p - lr * g / d                                          (otherwise)
     """
 
+    elementwise = True
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
                  centered: bool = False) -> None:

@@ -24,6 +24,8 @@ class SGD(Optimizer):
         >>> loss.backward(); opt.step(); opt.zero_grad()
     """
 
+    elementwise = True
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, nesterov: bool = False,
                  weight_decay: float = 0.0) -> None:
@@ -36,6 +38,9 @@ class SGD(Optimizer):
         require(group, "nesterov", not group["nesterov"] or (
             group["momentum"] > 0 and group["dampening"] == 0),
             "needs momentum > 0 and dampening == 0")
+
+    def state_complete(self, state: dict[str, Any], group: dict[str, Any]) -> bool:
+        return not group["momentum"] or "momentum_buffer" in state  # made by the first step
 
     def update_param(self, param: Any, grad: Any, state: dict[str, Any],
                      group: dict[str, Any]) -> None:

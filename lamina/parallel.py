@@ -1,0 +1,83 @@
+"""lamina's own threads: how many there are, and running pieces of work on them at once.
+
+NumPy runs each elementwise kernel on one core, and releases the GIL inside it. Work that
+splits into independent pieces (an optimizer updating slices of its parameters) runs one
+piece per thread, so a memory-bound update uses every core's bandwidth instead of one's.
+
+    >>> import lamina as lm
+    >>> lm.set_num_threads(2)
+    >>> lm.get_num_threads()
+    2
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Any
+
+# OpenBLAS's idle threads spin for 2**28 cycles (about 0.1 s) after every call before they
+# sleep, holding the cores that lamina's own threads need right after the GEMMs (an
+# optimizer's pieces, a split plan's slices). 2**12 cycles still covers the gap between
+# back-to-back GEMMs.
+BLAS_THREAD_TIMEOUT = "12"
+
+_threads: int | None = None
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+
+
+def quiet_idle_blas_threads() -> None:
+    """Set OPENBLAS_THREAD_TIMEOUT unless it is set. OpenBLAS reads it once, when NumPy
+    loads it, so this acts only before NumPy's first import."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)
+
+
+quiet_idle_blas_threads()  # at import: lamina's __init__ imports this module first
+
+
+def default_threads() -> int:
+    """OMP_NUM_THREADS where set (PyTorch reads it too), else the CPUs this process may
+    run on (its affinity mask where the OS has one)."""
+    pinned = os.environ.get("OMP_NUM_THREADS", "")
+    if pinned.isdigit() and int(pinned) > 0:
+        return int(pinned)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def get_num_threads() -> int:
+    """How many threads lamina's own parallel work uses (BLAS keeps its own setting)."""
+    return _threads if _threads is not None else default_threads()
+
+
+def set_num_threads(threads: int) -> None:
+    """Use `threads` threads for lamina's own parallel work; 1 runs everything in the caller."""
+    global _threads
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"set_num_threads: threads must be an int >= 1, got {threads!r}")
+    _threads = threads
+
+
+def run_all(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
+    """Run the tasks at once, the first on the calling thread and the rest on the pool, and
+    return their results in order. Every task finishes before an error re-raises."""
+    global _pool, _pool_size
+    if len(tasks) <= 1:
+        return [task() for task in tasks]
+    if _pool is None or _pool_size < len(tasks) - 1:
+        if _pool is not None:
+            _pool.shutdown(wait=True)
+        _pool_size = max(len(tasks), get_num_threads()) - 1
+        _pool = ThreadPoolExecutor(_pool_size, thread_name_prefix="lamina")
+    futures = [_pool.submit(task) for task in tasks[1:]]
+    try:
+        first = tasks[0]()
+    finally:
+        wait(futures)
+    return [first, *(f.result() for f in futures)]

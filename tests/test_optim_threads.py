@@ -1,0 +1,193 @@
+"""Elementwise optimizers updating in pieces over threads: the same bits as one thread."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import lamina as lm
+import lamina.optim as optim
+from lamina import parallel
+from lamina.optim import pieces
+
+# Big enough to be cut (pieces.MIN_PIECE elements per thread), and one parameter small
+# enough to land whole inside a thread's range.
+SHAPES = [(300, 400), (400,), (250, 300), (7,)]
+
+RULES = [
+    (optim.SGD, {"lr": 0.1}),
+    (optim.SGD, {"lr": 0.1, "momentum": 0.9, "dampening": 0.1, "weight_decay": 0.01}),
+    (optim.SGD, {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
+    (optim.Adam, {"lr": 0.01, "amsgrad": True, "weight_decay": 0.1}),
+    (optim.AdamW, {"lr": 0.01}),
+    (optim.RMSprop, {"lr": 0.01, "centered": True, "momentum": 0.5}),
+    (optim.Adagrad, {"lr": 0.1, "lr_decay": 0.01}),
+]
+
+
+@pytest.fixture
+def threads():
+    """Set lamina's thread count for one test and put the default back after."""
+    before, parallel._threads = parallel._threads, None
+    yield lm.set_num_threads
+    parallel._threads = before
+
+
+def _run(opt_cls, kw, n_threads: int, steps: int = 4):
+    lm.set_num_threads(n_threads)
+    rng = np.random.default_rng(0)
+    params = [lm.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+              for s in SHAPES]
+    opt = opt_cls(params, **kw)
+    for _ in range(steps):
+        for p in params:
+            p.grad = rng.standard_normal(p.shape).astype(np.float32)
+        opt.step()
+    return [p.data for p in params], opt
+
+
+@pytest.mark.parametrize("opt_cls, kw", RULES)
+def test_pieces_over_threads_give_one_threads_bits(threads, opt_cls, kw) -> None:
+    want, one = _run(opt_cls, kw, 1)
+    got, two = _run(opt_cls, kw, 2)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    for p_one, p_two in zip(one.state.values(), two.state.values()):
+        assert p_one.keys() == p_two.keys()
+        for k in p_one:
+            np.testing.assert_array_equal(p_two[k], p_one[k])  # step counts counted once
+
+
+def test_each_thread_updates_its_own_range(threads) -> None:
+    seen: list[tuple[int, int]] = []
+
+    class Recorded(optim.SGD):
+        def update_param(self, param, grad, state, group):
+            seen.append((threading.get_ident(), param.size))
+            super().update_param(param, grad, state, group)
+
+    _run(Recorded, {"lr": 0.1, "momentum": 0.9}, 2, steps=3)
+    total = sum(int(np.prod(s)) for s in SHAPES)
+    first = seen[:len(SHAPES)]  # the first step makes momentum buffers, whole
+    assert sorted(size for _, size in first) == sorted(int(np.prod(s)) for s in SHAPES)
+    last = seen[-5:]  # two ranges cut the first and third parameters: five pieces
+    assert len({ident for ident, _ in last}) == 2
+    assert sum(size for _, size in last) == total
+    by_thread: dict[int, int] = {}
+    for ident, size in last:
+        by_thread[ident] = by_thread.get(ident, 0) + size
+    assert sorted(by_thread.values()) == [total // 2, total - total // 2]
+
+
+def test_ranges_cover_every_element_once_in_equal_shares() -> None:
+    sizes = [10, 3, 0, 7, 1]
+    plan = pieces.ranges(sizes, 3)
+    covered = [np.zeros(s, int) for s in sizes]
+    for share in plan:
+        for i, lo, hi in share:
+            covered[i][lo:hi] += 1
+    assert all((c == 1).all() for c in covered)
+    assert [sum(hi - lo for _, lo, hi in share) for share in plan] == [7, 7, 7]
+
+
+def test_small_or_strided_updates_run_whole(threads) -> None:
+    threads(2)
+    seen: list[int] = []
+
+    class Recorded(optim.SGD):
+        def update_param(self, param, grad, state, group):
+            seen.append(param.size)
+            super().update_param(param, grad, state, group)
+
+    small = lm.tensor(np.ones(100, np.float32), requires_grad=True)
+    big = lm.tensor(np.ones((400, 400), np.float32), requires_grad=True)
+    opt = Recorded([small, big], lr=0.5)
+    small.grad = np.ones(100, np.float32)
+    big.grad = np.ones((400, 400), np.float32).T  # a transposed view: not flat-sliceable
+    opt.step()
+    assert sorted(seen) == [100, 160000]
+    np.testing.assert_array_equal(big.data, 0.5)
+
+
+class _Rebinds(optim.Optimizer):
+    elementwise = True
+
+    def __init__(self, params):
+        super().__init__(params, {"lr": 0.1})
+
+    def init_state(self, param, group):
+        return {"acc": np.zeros_like(param)}
+
+    def update_param(self, param, grad, state, group):
+        state["acc"] = state["acc"] + grad  # a new array: pieces would lose it
+        param -= group["lr"] * state["acc"]
+
+
+class _AddsKeys(_Rebinds):
+    def update_param(self, param, grad, state, group):
+        state["acc"] += grad
+        state.setdefault("late", 0)
+        param -= group["lr"] * state["acc"]
+
+
+@pytest.mark.parametrize("cls, message", [(_Rebinds, "replaced state\\['acc'\\]"),
+                                          (_AddsKeys, "added state keys")])
+def test_a_rule_that_is_not_elementwise_in_place_is_named(threads, cls, message) -> None:
+    threads(2)
+    p = lm.tensor(np.zeros(200_000, np.float32), requires_grad=True)
+    opt = cls([p])
+    p.grad = np.ones(200_000, np.float32)
+    with pytest.raises(RuntimeError, match=f"{cls.__name__}: update_param {message}"):
+        opt.step()
+
+
+def test_thread_count_is_checked_and_kept(threads) -> None:
+    assert lm.get_num_threads() == parallel.default_threads() >= 1
+    threads(3)
+    assert lm.get_num_threads() == 3
+    for bad in (0, -1, 2.0, True, "2"):
+        with pytest.raises(ValueError, match="threads must be an int >= 1"):
+            lm.set_num_threads(bad)
+
+
+def test_run_all_returns_in_order_and_waits_before_raising() -> None:
+    done = threading.Event()
+
+    def slow() -> int:
+        done.wait(5)
+        return 2
+
+    def fails() -> int:
+        done.set()
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        parallel.run_all([fails, slow])
+    assert parallel.run_all([lambda: 1, lambda: 2, lambda: 3]) == [1, 2, 3]
+    assert parallel.run_all([lambda: 4]) == [4]
+
+
+def test_default_threads_follow_omp_num_threads(monkeypatch) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert parallel.default_threads() == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "")
+    assert parallel.default_threads() >= 1
+
+
+@pytest.mark.parametrize("code, env, want", [
+    ("import lamina", {}, parallel.BLAS_THREAD_TIMEOUT),
+    ("import lamina", {"OPENBLAS_THREAD_TIMEOUT": "20"}, "20"),  # the user's value wins
+    ("import numpy, lamina", {}, "unset"),  # too late: OpenBLAS has read it
+])
+def test_lamina_quiets_idle_blas_threads_only_before_numpy_loads(code, env, want) -> None:
+    base = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}; import os; "
+         "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset'))"],
+        env={**base, **env}, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == want
