@@ -327,3 +327,12 @@ def test_trainer_compile_matches_eager_training() -> None:
         assert a["val_accuracy"] == pytest.approx(b["val_accuracy"], abs=0.011)
     for k in weights[1]:
         _close(weights[0][k], weights[1][k], 1e-3)
+
+
+def test_a_tuned_choice_leaves_the_default_only_beyond_the_margin() -> None:
+    from lamina.plan.program import pick
+
+    assert pick({"a": 1.0, "b": 0.98}, "a", 0.03) == "a"  # 2% is within the noise
+    assert pick({"a": 1.0, "b": 0.96, "c": 0.90}, "a", 0.03) == "c"
+    assert pick({"a": 0.9, "b": 1.0}, "b", 0.10) == "b"  # exactly the margin: not beyond
+    assert pick({"a": 0.89, "b": 1.0}, "b", 0.10) == "a"

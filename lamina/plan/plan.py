@@ -12,9 +12,15 @@ import numpy as np
 import lamina as lm
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
-from lamina.plan.program import Program, timed_step
+from lamina.plan.program import Program, pick, timed_step
 from lamina.plan.split import Split, blas_single_threaded, bounds, require_threadpoolctl, slices
 from lamina.plan.trace import Trace, TraceError, flatten, trace
+
+# How much faster than the whole step a split step must time to be kept. It pays costs
+# that timing the plan alone does not show (two programs' buffers in the cache, an
+# optimizer reading gradients summed from two threads): one MLP/128 compile in six kept
+# the split, which then ran 9.3 ms a step in the training loop, the whole 7.9-8.8.
+SPLIT_MARGIN = 0.10
 
 
 class Plan:
@@ -158,7 +164,8 @@ class Plan:
         # such a call OpenBLAS's idle threads spin on the cores a slice's thread needs.
         split_s = self._step_seconds(split, arrays, settle=0.25)
         whole = self._compile_whole(arrays)  # a step that is mostly GEMMs may run faster
-        return split if split_s <= self._step_seconds(whole, arrays) else whole
+        seconds = {"whole": self._step_seconds(whole, arrays), "split": split_s}
+        return split if pick(seconds, "whole", SPLIT_MARGIN) == "split" else whole
 
     def _step_seconds(self, runner: Program | Split, arrays: list[Any], rounds: int = 5,
                       settle: float = 0.0) -> float:
