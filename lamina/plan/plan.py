@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -167,17 +168,19 @@ class Plan:
         seconds = {"whole": self._step_seconds(whole, arrays), "split": split_s}
         return split if pick(seconds, "whole", SPLIT_MARGIN) == "split" else whole
 
-    def _step_seconds(self, runner: Program | Split, arrays: list[Any], rounds: int = 5,
+    def _step_seconds(self, runner: Program | Split, arrays: list[Any], rounds: int = 7,
                       settle: float = 0.0) -> float:
-        """The shortest of `rounds` steps, after running untimed for `settle` seconds."""
-        best, start, params = np.inf, time.perf_counter(), list(self.model.parameters())
+        """The median of `rounds` steps, after running untimed for `settle` seconds. The
+        median, not the minimum: a step whose time varies (BLAS threads woken for each of
+        an LSTM's small GEMMs) runs at its typical time in a loop, not its best."""
+        times: list[float] = []
+        start, params = time.perf_counter(), list(self.model.parameters())
         with _preserved(self.model):
-            while rounds > 0:
-                settled = time.perf_counter() - start >= settle
+            while len(times) < rounds:
                 seconds = timed_step(runner.run, arrays, params)
-                if settled:
-                    best, rounds = min(best, seconds), rounds - 1
-        return best
+                if time.perf_counter() - start >= settle:
+                    times.append(seconds)
+        return statistics.median(times)
 
     def _compile_one(self, arrays: list[Any]) -> Program:
         first = self._trace(arrays)
