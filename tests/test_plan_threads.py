@@ -120,14 +120,47 @@ def test_a_loss_neither_mean_nor_sum_over_rows_is_refused() -> None:
         compile(model, loss_fn, (x, y), threads=2)
 
 
-def test_batch_norm_in_training_and_dropout_are_refused_by_name() -> None:
+def test_batch_norm_in_training_is_refused_by_name() -> None:
     x, y = (lm.tensor(a) for a in _batch("mlp", 8, np.random.default_rng(4)))
     bn = nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.Linear(16, 10))
     with pytest.raises(TraceError, match=r"BatchNorm#\d+ computes statistics over the whole"):
         compile(bn, F.cross_entropy, (x, y), threads=2)
-    drop = nn.Sequential(nn.Linear(20, 16), nn.Dropout(0.5), nn.Linear(16, 10))
-    with pytest.raises(TraceError, match=r"Dropout#\d+ draws random numbers"):
-        compile(drop, F.cross_entropy, (x, y), threads=2)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_dropout_in_a_split_step_draws_eagers_masks(threads) -> None:
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Linear(20, 16), nn.Dropout(0.5), nn.ReLU(), nn.Linear(16, 16),
+                          nn.Dropout(0.3), nn.Linear(16, 10))
+    x, y = (lm.tensor(a) for a in _batch("mlp", 10, np.random.default_rng(4)))
+    step = compile(model, F.cross_entropy, (x, y), threads=threads)
+    assert step.describe().startswith(f"batch split over {threads} threads")
+    for _ in range(3):  # each step draws new masks, the same as eager's from one seed
+        state = lm.get_rng_state()
+        want_loss, _, want_grads = _eager(model, F.cross_entropy, x, y)
+        after_eager = lm.get_rng_state()
+        lm.set_rng_state(state)
+        model.zero_grad()
+        assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
+        for p, want in zip(model.parameters(), want_grads):
+            _close(p.grad, want)
+        assert lm.get_rng_state() == after_eager  # as many numbers drawn as eager drew
+        model.zero_grad()
+
+
+def test_dropout_over_rows_that_are_not_the_batchs_is_caught() -> None:
+    class TimeMajor(nn.Layer):  # dropout over (T, N, D): a slice's rows are not the batch's
+        def __init__(self) -> None:
+            super().__init__()
+            self.drop, self.out = nn.Dropout(0.5), nn.Linear(4, 10)
+
+        def forward(self, x):
+            return self.out(self.drop(x.reshape(-1, 5, 4).transpose(1, 0, 2))).mean(axis=0)
+
+    x = lm.tensor(np.random.default_rng(0).standard_normal((8, 20)).astype(np.float32))
+    y = lm.tensor(np.zeros(8, np.int64))
+    with pytest.raises(TraceError, match="does not reproduce"):
+        compile(TimeMajor(), F.cross_entropy, (x, y), threads=2)
 
 
 def test_batch_norm_in_eval_mode_splits_and_equals_eager() -> None:

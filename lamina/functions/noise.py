@@ -14,13 +14,18 @@ from lamina.autograd.tensor import Tensor
 class Dropout(Function):
     supports_out = True
     draws_random = True
+    draws: Any = None  # numbers drawn ahead for this call (a split plan's slice of a batch)
 
     def __init__(self, p: float) -> None:
         self.p = p
 
+    @staticmethod
+    def draw(shape: tuple[int, ...]) -> Any:
+        # In float32 whatever x's dtype, so one seed gives one mask in every precision.
+        return config.rng().random(shape, dtype="float32")
+
     def forward(self, x: Any) -> Any:
-        # Draw in float32 whatever x's dtype, so one seed gives one mask in every precision.
-        keep = config.rng().random(x.shape, dtype="float32") >= self.p
+        keep = (self.draw(x.shape) if self.draws is None else self.draws) >= self.p
         # Inverted dropout: scale the kept units at training time so eval is the identity.
         scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
         self.mask = keep.astype(x.dtype) * x.dtype.type(scale)

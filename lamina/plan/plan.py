@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -155,7 +156,9 @@ class Plan:
         _check_splittable(programs[0])
         if self.pool is None:
             self.pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="lamina-plan")
-        weights = self._loss_weights(arrays, edges) if self.train else [1.0] * len(edges)
+        random = any(getattr(n.fn, "draws_random", False) for n in programs[0].forward)
+        weights = (self._loss_weights(arrays, edges, random) if self.train
+                   else [1.0] * len(edges))
         split = Split(programs, edges, weights, self.pool, self.train)
         if self.verify:
             self._check(split.run, arrays)
@@ -199,10 +202,13 @@ class Plan:
         with _preserved(self.model):  # analysing runs the forward: no trace of it may stay
             return Program(first, self.train, self.tune)
 
-    def _loss_weights(self, arrays: list[Any], edges: list[tuple[int, int]]) -> list[float]:
+    def _loss_weights(self, arrays: list[Any], edges: list[tuple[int, int]], random: bool
+                      ) -> list[float]:
         """Each slice's weight in the loss: its share of the batch if the loss is a mean
-        over rows, 1 if a sum; found by evaluating the loss on the batch and its slices."""
-        with _preserved(self.model), lm.no_grad():
+        over rows, 1 if a sum; found by evaluating the loss on the batch and its slices
+        (in eval mode if the model draws random numbers: the batch and its slices would
+        draw different masks)."""
+        with _preserved(self.model), lm.no_grad(), _eval_mode(self.model, random):
             whole = float(self._step_fn()(*[Tensor(a) for a in arrays])[0].data)
             parts = [float(self._step_fn()(*[Tensor(a) for a in part])[0].data)
                      for part in slices(arrays, edges)]
@@ -254,10 +260,19 @@ def _check_splittable(program: Program) -> None:
             raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
                              "computes statistics over the whole batch; compile with "
                              "threads=1 (or put the layer in eval mode)")
-        if getattr(n.fn, "draws_random", False):
-            raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
-                             "draws random numbers, which threads would draw in no fixed "
-                             "order; compile with threads=1")
+
+
+@contextlib.contextmanager
+def _eval_mode(model: Layer, on: bool) -> Iterator[None]:
+    """Every layer in eval mode inside (if `on`); each layer's own mode restored after."""
+    modes = [(layer, layer.training) for _, layer in model.named_layers()]
+    if on:
+        model.eval()
+    try:
+        yield
+    finally:
+        for layer, mode in modes:
+            object.__setattr__(layer, "training", mode)  # as Layer.train sets it
 
 
 class _preserved:
@@ -314,9 +329,10 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
             inside the step (threadpoolctl). Pays where much of a step is elementwise work
             NumPy runs on one core (pooling, im2col, activations); a small step that is
             mostly GEMMs may run slower: time both. The loss must be a mean or a sum over
-            the rows (checked), and no op may mix rows or draw random numbers (batch norm
-            in training, dropout: refused). Results equal the unsplit step's to float
-            rounding.
+            the rows (checked), and no op may mix rows (batch norm in training: refused).
+            Dropout draws its whole batch's mask on the calling thread, in eager order,
+            and hands each slice its rows. Results equal the unsplit step's to float
+            rounding. The BLAS limit is process-wide while a step runs.
 
     Returns:
         A Plan: `plan(x, y)` returns the loss with gradients in each parameter's `.grad`;
@@ -327,8 +343,8 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
             the call, or has stateful layers. A branch taken through `tensor.data` is
             found only when the example and a second, perturbed batch (order reversed,
             floats negated) take different paths; every other case is found at once.
-            With threads > 1: an op mixes rows or draws random numbers, or the loss is
-            not a mean or sum over rows.
+            With threads > 1: an op mixes rows, a random op's input is not rows of the
+            batch in every slice, or the loss is not a mean or sum over rows.
         ImportError: threads > 1 without threadpoolctl.
 
     Example:

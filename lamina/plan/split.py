@@ -18,6 +18,7 @@ import numpy as np
 
 from lamina.autograd.engine import accumulate_grad
 from lamina.plan.program import Program
+from lamina.plan.trace import TraceError
 
 _CONTROLLER: Any = None
 
@@ -71,9 +72,11 @@ class Split:
         for program, w in zip(programs, weights):
             program.seed = w
             program.collected = {} if train else None
+        self.random = _random_ops(programs)
 
     def run(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
         parts = slices(arrays, self.edges)
+        self._draw()
         futures: list[Future] = []
         try:
             with blas_single_threaded():
@@ -90,6 +93,16 @@ class Split:
                     *(np.concatenate(o) for o in zip(*(out[1:] for out in outs))))
         return tuple(np.concatenate(o) for o in zip(*outs))
 
+    def _draw(self) -> None:
+        """Draw each random op's numbers for the whole batch here, in the order eager mode
+        draws them, and hand each slice its rows: the masks are eager's, whatever order
+        the threads run in."""
+        for k, rows, rest in self.random:
+            fns = [program.forward[k].fn for program in self.programs]
+            drawn = fns[0].draw((sum(rows), *rest))
+            for fn, lo, hi in zip(fns, np.cumsum([0, *rows[:-1]]), np.cumsum(rows)):
+                fn.draws = drawn[lo:hi]
+
     def _sum_grads(self) -> None:
         given: set[int] = set()
         for key, (p, g) in self.programs[0].collected.items():
@@ -99,3 +112,23 @@ class Split:
             accumulate_grad(p, total, given)
         for program in self.programs:
             program.collected.clear()
+
+
+def _random_ops(programs: list[Program]) -> list[tuple[int, list[int], tuple[int, ...]]]:
+    """Each random op's step index, its rows in every slice, and its other axes (which the
+    slices must share, or the slices' draws cannot be rows of one draw)."""
+    found = []
+    for k, n in enumerate(programs[0].forward):
+        if not getattr(n.fn, "draws_random", False):
+            continue
+        if any(p.forward[k].name != n.name for p in programs):
+            raise TraceError(f"plan: the batch's slices traced different ops at step {k} "
+                             f"({[p.forward[k].name for p in programs]}); compile with "
+                             "threads=1")
+        shapes = [p.trace.shapes[p.forward[k].outputs[0]] for p in programs]
+        if any(len(s) == 0 or s[1:] != shapes[0][1:] for s in shapes):
+            raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
+                             f"draws random numbers over shapes {shapes} in the slices, "
+                             "which are not rows of one batch; compile with threads=1")
+        found.append((k, [s[0] for s in shapes], tuple(shapes[0][1:])))
+    return found
