@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
@@ -27,6 +28,7 @@ BLAS_THREAD_TIMEOUT = "12"
 _threads: int | None = None
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
+_pool_lock = threading.Lock()
 
 
 def quiet_idle_blas_threads() -> None:
@@ -70,12 +72,13 @@ def run_all(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
     global _pool, _pool_size
     if len(tasks) <= 1:
         return [task() for task in tasks]
-    if _pool is None or _pool_size < len(tasks) - 1:
-        if _pool is not None:
-            _pool.shutdown(wait=True)
-        _pool_size = max(len(tasks), get_num_threads()) - 1
-        _pool = ThreadPoolExecutor(_pool_size, thread_name_prefix="lamina")
-    futures = [_pool.submit(task) for task in tasks[1:]]
+    with _pool_lock:  # callers on several threads share one pool
+        if _pool is None or _pool_size < len(tasks) - 1:
+            old, _pool_size = _pool, max(len(tasks), get_num_threads()) - 1
+            _pool = ThreadPoolExecutor(_pool_size, thread_name_prefix="lamina")
+            if old is not None:
+                old.shutdown(wait=False)  # its queued tasks still run
+        futures = [_pool.submit(task) for task in tasks[1:]]
     try:
         first = tasks[0]()
     finally:

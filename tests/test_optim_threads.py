@@ -191,3 +191,21 @@ def test_lamina_quiets_idle_blas_threads_only_before_numpy_loads(code, env, want
          "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset'))"],
         env={**base, **env}, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == want
+
+
+def test_run_all_runs_every_task_at_once_and_serves_several_callers() -> None:
+    tasks = parallel.get_num_threads() + 2  # more than the pool has: it grows
+    barrier = threading.Barrier(tasks, timeout=10)  # breaks unless all wait at once
+    assert parallel.run_all([lambda i=i: barrier.wait() >= 0 and i
+                             for i in range(tasks)]) == list(range(tasks))
+    results: list[list[int]] = []
+
+    def call(k: int) -> None:
+        results.append(parallel.run_all([lambda i=i: k * 10 + i for i in range(3)]))
+
+    callers = [threading.Thread(target=call, args=(k,)) for k in range(4)]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join()
+    assert sorted(results) == [[k * 10 + i for i in range(3)] for k in range(4)]
