@@ -6,7 +6,6 @@ import contextlib
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -49,7 +48,6 @@ class Plan:
             require_threadpoolctl()
         self.model, self.loss_fn, self.verify, self.tune = model, loss_fn, verify, tune
         self.threads = threads
-        self.pool: ThreadPoolExecutor | None = None
         self.programs: dict[tuple[Any, ...], Program | Split] = {}
         self.traces = 0
         self.output: Tensor | None = None
@@ -154,12 +152,10 @@ class Plan:
         with blas_single_threaded():  # tune each slice's kernels as they will run
             programs = [self._compile_one(part) for part in slices(arrays, edges)]
         _check_splittable(programs[0])
-        if self.pool is None:
-            self.pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="lamina-plan")
         random = any(getattr(n.fn, "draws_random", False) for n in programs[0].forward)
         weights = (self._loss_weights(arrays, edges, random) if self.train
                    else [1.0] * len(edges))
-        split = Split(programs, edges, weights, self.pool, self.train)
+        split = Split(programs, edges, weights, self.train)
         if self.verify:
             self._check(split.run, arrays)
         if not self.tune:

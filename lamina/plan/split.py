@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
 
+from lamina import parallel
 from lamina.autograd.engine import accumulate_grad
 from lamina.plan.program import Program
 from lamina.plan.trace import TraceError
@@ -66,9 +66,9 @@ class Split:
     """
 
     def __init__(self, programs: list[Program], edges: list[tuple[int, int]],
-                 weights: list[float], pool: ThreadPoolExecutor, train: bool) -> None:
+                 weights: list[float], train: bool) -> None:
         self.programs, self.edges, self.weights = programs, edges, weights
-        self.pool, self.train = pool, train
+        self.train = train
         for program, w in zip(programs, weights):
             program.seed = w
             program.collected = {} if train else None
@@ -77,15 +77,9 @@ class Split:
     def run(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
         parts = slices(arrays, self.edges)
         self._draw()
-        futures: list[Future] = []
-        try:
-            with blas_single_threaded():
-                futures = [self.pool.submit(p.run, part)
-                           for p, part in zip(self.programs[1:], parts[1:])]
-                first = self.programs[0].run(parts[0])
-                outs = [first] + [f.result() for f in futures]
-        finally:
-            wait(futures)  # no slice may still run once the step has returned or raised
+        with blas_single_threaded():
+            outs = parallel.run_all([lambda p=p, part=part: p.run(part)
+                                     for p, part in zip(self.programs, parts)])
         if self.train:
             self._sum_grads()
             loss = sum(w * out[0] for w, out in zip(self.weights, outs))
