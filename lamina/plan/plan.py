@@ -21,7 +21,7 @@ from lamina.plan.trace import Trace, TraceError, flatten, trace
 # that timing the plan alone does not show (two programs' buffers in the cache, an
 # optimizer reading gradients summed from two threads): one MLP/128 compile in six kept
 # the split, which then ran 9.3 ms a step in the training loop, the whole 7.9-8.8.
-SPLIT_MARGIN = 0.10
+SPLIT_MARGIN = 0.05
 
 
 class Plan:
