@@ -30,9 +30,9 @@ from common import run_isolated, step_times  # noqa: E402
 CASES = [("mlp", 32), ("mlp", 128), ("cnn", 64), ("lstm", 32)]
 BLOCK = 10  # steps per block when eager and planned alternate; the first two untimed
 # A planned step split over threads (compile(threads=2)) holds BLAS to one thread; after
-# an eager step's multi-threaded GEMMs, OpenBLAS's idle threads spin for ~0.1 s on the
-# cores its slices need. A training loop never switches, so each block starts untimed
-# for at least this long.
+# an eager step's multi-threaded GEMMs, OpenBLAS's idle threads may spin for ~0.1 s on
+# the cores its slices need (unless OPENBLAS_THREAD_TIMEOUT is short, as run_isolated
+# sets it). A training loop never switches, so each block starts untimed for this long.
 SETTLE = 0.25
 
 
