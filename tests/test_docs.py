@@ -9,7 +9,7 @@ import pytest
 
 MODULES = ["lamina", "lamina.functions", "lamina.nn", "lamina.nn.init", "lamina.optim",
            "lamina.optim.lr_scheduler", "lamina.io", "lamina.data", "lamina.train",
-           "lamina.plan"]
+           "lamina.plan", "lamina.parallel"]
 
 
 def _public(module_name):
