@@ -237,58 +237,77 @@ class Program:
     # -- running ----------------------------------------------------------------------------
     def run(self, arrays: list[Any]) -> tuple[Any, ...]:
         """Run forward (and backward, for a training program) on the batch's arrays."""
-        trace = self.trace
         if self.buffers is None:
-            self.buffers = [np.empty(shape, dtype) for shape, dtype in self.slot_meta]
-        env: list[Any] = [None] * len(trace.kinds)
-        for v, a in zip(trace.inputs, arrays):
+            self._prepare()
+        env = list(self.env)
+        for v, a in zip(self.trace.inputs, arrays):
             env[v] = a
-        for v, kind in enumerate(trace.kinds):
-            if kind == "param":
-                env[v] = trace.tensors[v].data
-            elif kind == "const":
-                env[v] = trace.arrays[v]
-        buffers, slots = self.buffers, self.slots
-        for t, n in enumerate(self.forward):
-            fn = n.fn
-            fn.out_buffers = [buffers[slots[v]] if v in slots else None for v in n.outputs]
-            ys = fn.forward(*[env[v] for v in n.inputs])
+        for v, p in self.params:
+            env[v] = p.data
+        for fn, inputs, outputs, frees in self.forward_steps:
+            ys = fn.forward(*[env[v] for v in inputs])
             # No loop variable may hold an output: it would outlive the value's last use.
-            for i, v in enumerate(n.outputs):
-                env[v] = ys[i] if isinstance(ys, tuple) else ys
+            if isinstance(ys, tuple):
+                for i, v in enumerate(outputs):
+                    env[v] = ys[i]
+            else:
+                env[outputs[0]] = ys
             del ys
-            for v in self.frees.get(t, ()):
+            for v in frees:
                 env[v] = None
-        results = tuple(env[v] for v in trace.outputs)
+        results = tuple(env[v] for v in self.trace.outputs)
         if self.after_forward is not None:  # e.g. a memory probe in benchmarks/plan.py
             self.after_forward()
         if self.train:
             self._backward(env)
         return results
 
+    def _prepare(self) -> None:
+        """Allocate the slots and lay out each step as plain tuples, once: the loops in
+        run and _backward then do no lookups an op's inputs and outputs do not need."""
+        trace = self.trace
+        self.buffers = [np.empty(shape, dtype) for shape, dtype in self.slot_meta]
+        for n in self.forward:
+            n.fn.out_buffers = [self.buffers[self.slots[v]] if v in self.slots else None
+                                for v in n.outputs]
+        self.env = [trace.arrays[v] if kind == "const" else None
+                    for v, kind in enumerate(trace.kinds)]
+        self.params = [(v, trace.tensors[v]) for v, kind in enumerate(trace.kinds)
+                       if kind == "param"]
+        self.forward_steps = [(n.fn, tuple(n.inputs), tuple(n.outputs),
+                               tuple(self.frees.get(t, ())))
+                              for t, n in enumerate(self.forward)]
+        start = len(self.forward)
+        self.backward_steps = [
+            (n.fn, tuple((v, trace.kinds[v] == "param") if need else None
+                         for v, need in zip(n.inputs, n.fn.needs_input_grad)),
+             tuple((v, trace.shapes[v], trace.dtypes[v]) for v in n.outputs),
+             tuple(self.frees.get(start + j, ())))
+            for j, n in enumerate(self.backward)]
+
     def _backward(self, env: list[Any]) -> None:
-        trace, start = self.trace, len(self.forward)
-        loss = env[self.loss]
+        trace, loss = self.trace, env[self.loss]
         grads: dict[int, Any] = {self.loss: np.full_like(loss, self.seed)}
         given: set[int] = set()
         if self.collected is not None:
             self.collected.clear()
-        for j, n in enumerate(self.backward):
-            gys = [grads.pop(v, None) for v in n.outputs]
-            for i, (v, g) in enumerate(zip(n.outputs, gys)):
+        for fn, inputs, outputs, frees in self.backward_steps:
+            gys = [grads.pop(v, None) for v, _, _ in outputs]
+            for i, (g, (_, shape, dtype)) in enumerate(zip(gys, outputs)):
                 if g is None:
-                    gys[i] = np.zeros(trace.shapes[v], trace.dtypes[v])
-            gxs = n.fn.backward(*gys)
+                    gys[i] = np.zeros(shape, dtype)
+            gxs = fn.backward(*gys)
             if not isinstance(gxs, tuple):
                 gxs = (gxs,)
-            for v, g, need in zip(n.inputs, gxs, n.fn.needs_input_grad):
-                if not need:
+            for wanted, g in zip(inputs, gxs):
+                if wanted is None:
                     continue
-                if trace.kinds[v] == "param":
+                v, is_param = wanted
+                if is_param:
                     self._param_grad(trace.tensors[v], g, given)
                 else:
                     grads[v] = g if v not in grads else grads[v] + g
-            for v in self.frees.get(start + j, ()):
+            for v in frees:
                 env[v] = None
 
     def _param_grad(self, p: Any, g: Any, given: set[int]) -> None:
