@@ -209,3 +209,20 @@ def test_run_all_runs_every_task_at_once_and_serves_several_callers() -> None:
     for t in callers:
         t.join()
     assert sorted(results) == [[k * 10 + i for i in range(3)] for k in range(4)]
+
+
+def test_pieces_keep_each_groups_hyper_parameters(threads) -> None:
+    def run(n_threads):
+        threads(n_threads)
+        rng = np.random.default_rng(1)
+        a, b = (lm.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+                for s in [(300, 300), (200, 400)])
+        opt = optim.SGD([{"params": [a], "lr": 0.5}, {"params": [b], "momentum": 0.9}],
+                        lr=0.01)
+        for _ in range(3):
+            a.grad, b.grad = (rng.standard_normal(p.shape).astype(np.float32) for p in (a, b))
+            opt.step()
+        return a.data, b.data
+
+    for got, want in zip(run(2), run(1)):
+        np.testing.assert_array_equal(got, want)
