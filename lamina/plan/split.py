@@ -115,10 +115,9 @@ def _random_ops(programs: list[Program]) -> list[tuple[int, list[int], tuple[int
     for k, n in enumerate(programs[0].forward):
         if not getattr(n.fn, "draws_random", False):
             continue
-        if any(p.forward[k].name != n.name for p in programs):
-            raise TraceError(f"plan: the batch's slices traced different ops at step {k} "
-                             f"({[p.forward[k].name for p in programs]}); compile with "
-                             "threads=1")
+        if any(len(p.forward) <= k or p.forward[k].name != n.name for p in programs):
+            raise TraceError(f"plan: the batch's slices traced different ops at step {k}; "
+                             "compile with threads=1")
         shapes = [p.trace.shapes[p.forward[k].outputs[0]] for p in programs]
         if any(len(s) == 0 or s[1:] != shapes[0][1:] for s in shapes):
             raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
