@@ -222,3 +222,17 @@ def test_a_trainer_with_split_plans_trains_as_an_eager_one() -> None:
         assert a["val_accuracy"] == pytest.approx(b["val_accuracy"], abs=1e-9)
     for k in weights[1]:
         _close(weights[0][k], weights[1][k], 1e-4)
+
+
+def test_slices_that_trace_different_random_ops_are_refused() -> None:
+    class OddRowsDrop(nn.Layer):  # a dropout only for an odd number of rows
+        def __init__(self) -> None:
+            super().__init__()
+            self.drop, self.out = nn.Dropout(0.5), nn.Linear(20, 10)
+
+        def forward(self, x):
+            return self.out(self.drop(x) if x.shape[0] % 2 else x)
+
+    x, y = (lm.tensor(a) for a in _batch("mlp", 7, np.random.default_rng(6)))
+    with pytest.raises(TraceError, match="slices traced different ops"):
+        compile(OddRowsDrop(), F.cross_entropy, (x, y), threads=2)  # slices of 3 and 4 rows
