@@ -208,11 +208,17 @@ def test_split_arguments_are_checked() -> None:
         compile(model, F.cross_entropy, (x, lm.tensor(np.zeros(5, np.int64))), threads=2)
 
 
-def test_a_trainer_with_split_plans_trains_as_an_eager_one() -> None:
+def _cnn_with_dropout():
+    return nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Dropout(0.3), nn.Linear(36, 10))
+
+
+@pytest.mark.parametrize("make", [_cnn, _cnn_with_dropout])
+def test_a_trainer_with_split_plans_trains_as_an_eager_one(make) -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((60, 1, 8, 8)).astype(np.float32)
     y = rng.integers(0, 10, 60)
-    runs = fit_compiled_and_eager(_cnn, x, y, {"threads": 2}, 2, 25)
+    runs = fit_compiled_and_eager(make, x, y, {"threads": 2}, 2, 25)
     histories, weights = [r[0] for r in runs], [r[1] for r in runs]
     plans = list(runs[0][2].algorithm.plans.values())
     assert len(plans) == 2 and all(p.threads == 2 for p in plans)  # train and eval
