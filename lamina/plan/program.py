@@ -30,6 +30,8 @@ class Program:
     def __init__(self, trace: Trace, train: bool, tune: bool = False) -> None:
         self.trace, self.train = trace, train
         self.loss = trace.outputs[0] if train else None
+        self.params = [(v, trace.tensors[v]) for v, kind in enumerate(trace.kinds)
+                       if kind == "param"]  # (value, tensor): read afresh at every run
         kept = _prune(trace.nodes, trace.outputs, len(trace.kinds))
         self.pruned = [n for n in trace.nodes if n not in kept]
         self.rewrites: list[str] = []
@@ -105,9 +107,8 @@ class Program:
         """Run the forward on the trace's own arrays, so every op holds what it would hold
         in a replay (the caller restores RNG and buffers). Returns the values' arrays."""
         env = list(self.trace.arrays)
-        for v, kind in enumerate(self.trace.kinds):
-            if kind == "param":
-                env[v] = self.trace.tensors[v].data
+        for v, p in self.params:
+            env[v] = p.data
         for n in self.forward:
             n.fn.out_buffers = None
             ys = n.fn.forward(*[env[v] for v in n.inputs])
@@ -121,7 +122,7 @@ class Program:
         which the op timed alone does not show. One op at a time, the others as chosen so
         far; a variant's time is the minimum of `rounds` steps, variants interleaved."""
         arrays = [self.trace.arrays[v] for v in self.trace.inputs]
-        params = [self.trace.tensors[v] for v, k in enumerate(self.trace.kinds) if k == "param"]
+        params = [p for _, p in self.params]
 
         def step_seconds() -> float:
             return timed_step(self.run, arrays, params)
@@ -272,8 +273,6 @@ class Program:
                                 for v in n.outputs]
         self.env = [trace.arrays[v] if kind == "const" else None
                     for v, kind in enumerate(trace.kinds)]
-        self.params = [(v, trace.tensors[v]) for v, kind in enumerate(trace.kinds)
-                       if kind == "param"]
         self.forward_steps = [(n.fn, tuple(n.inputs), tuple(n.outputs),
                                tuple(self.frees.get(t, ())))
                               for t, n in enumerate(self.forward)]
