@@ -14,7 +14,14 @@ import lamina as lm
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
 from lamina.plan.program import Program, pick, timed_step
-from lamina.plan.split import Split, blas_single_threaded, bounds, require_threadpoolctl, slices
+from lamina.plan.split import (
+    Split,
+    blas_single_threaded,
+    bounds,
+    require_threadpoolctl,
+    slices,
+    splittable_ops,
+)
 from lamina.plan.trace import Trace, TraceError, flatten, trace
 
 # How much faster than the whole step a split step must time to be kept. It pays costs
@@ -151,11 +158,10 @@ class Plan:
         edges = bounds(n, self.threads)
         with blas_single_threaded():  # tune each slice's kernels as they will run
             programs = [self._compile_one(part) for part in slices(arrays, edges)]
-        _check_splittable(programs[0])
-        random = any(getattr(n.fn, "draws_random", False) for n in programs[0].forward)
-        weights = (self._loss_weights(arrays, edges, random) if self.train
+        random = splittable_ops(programs)
+        weights = (self._loss_weights(arrays, edges, bool(random)) if self.train
                    else [1.0] * len(edges))
-        split = Split(programs, edges, weights, self.train)
+        split = Split(programs, edges, weights, self.train, random)
         if self.verify:
             self._check(split.run, arrays)
         if not self.tune:
@@ -247,15 +253,6 @@ class Plan:
 
 def _arrays(batch: Sequence[Any]) -> list[Any]:
     return [b.data if isinstance(b, Tensor) else np.asarray(b) for b in batch]
-
-
-def _check_splittable(program: Program) -> None:
-    """Refuse ops whose result on a slice is not that slice of their result on the batch."""
-    for n in program.forward:
-        if getattr(n.fn, "mixes_batch", False):
-            raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
-                             "computes statistics over the whole batch; compile with "
-                             "threads=1 (or put the layer in eval mode)")
 
 
 @contextlib.contextmanager

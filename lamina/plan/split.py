@@ -22,6 +22,9 @@ from lamina.plan.trace import TraceError
 
 _CONTROLLER: Any = None
 
+# A random op of a split step: its step index, its rows in every slice, its other axes.
+RandomOp = tuple[int, list[int], tuple[int, ...]]
+
 
 def require_threadpoolctl() -> None:
     """Raise ImportError with the fix when threadpoolctl, which sets BLAS threads, is missing."""
@@ -66,13 +69,12 @@ class Split:
     """
 
     def __init__(self, programs: list[Program], edges: list[tuple[int, int]],
-                 weights: list[float], train: bool) -> None:
+                 weights: list[float], train: bool, random: list[RandomOp]) -> None:
         self.programs, self.edges, self.weights = programs, edges, weights
-        self.train = train
+        self.train, self.random = train, random  # random: what splittable_ops returned
         for program, w in zip(programs, weights):
             program.seed = w
             program.collected = {} if train else None
-        self.random = _random_ops(programs)
 
     def run(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
         parts = slices(arrays, self.edges)
@@ -108,11 +110,16 @@ class Split:
             program.collected.clear()
 
 
-def _random_ops(programs: list[Program]) -> list[tuple[int, list[int], tuple[int, ...]]]:
-    """Each random op's step index, its rows in every slice, and its other axes (which the
-    slices must share, or the slices' draws cannot be rows of one draw)."""
+def splittable_ops(programs: list[Program]) -> list[RandomOp]:
+    """Refuse ops whose result on a slice is not that slice of their result on the batch.
+    Returns the random ops, whose other axes the slices must share (else the slices'
+    draws cannot be rows of one draw)."""
     found = []
     for k, n in enumerate(programs[0].forward):
+        if getattr(n.fn, "mixes_batch", False):
+            raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
+                             "computes statistics over the whole batch; compile with "
+                             "threads=1 (or put the layer in eval mode)")
         if not getattr(n.fn, "draws_random", False):
             continue
         if any(len(p.forward) <= k or p.forward[k].name != n.name for p in programs):
