@@ -63,7 +63,8 @@ def test_pieces_over_threads_give_one_threads_bits(threads, opt_cls, kw) -> None
             np.testing.assert_array_equal(p_two[k], p_one[k])  # step counts counted once
 
 
-def test_each_thread_updates_its_own_range(threads) -> None:
+def _recording_sgd():
+    """An SGD class that records (thread, elements) of every update_param call."""
     seen: list[tuple[int, int]] = []
 
     class Recorded(optim.SGD):
@@ -71,7 +72,12 @@ def test_each_thread_updates_its_own_range(threads) -> None:
             seen.append((threading.get_ident(), param.size))
             super().update_param(param, grad, state, group)
 
-    _run(Recorded, {"lr": 0.1, "momentum": 0.9}, 2, steps=3)
+    return Recorded, seen
+
+
+def test_each_thread_updates_its_own_range(threads) -> None:
+    recorded, seen = _recording_sgd()
+    _run(recorded, {"lr": 0.1, "momentum": 0.9}, 2, steps=3)
     total = sum(int(np.prod(s)) for s in SHAPES)
     first = seen[:len(SHAPES)]  # the first step makes momentum buffers, whole
     assert sorted(size for _, size in first) == sorted(int(np.prod(s)) for s in SHAPES)
@@ -97,20 +103,14 @@ def test_ranges_cover_every_element_once_in_equal_shares() -> None:
 
 def test_small_or_strided_updates_run_whole(threads) -> None:
     threads(2)
-    seen: list[int] = []
-
-    class Recorded(optim.SGD):
-        def update_param(self, param, grad, state, group):
-            seen.append(param.size)
-            super().update_param(param, grad, state, group)
-
+    recorded, seen = _recording_sgd()
     small = lm.tensor(np.ones(100, np.float32), requires_grad=True)
     big = lm.tensor(np.ones((400, 400), np.float32), requires_grad=True)
-    opt = Recorded([small, big], lr=0.5)
+    opt = recorded([small, big], lr=0.5)
     small.grad = np.ones(100, np.float32)
     big.grad = np.ones((400, 400), np.float32).T  # a transposed view: not flat-sliceable
     opt.step()
-    assert sorted(seen) == [100, 160000]
+    assert sorted(size for _, size in seen) == [100, 160000]
     np.testing.assert_array_equal(big.data, 0.5)
 
 

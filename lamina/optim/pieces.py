@@ -57,13 +57,13 @@ def run(rule: Callable[..., None], updates: list[Update], threads: int) -> None:
     plan = ranges([u[0].size for u in updates], threads)
     views: dict[int, list[dict[str, Any]]] = {}
 
-    def work(pieces: list[tuple[int, int, int]]) -> None:
-        for i, lo, hi in pieces:
+    def work(share: list[tuple[int, int, int]]) -> None:
+        for i, lo, hi in share:
             views.setdefault(i, []).append(_run_piece(rule, updates[i], lo, hi))
 
-    parallel.run_all([lambda p=pieces: work(p) for pieces in plan])
-    for i, pieces in views.items():
-        _write_back(rule, updates[i], pieces)
+    parallel.run_all([lambda s=share: work(s) for share in plan])
+    for i, piece_views in views.items():
+        _write_back(rule, updates[i], piece_views)
 
 
 def _shaped_like(value: Any, param: Any) -> bool:
