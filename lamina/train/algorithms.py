@@ -61,7 +61,7 @@ class Algorithm:
     def use_plan(self, on: bool | dict[str, Any]) -> None:
         """Run this algorithm's steps as compiled execution plans (True, or a dict of
         `lamina.plan.compile`'s options)."""
-        if on is True or isinstance(on, dict):
+        if _wants_plan(on):
             raise ValueError(f"{type(self).__name__}: compiled execution plans are available "
                              "for the bp algorithm only; set trainer.compile: false")
 
@@ -103,7 +103,7 @@ class BP(Algorithm):
     """
 
     def use_plan(self, on: bool | dict[str, Any]) -> None:
-        self.compiled = on is True or isinstance(on, dict)
+        self.compiled = _wants_plan(on)
         self.plan_options = dict(on) if isinstance(on, dict) else {}
         self.plans: dict[int, Any] = {}
 
@@ -266,3 +266,8 @@ class CD(Algorithm):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         chain = state.get("chain")
         self.chain = None if chain is None else np.array(chain)
+
+
+def _wants_plan(on: bool | dict[str, Any]) -> bool:
+    """trainer.compile asks for plans: True, or a dict of lamina.plan.compile's options."""
+    return on is True or isinstance(on, dict)
