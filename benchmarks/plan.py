@@ -11,7 +11,10 @@ For each workload prints, each framework in its own process with its threads pin
     tuner keeps the batch split over threads or whole, whichever is faster) and PyTorch
     eager, and the ratios. Eager and planned steps alternate within one process, since one process
     differs from the next by 10-30% on a shared machine; lamina's and PyTorch's
-    processes run round-robin, `--rounds` each, and the medians over rounds are shown.
+    processes run round-robin, `--rounds` each, and the medians over rounds are shown;
+  * for the MLP, a floor: the same step written by hand in NumPy (the fewest calls, into
+    preallocated arrays; workloads.numpy_mlp_step), alternating with the other two. Its
+    first loss must equal theirs.
 """
 
 from __future__ import annotations
@@ -79,12 +82,17 @@ def measure(framework: str, name: str, size: int, repeats: int) -> dict[str, flo
     import lamina as lm
 
     threads = int(os.environ.get("OPENBLAS_NUM_THREADS", "1"))
-    eager_ms, planned_ms = interleaved_ms(
-        [workloads.lamina_step(name, size, planned, threads) for planned in (False, True)],
-        repeats)
+    steps = [workloads.lamina_step(name, size, planned, threads) for planned in (False, True)]
+    if name == "mlp":
+        steps.append(workloads.numpy_mlp_step(size))
+        losses = [step() for step in steps]  # same weights, same batch: same first loss
+        if max(losses) - min(losses) > 1e-5 * abs(losses[0]):
+            raise RuntimeError(f"mlp/{size}: eager, planned and NumPy losses differ: {losses}")
+    eager_ms, planned_ms, *numpy_ms = interleaved_ms(steps, repeats)
     model, loss_fn = workloads.lamina_model(name), workloads.lamina_loss(name)
     x, y = (lm.tensor(a) for a in workloads.batch(name, size))
     return {"eager_ms": eager_ms, "planned_ms": planned_ms,
+            **({"numpy_ms": numpy_ms[0]} if numpy_ms else {}),
             "eager_peak": held_for_backward(name, size, False),
             "planned_peak": held_for_backward(name, size, True),
             **lm.plan.compile(model, loss_fn, (x, y)).memory()}
@@ -120,21 +128,28 @@ def main() -> None:
           f"and planned (compile(..., tune=True)) alternate in blocks of {BLOCK} steps in one "
           "process, PyTorch runs in its own")
     print(f"{'workload':10s} {'eager MB':>9s} {'plan MB':>8s} {'ratio':>6s} {'plan est':>9s} "
-          f"{'eager ms':>9s} {'plan ms':>8s} {'torch ms':>9s} {'plan/eager':>10s} "
-          f"{'plan/torch':>10s}")
+          f"{'eager ms':>9s} {'plan ms':>8s} {'torch ms':>9s} {'numpy ms':>9s} "
+          f"{'plan/eager':>10s} {'plan/torch':>10s} {'plan/numpy':>10s}")
     for name, size in CASES:
         # Round-robin lamina's and torch's processes and take medians over the rounds.
         rounds = [[run(f, name, size, args.threads, args.repeats) for f in ("lamina", "torch")]
                   for _ in range(args.rounds)]
         lam, torch = (_medians([r[i] for r in rounds]) for i in range(2))
         mb = 1 / 2**20
-        t_ms = f"{torch['torch_ms']:9.2f}" if torch else f"{'-':>9s}"
-        t_ratio = f"{lam['planned_ms'] / torch['torch_ms']:10.2f}" if torch else f"{'-':>10s}"
+        torch_ms = torch["torch_ms"] if torch else None
+        numpy_ms = lam.get("numpy_ms")
         print(f"{name + '/' + str(size):10s} {lam['eager_peak'] * mb:9.1f} "
               f"{lam['planned_peak'] * mb:8.1f} {lam['planned_peak'] / lam['eager_peak']:6.2f} "
               f"{lam['bytes_with_reuse'] * mb:9.1f} {lam['eager_ms']:9.2f} "
-              f"{lam['planned_ms']:8.2f} {t_ms} {lam['planned_ms'] / lam['eager_ms']:10.2f} "
-              f"{t_ratio}")
+              f"{lam['planned_ms']:8.2f} {_cell(torch_ms, 9)} {_cell(numpy_ms, 9)} "
+              f"{lam['planned_ms'] / lam['eager_ms']:10.2f} "
+              f"{_cell(torch_ms and lam['planned_ms'] / torch_ms, 10)} "
+              f"{_cell(numpy_ms and lam['planned_ms'] / numpy_ms, 10)}")
+
+
+def _cell(value: float | None, width: int) -> str:
+    return f"{value:{width}.2f}" if value is not None else f"{'-':>{width}s}"
+
 
 if __name__ == "__main__":
     main()

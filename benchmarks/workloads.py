@@ -148,6 +148,51 @@ def lamina_forward_backward(name: str, size: int | None = None, planned: bool = 
     return run, plan.memory()["pooled_buffer_bytes"] if plan else 0, model
 
 
+# -- hand-written NumPy -------------------------------------------------------------------------
+def numpy_mlp_step(size: int | None = None) -> Callable[[], float]:
+    """The MLP's forward, loss and backward as the fewest NumPy calls, written by hand into
+    preallocated arrays, then lamina's SGD: a floor for what any NumPy framework's step can
+    cost, since a plan or eager mode make the same GEMMs plus bookkeeping."""
+    import lamina.optim as optim
+
+    model = lamina_model("mlp")
+    opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    params = list(model.parameters())
+    weights_, biases = [p.data for p in params[::2]], [p.data for p in params[1::2]]
+    x, y = batch("mlp", size)
+    n, rows = len(y), np.arange(len(y))
+    hidden = [np.empty((n, w.shape[0]), np.float32) for w in weights_]
+
+    def step() -> float:
+        h = x
+        for w, b, out in zip(weights_, biases, hidden):
+            np.matmul(h, w.T, out=out)
+            out += b
+            if out is not hidden[-1]:
+                np.maximum(out, 0, out=out)
+            h = out
+        logits = hidden[-1]
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        e = np.exp(shifted)
+        total = e.sum(axis=1, keepdims=True)
+        loss = float(np.log(total[:, 0]).mean() - shifted[rows, y].mean())
+        g = e / total
+        g[rows, y] -= 1
+        g /= n
+        for i in range(len(weights_) - 1, -1, -1):
+            below = x if i == 0 else hidden[i - 1]
+            params[2 * i].grad = g.T @ below
+            params[2 * i + 1].grad = g.sum(axis=0)
+            if i:
+                g = g @ weights_[i]
+                g *= below > 0
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    return step
+
+
 # -- PyTorch ------------------------------------------------------------------------------------
 def torch_step(name: str, size: int | None = None) -> Callable[[], float]:
     import torch
