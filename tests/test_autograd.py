@@ -177,6 +177,12 @@ def test_dtype_rules() -> None:
     assert lm.tensor(3.5).dtype == np.float32
     assert lm.tensor([1, 2]).dtype == np.int64
     assert lm.tensor([1, 2], dtype="float64").dtype == np.float64
+    # A NumPy scalar is an array's element, not a Python number: its dtype stays, as
+    # does a float64 loss computed under no_grad (a 0-d op result is a NumPy scalar).
+    assert lm.tensor(np.float64(0.5)).dtype == np.float64
+    assert lm.Tensor(np.float16(0.5)).dtype == np.float16
+    with lm.no_grad():
+        assert lm.tensor(np.ones(3)).mean().dtype == np.float64
     x = lm.tensor([1.0, 2.0])
     assert (x * 2.5).dtype == np.float32 and (2 - x).dtype == np.float32
     with pytest.raises(TypeError, match="only floating-point tensors can require grad"):

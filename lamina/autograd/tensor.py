@@ -12,8 +12,9 @@ from lamina.backend import get_array_module, is_array, to_numpy
 
 
 def _default_dtype(value: Any) -> Any:
-    """Python floats, and lists holding a float, become float32; arrays keep their dtype."""
-    if is_array(value):
+    """Python floats, and lists holding a float, become float32; arrays and NumPy scalars
+    (an op's 0-d result, a float64 mean) keep their dtype."""
+    if is_array(value) or isinstance(value, np.generic):
         return None
     arr = np.asarray(value)
     if arr.dtype.kind == "f":
