@@ -84,6 +84,8 @@ class MaxPool(_Pool):
             np.maximum(planes[0], planes[1], out=y)
         for plane in planes[2:]:
             np.maximum(y, plane, out=y)
+        if not self.needs_input_grad[0]:  # inference: no index to keep (half the work)
+            return self._out(y)
         # The first maximum's index, as PyTorch picks among ties, by arithmetic on
         # "plane k is not the max" masks e_k: idx = e0 * (1 + e1 * (1 + e2 * (...))).
         # Several times faster than an argmax over copied windows.
