@@ -77,6 +77,7 @@ def test_no_graph_under_no_grad(case: Case) -> None:
     with lm.no_grad():
         ys = _outs(case.fn(*xs))
     assert all(y.creator is None and not y.requires_grad for y in ys)
+    assert all(isinstance(w, np.ndarray) for w in want)  # never a NumPy scalar
     for y, w in zip(ys, want):
         np.testing.assert_array_equal(y.data, w)
 

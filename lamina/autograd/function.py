@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from lamina import config
 from lamina.autograd.tensor import Tensor
 
@@ -99,6 +101,10 @@ class Function:
         record = config.grad_enabled and True in needs
         self.needs_input_grad = needs if record else (False,) * len(xs)
         ys = self.forward(*[x.data for x in xs])
+        # NumPy returns a scalar, not a 0-d array, from a reduction or a ufunc on 0-d arrays;
+        # a Tensor's data is always an array (so `t.data[...] = v` works on a loss too).
+        if type(ys) is not np.ndarray:
+            ys = _no_scalars(ys)
         if not record:
             outs = tuple(Tensor(y) for y in ys) if isinstance(ys, tuple) else Tensor(ys)
         else:
@@ -122,6 +128,13 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{self.name} generation={self.generation}>"
+
+
+def _no_scalars(ys: Any) -> Any:
+    """ys (an array or a tuple of them) with every NumPy scalar made a 0-d array."""
+    if isinstance(ys, tuple):
+        return tuple([np.asarray(y) if isinstance(y, np.generic) else y for y in ys])
+    return np.asarray(ys) if isinstance(ys, np.generic) else ys
 
 
 def axis_order(a: Any) -> list[int]:
