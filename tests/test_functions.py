@@ -83,6 +83,25 @@ def test_no_graph_under_no_grad(case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_inputs_and_incoming_gradients_are_left_alone(case: Case) -> None:
+    """Neither forward nor backward writes into its inputs or the gradient it is given:
+    eager backward hands one gradient array to several ops (an add passes its gy to
+    both inputs), so one op scaling it in place would corrupt its neighbours'."""
+    xs = _tensors(_inputs(case))
+    before = [x.data.copy() for x in xs]
+    ys = [y for y in _outs(case.fn(*xs)) if y.requires_grad]
+    rng = np.random.default_rng(1)
+    gys = [rng.standard_normal(y.shape).astype(y.dtype) for y in ys]
+    given = [g.copy() for g in gys]
+    for i, (y, g) in enumerate(zip(ys, gys)):
+        y.backward(g, retain_graph=i + 1 < len(ys))
+    for x, b in zip(xs, before):
+        np.testing.assert_array_equal(x.data, b)
+    for g, b in zip(gys, given):
+        np.testing.assert_array_equal(g, b)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_backward_releases_saved_arrays(case: Case) -> None:
     xs = _tensors(_inputs(case))
     ys = _outs(case.fn(*xs))
