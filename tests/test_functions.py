@@ -101,6 +101,35 @@ def test_inputs_and_incoming_gradients_are_left_alone(case: Case) -> None:
         np.testing.assert_array_equal(g, b)
 
 
+def _strided(a: np.ndarray) -> np.ndarray:
+    """a's values in a non-contiguous array: every other element of a larger one, axes
+    stored in reverse order."""
+    if a.ndim == 0:
+        return a
+    wide = np.zeros(a.shape[::-1][:-1] + (2 * a.shape[0],), a.dtype)
+    view = wide[..., ::2].transpose()
+    view[...] = a
+    return view
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_strided_inputs_give_the_same_results(case: Case) -> None:
+    """Views (a transpose, a slice with a step) are inputs like any other: an op that
+    assumed contiguous memory (as_strided windows, reshapes, out= buffers) would differ."""
+    arrays = _inputs(case)
+    results = []
+    for make in (lambda a: a, _strided):
+        # Tensor(), not lm.tensor(): a copy would make the view contiguous again.
+        xs = [lm.Tensor(make(a), requires_grad=a.dtype.kind == "f") for a in arrays]
+        assert make is not _strided or all(x.data.size < 2 or not x.data.flags.c_contiguous
+                                           for x in xs)
+        ys = [y for y in _outs(case.fn(*xs)) if y.requires_grad]
+        sum(((y * y).sum() for y in ys), lm.tensor(0.0, dtype=np.float64)).backward()
+        results.append([y.data for y in ys] + [x.grad for x in xs if x.requires_grad])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_backward_releases_saved_arrays(case: Case) -> None:
     xs = _tensors(_inputs(case))
