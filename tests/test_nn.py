@@ -153,6 +153,31 @@ def test_shape_errors_name_the_layer_path_and_shapes() -> None:
         nn.GRU(3, 4)(lm.tensor(np.ones((2, 5, 3), np.float32)), lm.tensor(np.zeros((1, 3, 4))))
 
 
+@pytest.mark.parametrize("layer, shape, fix", [
+    (nn.Sequential(nn.Linear(4, 8), nn.Linear(5, 2)), (3, 4), "in_features=8"),
+    (nn.Conv2d(3, 4, 3), (2, 1, 6, 6), "in_channels=1"),
+    (nn.Conv1d(3, 4, 3), (2, 5, 6), "in_channels=5"),
+    (nn.BatchNorm1d(3), (2, 6), "num_features=6"),
+    (nn.BatchNorm2d(3), (2, 6, 4, 4), "num_features=6"),
+    (nn.LSTM(3, 4), (2, 5, 7), "input_size=7"),
+    (nn.RBM(5, 3), (2, 6), "n_visible=6"),
+])
+def test_a_size_mismatch_names_the_argument_that_fits(layer, shape, fix) -> None:
+    with pytest.raises(lm.ShapeError, match=f"; if the input is right, build the layer with {fix}$"):
+        layer(lm.tensor(np.ones(shape, np.float32)))
+
+
+@pytest.mark.parametrize("layer, args", [
+    (nn.Conv2d(3, 4, 3), [(2, 3, 6)]),  # wrong rank: no single argument fits
+    (nn.Conv2d(4, 4, 3, groups=2), [(2, 3, 6, 6)]),  # 3 channels cannot split in 2 groups
+    (nn.GRU(3, 4), [(2, 5, 3), (1, 3, 4)]),  # the input is right, its initial state is not
+])
+def test_no_fix_is_offered_where_no_argument_fits(layer, args) -> None:
+    with pytest.raises(lm.ShapeError) as info:
+        layer(*[lm.tensor(np.ones(a, np.float32)) for a in args])
+    assert "build the layer with" not in str(info.value)
+
+
 @pytest.mark.parametrize("cfg, message", [
     ({"type": "Linar", "in_features": 2, "out_features": 2},
      r"model\.type: unknown layer type 'Linar' \(did you mean 'Linear'\?\); one of \[.*'Linear'"),

@@ -37,6 +37,12 @@ class _ConvNd(Layer):
         self.bias = Parameter(np.empty(out_channels, np.float32)) if bias else None
         init.default_linear_(self.weight, self.bias, math.prod(shape[1:]))
 
+    def _fits(self, x: Any, *rest: Any) -> str | None:
+        shape = getattr(x, "shape", ())
+        if len(shape) != self.nd + 2 or shape[1] % self.groups or shape[1] == self.in_channels:
+            return None
+        return f"in_channels={shape[1]}"
+
     def get_config(self) -> dict[str, Any]:
         def plain(v: tuple[int, ...]) -> Any:
             return v[0] if len(set(v)) == 1 else list(v)

@@ -140,8 +140,13 @@ class Layer:
         try:
             return self.forward(*args, **kwargs)
         except ShapeError as e:
-            _blame(e, self)
+            _blame(e, self, args)
             raise
+
+    def _fits(self, *args: Any) -> str | None:
+        """For a ShapeError on these inputs: the constructor argument that would fit them
+        ("in_features=6"), or None. Runs only after an error."""
+        return None
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
@@ -224,11 +229,15 @@ class Layer:
         return "\n".join(lines)
 
 
-def _blame(error: ShapeError, layer: Layer) -> None:
-    """Prefix a shape error with the layer's dotted path, one segment per enclosing layer."""
+def _blame(error: ShapeError, layer: Layer, args: tuple[Any, ...]) -> None:
+    """Prefix a shape error with the layer's dotted path, one segment per enclosing layer;
+    the layer that raised it adds the fix where one argument would fit the input."""
     if "layer_path" not in error.__dict__:
         cls, message = type(layer).__name__, str(error)
         message = message.removeprefix(f"{cls}: ")  # a layer's own check names it already
+        fit = layer._fits(*args)
+        if fit:
+            message += f"; if the input is right, build the layer with {fit}"
         error.layer_path = {"path": [], "layer": cls, "message": message}
     info = error.layer_path
     if layer._name is not None:

@@ -43,6 +43,10 @@ class Linear(Layer):
     def forward(self, x: Tensor) -> Tensor:
         return F.linear(x, self.weight, self.bias)
 
+    def _fits(self, x: Any, *rest: Any) -> str | None:
+        shape = getattr(x, "shape", ())
+        return f"in_features={shape[-1]}" if shape and shape[-1] != self.in_features else None
+
     def get_config(self) -> dict[str, Any]:
         return {"in_features": self.in_features, "out_features": self.out_features,
                 "bias": self.bias is not None}

@@ -36,6 +36,12 @@ class _BatchNorm(Layer):
         return F.batch_norm(x, self.weight, self.bias, self.running_mean, self.running_var,
                             self.training, self.momentum, self.eps, self.num_batches_tracked)
 
+    def _fits(self, x: Any, *rest: Any) -> str | None:
+        shape = getattr(x, "shape", ())
+        if len(shape) not in self.dims or shape[1] == self.num_features:
+            return None
+        return f"num_features={shape[1]}"
+
     def get_config(self) -> dict[str, Any]:
         return {"num_features": self.num_features, "eps": self.eps, "momentum": self.momentum,
                 "affine": self.weight is not None}

@@ -51,6 +51,10 @@ class RBM(Layer):
         self.hidden_bias = Parameter(np.zeros(n_hidden, np.float32))
         init.normal_(self.weight, 0.0, 0.01)
 
+    def _fits(self, v: Any, *rest: Any) -> str | None:
+        shape = getattr(v, "shape", ())
+        return f"n_visible={shape[1]}" if len(shape) == 2 and shape[1] != self.n_visible else None
+
     def _check(self, v: Any) -> None:
         if v.ndim != 2 or v.shape[1] != self.n_visible:
             raise ShapeError(f"RBM: expected visible units (N, {self.n_visible}); got {v.shape}")

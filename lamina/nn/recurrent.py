@@ -44,6 +44,12 @@ class _Recurrent(Layer):
         return tuple(getattr(self, f"{n}_l{k}", None)
                      for n in ("weight_ih", "bias_ih", "weight_hh", "bias_hh"))
 
+    def _fits(self, x: Any, *rest: Any) -> str | None:
+        shape = getattr(x, "shape", ())
+        if len(shape) != 3 or shape[2] == self.input_size:
+            return None
+        return f"input_size={shape[2]}"
+
     def _check(self, x: Tensor, state: Any) -> int:
         name = type(self).__name__
         if x.ndim != 3 or x.shape[2] != self.input_size:
