@@ -160,26 +160,33 @@ class Conv(Function):
             win = windows(xp, (kh, kw), self.stride, self.dilation, (oh, ow))
             col = win.transpose(1, 4, 5, 0, 2, 3)  # (C, KH, KW, N, OH, OW)
             return col.reshape(g, (c // g) * kh * kw, n * oh * ow), ow
-        wp = w + 2 * pw
-        xs, plane = self._flat_input(x)
+        _, wp, plane = self._grid()
+        xs = self._on_grid(x.transpose(1, 0, 2, 3), (ph, pw))
         item = xs.itemsize
         runs = as_strided(xs, shape=(c, kh, kw, n, oh * wp),
                           strides=(n * plane * item, dh * wp * item, dw * item, plane * item,
                                    item), writeable=False)
         return runs.reshape(g, (c // g) * kh * kw, n * oh * wp), wp
 
-    def _flat_input(self, x: Any, tail: int = 0) -> tuple[Any, int]:
-        """x zero-padded and channel-major, each image's padded rows flattened into one
-        plane: (C, N*plane + tail) elements, plane = Hp*Wp + (KW-1)*dw, since the last
-        row's run of Wp overshoots by (KW-1)*dw. Returns the array and plane."""
-        (n, c, h, w), (_, _, _, kw), _ = self.meta
+    def _grid(self) -> tuple[int, int, int]:
+        """The padded input's height Hp and width Wp, and the plane each image takes with
+        its padded rows laid flat: Hp*Wp + (KW-1)*dw, since the last row's run of Wp
+        overshoots by (KW-1)*dw."""
+        (_, _, h, w), (_, _, _, kw), _ = self.meta
         (ph, pw), (_, dw) = self.padding, self.dilation
         hp, wp = h + 2 * ph, w + 2 * pw
-        plane = hp * wp + (kw - 1) * dw
-        xs = np.zeros((c, n * plane + tail), x.dtype)
-        images = xs[:, :n * plane].reshape(c, n, plane)[:, :, :hp * wp]
-        images.reshape(c, n, hp, wp)[:, :, ph:ph + h, pw:pw + w] = x.transpose(1, 0, 2, 3)
-        return xs, plane
+        return hp, wp, hp * wp + (kw - 1) * dw
+
+    def _on_grid(self, a: Any, at: tuple[int, int], tail: int = 0) -> Any:
+        """a (A, N, rows, cols), channel-major, written into zeros laid out as the flat
+        padded images (see _grid) with its first element at row and column `at`:
+        (A, N*plane + tail) elements."""
+        hp, wp, plane = self._grid()
+        lead, n, rows, cols = a.shape
+        flat = np.zeros((lead, n * plane + tail), a.dtype)
+        images = flat[:, :n * plane].reshape(lead, n, plane)[:, :, :hp * wp]
+        images.reshape(lead, n, hp, wp)[:, :, at[0]:at[0] + rows, at[1]:at[1] + cols] = a
+        return flat
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         col, Wm = self.saved_tensors
@@ -226,20 +233,19 @@ class Conv(Function):
     def _shifted_gW(self, x: Any, gy: Any) -> Any:
         """The weight gradient without a window matrix, one GEMM per kernel offset.
 
-        Lay out the padded input flat (see _flat_input) and gy, zero-padded, on the same
+        Lay out the padded input flat (see _grid) and gy, zero-padded, on the same
         (O, N*plane) grid, so gy's position p reads input position p + i*dh*Wp + j*dw. Then
         the input shifted by that offset is a plain strided view, and dW[:, :, i, j] =
         gy @ view.T. Positions outside the output are zeros in gy, so they add nothing.
         No im2col copy, for GEMMs N*plane/(N*OH*OW) longer.
         """
-        (n, c, h, w), (o, cg, kh, kw), (oh, ow) = self.meta
+        n, (o, cg, kh, kw) = self.meta[0][0], self.meta[1]
         (ph, pw), (dh, dw), g = self.padding, self.dilation, self.groups
-        hp, wp = h + 2 * ph, w + 2 * pw
-        xf, plane = self._flat_input(x, tail=(kh - 1) * dh * wp + (kw - 1) * dw)
+        _, wp, plane = self._grid()
+        xf = self._on_grid(x.transpose(1, 0, 2, 3), (ph, pw),
+                           tail=(kh - 1) * dh * wp + (kw - 1) * dw)
         span = n * plane
-        gyw = np.zeros((o, span), gy.dtype)
-        gyw.reshape(o, n, plane)[:, :, :hp * wp].reshape(o, n, hp, wp)[:, :, :oh, :ow] = (
-            gy.transpose(1, 0, 2, 3))
+        gyw = self._on_grid(gy.transpose(1, 0, 2, 3), (0, 0))  # (O, span)
         gW = np.empty((kh, kw, o, cg), gy.dtype)
         og = o // g
         for i in range(kh):
@@ -254,14 +260,13 @@ class Conv(Function):
         """Sum window gradients (C, KH, KW, N, OH, cols) into gx, channel-major memory."""
         (n, c, h, w), (_, _, kh, kw), (oh, ow) = self.meta
         (ph, pw), (dh, dw) = self.padding, self.dilation
-        hp, wp = h + 2 * ph, w + 2 * pw
+        hp, wp, plane = self._grid()
         if not self._flat():
             # Into a channel-major (C, N, H, W) buffer, where each of the KH*KW additions
             # runs over contiguous blocks; gx is its transposed view.
             gwin = gcol.transpose(0, 3, 1, 2, 4, 5)
             gxp = scatter_windows(gwin, (c, n, hp, wp), (kh, kw), self.stride, self.dilation)
         else:  # the runs _im2col read, added back; the dropped columns carry zeros
-            plane = hp * wp + (kw - 1) * dw
             flat = np.zeros((c, n, plane), gcol.dtype)
             runs = gcol.reshape(c, kh, kw, n, oh * wp)
             for i in range(kh):
