@@ -255,6 +255,87 @@ def test_a_new_shape_traces_again_and_a_known_one_does_not() -> None:
     assert plan.traces == 3  # eval mode is another program
 
 
+def _step_results(model, step, x, y):
+    """(loss, {name: grad}, buffers) after one step from zeroed gradients."""
+    model.zero_grad()
+    loss = step(x, y)
+    grads = {n: None if p.grad is None else p.grad.copy() for n, p in model.named_parameters()}
+    return loss.item(), grads, {n: b.data.copy() for n, b in model.named_buffers()}
+
+
+def _assert_plan_tracks_eager(model, plan, x, y) -> None:
+    """The plan's step equals the eager step from the same state: loss, which gradients
+    exist and their values, and the buffers each leaves behind."""
+    start = model.state_dict()
+
+    def eager(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+
+    results = []
+    for step in (plan, eager):
+        model.load_state_dict(start)
+        results.append(_step_results(model, step, x, y))
+    (planned_loss, planned_grads, planned_bufs), (loss, grads, bufs) = results
+    assert planned_loss == pytest.approx(loss, rel=1e-6)
+    assert [n for n, g in planned_grads.items() if g is None] == [
+        n for n, g in grads.items() if g is None]
+    for n, g in grads.items():
+        if g is not None:
+            _close(planned_grads[n], g)
+    for n, b in bufs.items():
+        _close(planned_bufs[n], b, 1e-6)
+
+
+def _bn_net():
+    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def _batch():
+    rng = np.random.default_rng(3)
+    return (lm.tensor(rng.standard_normal((6, 4)).astype(np.float32)),
+            lm.tensor(np.array([0, 1, 2, 0, 1, 2])))
+
+
+def test_freezing_a_parameter_after_compiling_traces_again() -> None:
+    model, (x, y) = _bn_net(), _batch()
+    plan = compile(model, F.cross_entropy, (x, y))
+    model[0].weight.requires_grad = False
+    _assert_plan_tracks_eager(model, plan, x, y)
+    assert model[0].weight.grad is None and plan.traces == 2
+    model[0].weight.requires_grad = True  # back to the first program, cached
+    _assert_plan_tracks_eager(model, plan, x, y)
+    assert model[0].weight.grad is not None and plan.traces == 2
+
+
+def test_one_layer_put_in_eval_mode_after_compiling_traces_again() -> None:
+    model, (x, y) = _bn_net(), _batch()
+    plan = compile(model, F.cross_entropy, (x, y))
+    model[1].eval()  # fine-tuning with frozen batch-norm statistics
+    stats = model[1].running_mean.data.copy()
+    _assert_plan_tracks_eager(model, plan, x, y)
+    np.testing.assert_array_equal(model[1].running_mean.data, stats)
+    assert plan.traces == 2
+
+
+def test_replacing_a_layer_or_a_buffer_array_drops_the_stale_programs() -> None:
+    model, (x, y) = _bn_net(), _batch()
+    plan = compile(model, F.cross_entropy, (x, y))
+    model.eval()
+    plan(x, y)
+    assert len(plan.programs) == 2
+    model.train()
+    lm.manual_seed(4)
+    setattr(model, "3", nn.Linear(8, 3))  # what model.head = nn.Linear(...) does
+    _assert_plan_tracks_eager(model, plan, x, y)
+    assert len(plan.programs) == 1  # the train and eval programs of the old layer are gone
+    model[1].running_var.data = np.full(8, 4.0, np.float32)  # a new array, not new values
+    model.eval()
+    _assert_plan_tracks_eager(model, plan, x, y)
+    assert plan.traces == 4
+
+
 def test_control_flow_on_a_tensor_is_reported_with_its_line() -> None:
     class Branchy(nn.Layer):
         def __init__(self) -> None:

@@ -37,9 +37,12 @@ class Plan:
     A training plan (built with a loss) runs forward, loss and backward and leaves the
     gradients in the parameters' `.grad`, accumulating as eager backward does; it returns
     the loss, and `plan.output` holds the model's output. An inference plan runs forward
-    only and returns the model's output. A new input shape or dtype, or a switch between
-    train and eval mode, traces again (one program per signature, cached). With `threads`
-    > 1, each slice of the batch has its program (see `compile`).
+    only and returns the model's output. A new input shape or dtype, a switch between
+    train and eval mode (of the model or of any one layer), or freezing or unfreezing a
+    parameter traces again (one program per signature, cached). Replacing a layer, a
+    parameter, or a buffer's array (not just their values) also traces again, and drops
+    the programs bound to the old ones. With `threads` > 1, each slice of the batch has
+    its program (see `compile`).
     """
 
     def __init__(self, model: Layer, loss_fn: Callable[..., Tensor] | None,
@@ -56,6 +59,7 @@ class Plan:
         self.model, self.loss_fn, self.verify, self.tune = model, loss_fn, verify, tune
         self.threads = threads
         self.programs: dict[tuple[Any, ...], Program | Split] = {}
+        self.bound: tuple[Any, ...] = ()  # what the programs were traced on (see _key)
         self.traces = 0
         self.output: Tensor | None = None
         self.latest: Program | Split | None = None  # the runner of the latest batch
@@ -70,7 +74,21 @@ class Plan:
         return self.latest.programs[0] if isinstance(self.latest, Split) else self.latest
 
     def _key(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
-        return (self.model.training, *((a.shape, a.dtype.str) for a in arrays))
+        """What a program depends on besides its ops: the batch's signature, each layer's
+        mode and which parameters are trained. Checked at every call (a few microseconds),
+        so that a layer put in eval mode or a parameter frozen after compiling never runs
+        a stale program. Drops every program if the model's tensors were replaced."""
+        model, params = self.model, list(self.model.parameters())
+        # A program reads each parameter's .data afresh, but binds the parameter itself and
+        # each buffer's array (batch norm updates its statistics in place).
+        bound = (*((id(p), p.data.dtype, p.data.shape) for p in params),
+                 *(id(b.data) for b in model.buffers()))
+        if bound != self.bound:
+            self.programs.clear()
+            self.bound = bound
+        return (*(layer.training for _, layer in model.named_layers()),
+                *(p.requires_grad for p in params),
+                *((a.shape, a.dtype.str) for a in arrays))
 
     def program(self, *batch: Any) -> Program:
         """The compiled program for this batch's signature (tracing it if new); with the
