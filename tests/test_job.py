@@ -65,6 +65,18 @@ MALFORMED = [
     (GOOD.replace("epochs: 2", "epochs: 2, compile: {thread: 2}"),
      r"trainer\.compile\.thread: unknown argument of compile; allowed: \['threads', 'tune', "
      r"'verify'\]"),
+    # Values of the right type that a constructor refuses are config errors too, in its words.
+    (GOOD.replace("lr: 0.1", "lr: -1"), r"^optimizer: invalid lr: must be >= 0; got -1$"),
+    (GOOD + "scheduler: {type: CosineAnnealingLR, T_max: 0}\n",
+     r"^scheduler: CosineAnnealingLR: T_max must be >= 1; got 0$"),
+    (GOOD + "algorithm: {type: cd, k: 0}\n", r"^algorithm: cd: k must be >= 1; got 0$"),
+    (GOOD.replace("epochs: 2", "epochs: 2, early_stopping: {mode: up}"),
+     r"^trainer\.early_stopping: EarlyStopping: mode must be 'min' or 'max'; got 'up'$"),
+    (GOOD.replace("batch_size: 16", "batch_size: 0"), r"^data\.batch_size: must be >= 1, got 0$"),
+    (GOOD.replace("epochs: 2", "epochs: 2, clip_grad_norm: -1.0"),
+     r"^trainer\.clip_grad_norm: must be > 0, got -1\.0$"),
+    (GOOD.replace("in_features: 64", "in_features: 0"),
+     r"^model\.layers\[0\]: Linear: features must be >= 1; got \(0, 10\)$"),  # named once
 ]
 
 
@@ -82,6 +94,17 @@ def test_bad_overrides(tmp_path) -> None:
         load_config(path, ["trainer.epochs=x"])
     cfg = load_config(path, ["model.layers.0.out_features=5", "name=other"])
     assert cfg["model"]["layers"][0]["out_features"] == 5 and cfg["name"] == "other"
+
+
+def test_exponent_floats_are_numbers_in_files_and_overrides(tmp_path) -> None:
+    # PyYAML alone (YAML 1.1) reads 1e-3 as the string '1e-3'.
+    path = _write(tmp_path, GOOD.replace("lr: 0.1", "lr: 1e-3, weight_decay: 5E-4"))
+    cfg = load_config(path, ["optimizer.momentum=9e-1"])
+    assert cfg["optimizer"] == {"type": "SGD", "lr": 1e-3, "weight_decay": 5e-4, "momentum": 0.9}
+    cfg = load_config(path, ["model.layers.0.out_features=12", "trainer.epochs=3"])
+    assert cfg["model"]["layers"][0]["out_features"] == 12  # integers stay integers
+    with pytest.raises(ConfigError, match=r"optimizer\.lr: expected float, got str '1e-3'"):
+        load_config(_write(tmp_path, GOOD.replace("lr: 0.1", "lr: '1e-3'")))  # quoted: a string
 
 
 def test_missing_job_file(tmp_path) -> None:

@@ -193,7 +193,7 @@ def test_no_fix_is_offered_where_no_argument_fits(layer, args) -> None:
      r"model\.approximate: expected one of 'none', 'tanh', got str 'fast'"),
     ({"type": "Sequential", "layers": {"type": "ReLU"}}, r"model\.layers: expected a list"),
     ({"layers": []}, r"model: missing 'type'"),
-    ({"type": "Dropout", "p": 1.5}, r"model: Dropout: Dropout: p must be in \[0, 1\]; got 1\.5"),
+    ({"type": "Dropout", "p": 1.5}, r"^model: Dropout: p must be in \[0, 1\]; got 1\.5"),
 ])
 def test_config_errors_name_the_path(cfg, message) -> None:
     with pytest.raises(nn.ConfigError, match=message):

@@ -90,4 +90,6 @@ def from_config(config: Any, path: str = "model") -> Layer:
     try:
         return cls(**args)
     except (ValueError, TypeError) as e:
-        raise ConfigError(f"{path}: {name}: {e}") from e
+        said = str(e)  # most layers' messages begin with their name already
+        raise ConfigError(f"{path}: {said if said.startswith(name) else f'{name}: {said}'}"
+                          ) from e

@@ -9,10 +9,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import functools
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
+
+import numpy as np
 
 import lamina as lm
 import lamina.optim as optim
@@ -90,7 +94,7 @@ def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> dict[
 
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = read_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such job file") from None
     except yaml.YAMLError as e:
@@ -103,10 +107,29 @@ def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> dict[
     return validate(raw)
 
 
-def apply_override(config: dict[str, Any], item: str) -> None:
-    """Set `a.b.c=value` in a nested config; the value is parsed as YAML (3, 0.1, true, [1, 2])."""
+def read_yaml(text: str) -> Any:
+    """Parse YAML safely, reading `1e-3` as a float. PyYAML follows YAML 1.1, where a float
+    needs a dot (`1.0e-3`) and `1e-3` is the string '1e-3'; YAML 1.2, and every user
+    writing a learning rate, mean the number."""
     import yaml
 
+    return yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
+
+
+@functools.cache
+def _loader() -> type:
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    exponent = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", exponent, list("-+0123456789."))
+    return Loader
+
+
+def apply_override(config: dict[str, Any], item: str) -> None:
+    """Set `a.b.c=value` in a nested config; the value is parsed as YAML (3, 0.1, true, [1, 2])."""
     key, sep, text = item.partition("=")
     if not sep or not key:
         raise ConfigError(f"--set {item!r}: expected key.path=value")
@@ -120,7 +143,7 @@ def apply_override(config: dict[str, Any], item: str) -> None:
             raise ConfigError(f"--set {key}: {'.'.join(parts[:i + 1])} is not a section")
         node = nxt
     last = parts[-1]
-    value = yaml.safe_load(text)
+    value = read_yaml(text)
     if isinstance(node, list):
         node[int(last)] = value
     else:
@@ -174,6 +197,9 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     loader_keys = LOADER_KEYS - {"name"}
     loader = {k: v for k, v in options.items() if k in loader_keys}
     out["data"] = dataclasses.asdict(_typed(DataConfig, {"name": name, **loader}, "data"))
+    for key in ("batch_size", "eval_batch_size"):
+        if out["data"][key] < 1:
+            raise ConfigError(f"data.{key}: must be >= 1, got {out['data'][key]}")
     dataset_options = {k: v for k, v in options.items() if k not in loader_keys}
     check_args(_LOADERS[name], dataset_options, "data")
     out["data"].update(dataset_options)
@@ -185,16 +211,29 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     out["loss"] = loss
     opt_name, opt_args = _named(_section(config, "optimizer"), "optimizer", OPTIMIZERS)
     check_args(getattr(optim, opt_name), opt_args, "optimizer", skip=("params",))
+    probe = lm.nn.Parameter(np.zeros(1, np.float32))
+    opt = _builds("optimizer", lambda: getattr(optim, opt_name)([probe], **opt_args))
     out["optimizer"] = {"type": opt_name, **opt_args}
-    out["scheduler"] = _validate_scheduler(config.get("scheduler"))
+    out["scheduler"] = _validate_scheduler(config.get("scheduler"), opt)
     alg_name, alg_args = _named(config.get("algorithm", "bp"), "algorithm", algorithm_names())
     check_args(algorithm_class(alg_name), alg_args, "algorithm")
+    _builds("algorithm", lambda: algorithm_class(alg_name)(**alg_args))
     out["algorithm"] = {"type": alg_name, **alg_args}
     trainer = _typed(TrainerConfig, _section(config, "trainer"), "trainer")
     _check_trainer(trainer, alg_name)
     out["trainer"] = dataclasses.asdict(trainer)
     out["distributed"] = _validate_distributed(config.get("distributed"), out)
     return out
+
+
+def _builds(path: str, make: Callable[[], Any]) -> Any:
+    """Build a section's object now, on stand-ins (an optimizer over one probe parameter),
+    so that a value its constructor refuses (a negative learning rate) is a config error
+    naming the section before any run starts, in the constructor's own words."""
+    try:
+        return make()
+    except (ValueError, TypeError) as e:
+        raise ConfigError(f"{path}: {e}") from None
 
 
 def _validate_distributed(section: Any, job: dict[str, Any]) -> dict[str, Any] | None:
@@ -215,7 +254,7 @@ def _validate_distributed(section: Any, job: dict[str, Any]) -> dict[str, Any] |
     return dataclasses.asdict(d)
 
 
-def _validate_scheduler(section: Any) -> dict[str, Any] | None:
+def _validate_scheduler(section: Any, optimizer: optim.Optimizer) -> dict[str, Any] | None:
     if section is None:
         return None
     name, args = _named(section, "scheduler", SCHEDULERS)
@@ -224,6 +263,7 @@ def _validate_scheduler(section: Any) -> dict[str, Any] | None:
     if interval not in ("epoch", "iteration"):
         raise ConfigError(f"scheduler.interval: expected 'epoch' or 'iteration', got {interval!r}")
     check_args(getattr(lr_scheduler, name), args, "scheduler", skip=("optimizer",))
+    _builds("scheduler", lambda: getattr(lr_scheduler, name)(optimizer, **args))
     return {"type": name, "interval": interval, "monitor": monitor, **args}
 
 
@@ -232,6 +272,10 @@ def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
         raise ConfigError(f"trainer.epochs: must be >= 1, got {trainer.epochs}")
     if trainer.checkpoint_every < 1:
         raise ConfigError(f"trainer.checkpoint_every: must be >= 1, got {trainer.checkpoint_every}")
+    for key in ("clip_grad_norm", "clip_grad_value"):
+        value = getattr(trainer, key)
+        if value is not None and not value > 0:
+            raise ConfigError(f"trainer.{key}: must be > 0, got {value}")
     for i, m in enumerate(trainer.metrics):
         if m not in METRICS:
             raise ConfigError(f"trainer.metrics[{i}]: unknown metric {m!r}; "
@@ -246,6 +290,7 @@ def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
                    skip=("model", "loss_fn", "example_batch"))
     if trainer.early_stopping is not None:
         check_args(cb.EarlyStopping, trainer.early_stopping, "trainer.early_stopping")
+        _builds("trainer.early_stopping", lambda: cb.EarlyStopping(**trainer.early_stopping))
     if algorithm == "cd" and trainer.keep_best == "val_loss":
         trainer.keep_best = "val_recon_error"  # CD reports no validation loss
 
