@@ -55,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.rest = rest  # passed on to benchmarks/run.py
     elif rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    from lamina.errors import ShapeError
     from lamina.io import CheckpointError, ExportError
     from lamina.plan import TraceError
     from lamina.schema import ConfigError
@@ -69,12 +70,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             TraceError) as e:
         print(f"lamina: error: {e}", file=sys.stderr)
         return 1
+    except ShapeError as e:
+        if not hasattr(e, "layer_path"):  # not raised by a layer: a traceback helps more
+            raise
+        print(f"lamina: error: {_in_config(e, getattr(args, 'config', None))}", file=sys.stderr)
+        return 1
+
+
+def _in_config(error: Any, config: dict[str, Any] | None) -> str:
+    """A layer's shape error, with the layer named by its path in the job
+    (`model.layers[4] (Linear): ...`) where the model is nested Sequential configs."""
+    info, where, node = error.layer_path, "model", (config or {}).get("model")
+    for name in info["path"]:
+        layers = node.get("layers") if isinstance(node, dict) else None
+        if not (isinstance(layers, list) and name.isdigit() and int(name) < len(layers)):
+            return str(error)
+        where, node = f"{where}.layers[{name}]", layers[int(name)]
+    return f"{where} ({info['layer']}): {info['message']}"
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
     from lamina.train.job import load_config
 
-    return load_config(args.job, args.set)
+    args.config = load_config(args.job, args.set)  # kept for error messages
+    return args.config
 
 
 def cmd_train(args: argparse.Namespace) -> int:

@@ -102,6 +102,34 @@ def test_errors_are_clear_and_exit_non_zero(env, tmp_path) -> None:
     assert proc.returncode == 1 and "no such checkpoint file" in proc.stderr
 
 
+NESTED = """
+data: {name: digits, batch_size: 16}
+model:
+  type: Sequential
+  layers:
+    - {type: Linear, in_features: 64, out_features: 16}
+    - type: Sequential
+      layers:
+        - {type: ReLU}
+        - {type: Linear, in_features: 8, out_features: 10}
+optimizer: {type: SGD, lr: 0.1}
+trainer: {epochs: 1, progress: false, out_dir: OUT}
+"""
+
+
+@pytest.mark.parametrize("command", ["train", "info"])
+def test_a_layer_size_mismatch_names_its_path_in_the_job(command, tmp_path, capsys) -> None:
+    from lamina.cli import main
+
+    job = tmp_path / "nested.yaml"
+    job.write_text(NESTED.replace("OUT", str(tmp_path / "runs")))
+    assert main([command, str(job)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("lamina: error: model.layers[1].layers[1] (Linear): linear: input "
+                          "features do not match the weight") and "Traceback" not in err
+    assert err.rstrip().endswith("build the layer with in_features=16")
+
+
 @pytest.mark.parametrize("name", ["digits_rbm", "text_lstm"])
 def test_cd_and_bptt_examples_train_on_two_workers(name, env, tmp_path) -> None:
     pytest.importorskip("ray")
