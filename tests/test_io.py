@@ -7,6 +7,7 @@ import pytest
 
 import lamina as lm
 import lamina.nn as nn
+import lamina.optim as optim
 from lamina.io import CheckpointError
 
 
@@ -84,8 +85,19 @@ def test_missing_file_and_shape_mismatch_are_named(tmp_path) -> None:
     with pytest.raises(CheckpointError, match="no such checkpoint file"):
         lm.io.load(tmp_path / "nope.safetensors")
     path = lm.io.save(tmp_path / "small.safetensors", nn.Linear(3, 2))
-    with pytest.raises(ValueError, match=r"small\.safetensors: .*weight: expected \(5, 3\), got \(2, 3\)"):
-        lm.io.load(path, nn.Linear(3, 5))
+    with pytest.raises(CheckpointError, match=r"small\.safetensors: does not fit the model \("
+                       r".*weight: expected \(5, 3\), got \(2, 3\); bias: expected \(5,\)"):
+        lm.io.load(path, nn.Linear(3, 5))  # every mismatch, in the model's order
+    with pytest.raises(CheckpointError, match=r"does not fit the model .*missing keys \['0\.weight'"):
+        lm.io.load(path, nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 2)))
+
+
+def test_optimizer_state_of_another_type_does_not_fit(tmp_path) -> None:
+    model = nn.Linear(3, 2)
+    path = lm.io.save(tmp_path / "adam.safetensors", model, optim.Adam(model.parameters()))
+    with pytest.raises(CheckpointError, match=r"adam\.safetensors: does not fit the optimizer: "
+                       r"SGD\.load_state_dict: the saved state has hyper-parameters that SGD"):
+        lm.io.load(path, model, optim.SGD(model.parameters(), lr=0.1))
 
 
 def test_load_without_an_optimizer_state_when_one_is_asked(tmp_path) -> None:

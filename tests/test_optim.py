@@ -159,6 +159,27 @@ def test_parameter_groups_have_their_own_hyper_parameters() -> None:
         other.load_state_dict(state)
 
 
+def test_state_of_another_optimizer_type_is_refused_by_name() -> None:
+    a = lm.tensor(np.ones(3), requires_grad=True)
+    adam = optim.AdamW([a], lr=0.01)
+    a.grad = np.ones(3)
+    adam.step()
+    sgd = optim.SGD([a], lr=0.1, momentum=0.9)
+    with pytest.raises(ValueError, match=r"SGD\.load_state_dict: the saved state has hyper-"
+                       r"parameters that SGD does not have, \['amsgrad', 'betas', 'eps'\]; was "
+                       r"it saved by another optimizer type\? SGD has \['dampening', 'lr', "):
+        sgd.load_state_dict(adam.state_dict())
+    assert sgd.param_groups[0]["lr"] == 0.1 and sgd.state == {}  # left as it was
+    with pytest.raises(ValueError, match=r"Adam\.load_state_dict: .*\['dampening', 'momentum', "
+                       r"'nesterov'\]"):
+        optim.Adam([a]).load_state_dict(sgd.state_dict())
+    state = sgd.state_dict()  # saved before SGD gained nesterov: loads, with the default
+    del state["param_groups"][0]["nesterov"]
+    fresh = optim.SGD([a], lr=0.5, momentum=0.5)
+    fresh.load_state_dict(state)
+    assert fresh.param_groups[0]["lr"] == 0.1 and fresh.param_groups[0]["nesterov"] is False
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda p: optim.SGD(p, lr=-0.1), r"invalid lr: must be >= 0; got -0\.1"),
     (lambda p: optim.SGD(p, lr=0.1, momentum=-1), r"invalid momentum"),

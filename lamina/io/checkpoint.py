@@ -182,8 +182,9 @@ def load(path: str | os.PathLike, model: Any = None, optimizer: Any = None,
          "extra": the saved extra dict, "config": the model's config or None}.
 
     Raises:
-        CheckpointError: unreadable file, or no optimizer state when one is asked for.
-        KeyError, ValueError: the weights do not fit the model (names listed).
+        CheckpointError: an unreadable file; weights that do not fit the model (every
+            mismatch listed); no optimizer state when one is asked for, or state that does
+            not fit the optimizer.
     """
     arrays, meta = read(path)
     weights = {k: v for k, v in arrays.items()
@@ -193,10 +194,14 @@ def load(path: str | os.PathLike, model: Any = None, optimizer: Any = None,
         try:
             model.load_state_dict(weights, strict=strict)
         except (KeyError, ValueError) as e:
-            raise type(e)(f"{path}: {e.args[0]}") from e
+            raise CheckpointError(f"{path}: does not fit the model (was it written for "
+                                  f"another architecture?): {e.args[0]}") from e
     if optimizer is not None:
         if opt_state is None:
             raise CheckpointError(f"{path}: holds no optimizer state")
-        optimizer.load_state_dict(opt_state)
+        try:
+            optimizer.load_state_dict(opt_state)
+        except ValueError as e:
+            raise CheckpointError(f"{path}: does not fit the optimizer: {e}") from e
     return {"state": weights, "optimizer": opt_state,
             "extra": join_arrays(meta.get("extra", {}), arrays), "config": meta.get("config")}

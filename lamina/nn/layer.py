@@ -175,8 +175,8 @@ class Layer:
         unexpected = [k for k in state if k not in targets]
         values = {k: np.asarray(v.data if isinstance(v, Tensor) else v)
                   for k, v in state.items() if k in targets}
-        bad = [f"{k}: expected {targets[k].shape}, got {v.shape}"
-               for k, v in values.items() if v.shape != targets[k].shape]
+        bad = [f"{k}: expected {t.shape}, got {values[k].shape}"
+               for k, t in targets.items() if k in values and values[k].shape != t.shape]
         if bad:
             raise ValueError(f"{type(self).__name__}.load_state_dict: shape mismatch for "
                              + "; ".join(bad))

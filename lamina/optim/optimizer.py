@@ -150,7 +150,8 @@ class Optimizer:
         """Restore hyper-parameters and per-parameter state saved by `state_dict`.
 
         Raises:
-            ValueError: the saved groups do not match this optimizer's groups in size.
+            ValueError: the saved groups do not match this optimizer's groups in size, or
+                hold a hyper-parameter it does not have (saved by another optimizer type).
         """
         saved = state_dict["param_groups"]
         ours = [len(g["params"]) for g in self.param_groups]
@@ -158,6 +159,13 @@ class Optimizer:
         if ours != theirs:
             raise ValueError(f"{type(self).__name__}.load_state_dict: saved parameter groups "
                              f"have sizes {theirs}; this optimizer's have {ours}")
+        name = type(self).__name__
+        for group in saved:  # another optimizer's state would half-load and run silently
+            foreign = sorted(set(group) - set(self.defaults) - {"params", "initial_lr"})
+            if foreign:  # (a key it lacks is one added since it was saved: the default stays)
+                raise ValueError(f"{name}.load_state_dict: the saved state has hyper-parameters "
+                                 f"that {name} does not have, {foreign}; was it saved by "
+                                 f"another optimizer type? {name} has {sorted(self.defaults)}")
         params = [p for g in self.param_groups for p in g["params"]]
         for group, saved_group in zip(self.param_groups, saved):
             group.update({k: _plain(v) for k, v in saved_group.items() if k != "params"})
