@@ -236,6 +236,10 @@ def test_shape_errors_name_the_op_and_both_shapes() -> None:
         F.mse_loss(lm.tensor(np.ones((2, 3))), np.ones((3, 2)))
     with pytest.raises(IndexError, match=r"labels must lie in \[0, 3\)"):
         F.cross_entropy(lm.tensor(np.ones((2, 3))), np.array([0, 3]))
+    for op in ("add", "sub", "mul", "div", "pow"):
+        with pytest.raises(lm.ShapeError, match=rf"^{op}: shapes do not broadcast; .*got "
+                           r"\(2, 3\) and \(3, 2\)$"):
+            getattr(F, op)(lm.tensor(np.ones((2, 3))), lm.tensor(np.ones((3, 2))))
 
 
 def test_gradcheck_names_the_input_and_element_that_disagree() -> None:

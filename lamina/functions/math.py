@@ -22,7 +22,14 @@ class _Binary(Function):
     def forward(self, a: Any, b: Any) -> Any:
         self.a_meta = (a.shape, a.dtype)
         self.b_meta = (b.shape, b.dtype)
-        return self.compute(a, b)
+        try:
+            return self.compute(a, b)
+        except ValueError:
+            if a.shape == b.shape or _broadcasts(a.shape, b.shape):
+                raise
+            raise ShapeError(f"{type(self).__name__.lower()}: shapes do not broadcast; "
+                             f"expected equal sizes or 1 in each trailing axis, got {a.shape} "
+                             f"and {b.shape}") from None
 
     def unbroadcast(self, ga: Any, gb: Any) -> tuple[Any, Any]:
         need_a, need_b = self.needs_input_grad
@@ -31,6 +38,14 @@ class _Binary(Function):
         if need_b:
             gb = sum_to(gb, self.b_meta[0]).astype(self.b_meta[1], copy=False)
         return (ga if need_a else None), (gb if need_b else None)
+
+
+def _broadcasts(*shapes: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        return False
+    return True
 
 
 class Add(_Binary):
