@@ -70,6 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             TraceError) as e:
         print(f"lamina: error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as e:
+        notes = "".join(f"; {note}" for note in getattr(e, "__notes__", []))
+        print(f"lamina: interrupted{notes}", file=sys.stderr)
+        return 130  # as a shell reports SIGINT
     except ShapeError as e:
         if not hasattr(e, "layer_path"):  # not raised by a layer: a traceback helps more
             raise

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -128,6 +130,24 @@ def test_a_layer_size_mismatch_names_its_path_in_the_job(command, tmp_path, caps
     assert err.startswith("lamina: error: model.layers[1].layers[1] (Linear): linear: input "
                           "features do not match the weight") and "Traceback" not in err
     assert err.rstrip().endswith("build the layer with in_features=16")
+
+
+def test_ctrl_c_names_the_last_checkpoint_and_how_to_resume(env, tmp_path) -> None:
+    job = tmp_path / "long.yaml"
+    job.write_text(NESTED.replace("in_features: 8", "in_features: 16").replace(
+        "epochs: 1", "epochs: 100000").replace("OUT", str(tmp_path / "runs")))
+    proc = subprocess.Popen([sys.executable, "-m", "lamina.cli", "train", str(job)], env=env,
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    last = tmp_path / "runs" / "long" / "checkpoints" / "last.safetensors"
+    deadline = time.monotonic() + 120
+    while not last.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().endswith(f"lamina: interrupted; the last checkpoint written is {last}; "
+                                "continue with --resume") and "Traceback" not in err
 
 
 @pytest.mark.parametrize("name", ["digits_rbm", "text_lstm"])

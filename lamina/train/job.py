@@ -395,6 +395,12 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
     try:
         run.trainer.fit(run.train_loader, config["trainer"]["epochs"], run.test_loader)
         return run, run.trainer.evaluate(run.test_loader)
+    except KeyboardInterrupt as e:  # the CLI prints the note instead of a traceback
+        last, name = run.trainer.last_checkpoint, run.directory.name
+        how = "--resume" + (f" --set name={name}" if name != config["name"] else "")
+        e.add_note(f"the last checkpoint written is {last}; continue with {how}" if last
+                   else "no checkpoint had been written yet")
+        raise
     finally:
         if cluster is not None:
             cluster.shutdown()
