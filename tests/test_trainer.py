@@ -105,6 +105,29 @@ def test_resume_from_a_mid_epoch_checkpoint_continues_that_epoch(tmp_path) -> No
     assert resumed.history == straight.history
 
 
+def test_stopping_now_checkpoints_the_place_in_the_epoch_and_resumes_exactly(tmp_path) -> None:
+    train, val = _data()
+    straight = _trainer(tmp_path / "a")
+    straight.fit(train, 3, val)
+
+    class CtrlC(Callback):  # what the first Ctrl-C under `lamina train` does
+        def on_batch_end(self, trainer, logs):
+            if trainer.iteration == 9:  # the middle of epoch 2 (6 batches an epoch)
+                trainer.stop("interrupted", now=True)
+
+    stopped = _trainer(tmp_path / "b")  # checkpoints once an epoch: none at batch 9 itself
+    stopped.callbacks.append(CtrlC())
+    stopped.fit(train, 3, val)
+    assert (stopped.epoch, stopped.batch_in_epoch, len(stopped.history)) == (1, 3, 1)
+    resumed = _trainer(tmp_path / "c")
+    resumed.resume(tmp_path / "b" / "last.safetensors")  # written at the stop
+    assert (resumed.epoch, resumed.batch_in_epoch) == (1, 3)
+    resumed.fit(train, 3, val)
+    for name, w in _weights(straight).items():
+        np.testing.assert_array_equal(w, _weights(resumed)[name], err_msg=name)
+    assert resumed.history == straight.history
+
+
 def test_a_killed_process_leaves_a_loadable_last_checkpoint(tmp_path) -> None:
     script = textwrap.dedent(f"""
         import os, signal, numpy as np

@@ -210,6 +210,10 @@ class Checkpoint(Callback):
         if self.trigger.fires(trainer, "epoch") or trainer.epoch == trainer.epochs:
             self.save(trainer, self.last_path)
 
+    def on_fit_end(self, trainer: Trainer) -> None:
+        if trainer.stop_reason is not None:  # stopped early: keep the place it stopped at
+            self.save(trainer, self.last_path)
+
     def state_dict(self) -> dict[str, Any]:
         return {"best": self.best}
 

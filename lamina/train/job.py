@@ -6,13 +6,16 @@ distributed. Every key is checked; an unknown key is an error that lists the all
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import difflib
 import functools
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -393,7 +396,10 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
     lm.io.checkpoint.atomic_write(run.directory / "config.yaml",
                                   yaml.safe_dump(copy.deepcopy(config), sort_keys=False).encode())
     try:
-        run.trainer.fit(run.train_loader, config["trainer"]["epochs"], run.test_loader)
+        with _stop_on_ctrl_c(run.trainer):
+            run.trainer.fit(run.train_loader, config["trainer"]["epochs"], run.test_loader)
+        if run.trainer.stopped_now:
+            raise KeyboardInterrupt
         return run, run.trainer.evaluate(run.test_loader)
     except KeyboardInterrupt as e:  # the CLI prints the note instead of a traceback
         last, name = run.trainer.last_checkpoint, run.directory.name
@@ -404,6 +410,27 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
     finally:
         if cluster is not None:
             cluster.shutdown()
+
+
+@contextlib.contextmanager
+def _stop_on_ctrl_c(trainer: Trainer) -> Iterator[None]:
+    """The first Ctrl-C stops training after the current batch, with a checkpoint of its
+    place in the epoch; a second one interrupts at once. A KeyboardInterrupt raised
+    straight from the signal could land in a weakref callback during garbage collection,
+    where Python prints and swallows it, and training would go on."""
+    if threading.current_thread() is not threading.main_thread():  # signals are main-only
+        yield
+        return
+
+    def first(signum: int, frame: Any) -> None:
+        trainer.stop("interrupted", now=True)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, first)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _distribute(run: Run, config: dict[str, Any]) -> Any:

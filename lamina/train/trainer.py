@@ -55,6 +55,7 @@ class Trainer:
         self.last_batch_size = 0
         self.train_loader: Any = None
         self.stop_reason: str | None = None
+        self.stopped_now = False
 
     def _reset_epoch_sums(self) -> None:
         self._totals, self._seen = {}, 0
@@ -66,9 +67,11 @@ class Trainer:
     def _before_step(self, params: list[Any]) -> None:
         self._call("before_step", params)
 
-    def stop(self, reason: str) -> None:
-        """Ask the loop to end after the current epoch (used by early stopping)."""
+    def stop(self, reason: str, now: bool = False) -> None:
+        """Ask the loop to end after the current epoch (early stopping), or with `now`
+        after the current batch (Ctrl-C; a checkpoint then saves the place in the epoch)."""
         self.stop_reason = reason
+        self.stopped_now = self.stopped_now or now
 
     def fit(self, train_loader: Any, epochs: int, val_loader: Any = None
             ) -> list[dict[str, float]]:
@@ -78,9 +81,12 @@ class Trainer:
             The history: one dict of averaged metrics per epoch (val_* from val_loader).
         """
         self.train_loader, self.epochs, self.stop_reason = train_loader, epochs, None
+        self.stopped_now = False
         self._call("on_fit_start")
         while self.epoch < epochs and self.stop_reason is None:
             self._train_epoch(train_loader)
+            if self.stopped_now:
+                break
             logs = {"epoch": self.epoch,
                     **{k: v / max(self._seen, 1) for k, v in self._totals.items()}}
             if val_loader is not None:
@@ -109,6 +115,8 @@ class Trainer:
                 self._totals[k] = self._totals.get(k, 0.0) + v * n
             self._seen += n
             self._call("on_batch_end", logs)
+            if self.stopped_now:
+                return
         self.epoch += 1
         self.batch_in_epoch = 0
 
