@@ -85,7 +85,7 @@ class Trainer:
         self._call("on_fit_start")
         while self.epoch < epochs and self.stop_reason is None:
             self._train_epoch(train_loader)
-            if self.stopped_now:
+            if self.stopped_now and self.batch_in_epoch:  # stopped inside the epoch
                 break
             logs = {"epoch": self.epoch,
                     **{k: v / max(self._seen, 1) for k, v in self._totals.items()}}
