@@ -201,8 +201,7 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     loader = {k: v for k, v in options.items() if k in loader_keys}
     out["data"] = dataclasses.asdict(_typed(DataConfig, {"name": name, **loader}, "data"))
     for key in ("batch_size", "eval_batch_size"):
-        if out["data"][key] < 1:
-            raise ConfigError(f"data.{key}: must be >= 1, got {out['data'][key]}")
+        _at_least(f"data.{key}", out["data"][key], 1)
     dataset_options = {k: v for k, v in options.items() if k not in loader_keys}
     check_args(_LOADERS[name], dataset_options, "data")
     out["data"].update(dataset_options)
@@ -239,15 +238,18 @@ def _builds(path: str, make: Callable[[], Any]) -> Any:
         raise ConfigError(f"{path}: {e}") from None
 
 
+def _at_least(path: str, value: Any, low: int) -> None:
+    if value < low:
+        raise ConfigError(f"{path}: must be >= {low}, got {value}")
+
+
 def _validate_distributed(section: Any, job: dict[str, Any]) -> dict[str, Any] | None:
     if not section:
         return None
     d = _typed(DistributedConfig, section, "distributed")
-    for name, value, low in (("workers", d.workers, 1), ("servers", d.servers, 1),
-                             ("staleness", d.staleness, 0), ("checkpoint_every",
-                                                             d.checkpoint_every, 1)):
-        if value < low:
-            raise ConfigError(f"distributed.{name}: must be >= {low}, got {value}")
+    for name, low in (("workers", 1), ("servers", 1), ("staleness", 0),
+                      ("checkpoint_every", 1)):
+        _at_least(f"distributed.{name}", getattr(d, name), low)
     if job["trainer"].get("compile"):
         raise ConfigError("distributed: trainer.compile is not supported with distributed "
                           "training yet; remove it or train locally")
@@ -271,10 +273,8 @@ def _validate_scheduler(section: Any, optimizer: optim.Optimizer) -> dict[str, A
 
 
 def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
-    if trainer.epochs < 1:
-        raise ConfigError(f"trainer.epochs: must be >= 1, got {trainer.epochs}")
-    if trainer.checkpoint_every < 1:
-        raise ConfigError(f"trainer.checkpoint_every: must be >= 1, got {trainer.checkpoint_every}")
+    _at_least("trainer.epochs", trainer.epochs, 1)
+    _at_least("trainer.checkpoint_every", trainer.checkpoint_every, 1)
     for key in ("clip_grad_norm", "clip_grad_value"):
         value = getattr(trainer, key)
         if value is not None and not value > 0:
