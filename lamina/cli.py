@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 import lamina as lm
+from lamina.nn.layer import located_message
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -84,13 +85,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _in_config(error: Any, config: dict[str, Any] | None) -> str:
     """A layer's shape error, with the layer named by its path in the job
     (`model.layers[4] (Linear): ...`) where the model is nested Sequential configs."""
-    info, where, node = error.layer_path, "model", (config or {}).get("model")
-    for name in info["path"]:
+    where, node = "model", (config or {}).get("model")
+    for name in error.layer_path["path"]:
         layers = node.get("layers") if isinstance(node, dict) else None
         if not (isinstance(layers, list) and name.isdigit() and int(name) < len(layers)):
             return str(error)
         where, node = f"{where}.layers[{name}]", layers[int(name)]
-    return f"{where} ({info['layer']}): {info['message']}"
+    return located_message(error, where)
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:

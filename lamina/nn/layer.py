@@ -242,9 +242,15 @@ def _blame(error: ShapeError, layer: Layer, args: tuple[Any, ...]) -> None:
     info = error.layer_path
     if layer._name is not None:
         info["path"].insert(0, layer._name)
-    where = ".".join(info["path"])
+    error.args = (located_message(error, ".".join(info["path"])),)
+
+
+def located_message(error: ShapeError, where: str) -> str:
+    """A layer's shape error, naming the layer at `where`: its dotted path in the model
+    (as raised), or another name for the same place (the CLI gives the job's config path)."""
+    info = error.layer_path
     prefix = f"{where} ({info['layer']})" if where else info["layer"]
-    error.args = (f"{prefix}: {info['message']}",)
+    return f"{prefix}: {info['message']}"
 
 
 def _check_name(layer: Layer, name: str) -> None:

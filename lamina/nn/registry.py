@@ -90,6 +90,5 @@ def from_config(config: Any, path: str = "model") -> Layer:
     try:
         return cls(**args)
     except (ValueError, TypeError) as e:
-        said = str(e)  # most layers' messages begin with their name already
-        raise ConfigError(f"{path}: {said if said.startswith(name) else f'{name}: {said}'}"
-                          ) from e
+        said = str(e).removeprefix(f"{name}: ")  # a layer's own check names it already
+        raise ConfigError(f"{path}: {name}: {said}") from e
