@@ -24,9 +24,11 @@ def _square_loss(out, y):
 _close = close
 
 
-def _eager_and_planned(model, loss_fn, x, y, seed=7):
-    """One planned and one eager step from the same state: (loss, grads, state) of each."""
-    step = compile(model, loss_fn, (x, y))
+def _eager_and_planned(model, loss_fn, x, y, seed=7, step=None):
+    """One planned and one eager step from the same state: (loss, grads, state) of each.
+    The plan is `step` if given (compiled before the model changed), else compiled here."""
+    if step is None:
+        step = compile(model, loss_fn, (x, y))
     start = model.state_dict()
     results = []
     for planned in (True, False):
@@ -255,37 +257,18 @@ def test_a_new_shape_traces_again_and_a_known_one_does_not() -> None:
     assert plan.traces == 3  # eval mode is another program
 
 
-def _step_results(model, step, x, y):
-    """(loss, {name: grad}, buffers) after one step from zeroed gradients."""
-    model.zero_grad()
-    loss = step(x, y)
-    grads = {n: None if p.grad is None else p.grad.copy() for n, p in model.named_parameters()}
-    return loss.item(), grads, {n: b.data.copy() for n, b in model.named_buffers()}
-
-
 def _assert_plan_tracks_eager(model, plan, x, y) -> None:
     """The plan's step equals the eager step from the same state: loss, which gradients
-    exist and their values, and the buffers each leaves behind."""
-    start = model.state_dict()
-
-    def eager(x, y):
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        return loss
-
-    results = []
-    for step in (plan, eager):
-        model.load_state_dict(start)
-        results.append(_step_results(model, step, x, y))
-    (planned_loss, planned_grads, planned_bufs), (loss, grads, bufs) = results
-    assert planned_loss == pytest.approx(loss, rel=1e-6)
-    assert [n for n, g in planned_grads.items() if g is None] == [
-        n for n, g in grads.items() if g is None]
-    for n, g in grads.items():
+    exist and their values, and the parameters and buffers each leaves behind."""
+    planned, eager = _eager_and_planned(model, F.cross_entropy, x, y, step=plan)
+    assert planned[0] == pytest.approx(eager[0], rel=1e-6)
+    assert [n for n, g in planned[1].items() if g is None] == [
+        n for n, g in eager[1].items() if g is None]
+    for n, g in eager[1].items():
         if g is not None:
-            _close(planned_grads[n], g)
-    for n, b in bufs.items():
-        _close(planned_bufs[n], b, 1e-6)
+            _close(planned[1][n], g)
+    for n, b in eager[2].items():
+        _close(planned[2][n], b, 1e-6)
 
 
 def _bn_net():
