@@ -66,6 +66,14 @@ def set_num_threads(threads: int) -> None:
     _threads = threads
 
 
+def bounds(n: int, parts: int) -> list[tuple[int, int]]:
+    """Contiguous (start, stop) ranges covering n items, as equal as they can be, at most
+    `parts` of them (fewer when n is smaller)."""
+    parts = min(parts, n)
+    edges = [n * k // parts for k in range(parts + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+
+
 def run_all(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
     """Run the tasks at once, the first on the calling thread and the rest on the pool, and
     return their results in order. Every task finishes before an error re-raises."""

@@ -34,13 +34,12 @@ def splittable(update: Update) -> bool:
 def ranges(sizes: list[int], threads: int) -> list[list[tuple[int, int, int]]]:
     """For each thread, its (update index, start, stop) pieces: the sizes laid end to end
     and cut into `threads` ranges as equal as they can be."""
-    total = sum(sizes)
-    edges = [total * k // threads for k in range(threads + 1)]
-    out: list[list[tuple[int, int, int]]] = [[] for _ in range(threads)]
+    shares = parallel.bounds(sum(sizes), threads)
+    out: list[list[tuple[int, int, int]]] = [[] for _ in shares]
     offset = 0
     for i, size in enumerate(sizes):
-        for t in range(threads):
-            lo, hi = max(edges[t], offset), min(edges[t + 1], offset + size)
+        for t, (start, stop) in enumerate(shares):
+            lo, hi = max(start, offset), min(stop, offset + size)
             if lo < hi:
                 out[t].append((i, lo - offset, hi - offset))
         offset += size

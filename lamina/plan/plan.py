@@ -13,11 +13,11 @@ import numpy as np
 import lamina as lm
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
+from lamina.parallel import bounds
 from lamina.plan.program import Program, pick, timed_step
 from lamina.plan.split import (
     Split,
     blas_single_threaded,
-    bounds,
     require_threadpoolctl,
     slices,
     splittable_ops,

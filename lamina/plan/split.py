@@ -48,13 +48,6 @@ def blas_single_threaded() -> Iterator[None]:
         yield
 
 
-def bounds(n: int, threads: int) -> list[tuple[int, int]]:
-    """Contiguous slices of n rows, as equal as they can be, at most `threads` of them."""
-    parts = min(threads, n)
-    edges = [n * k // parts for k in range(parts + 1)]
-    return list(zip(edges[:-1], edges[1:]))
-
-
 def slices(arrays: Sequence[Any], edges: list[tuple[int, int]]) -> list[list[Any]]:
     """Each slice's rows of every batch array (views, not copies)."""
     return [[a[lo:hi] for a in arrays] for lo, hi in edges]
