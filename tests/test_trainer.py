@@ -222,3 +222,23 @@ def test_metrics_csv_and_curves_png_are_written(tmp_path) -> None:
     assert set(rows[0]) == {"epoch", "loss", "accuracy", "val_loss", "val_accuracy"}
     assert float(rows[-1]["val_loss"]) < float(rows[0]["val_loss"])
     assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("callback, who", [
+    (lambda d, opt: Checkpoint(d, monitor="val_los"), r"Checkpoint \(keep_best\)"),
+    (lambda d, opt: LRSchedule(lr_scheduler.ReduceLROnPlateau(opt), monitor="val_los"),
+     "ReduceLROnPlateau"),
+    (lambda d, opt: EarlyStopping("val_los"), "EarlyStopping"),
+])
+def test_a_watched_metric_that_is_not_there_is_an_error_not_a_silent_no_op(
+        tmp_path, callback, who) -> None:
+    train, val = _data()
+    model = nn.Linear(6, 2)
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    trainer = Trainer(model, opt, callbacks=[callback(tmp_path, opt),
+                                             Checkpoint(tmp_path / "kept")])
+    with pytest.raises(KeyError, match=rf"{who}: no metric 'val_los' this epoch"):
+        trainer.fit(train, 2, val)
+    with pytest.raises(KeyError, match=r"val_\* metrics need fit\(\.\.\., val_loader\)"):
+        Trainer(model, opt, callbacks=[Checkpoint(tmp_path, monitor="val_loss")]).fit(train, 1)
+    assert (tmp_path / "last.safetensors").exists()  # the epoch was saved before the error

@@ -166,6 +166,16 @@ class PlotCurves(Callback):
         lm.io.checkpoint.atomic_write(self.path, buf.getvalue())
 
 
+def monitored(logs: dict[str, float], metric: str, who: str) -> float:
+    """The epoch's value of a watched metric; a name that is not there (a typo, or a
+    val_* metric in a fit without validation data) is an error, not a silent no-op."""
+    if metric not in logs:
+        hint = (" (val_* metrics need fit(..., val_loader))" if metric.startswith("val_")
+                else "")
+        raise KeyError(f"{who}: no metric {metric!r} this epoch{hint}; have {sorted(logs)}")
+    return logs[metric]
+
+
 class Checkpoint(Callback):
     """Saves `last.safetensors` on its trigger and `best.safetensors` when `monitor` improves.
 
@@ -200,15 +210,16 @@ class Checkpoint(Callback):
             self.save(trainer, self.last_path)
 
     def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
-        if self.monitor is not None and self.monitor in logs:
-            value = logs[self.monitor]
-            better = self.best is None or (value < self.best if self.mode == "min"
-                                           else value > self.best)
-            if better and math.isfinite(value):
-                self.best = value
-                self.save(trainer, self.directory / "best.safetensors")
+        value = logs.get(self.monitor) if self.monitor is not None else None
+        if value is not None and math.isfinite(value) and (
+                self.best is None or (value < self.best if self.mode == "min"
+                                      else value > self.best)):
+            self.best = value
+            self.save(trainer, self.directory / "best.safetensors")
         if self.trigger.fires(trainer, "epoch") or trainer.epoch == trainer.epochs:
-            self.save(trainer, self.last_path)
+            self.save(trainer, self.last_path)  # last: what --resume and error notes name
+        if self.monitor is not None:
+            monitored(logs, self.monitor, "Checkpoint (keep_best)")  # missing: an error
 
     def on_fit_end(self, trainer: Trainer) -> None:
         if trainer.stop_reason is not None:  # stopped early: keep the place it stopped at
@@ -233,9 +244,7 @@ class EarlyStopping(Callback):
         self.bad_epochs = 0
 
     def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
-        if self.monitor not in logs:
-            raise KeyError(f"EarlyStopping: no metric {self.monitor!r}; have {sorted(logs)}")
-        value = logs[self.monitor]
+        value = monitored(logs, self.monitor, "EarlyStopping")
         sign = 1 if self.mode == "min" else -1
         if self.best is None or sign * (self.best - value) > self.min_delta:
             self.best, self.bad_epochs = value, 0
@@ -269,7 +278,7 @@ class LRSchedule(Callback):
 
     def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
         if self.plateau:
-            self.scheduler.step(logs.get(self.monitor, logs.get("loss")))
+            self.scheduler.step(monitored(logs, self.monitor, "ReduceLROnPlateau"))
         elif self.interval == "epoch":
             self.scheduler.step()
         logs["lr"] = self.scheduler.get_last_lr()[0]
