@@ -122,7 +122,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from lamina.train.trainer import Trainer
 
     config = _config(args)
-    _, test_loader, _ = build_data(config)
+    test_loader = build_data(config).test
     model = build_model(config)
     lm.io.load(args.checkpoint, model)
     alg = config["algorithm"]
@@ -137,9 +137,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     from lamina.train.job import build_data, build_model
 
     config = _config(args)
-    _, test_loader, info = build_data(config)
+    data = build_data(config)
     model = build_model(config)
-    x = next(iter(test_loader))[0][:2]
+    x = next(iter(data.test))[0][:2]
     rows = [("layer", "type", "output shape", "parameters")]
     layers = list(model.named_children()) or [("", model)]
     model.eval()
@@ -153,7 +153,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
     total = sum(p.size for p in model.parameters())
-    print(f"total parameters: {total:,}   input shape: {['N', *info['input_shape']]}")
+    print(f"total parameters: {total:,}   input shape: {['N', *data.info['input_shape']]}")
     return 0
 
 
@@ -161,7 +161,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from lamina.train.job import build_data, build_model
 
     config = _config(args)
-    _, _, info = build_data(config)
+    info = build_data(config).info
     if "vocab" not in info:
         print("lamina: error: sample needs a text dataset (data.name: text)", file=sys.stderr)
         return 2
@@ -199,7 +199,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from lamina.train.job import build_data, build_model
 
     config = _config(args)
-    _, test_loader, _ = build_data(config)
+    test_loader = build_data(config).test
     model = build_model(config)
     lm.io.load(args.checkpoint, model)
     example = next(iter(test_loader))[0][:1]

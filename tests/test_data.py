@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 import lamina as lm
-from lamina.data import ArrayDataset, DataLoader, Dataset, load_dataset, read_idx
+from lamina.data import (
+    ArrayDataset,
+    DataLoader,
+    Dataset,
+    Subset,
+    default_collate,
+    load_dataset,
+    random_split,
+    read_idx,
+)
 
 
 def test_loader_batches_shuffles_by_seed_and_epoch_and_drops_last() -> None:
@@ -45,6 +54,54 @@ def test_loader_collates_datasets_without_get_batch() -> None:
 def test_array_dataset_checks_lengths() -> None:
     with pytest.raises(ValueError, match=r"one length; got \[3, 2\]"):
         ArrayDataset(np.zeros(3), np.zeros(2))
+
+
+def test_random_split_parts_are_disjoint_cover_the_data_and_depend_on_the_seed() -> None:
+    ds = ArrayDataset(np.arange(100) * 10, np.arange(100))
+    train, val = random_split(ds, [0.9, 0.1], seed=4)
+    assert (len(train), len(val)) == (90, 10)
+    assert sorted([*train.indices, *val.indices]) == list(range(100))
+    assert list(val.indices) == sorted(val.indices)  # each part keeps the dataset's order
+    assert np.array_equal(random_split(ds, [0.9, 0.1], seed=4)[1].indices, val.indices)
+    assert not np.array_equal(random_split(ds, [0.9, 0.1], seed=5)[1].indices, val.indices)
+    assert val.indices.tolist() != list(range(90, 100))  # random, not the tail
+    x, y = val[3]
+    assert (x, y) == (10 * val.indices[3], val.indices[3])
+
+
+def test_random_split_rounds_to_the_shares_and_gives_every_positive_share_a_sample() -> None:
+    def sizes(n, shares):
+        return [len(p) for p in random_split(ArrayDataset(np.arange(n)), shares)]
+
+    assert sizes(10, [0.34, 0.33, 0.33]) == [4, 3, 3]  # largest remainders
+    assert sizes(10, [1.0, 0.0]) == [10, 0]
+    assert sizes(10, [0.99, 0.01]) == [9, 1]
+    assert sizes(4, [0.5, 0.0001, 0.4999]) == [1, 1, 2]
+    with pytest.raises(ValueError, match=r"sum to 1; got \[0\.9, 0\.2\]"):
+        random_split(ArrayDataset(np.arange(10)), [0.9, 0.2])
+    with pytest.raises(ValueError, match="1 samples cannot fill 2 parts"):
+        random_split(ArrayDataset(np.arange(1)), [0.5, 0.5])
+
+
+def test_a_subset_batches_through_its_dataset() -> None:
+    ds = ArrayDataset(np.arange(20, dtype=np.float32)[:, None], np.arange(20))
+    subset = Subset(ds, [7, 2, 11])
+    x, y = next(iter(DataLoader(subset, 3)))
+    assert y.data.tolist() == [7, 2, 11] and x.shape == (3, 1)
+
+    class NoBatch(Dataset):
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return np.array([i], np.float32), np.int64(i)
+
+    plain = Subset(NoBatch(), [4, 1])
+    assert not hasattr(plain, "get_batch")  # so a loader's own collate is used
+    pairs = []
+    x, y = next(iter(DataLoader(plain, 2, collate=lambda s: (pairs.append(s) or
+                                                             default_collate(s)))))
+    assert y.data.tolist() == [4, 1] and len(pairs) == 1
 
 
 def _write_idx(path, array, compress):

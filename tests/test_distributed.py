@@ -42,7 +42,8 @@ def _data(tmp_path, n=640, seed=0):
 def _job(path, mode="bsp", workers=2, servers=2, epochs=2, **dist):
     return validate({
         "name": "dist",
-        "data": {"name": "npz", "path": path, "batch_size": 16, "shuffle": True},
+        "data": {"name": "npz", "path": path, "batch_size": 16, "shuffle": True,
+                 "val_fraction": 0.0},  # the tests compare against training on all of x
         "model": {"type": "Sequential", "layers": [
             {"type": "Linear", "in_features": 8, "out_features": 16}, {"type": "Tanh"},
             {"type": "Linear", "in_features": 16, "out_features": 4}]},
@@ -169,7 +170,7 @@ def _text_job(tmp_path, sequences, workers=2, epochs=2, shuffle=True):
     return validate({
         "name": "bptt",
         "data": {"name": "text", "path": str(tmp_path / "corpus.txt"), "seq_len": 16,
-                 "val_fraction": 0.0, "batch_size": 8, "shuffle": shuffle},
+                 "test_fraction": 0.0, "val_fraction": 0.0, "batch_size": 8, "shuffle": shuffle},
         "model": {"type": "Sequential", "layers": [
             {"type": "Embedding", "num_embeddings": 97, "embedding_dim": 8},
             {"type": "LSTM", "input_size": 8, "hidden_size": 16, "output": "sequence",
@@ -203,7 +204,7 @@ def test_bptt_trains_every_epoch_and_equals_local_training(cluster_env, tmp_path
     assert seen == [64, 64]
     assert versions == [2 * 8 * 4]  # 2 epochs x 8 batches x 4 chunks
 
-    loader, _, _ = build_data(config)
+    loader = build_data(config).train
     bptt = BPTT(bptt_steps=4)
     bptt.bind("cross_entropy", [])
     updater = LocalUpdater(local, lm.optim.SGD(local.parameters(), lr=0.5))

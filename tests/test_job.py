@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import textwrap
 
+import numpy as np
 import pytest
 
 from lamina.schema import ConfigError
-from lamina.train.job import load_config, run_directory
+from lamina.train.job import build_data, load_config, run_directory, train
 
 GOOD = """
 data: {name: digits, batch_size: 16}
@@ -18,6 +20,7 @@ model:
 optimizer: {type: SGD, lr: 0.1}
 trainer: {epochs: 2}
 """
+NO_VAL = GOOD.replace("batch_size: 16", "batch_size: 16, val_fraction: 0")
 
 
 def _write(tmp_path, text, name="job.yaml"):
@@ -77,6 +80,17 @@ MALFORMED = [
      r"^trainer\.clip_grad_norm: must be > 0, got -1\.0$"),
     (GOOD.replace("in_features: 64", "in_features: 0"),
      r"^model\.layers\[0\]: Linear: features must be >= 1; got \(0, 10\)$"),  # named once
+    (GOOD.replace("batch_size: 16", "batch_size: 16, val_fraction: 1.0"),
+     r"^data\.val_fraction: must be in \[0, 1\), got 1\.0$"),
+    # With no validation data, a val_* metric the user asked to watch is an error.
+    (NO_VAL.replace("epochs: 2", "epochs: 2, keep_best: val_accuracy"),
+     r"^trainer\.keep_best: 'val_accuracy' is measured on validation data, and "
+     r"data\.val_fraction is 0; hold some out \(val_fraction: 0\.1\) or watch a training "
+     r"metric \('accuracy'\)$"),
+    (NO_VAL.replace("epochs: 2", "epochs: 2, early_stopping: {patience: 3}"),
+     r"^trainer\.early_stopping\.monitor: 'val_loss' is measured on validation data"),
+    (NO_VAL + "scheduler: {type: ReduceLROnPlateau, monitor: val_loss}\n",
+     r"^scheduler\.monitor: 'val_loss' is measured on validation data"),
 ]
 
 
@@ -120,3 +134,55 @@ def test_a_fresh_run_never_overwrites_another(tmp_path) -> None:
     assert run_directory(cfg, resume=False) == tmp_path / "runs" / "job-2"
     with pytest.raises(FileNotFoundError, match="start the run without --resume"):
         run_directory(cfg, resume=True)
+
+
+def test_validation_data_is_held_out_of_the_training_split_not_taken_from_the_test_split(
+        tmp_path) -> None:
+    data = build_data(load_config(_write(tmp_path, GOOD)))
+    train, val = data.train.dataset, data.val.dataset
+    assert train.dataset is val.dataset is not data.test.dataset
+    whole = len(train.dataset)  # digits: 1,437 train and 360 test samples
+    assert (whole, len(data.test.dataset)) == (1437, 360)
+    assert len(val) == round(0.1 * whole) and len(train) + len(val) == whole
+    assert not set(train.indices) & set(val.indices)
+    again = build_data(load_config(_write(tmp_path, GOOD)))  # a resumed run, a worker
+    assert np.array_equal(again.val.dataset.indices, val.indices)
+    reseeded = build_data(load_config(_write(tmp_path, GOOD), ["trainer.seed=1"]))
+    assert not np.array_equal(reseeded.val.dataset.indices, val.indices)
+    everything = build_data(load_config(_write(tmp_path, NO_VAL)))
+    assert everything.val is None and len(everything.train.dataset) == whole
+
+
+def test_a_job_reports_validation_metrics_on_the_held_out_set_and_tests_once(tmp_path) -> None:
+    cfg = load_config(_write(tmp_path, GOOD), [f"trainer.out_dir={tmp_path / 'runs'}",
+                                               "trainer.progress=false"])
+    run, test = train(cfg)
+    with open(run.directory / "metrics.csv") as f:
+        last = list(csv.DictReader(f))[-1]
+    val = run.trainer.evaluate(run.data.val)
+    assert float(last["val_loss"]) == pytest.approx(val["loss"], rel=1e-6)
+    assert abs(test["loss"] - val["loss"]) > 1e-3  # another set of samples
+    assert (run.directory / "checkpoints" / "best.safetensors").exists()
+
+
+def test_no_validation_data_drops_the_defaults_that_need_it(tmp_path) -> None:
+    cfg = load_config(_write(tmp_path, NO_VAL + "scheduler: {type: ReduceLROnPlateau}\n"))
+    assert cfg["trainer"]["keep_best"] is None and cfg["scheduler"]["monitor"] == "loss"
+    rbm = ("data: {name: digits, binarize: true, val_fraction: 0}\n"
+           "model: {type: RBM, n_visible: 64, n_hidden: 8}\noptimizer: {type: SGD, lr: 0.1}\n"
+           "algorithm: {type: cd}\ntrainer: {epochs: 1}\n")
+    cfg = load_config(_write(tmp_path, rbm))
+    assert cfg["trainer"]["keep_best"] is None  # CD's default watches val_recon_error
+    cfg = load_config(_write(tmp_path, NO_VAL.replace("epochs: 2", "epochs: 2, keep_best: loss")))
+    assert cfg["trainer"]["keep_best"] == "loss"
+
+
+def test_ordered_data_holds_out_the_end_of_the_training_text(tmp_path) -> None:
+    (tmp_path / "corpus.txt").write_text("abcdefgh" * 50)
+    job = GOOD.replace("name: digits, batch_size: 16",
+                       f"name: text, path: {tmp_path / 'corpus.txt'}, seq_len: 4, "
+                       "batch_size: 16, test_fraction: 0.2")
+    data = build_data(load_config(_write(tmp_path, job)))
+    n = len(data.train.dataset.dataset)  # 99 sequences; the first 79 are for training
+    assert n == 79 and data.val.dataset.indices.tolist() == list(range(71, 79))
+    assert data.train.dataset.indices.tolist() == list(range(71))

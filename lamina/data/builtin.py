@@ -178,7 +178,7 @@ ASCII_VOCAB = "\t\n" + "".join(chr(c) for c in range(32, 127))
 
 
 @register_dataset("text")
-def text(path: str | None = None, seq_len: int = 100, val_fraction: float = 0.1,
+def text(path: str | None = None, seq_len: int = 100, test_fraction: float = 0.1,
          vocab: Literal["ascii", "corpus"] = "ascii"
          ) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
     """A character-level corpus cut into sequences: x = chars[i:i+T], y = chars[i+1:i+T+1].
@@ -186,7 +186,7 @@ def text(path: str | None = None, seq_len: int = 100, val_fraction: float = 0.1,
     Args:
         path: a UTF-8 text file; default: a few standard-library modules' source.
         seq_len: characters per sequence.
-        val_fraction: the share of sequences (at the end) held out.
+        test_fraction: the share of sequences (at the end) held out for testing.
         vocab: "ascii" (97 symbols: tab, newline and printable ASCII; others become '?'),
             the same on every machine, so a model config can name its size; or "corpus"
             (the corpus's own characters, sorted).
@@ -202,9 +202,9 @@ def text(path: str | None = None, seq_len: int = 100, val_fraction: float = 0.1,
                          f"for two sequences of {seq_len}")
     x = encoded[: n * seq_len].reshape(n, seq_len)
     y = encoded[1: n * seq_len + 1].reshape(n, seq_len)
-    cut = max(1, int(n * (1 - val_fraction)))
+    cut = max(1, int(n * (1 - test_fraction)))
     freq = np.bincount(encoded, minlength=len(symbols)) / len(encoded)
     entropy = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
     info = {"vocab": symbols, "num_classes": len(symbols), "unigram_entropy": entropy,
-            "input_shape": [seq_len]}
+            "input_shape": [seq_len], "ordered": True}
     return {"train": ArrayDataset(x[:cut], y[:cut]), "test": ArrayDataset(x[cut:], y[cut:])}, info

@@ -52,6 +52,68 @@ class ArrayDataset(Dataset):
         return tuple(a[indices] for a in self.arrays)
 
 
+class Subset(Dataset):
+    """The samples of `dataset` at `indices`, in that order. It has `get_batch` when the
+    dataset has one, so a DataLoader still reads a batch in one call.
+
+    Example:
+        >>> Subset(ArrayDataset(x, y), [4, 0])[1]  # (x[0], y[0])
+    """
+
+    def __init__(self, dataset: Any, indices: Sequence[int]) -> None:
+        self.dataset, self.indices = dataset, np.asarray(indices, dtype=np.int64)
+        if hasattr(dataset, "get_batch"):
+            self.get_batch = self._get_batch
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.dataset[int(self.indices[index])]
+
+    def _get_batch(self, indices: np.ndarray) -> tuple[Any, ...]:
+        return self.dataset.get_batch(self.indices[indices])
+
+
+def random_split(dataset: Any, fractions: Sequence[float], seed: int = 0) -> list[Subset]:
+    """Cut `dataset` into disjoint random parts of the given shares (summing to 1), e.g. a
+    validation set held out of the training set. The parts depend only on `seed` and the
+    dataset's length; each keeps its samples in the dataset's order. Rounding leaves each
+    part within one sample of its share, and every part with a positive share gets at
+    least one sample.
+
+    Example:
+        >>> train, val = random_split(ArrayDataset(x, y), [0.9, 0.1], seed=0)
+
+    Raises:
+        ValueError: shares that are negative or do not sum to 1, or a dataset too small to
+            give every part with a positive share a sample.
+    """
+    shares = np.asarray(fractions, dtype=np.float64)
+    if shares.ndim != 1 or (shares < 0).any() or not np.isclose(shares.sum(), 1.0):
+        raise ValueError(f"random_split: fractions must be >= 0 and sum to 1; got {fractions}")
+    n = len(dataset)
+    positive = int((shares > 0).sum())
+    if n < positive:
+        raise ValueError(f"random_split: {n} samples cannot fill {positive} parts")
+    counts = _part_sizes(shares, n)
+    order = np.random.default_rng(seed).permutation(n)
+    edges = np.cumsum(counts)
+    starts = edges - counts
+    return [Subset(dataset, np.sort(order[a:b])) for a, b in zip(starts, edges)]
+
+
+def _part_sizes(shares: np.ndarray, n: int) -> np.ndarray:
+    exact = shares * n
+    counts = np.floor(exact).astype(np.int64)
+    by_remainder = np.argsort(-(exact - counts), kind="stable")
+    counts[by_remainder[:n - counts.sum()]] += 1
+    for i in np.flatnonzero((shares > 0) & (counts == 0)):
+        counts[np.argmax(counts)] -= 1  # n >= the number of positive shares, so max > 1
+        counts[i] = 1
+    return counts
+
+
 def default_collate(samples: Sequence[Any]) -> tuple[Any, ...]:
     """Stack a list of samples (tuples of arrays) into a tuple of batch arrays."""
     first = samples[0]

@@ -94,7 +94,7 @@ class Worker:
         from lamina.train.job import build_data, build_model
 
         self.worker, self.workers, self.config = worker, workers, config
-        train_loader, _, _ = build_data(config)
+        train_loader = build_data(config).train
         train_loader.shard = (worker, workers)
         self.loader = train_loader
         self.model = build_model(config)

@@ -23,7 +23,7 @@ import numpy as np
 
 import lamina as lm
 import lamina.optim as optim
-from lamina.data import DataLoader, dataset_names, load_dataset
+from lamina.data import DataLoader, Subset, dataset_names, load_dataset, random_split
 from lamina.data.builtin import _LOADERS
 from lamina.nn.layer import Layer
 from lamina.optim import lr_scheduler
@@ -43,13 +43,18 @@ SCHEDULERS = ("StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "Li
 @dataclasses.dataclass
 class DataConfig:
     """The `data` section: a built-in dataset by name plus loader settings; every other key
-    is an option of that dataset (shape, path, seq_len...)."""
+    is an option of that dataset (shape, path, seq_len...). `val_fraction` of the training
+    split is held out for validation (chosen at random by the trainer's seed; for ordered
+    data such as a text, its end): the best checkpoint, early stopping and
+    ReduceLROnPlateau watch it, so the test split is used only for the final report.
+    0 trains on all of it, with no validation."""
 
     name: str
     batch_size: int = 32
     eval_batch_size: int = 500
     shuffle: bool = True
     drop_last: bool = False
+    val_fraction: float = 0.1
 
 
 LOADER_KEYS = frozenset(f.name for f in dataclasses.fields(DataConfig))
@@ -202,6 +207,9 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     out["data"] = dataclasses.asdict(_typed(DataConfig, {"name": name, **loader}, "data"))
     for key in ("batch_size", "eval_batch_size"):
         _at_least(f"data.{key}", out["data"][key], 1)
+    if not 0 <= out["data"]["val_fraction"] < 1:
+        raise ConfigError(f"data.val_fraction: must be in [0, 1), got "
+                          f"{out['data']['val_fraction']}")
     dataset_options = {k: v for k, v in options.items() if k not in loader_keys}
     check_args(_LOADERS[name], dataset_options, "data")
     out["data"].update(dataset_options)
@@ -224,8 +232,36 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     trainer = _typed(TrainerConfig, _section(config, "trainer"), "trainer")
     _check_trainer(trainer, alg_name)
     out["trainer"] = dataclasses.asdict(trainer)
+    if out["data"]["val_fraction"] == 0:
+        _without_validation(out, config)
     out["distributed"] = _validate_distributed(config.get("distributed"), out)
     return out
+
+
+def _without_validation(job: dict[str, Any], raw: dict[str, Any]) -> None:
+    """With `data.val_fraction: 0` there are no val_* metrics. A default that watches one
+    falls back (no best checkpoint; a plateau schedule watches the training loss); a value
+    the user wrote is an error, never silently ignored."""
+    trainer, scheduler = job["trainer"], job["scheduler"]
+    if (trainer["keep_best"] or "").startswith("val_"):
+        if "keep_best" in raw["trainer"]:
+            _needs_validation("trainer.keep_best", trainer["keep_best"])
+        trainer["keep_best"] = None
+    if trainer["early_stopping"] is not None:
+        _needs_validation("trainer.early_stopping.monitor",
+                          trainer["early_stopping"].get("monitor", "val_loss"))
+    if scheduler and scheduler["type"] == "ReduceLROnPlateau":
+        if isinstance(raw["scheduler"], Mapping) and "monitor" in raw["scheduler"]:
+            _needs_validation("scheduler.monitor", scheduler["monitor"])
+        else:
+            scheduler["monitor"] = "loss"
+
+
+def _needs_validation(path: str, metric: str) -> None:
+    if metric.startswith("val_"):
+        raise ConfigError(f"{path}: {metric!r} is measured on validation data, and "
+                          "data.val_fraction is 0; hold some out (val_fraction: 0.1) or "
+                          f"watch a training metric ({metric.removeprefix('val_')!r})")
 
 
 def _builds(path: str, make: Callable[[], Any]) -> Any:
@@ -302,6 +338,17 @@ def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
 
 
 @dataclasses.dataclass
+class Data:
+    """A job's loaders: train, validation (None when `data.val_fraction` is 0) and test,
+    with the dataset's `info` (input shape, classes...)."""
+
+    train: DataLoader
+    val: DataLoader | None
+    test: DataLoader
+    info: dict[str, Any]
+
+
+@dataclasses.dataclass
 class Run:
     """Everything a job builds: model, optimizer, data loaders, trainer, run directory."""
 
@@ -309,22 +356,37 @@ class Run:
     model: Layer
     optimizer: Any
     algorithm: Algorithm
-    train_loader: DataLoader
-    test_loader: DataLoader
-    info: dict[str, Any]
+    data: Data
     trainer: Trainer
     directory: Path
 
 
-def build_data(config: dict[str, Any]) -> tuple[DataLoader, DataLoader, dict[str, Any]]:
+def build_data(config: dict[str, Any]) -> Data:
+    """The loaders of a validated job. The validation set depends only on the dataset and
+    the trainer's seed, so a resumed run and every distributed worker hold out the same."""
     data = dict(config["data"])
     settings = {k: data.pop(k) for k in list(data) if k in LOADER_KEYS}
     splits, info = load_dataset(settings["name"], **data)
-    seed = config["trainer"]["seed"]
-    train = DataLoader(splits["train"], settings["batch_size"], shuffle=settings["shuffle"],
+    seed, fraction = config["trainer"]["seed"], settings["val_fraction"]
+    train_set, val = splits["train"], None
+    if fraction > 0:
+        train_set, val_set = _hold_out(train_set, fraction, seed, info.get("ordered", False))
+        val = DataLoader(val_set, settings["eval_batch_size"])
+    train = DataLoader(train_set, settings["batch_size"], shuffle=settings["shuffle"],
                        drop_last=settings["drop_last"], seed=seed)
-    test = DataLoader(splits["test"], settings["eval_batch_size"])
-    return train, test, info
+    return Data(train, val, DataLoader(splits["test"], settings["eval_batch_size"]), info)
+
+
+def _hold_out(dataset: Any, fraction: float, seed: int, ordered: bool) -> list[Subset]:
+    """Random samples of i.i.d. data; the end of ordered data (consecutive pieces of one
+    text), whose random pieces would each sit between two training pieces."""
+    if not ordered:
+        return random_split(dataset, [1 - fraction, fraction], seed)
+    n = len(dataset)
+    cut = n - max(1, round(fraction * n))
+    if cut < 1:
+        raise ValueError(f"data.val_fraction: {n} samples cannot be split for validation")
+    return [Subset(dataset, np.arange(cut)), Subset(dataset, np.arange(cut, n))]
 
 
 def build_model(config: dict[str, Any]) -> Layer:
@@ -350,7 +412,7 @@ def run_directory(config: dict[str, Any], resume: bool) -> Path:
 def build(config: dict[str, Any], resume: bool = False, directory: Path | None = None) -> Run:
     """Build model, data, optimizer, algorithm, callbacks and trainer from a validated job."""
     tcfg = config["trainer"]
-    train_loader, test_loader, info = build_data(config)
+    data = build_data(config)
     model = build_model(config)
     opt_args = {k: v for k, v in config["optimizer"].items() if k != "type"}
     optimizer = getattr(optim, config["optimizer"]["type"])(model.parameters(), **opt_args)
@@ -378,8 +440,7 @@ def build(config: dict[str, Any], resume: bool = False, directory: Path | None =
     ]
     trainer = Trainer(model, optimizer, config["loss"], algorithm, tcfg["metrics"], callbacks,
                       compile=tcfg["compile"])
-    return Run(config, model, optimizer, algorithm, train_loader, test_loader, info, trainer,
-               directory)
+    return Run(config, model, optimizer, algorithm, data, trainer, directory)
 
 
 def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, float]]:
@@ -397,10 +458,10 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
                                   yaml.safe_dump(copy.deepcopy(config), sort_keys=False).encode())
     try:
         with _stop_on_ctrl_c(run.trainer):
-            run.trainer.fit(run.train_loader, config["trainer"]["epochs"], run.test_loader)
+            run.trainer.fit(run.data.train, config["trainer"]["epochs"], run.data.val)
         if run.trainer.stopped_now:
             raise KeyboardInterrupt
-        return run, run.trainer.evaluate(run.test_loader)
+        return run, run.trainer.evaluate(run.data.test)
     except KeyboardInterrupt as e:  # the CLI prints the note instead of a traceback
         last, name = run.trainer.last_checkpoint, run.directory.name
         how = "--resume" + (f" --set name={name}" if name != config["name"] else "")

@@ -29,10 +29,12 @@ class Trainer:
             `lamina.plan.compile`'s options ({"tune": True, "threads": 2}).
 
     Example:
+        >>> train_set, val_set = data.random_split(train_set, [0.9, 0.1], seed=0)
         >>> trainer = Trainer(model, optim.Adam(model.parameters()), "cross_entropy",
         ...                   callbacks=[ProgressBar()])
-        >>> trainer.fit(train_loader, epochs=10, val_loader=test_loader)
-        >>> trainer.evaluate(test_loader)["accuracy"]
+        >>> trainer.fit(DataLoader(train_set, 32, shuffle=True), epochs=10,
+        ...             val_loader=DataLoader(val_set, 500))
+        >>> trainer.evaluate(test_loader)["accuracy"]  # the test set, looked at once
     """
 
     def __init__(self, model: Layer, optimizer: Any, loss: Any = "cross_entropy",
