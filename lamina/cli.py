@@ -111,7 +111,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     reason = run.trainer.stop_reason
     if reason:
         print(f"stopped: {reason}")
-    print("test " + " ".join(f"{k} {v:.4f}" for k, v in results.items()))
+    print("test " + " ".join(f"{k} {v:.4f}" for k, v in results.items())
+          + " (the last epoch's weights)")
     print(f"run directory: {run.directory}")
     return 0
 
