@@ -186,3 +186,20 @@ def test_ordered_data_holds_out_the_end_of_the_training_text(tmp_path) -> None:
     n = len(data.train.dataset.dataset)  # 99 sequences; the first 79 are for training
     assert n == 79 and data.val.dataset.indices.tolist() == list(range(71, 79))
     assert data.train.dataset.indices.tolist() == list(range(71))
+
+
+def test_resuming_with_a_changed_job_keeps_the_earlier_config_and_names_the_changes(
+        tmp_path, capsys) -> None:
+    path = _write(tmp_path, GOOD)
+    where = [f"trainer.out_dir={tmp_path / 'runs'}", "trainer.progress=false"]
+    run, _ = train(load_config(path, [*where, "trainer.epochs=1"]))
+    train(load_config(path, [*where, "trainer.epochs=2", "optimizer.lr=0.05"]), resume=True)
+    err = capsys.readouterr().err
+    assert ("config.1.yaml keeps the earlier one): optimizer.lr: 0.1 -> 0.05; "
+            "trainer.epochs: 1 -> 2") in err
+    kept = load_config(run.directory / "config.1.yaml")
+    assert kept["trainer"]["epochs"] == 1 and kept["optimizer"]["lr"] == 0.1
+    assert load_config(run.directory / "config.yaml")["trainer"]["epochs"] == 2
+    train(load_config(path, [*where, "trainer.epochs=2", "optimizer.lr=0.05"]), resume=True)
+    assert "changed job" not in capsys.readouterr().err  # the same job: nothing to keep
+    assert not (run.directory / "config.2.yaml").exists()

@@ -14,6 +14,7 @@ import functools
 import os
 import re
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -445,8 +446,6 @@ def build(config: dict[str, Any], resume: bool = False, directory: Path | None =
 
 def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, float]]:
     """Run a validated job: write the resolved config, train, evaluate on the test split."""
-    import yaml
-
     run = build(config, resume)
     cluster = None
     if config["distributed"]:
@@ -454,8 +453,7 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
     run.directory.mkdir(parents=True, exist_ok=True)
     if resume:
         run.trainer.resume(run.directory / "checkpoints" / "last.safetensors")
-    lm.io.checkpoint.atomic_write(run.directory / "config.yaml",
-                                  yaml.safe_dump(copy.deepcopy(config), sort_keys=False).encode())
+    write_config(run.directory, config, resume)
     try:
         with _stop_on_ctrl_c(run.trainer):
             run.trainer.fit(run.data.train, config["trainer"]["epochs"], run.data.val)
@@ -471,6 +469,39 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
     finally:
         if cluster is not None:
             cluster.shutdown()
+
+
+def write_config(directory: Path, config: dict[str, Any], resume: bool) -> None:
+    """Write the resolved job to config.yaml. A resumed run whose job changed (more epochs,
+    another learning rate) keeps the file its earlier epochs were trained by as
+    config.<n>.yaml, and says on stderr what changed."""
+    import yaml
+
+    path = directory / "config.yaml"
+    if resume and path.exists():
+        changes = _changes(read_yaml(path.read_text(encoding="utf-8")), config)
+        if changes:
+            n = 1
+            while (directory / f"config.{n}.yaml").exists():
+                n += 1
+            path.replace(directory / f"config.{n}.yaml")
+            print(f"lamina: resuming with a changed job (config.{n}.yaml keeps the earlier "
+                  f"one): {'; '.join(changes)}", file=sys.stderr)
+    lm.io.checkpoint.atomic_write(path, yaml.safe_dump(copy.deepcopy(config),
+                                                       sort_keys=False).encode())
+
+
+def _changes(before: Any, after: Any, path: str = "") -> list[str]:
+    """`key.path: old -> new` for every value that differs (the run's name aside: a
+    numbered run directory is resumed with --set name=<name>-2)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = [k for k in dict.fromkeys([*before, *after]) if (path, k) != ("", "name")]
+        return [c for k in keys for c in _changes(before.get(k), after.get(k),
+                                                  f"{path}.{k}" if path else str(k))]
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        return [c for i, (b, a) in enumerate(zip(before, after))
+                for c in _changes(b, a, f"{path}[{i}]")]
+    return [] if before == after else [f"{path}: {before!r} -> {after!r}"]
 
 
 @contextlib.contextmanager
