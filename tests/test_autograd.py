@@ -234,8 +234,10 @@ def test_shape_errors_name_the_op_and_both_shapes() -> None:
         F.linear(lm.tensor(np.ones((2, 5))), lm.tensor(np.ones((4, 3))))
     with pytest.raises(lm.ShapeError, match=r"mse_loss.*expected \(2, 3\), got \(3, 2\)"):
         F.mse_loss(lm.tensor(np.ones((2, 3))), np.ones((3, 2)))
-    with pytest.raises(IndexError, match=r"labels must lie in \[0, 3\)"):
+    with pytest.raises(IndexError, match=r"labels must lie in \[0, 3\).*; got \[3\]$"):
         F.cross_entropy(lm.tensor(np.ones((2, 3))), np.array([0, 3]))
+    with pytest.raises(IndexError, match=r"; got \[-2, -1\]$"):  # the bad labels, not the max
+        F.cross_entropy(lm.tensor(np.ones((3, 3))), np.array([-1, 2, -2]))
     for op in ("add", "sub", "mul", "div", "pow"):
         with pytest.raises(lm.ShapeError, match=rf"^{op}: shapes do not broadcast; .*got "
                            r"\(2, 3\) and \(3, 2\)$"):

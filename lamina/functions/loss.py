@@ -50,7 +50,9 @@ class _Picked(Function):
         t = np.where(valid, t, 0)
         c = rows.shape[1]
         if t.size and (t.min() < 0 or t.max() >= c):
-            raise IndexError(f"{self.op}: labels must lie in [0, {c}); got values up to {t.max()}")
+            bad = t[(t < 0) | (t >= c)]
+            raise IndexError(f"{self.op}: labels must lie in [0, {c}) (or equal ignore_index "
+                             f"{self.ignore_index}); got {np.unique(bad)[:5].tolist()}")
         self.t, self.valid = t, valid
         self.x_shape, self.labels_shape = x.shape, labels.shape
         self.count = max(int(valid.sum()), 1) if self.reduction == "mean" else 1
