@@ -215,13 +215,23 @@ def test_metrics_csv_and_curves_png_are_written(tmp_path) -> None:
     trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.1),
                       callbacks=[CSVLogger(tmp_path / "metrics.csv"),
                                  PlotCurves(tmp_path / "curves.png")])
-    trainer.fit(train, 3, val)
+    matplotlib = pytest.importorskip("matplotlib")
+    backend = matplotlib.get_backend()
+    matplotlib.use("svg")  # a user's own backend (a notebook's inline one) must stay
+    try:
+        trainer.fit(train, 3, val)
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(backend)
     with open(tmp_path / "metrics.csv") as f:
         rows = list(csv.DictReader(f))
     assert [r["epoch"] for r in rows] == ["1", "2", "3"]
     assert set(rows[0]) == {"epoch", "loss", "accuracy", "val_loss", "val_accuracy"}
     assert float(rows[-1]["val_loss"]) < float(rows[0]["val_loss"])
-    assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    png = (tmp_path / "curves.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    size = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert size == (900, 350)  # loss and accuracy side by side, 4.5 x 3.5 in at 100 dpi
 
 
 @pytest.mark.parametrize("callback, who", [

@@ -139,14 +139,14 @@ class PlotCurves(Callback):
         self.path = Path(path)
 
     def on_epoch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        # A bare Figure draws with Agg on its own: no pyplot, so the user's backend (a
+        # notebook's inline plots) is left as it was, and nothing global is touched.
+        from matplotlib.figure import Figure
 
         history = trainer.history
         groups = [k for k in history[-1] if k != "epoch" and not k.startswith("val_")]
-        fig, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 3.5), squeeze=False)
+        fig = Figure(figsize=(4.5 * len(groups), 3.5))
+        axes = fig.subplots(1, len(groups), squeeze=False)
         epochs = [row["epoch"] for row in history]
         for ax, key in zip(axes[0], groups):
             has_val = f"val_{key}" in history[-1]
@@ -162,7 +162,6 @@ class PlotCurves(Callback):
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=100)
-        plt.close(fig)
         lm.io.checkpoint.atomic_write(self.path, buf.getvalue())
 
 
