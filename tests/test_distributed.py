@@ -349,3 +349,39 @@ def test_a_two_stage_partition_equals_the_unsplit_model(cluster_env):
             np.testing.assert_allclose(grads[n], p.grad, rtol=1e-6, atol=1e-7, err_msg=n)
     finally:
         pipe.shutdown()
+
+
+def test_a_partition_trains_with_an_optimizer_per_stage_like_the_unsplit_model(cluster_env):
+    from lamina.distributed import Pipeline
+
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 12), nn.BatchNorm1d(12), nn.ReLU(), nn.Linear(12, 3))
+    adam = {"type": "Adam", "lr": 0.01}
+    pipe = Pipeline(model, cuts=[2], optimizer=adam)
+    local = lm.optim.from_config(adam, model.parameters())
+    rng = np.random.default_rng(1)
+    try:
+        with pytest.raises(ray.exceptions.RayTaskError, match="no gradients to apply"):
+            pipe.step()
+        for _ in range(5):
+            x, y = rng.standard_normal((8, 6)).astype(np.float32), rng.integers(0, 3, 8)
+            out = pipe.forward(x)
+            F.cross_entropy(out, y).backward()
+            pipe.backward(out.grad)
+            pipe.step()
+            F.cross_entropy(model(lm.tensor(x)), y).backward()
+            local.step()
+            local.zero_grad()
+        state = pipe.state_dict()
+        assert set(state) == set(model.state_dict())  # running statistics come back too
+        for name, value in model.state_dict().items():
+            np.testing.assert_allclose(state[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+        model.eval()
+        pipe.eval()
+        x = rng.standard_normal((4, 6)).astype(np.float32)
+        np.testing.assert_allclose(pipe.forward(x).data, model(lm.tensor(x)).data, rtol=1e-5)
+        fresh = {n: np.full_like(v, 0.5) for n, v in state.items()}
+        pipe.load_state_dict(fresh)
+        assert all(np.array_equal(pipe.state_dict()[n], v) for n, v in fresh.items())
+    finally:
+        pipe.shutdown()

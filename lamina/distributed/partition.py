@@ -7,6 +7,8 @@ when stage 1 starts at layer 3), so gradients and state dicts compare one to one
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -17,16 +19,23 @@ from lamina.nn.container import Sequential
 
 
 class Stage:
-    """One stage's layers, in an actor: forward keeps the graph until backward comes."""
+    """One stage's layers, in an actor: forward keeps the graph until backward comes; with
+    an optimizer config, the stage updates its own parameters (`step`)."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], optimizer: Mapping[str, Any] | None = None
+                 ) -> None:
         self.model = lm.nn.from_config(config)
+        self.optimizer = (lm.optim.from_config(optimizer, self.model.parameters())
+                          if optimizer else None)
         self.x: lm.Tensor | None = None
         self.y: lm.Tensor | None = None
 
     def load(self, state: dict[str, np.ndarray]) -> None:
-        """Take the stage's weights (names local to the stage)."""
+        """Take the stage's weights and buffers (names local to the stage)."""
         self.model.load_state_dict(state)
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return self.model.state_dict()
 
     def forward(self, x: np.ndarray, training: bool) -> np.ndarray:
         """Run the stage on an activation; keep the graph for backward."""
@@ -46,19 +55,37 @@ class Stage:
         self.model.zero_grad()
         return out
 
+    def step(self) -> None:
+        """Update the stage's parameters from their gradients, then clear the gradients."""
+        if self.optimizer is None:
+            raise RuntimeError("Stage.step: the stage has no optimizer; build the Pipeline "
+                               "with optimizer={'type': 'SGD', 'lr': ...}")
+        if all(p.grad is None for p in self.model.parameters()):
+            raise RuntimeError("Stage.step: no gradients to apply; call Pipeline.backward "
+                               "first (Pipeline.gradients() hands them out and clears them)")
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
 
 class Pipeline:
-    """A Sequential split at `cuts` (layer indices) into stages on separate actors.
+    """A Sequential split at `cuts` (layer indices) into stages on separate actors. Each
+    stage holds its part of the weights and, given an optimizer config, updates them
+    itself, so no actor ever holds the whole model.
 
     Example:
-        >>> pipe = Pipeline(model, cuts=[2])          # layers [0, 2) and [2, end)
+        >>> pipe = Pipeline(model, cuts=[2], optimizer={"type": "SGD", "lr": 0.1})
         >>> out = pipe.forward(x)                     # a leaf Tensor: compute the loss on it
         >>> F.cross_entropy(out, y).backward()
         >>> pipe.backward(out.grad)
-        >>> grads = pipe.gradients()                  # by the unsplit model's names
+        >>> pipe.step()                               # every stage updates its own part
+        >>> model.load_state_dict(pipe.state_dict())  # by the unsplit model's names
+
+    Without an optimizer, `gradients()` hands out the gradients by the unsplit model's
+    names (and clears them), for an update made elsewhere.
     """
 
-    def __init__(self, model: Sequential, cuts: list[int]) -> None:
+    def __init__(self, model: Sequential, cuts: list[int],
+                 optimizer: Mapping[str, Any] | None = None) -> None:
         import ray
 
         bounds = [0, *sorted(cuts), len(model)]
@@ -70,7 +97,7 @@ class Pipeline:
         self.stages = []
         for (a, b), place in zip(zip(bounds, bounds[1:]), spread(len(bounds) - 1)):
             part = Sequential(*[model[i] for i in range(a, b)])
-            actor = ray.remote(Stage).options(**place).remote(part.to_config())
+            actor = ray.remote(Stage).options(**place).remote(part.to_config(), optimizer)
             ray.get(actor.load.remote(part.state_dict()))
             self.stages.append(actor)
 
@@ -87,14 +114,41 @@ class Pipeline:
         for stage in reversed(self.stages):
             g = self.ray.get(stage.backward.remote(g))
 
+    def train(self, mode: bool = True) -> Pipeline:
+        """Run later forwards in training mode (dropout on, batch statistics) or not."""
+        self.training = mode
+        return self
+
+    def eval(self) -> Pipeline:
+        return self.train(False)
+
+    def step(self) -> None:
+        """Every stage applies its optimizer to its gradients, all at once."""
+        self.ray.get([s.step.remote() for s in self.stages])
+
     def gradients(self) -> dict[str, np.ndarray]:
-        """Every stage's parameter gradients, named as in the unsplit model."""
+        """Every stage's parameter gradients, named as in the unsplit model; clears them."""
+        return self._gather([s.gradients.remote() for s in self.stages])
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Every stage's weights and buffers, named as in the unsplit model."""
+        return self._gather([s.state_dict.remote() for s in self.stages])
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Send each stage its part of a state dict named as in the unsplit model."""
+        parts: list[dict[str, Any]] = [{} for _ in self.stages]
+        for name, value in state.items():
+            index, rest = name.split(".", 1)
+            stage = bisect.bisect_right(self.offsets, int(index)) - 1
+            parts[stage][f"{int(index) - self.offsets[stage]}.{rest}"] = np.asarray(value)
+        self.ray.get([s.load.remote(part) for s, part in zip(self.stages, parts)])
+
+    def _gather(self, refs: list[Any]) -> dict[str, np.ndarray]:
         out = {}
-        for offset, grads in zip(self.offsets, self.ray.get(
-                [s.gradients.remote() for s in self.stages])):
-            for name, g in grads.items():
+        for offset, values in zip(self.offsets, self.ray.get(refs)):
+            for name, value in values.items():
                 index, rest = name.split(".", 1)
-                out[f"{int(index) + offset}.{rest}"] = g
+                out[f"{int(index) + offset}.{rest}"] = value
         return out
 
     def shutdown(self) -> None:

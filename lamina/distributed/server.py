@@ -60,10 +60,8 @@ class ParameterServer:
     def _make_optimizer(self) -> None:
         import lamina as lm
 
-        cfg = dict(self.optimizer_config)
-        cls = getattr(lm.optim, cfg.pop("type"))
         self.tensors = {n: lm.Tensor(a, requires_grad=True) for n, a in self.params.items()}
-        self.optimizer = cls(list(self.tensors.values()), **cfg)
+        self.optimizer = lm.optim.from_config(self.optimizer_config, self.tensors.values())
 
     async def init_params(self, params: dict[str, np.ndarray]) -> int:
         """Take the initial parameters (ignored once the shard has some, e.g. restored)."""

@@ -36,7 +36,6 @@ from lamina.train.trainer import Trainer
 
 SECTIONS = ("name", "data", "model", "loss", "optimizer", "scheduler", "algorithm", "trainer",
             "distributed")
-OPTIMIZERS = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")
 SCHEDULERS = ("StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
               "LinearWarmup", "ReduceLROnPlateau")
 
@@ -220,11 +219,11 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     if loss not in LOSSES:
         raise ConfigError(f"loss: unknown loss {loss!r}; one of {sorted(LOSSES)}")
     out["loss"] = loss
-    opt_name, opt_args = _named(_section(config, "optimizer"), "optimizer", OPTIMIZERS)
-    check_args(getattr(optim, opt_name), opt_args, "optimizer", skip=("params",))
-    probe = lm.nn.Parameter(np.zeros(1, np.float32))
-    opt = _builds("optimizer", lambda: getattr(optim, opt_name)([probe], **opt_args))
+    opt_name, opt_args = _named(_section(config, "optimizer"), "optimizer", optim.OPTIMIZERS)
+    check_args(optim.OPTIMIZERS[opt_name], opt_args, "optimizer", skip=("params",))
     out["optimizer"] = {"type": opt_name, **opt_args}
+    probe = lm.nn.Parameter(np.zeros(1, np.float32))
+    opt = _builds("optimizer", lambda: optim.from_config(out["optimizer"], [probe]))
     out["scheduler"] = _validate_scheduler(config.get("scheduler"), opt)
     alg_name, alg_args = _named(config.get("algorithm", "bp"), "algorithm", algorithm_names())
     check_args(algorithm_class(alg_name), alg_args, "algorithm")
@@ -415,8 +414,7 @@ def build(config: dict[str, Any], resume: bool = False, directory: Path | None =
     tcfg = config["trainer"]
     data = build_data(config)
     model = build_model(config)
-    opt_args = {k: v for k, v in config["optimizer"].items() if k != "type"}
-    optimizer = getattr(optim, config["optimizer"]["type"])(model.parameters(), **opt_args)
+    optimizer = optim.from_config(config["optimizer"], model.parameters())
     alg_args = {k: v for k, v in config["algorithm"].items() if k != "type"}
     algorithm = algorithm_class(config["algorithm"]["type"])(**alg_args)
     directory = directory or run_directory(config, resume)
