@@ -91,6 +91,14 @@ MALFORMED = [
      r"^trainer\.early_stopping\.monitor: 'val_loss' is measured on validation data"),
     (NO_VAL + "scheduler: {type: ReduceLROnPlateau, monitor: val_loss}\n",
      r"^scheduler\.monitor: 'val_loss' is measured on validation data"),
+    # A watched metric the run never reports is caught before training, with a guess.
+    (GOOD.replace("epochs: 2", "epochs: 2, keep_best: val_acuracy"),
+     r"^trainer\.keep_best: the run reports no metric 'val_acuracy' \(did you mean "
+     r"'val_accuracy'\?\); it reports \['loss', 'accuracy', 'val_loss', 'val_accuracy'\]$"),
+    (GOOD.replace("epochs: 2", "epochs: 2, early_stopping: {monitor: val_los}"),
+     r"^trainer\.early_stopping\.monitor: .*'val_los' \(did you mean 'val_loss'\?\)"),
+    (GOOD + "scheduler: {type: ReduceLROnPlateau, monitor: los}\n",
+     r"^scheduler\.monitor: the run reports no metric 'los'.* 'val_accuracy', 'lr'\]$"),
 ]
 
 
@@ -203,3 +211,28 @@ def test_resuming_with_a_changed_job_keeps_the_earlier_config_and_names_the_chan
     train(load_config(path, [*where, "trainer.epochs=2", "optimizer.lr=0.05"]), resume=True)
     assert "changed job" not in capsys.readouterr().err  # the same job: nothing to keep
     assert not (run.directory / "config.2.yaml").exists()
+
+
+def test_watched_metrics_are_checked_against_what_the_algorithm_reports(tmp_path) -> None:
+    rbm = ("data: {name: digits, binarize: true}\n"
+           "model: {type: RBM, n_visible: 64, n_hidden: 8}\noptimizer: {type: SGD, lr: 0.1}\n"
+           "algorithm: {type: cd}\ntrainer: {epochs: 1, early_stopping: {monitor: %s}}\n")
+    cfg = load_config(_write(tmp_path, rbm % "val_pseudo_ll"))
+    assert cfg["trainer"]["keep_best"] == "val_recon_error"
+    with pytest.raises(ConfigError, match=r"reports no metric 'val_loss'.*; it reports \['loss', "
+                       r"'recon_error', 'pseudo_ll', 'val_recon_error', 'val_pseudo_ll'\]"):
+        load_config(_write(tmp_path, rbm % "val_loss"))  # CD tests no loss
+
+    from lamina.train import BP, register_algorithm
+
+    @register_algorithm("test_reports_own")
+    class Own(BP):  # reports what it likes: its names are known only when it runs
+        pass
+
+    try:
+        cfg = load_config(_write(tmp_path, GOOD + "algorithm: test_reports_own\n"),
+                          ["trainer.keep_best=val_anything"])
+        assert cfg["trainer"]["keep_best"] == "val_anything"
+    finally:
+        from lamina.train.algorithms import _ALGORITHMS
+        _ALGORITHMS.pop("test_reports_own")

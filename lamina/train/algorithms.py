@@ -71,6 +71,12 @@ class Algorithm:
         self.metrics = {m: get_metric(m) for m in metrics}
         return self
 
+    def reports(self, train: bool) -> list[str] | None:
+        """The metric names train_one_batch (or test_one_batch) returns, once bound; None
+        when unknown until it runs. A class that defines this lets a job refuse a watched
+        metric it will never report (a typo) before training starts."""
+        return None
+
     def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
                         ) -> dict[str, float]:
         """Learn from one batch through the updater (pull, push gradients, step); return
@@ -94,6 +100,11 @@ class Algorithm:
         return logs
 
 
+def _loss_and_metrics(self: Algorithm, train: bool) -> list[str]:
+    """The loss and the bound metrics (what `_scores` returns), in training and test."""
+    return ["loss", *self.metrics]
+
+
 @register_algorithm("bp")
 class BP(Algorithm):
     """Back-propagation: forward, loss, backward (pushing gradients as they finish), step.
@@ -101,6 +112,8 @@ class BP(Algorithm):
     Compiled (`Trainer(compile=True)`), each step replays an execution plan traced once per
     batch shape instead of recording a graph.
     """
+
+    reports = _loss_and_metrics
 
     def use_plan(self, on: bool | dict[str, Any]) -> None:
         self.compiled = _wants_plan(on)
@@ -155,6 +168,8 @@ class BPTT(Algorithm):
     The model's recurrent layers must be stateful (`stateful: true`); their state is reset
     at the start of every batch.
     """
+
+    reports = _loss_and_metrics
 
     def __init__(self, bptt_steps: int = 35) -> None:
         if bptt_steps < 1:
@@ -233,6 +248,9 @@ class CD(Algorithm):
     def bind(self, loss: Any, metrics: list[str]) -> Algorithm:
         self.metrics = {}  # CD reports its own measures; labels, if any, are unused
         return self
+
+    def reports(self, train: bool) -> list[str]:
+        return ["loss", "recon_error", "pseudo_ll"] if train else ["recon_error", "pseudo_ll"]
 
     def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
                         ) -> dict[str, float]:

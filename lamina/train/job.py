@@ -227,13 +227,14 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     out["scheduler"] = _validate_scheduler(config.get("scheduler"), opt)
     alg_name, alg_args = _named(config.get("algorithm", "bp"), "algorithm", algorithm_names())
     check_args(algorithm_class(alg_name), alg_args, "algorithm")
-    _builds("algorithm", lambda: algorithm_class(alg_name)(**alg_args))
+    algorithm = _builds("algorithm", lambda: algorithm_class(alg_name)(**alg_args))
     out["algorithm"] = {"type": alg_name, **alg_args}
     trainer = _typed(TrainerConfig, _section(config, "trainer"), "trainer")
     _check_trainer(trainer, alg_name)
     out["trainer"] = dataclasses.asdict(trainer)
     if out["data"]["val_fraction"] == 0:
         _without_validation(out, config)
+    _check_watched(out, algorithm)
     out["distributed"] = _validate_distributed(config.get("distributed"), out)
     return out
 
@@ -241,27 +242,56 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
 def _without_validation(job: dict[str, Any], raw: dict[str, Any]) -> None:
     """With `data.val_fraction: 0` there are no val_* metrics. A default that watches one
     falls back (no best checkpoint; a plateau schedule watches the training loss); a value
-    the user wrote is an error, never silently ignored."""
-    trainer, scheduler = job["trainer"], job["scheduler"]
-    if (trainer["keep_best"] or "").startswith("val_"):
-        if "keep_best" in raw["trainer"]:
-            _needs_validation("trainer.keep_best", trainer["keep_best"])
-        trainer["keep_best"] = None
-    if trainer["early_stopping"] is not None:
-        _needs_validation("trainer.early_stopping.monitor",
-                          trainer["early_stopping"].get("monitor", "val_loss"))
-    if scheduler and scheduler["type"] == "ReduceLROnPlateau":
-        if isinstance(raw["scheduler"], Mapping) and "monitor" in raw["scheduler"]:
-            _needs_validation("scheduler.monitor", scheduler["monitor"])
+    the user wrote (or early stopping, which exists only to watch one) is an error."""
+    scheduler = raw.get("scheduler")
+    written = {"trainer.keep_best": "keep_best" in raw["trainer"],
+               "trainer.early_stopping.monitor": True,
+               "scheduler.monitor": isinstance(scheduler, Mapping) and "monitor" in scheduler}
+    for path, metric in _watched(job):
+        if not metric.startswith("val_"):
+            continue
+        if written[path]:
+            raise ConfigError(f"{path}: {metric!r} is measured on validation data, and "
+                              "data.val_fraction is 0; hold some out (val_fraction: 0.1) or "
+                              f"watch a training metric ({metric.removeprefix('val_')!r})")
+        if path == "trainer.keep_best":
+            job["trainer"]["keep_best"] = None
         else:
-            scheduler["monitor"] = "loss"
+            job["scheduler"]["monitor"] = "loss"
 
 
-def _needs_validation(path: str, metric: str) -> None:
-    if metric.startswith("val_"):
-        raise ConfigError(f"{path}: {metric!r} is measured on validation data, and "
-                          "data.val_fraction is 0; hold some out (val_fraction: 0.1) or "
-                          f"watch a training metric ({metric.removeprefix('val_')!r})")
+def _watched(job: dict[str, Any]) -> list[tuple[str, str]]:
+    """(path, metric) of every metric the run watches: best checkpoint, early stopping,
+    the plateau schedule."""
+    trainer, scheduler = job["trainer"], job["scheduler"]
+    out = []
+    if trainer["keep_best"] is not None:
+        out.append(("trainer.keep_best", trainer["keep_best"]))
+    if trainer["early_stopping"] is not None:
+        out.append(("trainer.early_stopping.monitor",
+                    trainer["early_stopping"].get("monitor", "val_loss")))
+    if scheduler and scheduler["type"] == "ReduceLROnPlateau":
+        out.append(("scheduler.monitor", scheduler["monitor"]))
+    return out
+
+
+def _check_watched(job: dict[str, Any], algorithm: Algorithm) -> None:
+    """A watched metric the run never reports (a typo) is an error now, not a KeyError
+    after the first epoch. Skipped for an algorithm that does not declare `reports`."""
+    if "reports" not in type(algorithm).__dict__:
+        return
+    algorithm.bind(job["loss"], job["trainer"]["metrics"])
+    names = list(algorithm.reports(train=True))
+    if job["data"]["val_fraction"] > 0:
+        names += [f"val_{n}" for n in algorithm.reports(train=False)]
+    if job["scheduler"]:
+        names.append("lr")
+    for path, metric in _watched(job):
+        if metric not in names:
+            close = difflib.get_close_matches(str(metric), names, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{path}: the run reports no metric {metric!r}{hint}; it "
+                              f"reports {names}")
 
 
 def _builds(path: str, make: Callable[[], Any]) -> Any:
