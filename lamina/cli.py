@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.rest = rest  # passed on to benchmarks/run.py
     elif rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    from lamina.errors import ShapeError
+    from lamina.errors import DataError, ShapeError
     from lamina.io import CheckpointError, ExportError
     from lamina.plan import TraceError
     from lamina.schema import ConfigError
@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lamina: config error: {e}", file=sys.stderr)
         return 2
     except (CheckpointError, NonFiniteError, FileNotFoundError, ImportError, ExportError,
-            TraceError) as e:
+            TraceError, DataError) as e:
         print(f"lamina: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:

@@ -8,3 +8,9 @@ class ShapeError(ValueError):
 
     Messages read `"<op or layer path>: <what is wrong>; expected <x>, got <y>"`.
     """
+
+
+class DataError(ValueError):
+    """A dataset's files or arrays cannot be used as asked (unparsable, labels that are not
+    class indices, train and test samples of different shapes). Messages name the dataset
+    and the file."""

@@ -119,6 +119,19 @@ trainer: {epochs: 1, progress: false, out_dir: OUT}
 """
 
 
+def test_bad_data_is_one_line_not_a_traceback(tmp_path, capsys) -> None:
+    from lamina.cli import main
+
+    (tmp_path / "d.csv").write_text("a,label\n1,0.5\n")
+    job = tmp_path / "csv.yaml"
+    job.write_text(f"data: {{name: csv, path: {tmp_path / 'd.csv'}, test_path: "
+                   f"{tmp_path / 'd.csv'}}}\nmodel: {{type: Linear, in_features: 1, "
+                   "out_features: 2}\noptimizer: SGD\ntrainer: {epochs: 1}\n")
+    assert main(["info", str(job)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("lamina: error: csv dataset (") and "labels must be whole" in err
+
+
 @pytest.mark.parametrize("command", ["train", "info"])
 def test_a_layer_size_mismatch_names_its_path_in_the_job(command, tmp_path, capsys) -> None:
     from lamina.cli import main

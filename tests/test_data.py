@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lamina as lm
+from lamina import DataError
 from lamina.data import (
     ArrayDataset,
     DataLoader,
@@ -200,3 +201,43 @@ def test_shards_are_equal_disjoint_parts_of_each_epochs_order() -> None:
     np.testing.assert_array_equal(np.concatenate(got), whole.order()[:10])  # one left over
     with pytest.raises(ValueError, match=r"shard must be \(index, count\)"):
         DataLoader(ds, 2, shard=(2, 2))
+
+
+CSV_GOOD = "a,b,label\n1,2,0\n3,4,1\n"
+
+
+@pytest.mark.parametrize("train, options, message", [
+    ("a,b,label\n1,2,0.5\n3,4,1\n", {},  # truncated to class 0 before
+     r"train\.csv, .*test\.csv\), train split: labels must be whole numbers \(class "
+     r"indices\); got \[0\.5\]$"),
+    ("a,b,label\n1,2,-1\n3,4,1\n", {}, r"train split: labels must be >= 0 .*; got -1"),
+    ("a,b,label\n1,,0\n", {}, r"^csv dataset: .*train\.csv: could not convert string ''"),
+    ("a,label\n1,0\n3,1\n", {},
+     r"train samples have shape \(1,\) but test samples \(2,\)$"),
+    (CSV_GOOD, {"shape": [3]}, r"data\.shape \[3\] does not fit samples of 2 values$"),
+    (CSV_GOOD, {"label_column": 3}, r"train\.csv: label_column 3 is outside its 3 columns$"),
+])
+def test_bad_csv_data_is_a_data_error_naming_the_file(tmp_path, train, options, message
+                                                      ) -> None:
+    (tmp_path / "train.csv").write_text(train)
+    (tmp_path / "test.csv").write_text(CSV_GOOD)
+    with pytest.raises(DataError, match=message):
+        load_dataset("csv", path=str(tmp_path / "train.csv"),
+                     test_path=str(tmp_path / "test.csv"), **options)
+
+
+def test_npz_labels_are_checked_and_missing_arrays_named(tmp_path) -> None:
+    x = np.zeros((3, 2), np.float32)
+    np.savez(tmp_path / "onehot.npz", x=x, y=np.eye(3), x_test=x, y_test=np.arange(3))
+    with pytest.raises(DataError, match=r"one class index per sample; got shape \(3, 3\)"):
+        load_dataset("npz", path=str(tmp_path / "onehot.npz"))
+    np.savez(tmp_path / "short.npz", x=x, y=np.arange(2), x_test=x, y_test=np.arange(3))
+    with pytest.raises(DataError, match=r"train split: 3 samples but 2 labels"):
+        load_dataset("npz", path=str(tmp_path / "short.npz"))
+    np.savez(tmp_path / "partial.npz", x=x, y=np.arange(3))
+    with pytest.raises(DataError, match=r"lacks arrays \['x_test', 'y_test'\]"):
+        load_dataset("npz", path=str(tmp_path / "partial.npz"))
+    np.savez(tmp_path / "ok.npz", x=x, y=np.array([0.0, 2.0, 1.0]), x_test=x,
+             y_test=np.arange(3))
+    splits, info = load_dataset("npz", path=str(tmp_path / "ok.npz"))
+    assert splits["train"].arrays[1].tolist() == [0, 2, 1] and info["num_classes"] == 3

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from lamina.data.dataset import ArrayDataset
+from lamina.errors import DataError
 
 _LOADERS: dict[str, Callable[..., tuple[dict[str, ArrayDataset], dict[str, Any]]]] = {}
 
@@ -49,13 +50,44 @@ def cache_dir() -> Path:
 
 
 def _classification(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
-                    shape: list[int] | None) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
+                    shape: list[int] | None, source: str = "dataset"
+                    ) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
+    """Train and test splits of samples with class labels, checked: `source` names the
+    dataset and its files in every error."""
+    y, y_test = _labels(y, f"{source}, train split"), _labels(y_test, f"{source}, test split")
+    for part, a, b in (("train", x, y), ("test", x_test, y_test)):
+        if len(a) != len(b):
+            raise DataError(f"{source}, {part} split: {len(a)} samples but {len(b)} labels")
+    if x.shape[1:] != x_test.shape[1:]:
+        raise DataError(f"{source}: train samples have shape {x.shape[1:]} but test samples "
+                        f"{x_test.shape[1:]}")
     x, x_test = x.astype(np.float32), x_test.astype(np.float32)
     if shape is not None:
-        x, x_test = x.reshape(len(x), *shape), x_test.reshape(len(x_test), *shape)
-    info = {"input_shape": list(x.shape[1:]), "num_classes": int(max(y.max(), y_test.max()) + 1)}
-    return ({"train": ArrayDataset(x, y.astype(np.int64)),
-             "test": ArrayDataset(x_test, y_test.astype(np.int64))}, info)
+        try:
+            x, x_test = x.reshape(len(x), *shape), x_test.reshape(len(x_test), *shape)
+        except ValueError:
+            raise DataError(f"{source}: data.shape {list(shape)} does not fit samples of "
+                            f"{int(np.prod(x.shape[1:]))} values") from None
+    info = {"input_shape": list(x.shape[1:]), "num_classes": int(max(y.max(initial=0),
+                                                                      y_test.max(initial=0)) + 1)}
+    return {"train": ArrayDataset(x, y), "test": ArrayDataset(x_test, y_test)}, info
+
+
+def _labels(y: Any, where: str) -> np.ndarray:
+    """Class indices as int64; a fractional, NaN or negative label is an error, never
+    truncated into some class."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise DataError(f"{where}: labels must be one class index per sample; got shape "
+                        f"{y.shape} (one-hot labels? take their argmax)")
+    if y.dtype.kind not in "biuf":
+        raise DataError(f"{where}: labels must be numbers; got dtype {y.dtype}")
+    if y.dtype.kind == "f" and (bad := y[~(y == np.round(y))]).size:
+        raise DataError(f"{where}: labels must be whole numbers (class indices); got "
+                        f"{bad[:3].tolist()}")
+    if y.size and y.min() < 0:
+        raise DataError(f"{where}: labels must be >= 0 (class indices); got {y.min()}")
+    return y.astype(np.int64)
 
 
 @register_dataset("mnist1d")
@@ -113,12 +145,12 @@ def read_idx(path: Path) -> np.ndarray:
     with opener(path, "rb") as f:
         raw = f.read()
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
-        raise ValueError(f"{path}: not an IDX file of unsigned bytes (bad magic number)")
+        raise DataError(f"{path}: not an IDX file of unsigned bytes (bad magic number)")
     ndim = raw[3]
     dims = np.frombuffer(raw, ">i4", count=ndim, offset=4)
     data = np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim)
     if data.size != int(np.prod(dims)):
-        raise ValueError(f"{path}: truncated; expected {int(np.prod(dims))} values for shape "
+        raise DataError(f"{path}: truncated; expected {int(np.prod(dims))} values for shape "
                          f"{tuple(dims)}, got {data.size}")
     return data.reshape(tuple(int(d) for d in dims))
 
@@ -146,8 +178,9 @@ def npz(path: str, shape: list[int] | None = None) -> tuple[dict[str, ArrayDatas
     with np.load(path, allow_pickle=False) as d:
         missing = [k for k in ("x", "y", "x_test", "y_test") if k not in d]
         if missing:
-            raise KeyError(f"npz dataset: {path} lacks arrays {missing}")
-        return _classification(d["x"], d["y"], d["x_test"], d["y_test"], shape)
+            raise DataError(f"npz dataset: {path} lacks arrays {missing}")
+        return _classification(d["x"], d["y"], d["x_test"], d["y_test"], shape,
+                               f"npz dataset ({path})")
 
 
 @register_dataset("csv")
@@ -155,11 +188,17 @@ def csv(path: str, test_path: str, label_column: int = -1, skip_header: bool = T
         shape: list[int] | None = None) -> tuple[dict[str, ArrayDataset], dict]:
     """Numeric CSV files, one sample a row, the label in `label_column`."""
     def read(p: str) -> tuple[np.ndarray, np.ndarray]:
-        table = np.loadtxt(p, delimiter=",", skiprows=1 if skip_header else 0, ndmin=2)
-        return np.delete(table, label_column, axis=1), table[:, label_column].astype(np.int64)
+        try:
+            table = np.loadtxt(p, delimiter=",", skiprows=1 if skip_header else 0, ndmin=2)
+        except ValueError as e:  # NumPy's words say which value and column
+            raise DataError(f"csv dataset: {p}: {e}") from None
+        if not -table.shape[1] <= label_column < table.shape[1]:
+            raise DataError(f"csv dataset: {p}: label_column {label_column} is outside its "
+                            f"{table.shape[1]} columns")
+        return np.delete(table, label_column, axis=1), table[:, label_column]
 
     (x, y), (x_test, y_test) = read(path), read(test_path)
-    return _classification(x, y, x_test, y_test, shape)
+    return _classification(x, y, x_test, y_test, shape, f"csv dataset ({path}, {test_path})")
 
 
 DEFAULT_TEXT_MODULES = (
