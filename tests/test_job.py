@@ -8,6 +8,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from lamina import DataError
 from lamina.schema import ConfigError
 from lamina.train.job import build_data, load_config, run_directory, train
 
@@ -194,6 +195,11 @@ def test_ordered_data_holds_out_the_end_of_the_training_text(tmp_path) -> None:
     n = len(data.train.dataset.dataset)  # 99 sequences; the first 79 are for training
     assert n == 79 and data.val.dataset.indices.tolist() == list(range(71, 79))
     assert data.train.dataset.indices.tolist() == list(range(71))
+    tiny = job.replace("seq_len: 4", "seq_len: 100").replace("test_fraction: 0.2",
+                                                             "test_fraction: 0.5")
+    with pytest.raises(DataError, match=r"has 1 sample\(s\), too few to hold some out; set "
+                       r"data\.val_fraction: 0"):
+        build_data(load_config(_write(tmp_path, tiny)))
 
 
 def test_resuming_with_a_changed_job_keeps_the_earlier_config_and_names_the_changes(

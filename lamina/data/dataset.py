@@ -78,9 +78,9 @@ class Subset(Dataset):
 def random_split(dataset: Any, fractions: Sequence[float], seed: int = 0) -> list[Subset]:
     """Cut `dataset` into disjoint random parts of the given shares (summing to 1), e.g. a
     validation set held out of the training set. The parts depend only on `seed` and the
-    dataset's length; each keeps its samples in the dataset's order. Rounding leaves each
-    part within one sample of its share, and every part with a positive share gets at
-    least one sample.
+    dataset's length; each keeps its samples in the dataset's order. A part gets its share
+    of the samples rounded down or up (the largest remainders round up), and at least one
+    sample if its share is positive (taken from the largest part).
 
     Example:
         >>> train, val = random_split(ArrayDataset(x, y), [0.9, 0.1], seed=0)

@@ -26,6 +26,7 @@ import lamina as lm
 import lamina.optim as optim
 from lamina.data import DataLoader, Subset, dataset_names, load_dataset, random_split
 from lamina.data.builtin import _LOADERS
+from lamina.errors import DataError
 from lamina.nn.layer import Layer
 from lamina.optim import lr_scheduler
 from lamina.schema import ConfigError, check_args
@@ -410,12 +411,13 @@ def build_data(config: dict[str, Any]) -> Data:
 def _hold_out(dataset: Any, fraction: float, seed: int, ordered: bool) -> list[Subset]:
     """Random samples of i.i.d. data; the end of ordered data (consecutive pieces of one
     text), whose random pieces would each sit between two training pieces."""
+    n = len(dataset)
+    if n < 2:
+        raise DataError(f"data.val_fraction: the training split has {n} sample(s), too few to "
+                        "hold some out; set data.val_fraction: 0")
     if not ordered:
         return random_split(dataset, [1 - fraction, fraction], seed)
-    n = len(dataset)
-    cut = n - max(1, round(fraction * n))
-    if cut < 1:
-        raise ValueError(f"data.val_fraction: {n} samples cannot be split for validation")
+    cut = min(n - 1, max(1, n - max(1, round(fraction * n))))
     return [Subset(dataset, np.arange(cut)), Subset(dataset, np.arange(cut, n))]
 
 
@@ -481,7 +483,7 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
     run.directory.mkdir(parents=True, exist_ok=True)
     if resume:
         run.trainer.resume(run.directory / "checkpoints" / "last.safetensors")
-    write_config(run.directory, config, resume)
+    _write_config(run.directory, config, resume)
     try:
         with _stop_on_ctrl_c(run.trainer):
             run.trainer.fit(run.data.train, config["trainer"]["epochs"], run.data.val)
@@ -499,7 +501,7 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
             cluster.shutdown()
 
 
-def write_config(directory: Path, config: dict[str, Any], resume: bool) -> None:
+def _write_config(directory: Path, config: dict[str, Any], resume: bool) -> None:
     """Write the resolved job to config.yaml. A resumed run whose job changed (more epochs,
     another learning rate) keeps the file its earlier epochs were trained by as
     config.<n>.yaml, and says on stderr what changed."""
