@@ -257,6 +257,28 @@ def test_a_new_shape_traces_again_and_a_known_one_does_not() -> None:
     assert plan.traces == 3  # eval mode is another program
 
 
+def test_programs_are_kept_for_the_most_recent_signatures_only() -> None:
+    model = nn.Sequential(nn.Linear(4, 3), nn.Tanh())
+    plan = compile(model)
+    plan.max_programs = 3
+
+    def run(n):
+        x = np.arange(n * 4, dtype=np.float32).reshape(n, 4) / 10
+        np.testing.assert_allclose(plan(lm.tensor(x)).data, model(lm.tensor(x)).data, rtol=1e-6)
+
+    for n in (1, 2, 3):
+        run(n)
+    run(1)  # used again: now the most recent
+    with pytest.warns(RuntimeWarning, match=r"more than 3 input signatures .* Pad inputs"):
+        run(4)  # drops the least recently used, n=2
+    assert plan.traces == 4 and len(plan.programs) == 3
+    run(1)
+    run(3)
+    assert plan.traces == 4  # kept
+    run(2)
+    assert plan.traces == 5  # dropped, so traced again; the warning is given once
+
+
 def _assert_plan_tracks_eager(model, plan, x, y) -> None:
     """The plan's step equals the eager step from the same state: loss, which gradients
     exist and their values, and the parameters and buffers each leaves behind."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
+import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -30,6 +32,11 @@ from lamina.plan.trace import Trace, TraceError, flatten, trace
 # the split, which then ran 9.3 ms a step in the training loop, the whole 7.9-8.8.
 SPLIT_MARGIN = 0.05
 
+# Programs kept per plan. Each holds its own buffers, so inputs whose shape changes at
+# every batch (sequences of any length) would otherwise grow memory without end; past
+# this many, the least recently used program is dropped and traced again when needed.
+MAX_PROGRAMS = 16
+
 
 class Plan:
     """A model's step, compiled: call it like the eager step it replaces.
@@ -39,7 +46,8 @@ class Plan:
     the loss, and `plan.output` holds the model's output. An inference plan runs forward
     only and returns the model's output. A new input shape or dtype, a switch between
     train and eval mode (of the model or of any one layer), or freezing or unfreezing a
-    parameter traces again (one program per signature, cached). Replacing a layer, a
+    parameter traces again (one program per signature, cached; the
+    `max_programs` most recently used are kept). Replacing a layer, a
     parameter, or a buffer's array (not just their values) also traces again, and drops
     the programs bound to the old ones. With `threads` > 1, each slice of the batch has
     its program (see `compile`).
@@ -58,7 +66,9 @@ class Plan:
             require_threadpoolctl()
         self.model, self.loss_fn, self.verify, self.tune = model, loss_fn, verify, tune
         self.threads = threads
-        self.programs: dict[tuple[Any, ...], Program | Split] = {}
+        self.programs: OrderedDict[tuple[Any, ...], Program | Split] = OrderedDict()
+        self.max_programs = MAX_PROGRAMS
+        self.evicting = False  # warned that programs are being dropped
         self.bound: tuple[Any, ...] = ()  # what the programs were traced on (see _key)
         self.traces = 0
         self.output: Tensor | None = None
@@ -98,10 +108,24 @@ class Plan:
 
     def _runner(self, arrays: list[Any]) -> Program | Split:
         key = self._key(arrays)
-        if key not in self.programs:
+        if key in self.programs:
+            self.programs.move_to_end(key)
+        else:
             self.programs[key] = self._compile(arrays)
+            if len(self.programs) > self.max_programs:
+                self.programs.popitem(last=False)
+                self._warn_evicting()
         self.latest = self.programs[key]
         return self.latest
+
+    def _warn_evicting(self) -> None:
+        if self.evicting:
+            return
+        self.evicting = True
+        warnings.warn(f"plan: more than {self.max_programs} input signatures (shapes, dtypes, "
+                      "modes) seen; the least recently used programs are dropped and traced "
+                      "again, which is slow. Pad inputs to a few fixed shapes, or raise "
+                      "plan.max_programs.", RuntimeWarning, stacklevel=4)
 
     def __call__(self, *batch: Any) -> Tensor:
         arrays = _arrays(batch)
