@@ -89,10 +89,6 @@ def test_errors_are_clear_and_exit_non_zero(env, tmp_path) -> None:
     assert proc.returncode == 2
     assert "config error: model.type: unknown layer type 'Linar'" in proc.stderr
     proc = lamina("train", EXAMPLES / "mnist1d_cnn.yaml", "--workers", "2", "--set",
-                  "trainer.compile=true", env=env, cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and "trainer.compile is not supported with distributed" in (
-        proc.stderr)
-    proc = lamina("train", EXAMPLES / "mnist1d_cnn.yaml", "--workers", "2", "--set",
                   "scheduler.interval=iteration", env=env, cwd=tmp_path, check=False)
     assert proc.returncode == 2 and "scheduler.interval must be 'epoch'" in proc.stderr
     proc = lamina("train", EXAMPLES / "mnist1d_cnn.yaml", "--set", "trainer.epochs=1", "--set",

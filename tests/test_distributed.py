@@ -327,6 +327,35 @@ def test_batch_norm_statistics_are_the_workers_average(cluster_env, tmp_path):
         cluster.shutdown()
 
 
+def test_workers_run_compiled_plans_and_match_eager_workers(cluster_env, tmp_path):
+    from lamina.distributed import Cluster
+    from lamina.train.job import build_model
+
+    path, _, _ = _data(tmp_path)
+    results = []
+    for compiled in (False, True):
+        config = _job(path, epochs=2)
+        config["model"]["layers"].insert(1, {"type": "BatchNorm1d", "num_features": 16})
+        config["trainer"]["compile"] = compiled
+        model = build_model(config)
+        cluster = Cluster(config, model, None)
+        try:
+            for epoch in range(2):
+                cluster.train_epoch(epoch)
+                cluster.sync_buffers(model)
+            cluster.pull_into(model)
+            plans = ray.get([w.__ray_call__.remote(
+                lambda self: sum(p.traces for p in getattr(self.algorithm, "plans", {}).values()))
+                for w in cluster.workers])
+        finally:
+            cluster.shutdown()
+        assert plans == ([1, 1] if compiled else [0, 0])  # one batch shape: one trace each
+        results.append(model.state_dict())
+    eager, planned = results
+    for name, value in eager.items():
+        np.testing.assert_allclose(planned[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def test_a_two_stage_partition_equals_the_unsplit_model(cluster_env):
     from lamina.distributed import Pipeline
 

@@ -101,6 +101,7 @@ class Worker:
         alg = dict(config["algorithm"])
         self.algorithm = algorithm_class(alg.pop("type"))(**alg)
         self.algorithm.bind(config["loss"], config["trainer"]["metrics"])
+        self.algorithm.use_plan(config["trainer"]["compile"])  # pull and push keep arrays
         servers = [ray.get_actor(n, namespace=namespace) for n in server_names]
         tcfg = config["trainer"]
         self.client = PSClient(worker, self.model, servers, shard_of, tcfg["clip_grad_norm"],

@@ -317,9 +317,6 @@ def _validate_distributed(section: Any, job: dict[str, Any]) -> dict[str, Any] |
     for name, low in (("workers", 1), ("servers", 1), ("staleness", 0),
                       ("checkpoint_every", 1)):
         _at_least(f"distributed.{name}", getattr(d, name), low)
-    if job["trainer"].get("compile"):
-        raise ConfigError("distributed: trainer.compile is not supported with distributed "
-                          "training yet; remove it or train locally")
     if job.get("scheduler") and job["scheduler"]["interval"] != "epoch":
         raise ConfigError("distributed: scheduler.interval must be 'epoch' with distributed "
                           "training (the driver sets the servers' rate once per epoch)")
