@@ -69,16 +69,21 @@ def _run(config, epochs, checkpoint_dir=None):
         cluster.shutdown()
 
 
-def test_bsp_equals_single_process_training_on_the_concatenated_batch(cluster_env, tmp_path):
+@pytest.mark.parametrize("groups", [None, [{"params": ["*.bias"], "momentum": 0.0}]],
+                         ids=["one group", "groups"])
+def test_bsp_equals_single_process_training_on_the_concatenated_batch(cluster_env, tmp_path,
+                                                                      groups):
     path, x, y = _data(tmp_path)
     config = _job(path)
+    if groups:  # each server shard builds the groups its parameters fall in
+        config["optimizer"]["groups"] = groups
     model, stats = _run(config, epochs=1)
     assert [s["version"] for s in stats] == [20, 20]  # 320 samples a worker, batches of 16
 
     from lamina.train.job import build_model
 
     local = build_model(config)
-    opt = lm.optim.SGD(local.parameters(), lr=0.1, momentum=0.9)
+    opt = lm.optim.from_config(config["optimizer"], local.named_parameters())
     loader = DataLoader(ArrayDataset(x, y), 16, shuffle=True, seed=0)
     for epoch in range(1):
         loader.set_epoch(epoch)

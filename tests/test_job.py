@@ -92,6 +92,19 @@ MALFORMED = [
      r"^trainer\.early_stopping\.monitor: 'val_loss' is measured on validation data"),
     (NO_VAL + "scheduler: {type: ReduceLROnPlateau, monitor: val_loss}\n",
      r"^scheduler\.monitor: 'val_loss' is measured on validation data"),
+    # Parameter groups: checked against the model's parameter names and the optimizer.
+    (GOOD.replace("lr: 0.1", "lr: 0.1, groups: {params: x}"), r"^optimizer\.groups: expected a list"),
+    (GOOD.replace("lr: 0.1", "lr: 0.1, groups: [{weight_decay: 0}]"),
+     r"^optimizer\.groups\[0\]\.params: expected a list of name patterns"),
+    (GOOD.replace("lr: 0.1", "lr: 0.1, groups: [{params: ['*.bias'], betas: [0.9, 0.9]}]"),
+     r"^optimizer\.groups\[0\]\.betas: not a hyper-parameter of SGD; allowed: \['dampening'"),
+    (GOOD.replace("lr: 0.1", "lr: 0.1, groups: [{params: ['*.beta']}]"),
+     r"^optimizer\.groups\[0\]\.params: '\*\.beta' matches no parameter; the names are "
+     r"like \['0\.weight', '0\.bias'\]$"),
+    (GOOD.replace("lr: 0.1", "lr: 0.1, groups: [{params: ['*.bias'], weight_decay: -1}]"),
+     r"^optimizer\.groups: invalid weight_decay: must be >= 0; got -1$"),
+    (GOOD.replace("lr: 0.1", "lr: 0.1, groups: [{params: ['*.bias'], lr: 0.5}]")
+     + "distributed: {workers: 2}\n", r"^distributed: optimizer\.groups cannot set lr"),
     # A watched metric the run never reports is caught before training, with a guess.
     (GOOD.replace("epochs: 2", "epochs: 2, keep_best: val_acuracy"),
      r"^trainer\.keep_best: the run reports no metric 'val_acuracy' \(did you mean "
@@ -242,3 +255,16 @@ def test_watched_metrics_are_checked_against_what_the_algorithm_reports(tmp_path
     finally:
         from lamina.train.algorithms import _ALGORITHMS
         _ALGORITHMS.pop("test_reports_own")
+
+
+def test_parameter_groups_train_and_resume_exactly(tmp_path) -> None:
+    groups = GOOD.replace("lr: 0.1}", "lr: 0.1, momentum: 0.9, weight_decay: 0.01, "
+                          "groups: [{params: ['*.bias'], weight_decay: 0.0, lr: 0.02}]}")
+    where = [f"trainer.out_dir={tmp_path / 'runs'}", "trainer.progress=false"]
+    full, _ = train(load_config(_write(tmp_path, groups), [*where, "name=full"]))
+    assert [g["lr"] for g in full.optimizer.param_groups] == [0.1, 0.02]
+    train(load_config(_write(tmp_path, groups), [*where, "name=cut", "trainer.epochs=1"]))
+    resumed, _ = train(load_config(_write(tmp_path, groups), [*where, "name=cut"]),
+                       resume=True)
+    for (n, p), (_, q) in zip(full.model.named_parameters(), resumed.model.named_parameters()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=n)

@@ -159,6 +159,36 @@ def test_parameter_groups_have_their_own_hyper_parameters() -> None:
         other.load_state_dict(state)
 
 
+def test_from_config_puts_each_parameter_in_the_first_group_that_matches_it() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
+    config = {"type": "AdamW", "lr": 0.1, "weight_decay": 0.5,
+              "groups": [{"params": ["1.*"], "weight_decay": 0.0, "lr": 0.2},
+                         {"params": ["*.bias"], "weight_decay": 0.0}]}
+    opt = optim.from_config(config, model.named_parameters())
+    names = {id(p): n for n, p in model.named_parameters()}
+    groups = [([names[id(p)] for p in g["params"]], g["lr"], g["weight_decay"])
+              for g in opt.param_groups]
+    assert groups == [(["0.weight", "3.weight"], 0.1, 0.5),  # the rest: top-level values
+                      (["1.weight", "1.bias"], 0.2, 0.0),  # 1.bias matched here first
+                      (["0.bias", "3.bias"], 0.1, 0.0)]
+    for p in model.parameters():
+        p.grad = np.zeros_like(p.data)
+    before = {n: p.data.copy() for n, p in model.named_parameters()}
+    opt.step()  # zero gradients: only weight decay moves a parameter
+    moved = {n for n, p in model.named_parameters() if not np.array_equal(p.data, before[n])}
+    assert moved == {"0.weight", "3.weight"}
+
+    with pytest.raises(ValueError, match=r"groups\[0\]\.params: '2\.\*' matches no parameter"):
+        optim.from_config({**config, "groups": [{"params": ["2.*"]}]}, model.named_parameters())
+    lenient = optim.from_config({**config, "groups": [{"params": ["2.*"], "lr": 0.0}]},
+                                model.named_parameters(), strict=False)
+    assert len(lenient.param_groups) == 1  # a server's shard may lack a group's parameters
+    with pytest.raises(TypeError, match="needs named parameters"):
+        optim.from_config(config, model.parameters())
+    with pytest.raises(ValueError, match=r"unknown type 'Adamm'; one of \['Adagrad'"):
+        optim.from_config({"type": "Adamm"}, model.parameters())
+
+
 def test_state_of_another_optimizer_type_is_refused_by_name() -> None:
     a = lm.tensor(np.ones(3), requires_grad=True)
     adam = optim.AdamW([a], lr=0.01)

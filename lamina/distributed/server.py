@@ -61,7 +61,9 @@ class ParameterServer:
         import lamina as lm
 
         self.tensors = {n: lm.Tensor(a, requires_grad=True) for n, a in self.params.items()}
-        self.optimizer = lm.optim.from_config(self.optimizer_config, self.tensors.values())
+        # A group's patterns may match no parameter of this shard: strict=False.
+        self.optimizer = lm.optim.from_config(self.optimizer_config, self.tensors.items(),
+                                              strict=False)
 
     async def init_params(self, params: dict[str, np.ndarray]) -> int:
         """Take the initial parameters (ignored once the shard has some, e.g. restored)."""

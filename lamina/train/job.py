@@ -215,16 +215,12 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     check_args(_LOADERS[name], dataset_options, "data")
     out["data"].update(dataset_options)
     out["model"] = _section(config, "model")
-    lm.nn.from_config(out["model"], "model")  # every layer error names its path
+    model = lm.nn.from_config(out["model"], "model")  # every layer error names its path
     loss = config.get("loss", "cross_entropy")
     if loss not in LOSSES:
         raise ConfigError(f"loss: unknown loss {loss!r}; one of {sorted(LOSSES)}")
     out["loss"] = loss
-    opt_name, opt_args = _named(_section(config, "optimizer"), "optimizer", optim.OPTIMIZERS)
-    check_args(optim.OPTIMIZERS[opt_name], opt_args, "optimizer", skip=("params",))
-    out["optimizer"] = {"type": opt_name, **opt_args}
-    probe = lm.nn.Parameter(np.zeros(1, np.float32))
-    opt = _builds("optimizer", lambda: optim.from_config(out["optimizer"], [probe]))
+    out["optimizer"], opt = _validate_optimizer(_section(config, "optimizer"), model)
     out["scheduler"] = _validate_scheduler(config.get("scheduler"), opt)
     alg_name, alg_args = _named(config.get("algorithm", "bp"), "algorithm", algorithm_names())
     check_args(algorithm_class(alg_name), alg_args, "algorithm")
@@ -295,6 +291,40 @@ def _check_watched(job: dict[str, Any], algorithm: Algorithm) -> None:
                               f"reports {names}")
 
 
+def _validate_optimizer(section: Any, model: Layer) -> tuple[dict[str, Any], Any]:
+    """The optimizer section, resolved, and the optimizer it builds over one probe
+    parameter (for the schedule's check). Groups are checked against the model's names."""
+    name, args = _named(section, "optimizer", optim.OPTIMIZERS)
+    groups = args.pop("groups", None)
+    check_args(optim.OPTIMIZERS[name], args, "optimizer", skip=("params",))
+    out = {"type": name, **args}
+    probe = lm.nn.Parameter(np.zeros(1, np.float32))
+    opt = _builds("optimizer", lambda: optim.from_config(out, [probe]))
+    if groups is None:
+        return out, opt
+    if not isinstance(groups, list):
+        raise ConfigError(f"optimizer.groups: expected a list of {{params: [patterns], "
+                          f"<hyper-parameter>: value}}, got {groups!r}")
+    for i, group in enumerate(groups):
+        patterns = group.get("params") if isinstance(group, Mapping) else None
+        if not (isinstance(patterns, list) and patterns
+                and all(isinstance(p, str) for p in patterns)):
+            raise ConfigError(f"optimizer.groups[{i}].params: expected a list of name "
+                              f"patterns such as ['*.bias'], got {patterns!r}")
+        for key in group:
+            if key != "params" and key not in opt.defaults:
+                raise ConfigError(f"optimizer.groups[{i}].{key}: not a hyper-parameter of "
+                                  f"{name}; allowed: {sorted(opt.defaults)}")
+    out["groups"] = [dict(g) for g in groups]
+    try:
+        optim.from_config(out, model.named_parameters())
+    except ValueError as e:
+        message = str(e)
+        raise ConfigError(message if message.startswith("optimizer") else
+                          f"optimizer.groups: {message}") from None
+    return out, opt
+
+
 def _builds(path: str, make: Callable[[], Any]) -> Any:
     """Build a section's object now, on stand-ins (an optimizer over one probe parameter),
     so that a value its constructor refuses (a negative learning rate) is a config error
@@ -317,6 +347,10 @@ def _validate_distributed(section: Any, job: dict[str, Any]) -> dict[str, Any] |
     for name, low in (("workers", 1), ("servers", 1), ("staleness", 0),
                       ("checkpoint_every", 1)):
         _at_least(f"distributed.{name}", getattr(d, name), low)
+    if any("lr" in g for g in job["optimizer"].get("groups", [])):
+        raise ConfigError("distributed: optimizer.groups cannot set lr with distributed "
+                          "training (the driver sends the servers one rate); set the other "
+                          "hyper-parameters per group, or train locally")
     if job.get("scheduler") and job["scheduler"]["interval"] != "epoch":
         raise ConfigError("distributed: scheduler.interval must be 'epoch' with distributed "
                           "training (the driver sets the servers' rate once per epoch)")
@@ -443,7 +477,7 @@ def build(config: dict[str, Any], resume: bool = False, directory: Path | None =
     tcfg = config["trainer"]
     data = build_data(config)
     model = build_model(config)
-    optimizer = optim.from_config(config["optimizer"], model.parameters())
+    optimizer = optim.from_config(config["optimizer"], model.named_parameters())
     alg_args = {k: v for k, v in config["algorithm"].items() if k != "type"}
     algorithm = algorithm_class(config["algorithm"]["type"])(**alg_args)
     directory = directory or run_directory(config, resume)
