@@ -1,75 +1,13 @@
 """Optimizers, gradient clipping and learning-rate schedules. Import as `lamina.optim`."""
 
-import fnmatch
-from collections.abc import Iterable, Mapping
-from typing import Any
-
 from lamina.optim import lr_scheduler
 from lamina.optim.adagrad import Adagrad
 from lamina.optim.adam import Adam, AdamW
 from lamina.optim.clip import clip_grad_norm_, clip_grad_value_
+from lamina.optim.config import OPTIMIZERS, from_config
 from lamina.optim.optimizer import Optimizer
 from lamina.optim.rmsprop import RMSprop
 from lamina.optim.sgd import SGD
-
-OPTIMIZERS = {cls.__name__: cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad)}
-
-
-def from_config(config: Mapping[str, Any], params: Iterable[Any],
-                strict: bool = True) -> Optimizer:
-    """An optimizer from a config such as a job's optimizer section:
-    `from_config({"type": "SGD", "lr": 0.1, "momentum": 0.9}, model.parameters())`; the
-    parameters may come with their names (`model.named_parameters()`).
-
-    `groups` gives some parameters their own hyper-parameters; it needs named parameters
-    (`model.named_parameters()`). Each group lists glob patterns over the names; a
-    parameter joins the first group with a pattern that matches it, and the rest keep the
-    top-level values (the first group of the optimizer):
-
-        {"type": "AdamW", "lr": 2e-3, "weight_decay": 0.05,
-         "groups": [{"params": ["*.bias", "1.*"], "weight_decay": 0.0}]}
-
-    Raises:
-        ValueError: an unknown type; with `strict`, a pattern that matches no parameter
-            (`strict=False` skips it: a parameter server holds only some of them).
-        TypeError: groups without parameter names.
-    """
-    options = dict(config)
-    name = options.pop("type", None)
-    if name not in OPTIMIZERS:
-        raise ValueError(f"optimizer: unknown type {name!r}; one of {sorted(OPTIMIZERS)}")
-    groups = options.pop("groups", None)
-    params = list(params)
-    named = bool(params) and all(isinstance(item, tuple) and len(item) == 2
-                                 and isinstance(item[0], str) for item in params)
-    if groups:
-        if not named:
-            raise TypeError("optimizer.groups: needs named parameters, e.g. "
-                            "model.named_parameters()")
-        params = _grouped(params, groups, strict)
-    elif named:
-        params = [p for _, p in params]
-    return OPTIMIZERS[name](params, **options)
-
-
-def _grouped(named: list[Any], groups: list[Mapping[str, Any]], strict: bool
-             ) -> list[dict[str, Any]]:
-    taken: set[str] = set()
-    out = []
-    for i, group in enumerate(groups):
-        patterns = group["params"]
-        chosen = [(n, p) for n, p in named if n not in taken
-                  and any(fnmatch.fnmatchcase(n, pat) for pat in patterns)]
-        for pat in patterns:
-            if strict and not any(fnmatch.fnmatchcase(n, pat) for n, _ in named):
-                raise ValueError(f"optimizer.groups[{i}].params: {pat!r} matches no parameter; "
-                                 f"the names are like {[n for n, _ in named[:4]]}")
-        taken.update(n for n, _ in chosen)
-        if chosen:
-            out.append({**group, "params": [p for _, p in chosen]})
-    rest = [p for n, p in named if n not in taken]
-    return ([{"params": rest}] if rest else []) + out
-
 
 __all__ = [
     "SGD",
