@@ -63,7 +63,8 @@ def round_times(size: int, workers: int, mode: str, steps: int) -> float:
 
 
 def job_throughput(workers: int | None, epochs: int) -> float:
-    from lamina.train.job import load_config, train
+    from lamina.train.job import train
+    from lamina.train.jobfile import load_config
 
     sets = [f"trainer.epochs={epochs}", "trainer.progress=false", "scheduler=null",
             f"trainer.out_dir={ROOT / 'runs' / 'bench'}"]

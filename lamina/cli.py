@@ -95,7 +95,7 @@ def _in_config(error: Any, config: dict[str, Any] | None) -> str:
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
-    from lamina.train.job import load_config
+    from lamina.train.jobfile import load_config
 
     args.config = load_config(args.job, args.set)  # kept for error messages
     return args.config

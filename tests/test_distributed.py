@@ -13,7 +13,7 @@ import lamina as lm
 import lamina.functions as F
 import lamina.nn as nn
 from lamina.data import ArrayDataset, DataLoader
-from lamina.train.job import validate
+from lamina.train.jobfile import validate
 
 ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning"),

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import lamina as lm
-from lamina.train.job import train, validate
+from lamina.train.job import train
+from lamina.train.jobfile import validate
 
 ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning"),

@@ -10,7 +10,8 @@ import pytest
 
 from lamina import DataError
 from lamina.schema import ConfigError
-from lamina.train.job import build_data, load_config, run_directory, train
+from lamina.train.job import build_data, run_directory, train
+from lamina.train.jobfile import load_config
 
 GOOD = """
 data: {name: digits, batch_size: 16}
