@@ -252,3 +252,16 @@ def test_a_watched_metric_that_is_not_there_is_an_error_not_a_silent_no_op(
     with pytest.raises(KeyError, match=r"val_\* metrics need fit\(\.\.\., val_loader\)"):
         Trainer(model, opt, callbacks=[Checkpoint(tmp_path, monitor="val_loss")]).fit(train, 1)
     assert (tmp_path / "last.safetensors").exists()  # the epoch was saved before the error
+
+
+def test_fit_counts_epochs_from_the_start_and_says_so_when_there_is_nothing_left() -> None:
+    train, val = _data()
+    model = nn.Linear(6, 2)
+    trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.1))
+    trainer.fit(train, 2)
+    with pytest.warns(RuntimeWarning, match=r"2 epochs are already done, so epochs=2 trains "
+                      r"no more; pass epochs=4 for 2 more"):
+        trainer.fit(train, 2)
+    assert len(trainer.history) == 2
+    trainer.fit(train, 4)
+    assert [h["epoch"] for h in trainer.history] == [1, 2, 3, 4]

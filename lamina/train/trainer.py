@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,10 @@ class Trainer:
         """
         self.train_loader, self.epochs, self.stop_reason = train_loader, epochs, None
         self.stopped_now = False
+        if self.epoch >= epochs:  # epochs counts from the start, as a resumed run needs
+            warnings.warn(f"Trainer.fit: {self.epoch} epochs are already done, so "
+                          f"epochs={epochs} trains no more; pass epochs={self.epoch + epochs} "
+                          f"for {epochs} more", RuntimeWarning, stacklevel=2)
         self._call("on_fit_start")
         while self.epoch < epochs and self.stop_reason is None:
             self._train_epoch(train_loader)
