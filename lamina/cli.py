@@ -69,17 +69,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except (CheckpointError, NonFiniteError, FileNotFoundError, ImportError, ExportError,
             TraceError, DataError) as e:
-        print(f"lamina: error: {e}", file=sys.stderr)
+        print(f"lamina: error: {e}{_notes(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
-        notes = "".join(f"; {note}" for note in getattr(e, "__notes__", []))
-        print(f"lamina: interrupted{notes}", file=sys.stderr)
+        print(f"lamina: interrupted{_notes(e)}", file=sys.stderr)
         return 130  # as a shell reports SIGINT
     except ShapeError as e:
         if not hasattr(e, "layer_path"):  # not raised by a layer: a traceback helps more
             raise
-        print(f"lamina: error: {_in_config(e, getattr(args, 'config', None))}", file=sys.stderr)
+        print(f"lamina: error: {_in_config(e, getattr(args, 'config', None))}{_notes(e)}",
+              file=sys.stderr)
         return 1
+
+
+def _notes(error: BaseException) -> str:
+    """The notes added on the way up (where the last checkpoint is), on the same line."""
+    return "".join(f"; {note}" for note in getattr(error, "__notes__", []))
 
 
 def _in_config(error: Any, config: dict[str, Any] | None) -> str:

@@ -271,3 +271,29 @@ def test_parameter_groups_train_and_resume_exactly(tmp_path) -> None:
                        resume=True)
     for (n, p), (_, q) in zip(full.model.named_parameters(), resumed.model.named_parameters()):
         np.testing.assert_array_equal(p.data, q.data, err_msg=n)
+
+
+def test_a_crash_in_training_names_the_checkpoint_to_resume_from(tmp_path) -> None:
+    from lamina.train import BP, register_algorithm
+    from lamina.train.algorithms import _ALGORITHMS
+
+    @register_algorithm("test_crashes")
+    class Crashes(BP):  # a user's algorithm with a bug that shows in the second epoch
+        batches = 0
+
+        def train_one_batch(self, model, batch, updater):
+            Crashes.batches += 1
+            if Crashes.batches > 95:  # 1,293 training samples: 81 batches of 16 an epoch
+                raise RuntimeError("bug in a user algorithm")
+            return super().train_one_batch(model, batch, updater)
+
+    try:
+        cfg = load_config(_write(tmp_path, GOOD + "algorithm: test_crashes\n"),
+                          [f"trainer.out_dir={tmp_path / 'runs'}", "trainer.progress=false"])
+        with pytest.raises(RuntimeError, match="bug in a user algorithm") as caught:
+            train(cfg)
+    finally:
+        _ALGORITHMS.pop("test_crashes")
+    last = tmp_path / "runs" / "job" / "checkpoints" / "last.safetensors"
+    assert caught.value.__notes__ == [f"the last checkpoint written is {last}; continue "
+                                      "with --resume"]

@@ -154,15 +154,23 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
         if run.trainer.stopped_now:
             raise KeyboardInterrupt
         return run, run.trainer.evaluate(run.data.test)
+    except Exception as e:  # a crash (disk full, a bug in a callback) loses nothing either
+        if run.trainer.last_checkpoint and not isinstance(e, cb.NonFiniteError):  # (it names it)
+            e.add_note(_resume_note(run, config))
+        raise
     except KeyboardInterrupt as e:  # the CLI prints the note instead of a traceback
-        last, name = run.trainer.last_checkpoint, run.directory.name
-        how = "--resume" + (f" --set name={name}" if name != config["name"] else "")
-        e.add_note(f"the last checkpoint written is {last}; continue with {how}" if last
+        e.add_note(_resume_note(run, config) if run.trainer.last_checkpoint
                    else "no checkpoint had been written yet")
         raise
     finally:
         if cluster is not None:
             cluster.shutdown()
+
+
+def _resume_note(run: Run, config: dict[str, Any]) -> str:
+    name = run.directory.name
+    how = "--resume" + (f" --set name={name}" if name != config["name"] else "")
+    return f"the last checkpoint written is {run.trainer.last_checkpoint}; continue with {how}"
 
 
 def _write_config(directory: Path, config: dict[str, Any], resume: bool) -> None:
