@@ -10,6 +10,7 @@ value is dead, and an elementwise op may write straight over an input it reads l
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections import defaultdict, deque
 from typing import Any
@@ -116,11 +117,14 @@ class Program:
                 env[v] = y
         return env
 
-    def _tune(self, rounds: int = 5) -> None:
+    def _tune(self, rounds: int = 7) -> None:
         """Pick each op's fastest variant by timing the whole step on the traced batch: a
         kernel also sets the layout its neighbours read and the memory the step allocates,
         which the op timed alone does not show. One op at a time, the others as chosen so
-        far; a variant's time is the minimum of `rounds` steps, variants interleaved."""
+        far. Each round times every variant back to back, in an order that alternates, and
+        a variant's score is its median time relative to the default's in the same round:
+        this machine's speed drifts by 10-40% over seconds, and a minimum over rounds
+        compares whichever variant met the fastest moment."""
         arrays = [self.trace.arrays[v] for v in self.trace.inputs]
         params = [p for _, p in self.params]
 
@@ -132,12 +136,15 @@ class Program:
             fn = n.fn
             if len(fn.variants) < 2:
                 continue
-            best = dict.fromkeys(fn.variants, np.inf)
-            for _ in range(rounds):
-                for variant in fn.variants:
-                    fn.variant = variant
-                    best[variant] = min(best[variant], step_seconds())
-            fn.variant = pick(best, fn.variants[0], VARIANT_MARGIN)
+            times: dict[str, list[float]] = {v: [] for v in fn.variants}
+            for r in range(rounds):
+                for variant in (fn.variants if r % 2 == 0 else fn.variants[::-1]):
+                    fn.variant = variant  # each is timed right after a switch, alike
+                    times[variant].append(step_seconds())
+            default = fn.variants[0]
+            relative = {v: statistics.median(t / d for t, d in zip(ts, times[default]))
+                        for v, ts in times.items()}
+            fn.variant = pick(relative, default, VARIANT_MARGIN)
 
     def _analyse(self, arrays: list[Any]) -> None:
         self.arrays = arrays
