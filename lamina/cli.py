@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
                         "unless distributed.address is set)")
     p = job_command("eval", "evaluate a checkpoint on the job's test split")
     p.add_argument("--checkpoint", type=Path, required=True)
+    p.add_argument("--split", choices=("test", "val", "train"), default="test",
+                   help="which split to measure (val: the part of the training split the "
+                        "job holds out)")
     job_command("info", "show the model's layers, output shapes and parameter counts")
     p = job_command("sample", "generate text from a character language model")
     p.add_argument("--checkpoint", type=Path, required=True)
@@ -128,14 +131,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from lamina.train.trainer import Trainer
 
     config = _config(args)
-    test_loader = build_data(config).test
+    loader = getattr(build_data(config), args.split)
+    if loader is None:
+        print("lamina: error: --split val: the job holds out no validation data "
+              "(data.val_fraction is 0)", file=sys.stderr)
+        return 2
     model = build_model(config)
     lm.io.load(args.checkpoint, model)
     alg = config["algorithm"]
     algorithm = algorithm_class(alg["type"])(**{k: v for k, v in alg.items() if k != "type"})
     trainer = Trainer(model, None, config["loss"], algorithm, config["trainer"]["metrics"])
-    results = trainer.evaluate(test_loader)
-    print("test " + " ".join(f"{k} {v:.4f}" for k, v in results.items()))
+    results = trainer.evaluate(loader)
+    print(f"{args.split} " + " ".join(f"{k} {v:.4f}" for k, v in results.items()))
     return 0
 
 

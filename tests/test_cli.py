@@ -176,3 +176,24 @@ def test_cd_and_bptt_examples_train_on_two_workers(name, env, tmp_path) -> None:
                   env=env, cwd=tmp_path)
     assert "epoch 1/" in proc.stderr and "test " in proc.stdout
     assert (out / name / "checkpoints" / "servers" / "server-0.safetensors").exists()
+
+
+def test_eval_measures_the_split_asked_for(tmp_path, capsys) -> None:
+    import csv
+
+    from lamina.cli import main
+
+    job = tmp_path / "job.yaml"
+    job.write_text(NESTED.replace("OUT", str(tmp_path / "runs")).replace(
+        "in_features: 8", "in_features: 16"))
+    assert main(["train", str(job)]) == 0
+    with open(tmp_path / "runs" / "job" / "metrics.csv") as f:
+        logged = float(list(csv.DictReader(f))[-1]["val_loss"])
+    ckpt = str(tmp_path / "runs" / "job" / "checkpoints" / "last.safetensors")
+    capsys.readouterr()
+    assert main(["eval", str(job), "--checkpoint", ckpt, "--split", "val"]) == 0
+    out = capsys.readouterr().out.split()
+    assert out[:2] == ["val", "loss"] and float(out[2]) == pytest.approx(logged, abs=1e-4)
+    assert main(["eval", str(job), "--checkpoint", ckpt, "--split", "val",
+                 "--set", "data.val_fraction=0"]) == 2
+    assert "holds out no validation data" in capsys.readouterr().err
