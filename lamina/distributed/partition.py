@@ -35,6 +35,7 @@ class Stage:
         self.model.load_state_dict(state)
 
     def state_dict(self) -> dict[str, np.ndarray]:
+        """The stage's weights and buffers (names local to the stage)."""
         return self.model.state_dict()
 
     def forward(self, x: np.ndarray, training: bool) -> np.ndarray:
