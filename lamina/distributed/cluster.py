@@ -202,8 +202,10 @@ class Cluster:
         self.ray.get([s.save.remote() for s in self.servers])
 
     def stats(self) -> list[dict[str, Any]]:
+        """Each server shard's version, pushes per worker, live workers, log and pid."""
         return self.ray.get([s.stats.remote() for s in self.servers])
 
     def shutdown(self) -> None:
+        """Stop every worker and server actor (the Ray cluster itself stays up)."""
         for a in self.workers + self.servers:
             self.ray.kill(a, no_restart=True)

@@ -121,6 +121,7 @@ class Pipeline:
         return self
 
     def eval(self) -> Pipeline:
+        """Run later forwards in eval mode (`train(False)`)."""
         return self.train(False)
 
     def step(self) -> None:
@@ -153,5 +154,6 @@ class Pipeline:
         return out
 
     def shutdown(self) -> None:
+        """Stop the stage actors."""
         for s in self.stages:
             self.ray.kill(s)

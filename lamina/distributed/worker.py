@@ -146,6 +146,7 @@ class Worker:
             b.data[...] = buffers[n]
 
     def pid(self) -> int:
+        """The actor's process id (tests kill it to check restarts)."""
         import os
 
         return os.getpid()
