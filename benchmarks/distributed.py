@@ -40,7 +40,8 @@ class Pusher:
             t0 = time.perf_counter()
             _, params = ray.get(self.server.pull.remote(self.worker))
             grads = {k: np.zeros_like(v) for k, v in params.items()}
-            ray.get(self.server.push.remote(self.worker, self.counter, grads))
+            tag = (self.counter, 0)  # (batch, step within the batch), as a worker sends
+            ray.get(self.server.push.remote(self.worker, tag, grads))
             self.counter += 1
             times.append(time.perf_counter() - t0)
         return times
@@ -62,24 +63,26 @@ def round_times(size: int, workers: int, mode: str, steps: int) -> float:
     return statistics.median(t for r in results for t in r[2:]) * 1e3
 
 
-def job_throughput(workers: int | None, epochs: int) -> float:
+def job_throughput(workers: int | None, epochs: int, out_dir: Path) -> float:
     from lamina.train.job import train
     from lamina.train.jobfile import load_config
 
     sets = [f"trainer.epochs={epochs}", "trainer.progress=false", "scheduler=null",
-            f"trainer.out_dir={ROOT / 'runs' / 'bench'}"]
+            f"trainer.out_dir={out_dir}"]
     if workers:
         sets.append(f"distributed.workers={workers}")
     config = load_config(ROOT / "examples" / "mnist1d_mlp.yaml", sets)
     t0 = time.perf_counter()
-    train(config)
-    return 4000 * epochs / (time.perf_counter() - t0)
+    run, _ = train(config)
+    return len(run.data.train.dataset) * epochs / (time.perf_counter() - t0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--out-dir", type=Path, default=ROOT / "runs" / "bench",
+                        help="where the timed jobs write their runs")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from lamina.distributed import init
@@ -93,10 +96,10 @@ def main() -> None:
             asp = round_times(size, workers, "asp", args.steps)
             print(f"{size:11,d} {workers:8d} {bsp:8.1f} {asp:8.1f}")
     print(f"\nMNIST-1D MLP job, {args.epochs} epochs (samples/s, end to end)")
-    print(f"  local:     {job_throughput(None, args.epochs):8.0f}")
+    print(f"  local:     {job_throughput(None, args.epochs, args.out_dir):8.0f}")
     for workers in (1, 2):
         print(f"  {workers} worker{'s' if workers > 1 else ' '}: "
-              f"{job_throughput(workers, args.epochs):8.0f}")
+              f"{job_throughput(workers, args.epochs, args.out_dir):8.0f}")
     os.environ.pop("RAY_ADDRESS", None)
 
 

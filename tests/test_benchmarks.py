@@ -1,0 +1,65 @@
+"""The benchmark scripts run end to end at their smallest settings, so they cannot rot.
+
+Their figures are not checked (performance lives in the benchmarks, not in tests); only
+that every table row is printed with positive numbers. benchmarks/distributed.py had
+stopped working when the parameter server's push tags changed, unnoticed until it ran.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+NUMBER = r"\d+(?:\.\d+)?"
+
+
+def _run(script: str, *args: str) -> str:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def _rows(out: str, first_column: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith(first_column)]
+
+
+def test_run_prints_every_framework_for_the_workload() -> None:
+    out = _run("run.py", "--steps", "2", "--workloads", "mlp")
+    rows = _rows(out, "mlp")
+    names = [row.split()[1] for row in rows]
+    assert names[:2] == ["eager", "planned"]  # torch follows where it is installed
+    for row in rows:
+        assert all(float(v) > 0 for v in re.findall(NUMBER, row.split(maxsplit=2)[2]))
+
+
+def test_overhead_and_plan_print_their_tables() -> None:
+    out = _run("overhead.py", "--repeats", "1")
+    assert re.search(rf"elementwise chain, per op \(us\)\s+{NUMBER}", out)
+    out = _run("plan.py", "--repeats", "2", "--rounds", "1")
+    for case in ("mlp/32", "mlp/128", "cnn/64", "lstm/32"):
+        (row,) = _rows(out, case)
+        assert len(re.findall(NUMBER, row)) >= 7, row
+
+
+def test_distributed_prints_round_times_and_throughput(tmp_path) -> None:
+    pytest.importorskip("ray")
+    env_dir = str(tmp_path)[:40]  # Ray's socket paths must stay short
+    os.environ["RAY_TMPDIR"] = env_dir
+    try:
+        out = _run("distributed.py", "--steps", "3", "--epochs", "1", "--out-dir",
+                   str(tmp_path / "runs"))
+    finally:
+        os.environ.pop("RAY_TMPDIR", None)
+    assert len(re.findall(rf"^\s+1(?:0)?,000,000\s+[12]\s+{NUMBER}\s+{NUMBER}$", out,
+                          re.MULTILINE)) == 4
+    assert re.search(rf"2 workers:\s+{NUMBER}", out)
