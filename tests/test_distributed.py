@@ -390,9 +390,11 @@ def test_a_partition_trains_with_an_optimizer_per_stage_like_the_unsplit_model(c
 
     lm.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 12), nn.BatchNorm1d(12), nn.ReLU(), nn.Linear(12, 3))
-    adam = {"type": "Adam", "lr": 0.01}
+    # Groups name the unsplit model's parameters: "3.*" lives in the second stage.
+    adam = {"type": "AdamW", "lr": 0.01, "weight_decay": 0.1,
+            "groups": [{"params": ["1.*", "3.bias"], "weight_decay": 0.0}]}
     pipe = Pipeline(model, cuts=[2], optimizer=adam)
-    local = lm.optim.from_config(adam, model.parameters())
+    local = lm.optim.from_config(adam, model.named_parameters())
     rng = np.random.default_rng(1)
     try:
         with pytest.raises(ray.exceptions.RayTaskError, match="no gradients to apply"):

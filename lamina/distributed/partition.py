@@ -22,11 +22,13 @@ class Stage:
     """One stage's layers, in an actor: forward keeps the graph until backward comes; with
     an optimizer config, the stage updates its own parameters (`step`)."""
 
-    def __init__(self, config: dict[str, Any], optimizer: Mapping[str, Any] | None = None
-                 ) -> None:
+    def __init__(self, config: dict[str, Any], optimizer: Mapping[str, Any] | None = None,
+                 offset: int = 0) -> None:
         self.model = lm.nn.from_config(config)
-        self.optimizer = (lm.optim.from_config(optimizer, self.model.parameters())
-                          if optimizer else None)
+        self.optimizer = None
+        if optimizer:  # groups match the unsplit model's names; a stage may hold none of some
+            named = [(_shifted(n, offset), p) for n, p in self.model.named_parameters()]
+            self.optimizer = lm.optim.from_config(optimizer, named, strict=False)
         self.x: lm.Tensor | None = None
         self.y: lm.Tensor | None = None
 
@@ -75,6 +77,7 @@ class Pipeline:
 
     Example:
         >>> pipe = Pipeline(model, cuts=[2], optimizer={"type": "SGD", "lr": 0.1})
+        >>> # optimizer groups, if any, match the unsplit model's names ("*.bias", "3.*")
         >>> out = pipe.forward(x)                     # a leaf Tensor: compute the loss on it
         >>> F.cross_entropy(out, y).backward()
         >>> pipe.backward(out.grad)
@@ -98,7 +101,7 @@ class Pipeline:
         self.stages = []
         for (a, b), place in zip(zip(bounds, bounds[1:]), spread(len(bounds) - 1)):
             part = Sequential(*[model[i] for i in range(a, b)])
-            actor = ray.remote(Stage).options(**place).remote(part.to_config(), optimizer)
+            actor = ray.remote(Stage).options(**place).remote(part.to_config(), optimizer, a)
             ray.get(actor.load.remote(part.state_dict()))
             self.stages.append(actor)
 
@@ -140,20 +143,23 @@ class Pipeline:
         """Send each stage its part of a state dict named as in the unsplit model."""
         parts: list[dict[str, Any]] = [{} for _ in self.stages]
         for name, value in state.items():
-            index, rest = name.split(".", 1)
-            stage = bisect.bisect_right(self.offsets, int(index)) - 1
-            parts[stage][f"{int(index) - self.offsets[stage]}.{rest}"] = np.asarray(value)
+            stage = bisect.bisect_right(self.offsets, int(name.split(".", 1)[0])) - 1
+            parts[stage][_shifted(name, -self.offsets[stage])] = np.asarray(value)
         self.ray.get([s.load.remote(part) for s, part in zip(self.stages, parts)])
 
     def _gather(self, refs: list[Any]) -> dict[str, np.ndarray]:
-        out = {}
-        for offset, values in zip(self.offsets, self.ray.get(refs)):
-            for name, value in values.items():
-                index, rest = name.split(".", 1)
-                out[f"{int(index) + offset}.{rest}"] = value
-        return out
+        return {_shifted(name, offset): value
+                for offset, values in zip(self.offsets, self.ray.get(refs))
+                for name, value in values.items()}
 
     def shutdown(self) -> None:
         """Stop the stage actors."""
         for s in self.stages:
             self.ray.kill(s)
+
+
+def _shifted(name: str, offset: int) -> str:
+    """A parameter name with its layer index moved by `offset` ("0.weight" in a stage
+    starting at layer 3 is the model's "3.weight")."""
+    index, rest = name.split(".", 1)
+    return f"{int(index) + offset}.{rest}"
