@@ -265,3 +265,36 @@ def test_fit_counts_epochs_from_the_start_and_says_so_when_there_is_nothing_left
     assert len(trainer.history) == 2
     trainer.fit(train, 4)
     assert [h["epoch"] for h in trainer.history] == [1, 2, 3, 4]
+
+
+def test_progress_prints_one_line_an_epoch_and_a_bar_that_starts_where_a_resume_does(
+        tmp_path) -> None:
+    import io
+
+    from lamina.train import ProgressBar
+
+    train, val = _data()  # 96 samples in batches of 16: 6 batches an epoch
+    lines = io.StringIO()
+    model = nn.Linear(6, 2)
+    Trainer(model, optim.SGD(model.parameters(), lr=0.1),
+            callbacks=[ProgressBar(lines)]).fit(train, 2, val)
+    out = lines.getvalue().splitlines()
+    assert [line.split(" loss ")[0] for line in out] == ["epoch 1/2", "epoch 2/2"]
+    assert all("val_loss" in line and line.endswith("samples/s)") for line in out)
+
+    class StopAt(Callback):
+        def on_batch_end(self, trainer, logs):
+            if trainer.iteration == 9:  # the middle of epoch 2
+                raise KeyboardInterrupt
+
+    crashed = _trainer(tmp_path / "b", Trigger(1, "iteration"))
+    crashed.callbacks.append(StopAt())
+    with pytest.raises(KeyboardInterrupt):
+        crashed.fit(train, 2, val)
+    bar = io.StringIO()
+    resumed = _trainer(tmp_path / "c")
+    resumed.callbacks.append(ProgressBar(bar, bar=True))
+    resumed.resume(tmp_path / "b" / "last.safetensors")
+    resumed.fit(train, 2, val)
+    renders = bar.getvalue()
+    assert " 3/6 " in renders and " 0/6 " not in renders  # batches 4-6 of epoch 2 remain

@@ -87,6 +87,7 @@ class ProgressBar(Callback):
 
             total = len(trainer.train_loader) if hasattr(trainer.train_loader, "__len__") else None
             self.bar = tqdm(total=total, desc=f"epoch {trainer.epoch + 1}/{trainer.epochs}",
+                            initial=trainer.batch_in_epoch,  # resumed inside the epoch
                             file=self.stream, leave=False, dynamic_ncols=True)
 
     def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
