@@ -167,6 +167,9 @@ def cmd_info(args: argparse.Namespace) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
     total = sum(p.size for p in model.parameters())
     print(f"total parameters: {total:,}   input shape: {['N', *data.info['input_shape']]}")
+    sizes = [(name, len(loader.dataset)) for name, loader in
+             (("train", data.train), ("validation", data.val), ("test", data.test)) if loader]
+    print("samples: " + ", ".join(f"{n:,} {name}" for name, n in sizes))
     return 0
 
 

@@ -68,6 +68,7 @@ def test_info_lists_layers_shapes_and_parameters(env, tmp_path) -> None:
     assert "Conv1d" in proc.stdout and "('N', 640)" in proc.stdout
     # conv 1*32*5+32, bn 64, conv 32*64*3+64, bn 128, conv 64*64*3+64, bn 128, fc 640*10+10
     assert "total parameters: 25,482" in proc.stdout
+    assert "samples: 3,600 train, 400 validation, 1,000 test" in proc.stdout
 
 
 def test_sample_prints_generated_text(env, tmp_path) -> None:
