@@ -73,7 +73,9 @@ class Callback:
 
 
 class ProgressBar(Callback):
-    """A tqdm bar per epoch with loss and samples/s on a terminal; one line per epoch else."""
+    """A tqdm bar per epoch with loss and samples/s on a terminal; one line per epoch else.
+    The line's time is the whole epoch's; its samples/s is training's alone (validation
+    left out)."""
 
     def __init__(self, stream: Any = None, bar: bool | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -81,7 +83,7 @@ class ProgressBar(Callback):
         self.bar: Any = None
 
     def on_epoch_start(self, trainer: Trainer) -> None:
-        self.start, self.samples = time.perf_counter(), 0
+        self.start, self.samples, self.trained = time.perf_counter(), 0, 0.0
         if self.bar_enabled:
             from tqdm import tqdm
 
@@ -92,6 +94,7 @@ class ProgressBar(Callback):
 
     def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:
         self.samples += trainer.last_batch_size
+        self.trained = time.perf_counter() - self.start  # samples/s leaves out validation
         if self.bar is not None:
             rate = self.samples / max(time.perf_counter() - self.start, 1e-9)
             self.bar.set_postfix(loss=f"{logs.get('loss', float('nan')):.4f}",
@@ -105,7 +108,7 @@ class ProgressBar(Callback):
         elapsed = time.perf_counter() - self.start
         parts = " ".join(f"{k} {v:.4f}" for k, v in logs.items() if k != "epoch")
         print(f"epoch {trainer.epoch}/{trainer.epochs} {parts} ({elapsed:.1f}s, "
-              f"{self.samples / max(elapsed, 1e-9):.0f} samples/s)", file=self.stream,
+              f"{self.samples / max(self.trained, 1e-9):.0f} samples/s)", file=self.stream,
               flush=True)
 
 
