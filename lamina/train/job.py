@@ -29,8 +29,6 @@ from lamina.train.algorithms import Algorithm, algorithm_class
 from lamina.train.jobfile import LOADER_KEYS, read_yaml
 from lamina.train.trainer import Trainer
 
-# -- building a run --------------------------------------------------------------------------
-
 
 @dataclasses.dataclass
 class Data:
