@@ -137,13 +137,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
               "(data.val_fraction is 0)", file=sys.stderr)
         return 2
     model = build_model(config)
-    lm.io.load(args.checkpoint, model)
+    saved = lm.io.load(args.checkpoint, model)["extra"]
     alg = config["algorithm"]
     algorithm = algorithm_class(alg["type"])(**{k: v for k, v in alg.items() if k != "type"})
     trainer = Trainer(model, None, config["loss"], algorithm, config["trainer"]["metrics"])
     results = trainer.evaluate(loader)
-    print(f"{args.split} " + " ".join(f"{k} {v:.4f}" for k, v in results.items()))
+    print(f"{args.split} " + " ".join(f"{k} {v:.4f}" for k, v in results.items())
+          + _trained_for(saved))
     return 0
+
+
+def _trained_for(saved: dict[str, Any]) -> str:
+    """Where in training a checkpoint's weights come from, if it says."""
+    if "epoch" not in saved:
+        return ""  # a file of weights only (from PyTorch, say)
+    partial = saved.get("partial_epoch") or {}
+    if partial.get("batch"):
+        return f" (weights at batch {int(partial['batch'])} of epoch {int(saved['epoch']) + 1})"
+    return f" (weights after epoch {int(saved['epoch'])})"
 
 
 def cmd_info(args: argparse.Namespace) -> int:

@@ -193,8 +193,10 @@ def test_eval_measures_the_split_asked_for(tmp_path, capsys) -> None:
     ckpt = str(tmp_path / "runs" / "job" / "checkpoints" / "last.safetensors")
     capsys.readouterr()
     assert main(["eval", str(job), "--checkpoint", ckpt, "--split", "val"]) == 0
-    out = capsys.readouterr().out.split()
+    printed = capsys.readouterr().out
+    out = printed.split()
     assert out[:2] == ["val", "loss"] and float(out[2]) == pytest.approx(logged, abs=1e-4)
+    assert printed.rstrip().endswith("(weights after epoch 1)")
     assert main(["eval", str(job), "--checkpoint", ckpt, "--split", "val",
                  "--set", "data.val_fraction=0"]) == 2
     assert "holds out no validation data" in capsys.readouterr().err
