@@ -96,7 +96,7 @@ class ProgressBar(Callback):
         self.samples += trainer.last_batch_size
         self.trained = time.perf_counter() - self.start  # samples/s leaves out validation
         if self.bar is not None:
-            rate = self.samples / max(time.perf_counter() - self.start, 1e-9)
+            rate = self.samples / max(self.trained, 1e-9)
             self.bar.set_postfix(loss=f"{logs.get('loss', float('nan')):.4f}",
                                  samples_s=f"{rate:.0f}", refresh=False)
             self.bar.update(1)
