@@ -48,10 +48,10 @@ class Optimizer:
     def add_param_group(self, group: dict[str, Any]) -> None:
         """Add a group of parameters with its own hyper-parameters."""
         group = {**self.defaults, **group, "params": list(group["params"])}
-        unknown = set(group) - set(self.defaults) - {"params", "initial_lr"}
+        unknown = self._foreign_keys(group)
         if unknown:
             raise ValueError(f"{type(self).__name__}: unknown hyper-parameter(s) "
-                             f"{sorted(unknown)}; allowed: {sorted(self.defaults)}")
+                             f"{unknown}; allowed: {sorted(self.defaults)}")
         self.check_hyper(group)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         for p in group["params"]:
@@ -62,6 +62,11 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__}: a parameter appears in two groups")
             seen.add(id(p))
         self.param_groups.append(group)
+
+    def _foreign_keys(self, group: dict[str, Any]) -> list[str]:
+        """A group's keys that are not this optimizer's hyper-parameters, sorted (besides
+        `params`, and `initial_lr`, which a schedule adds)."""
+        return sorted(set(group) - set(self.defaults) - {"params", "initial_lr"})
 
     # -- the rule (subclasses) --------------------------------------------------------------
     def check_hyper(self, group: dict[str, Any]) -> None:
@@ -161,7 +166,7 @@ class Optimizer:
                              f"have sizes {theirs}; this optimizer's have {ours}")
         name = type(self).__name__
         for group in saved:  # another optimizer's state would half-load and run silently
-            foreign = sorted(set(group) - set(self.defaults) - {"params", "initial_lr"})
+            foreign = self._foreign_keys(group)
             if foreign:  # (a key it lacks is one added since it was saved: the default stays)
                 raise ValueError(f"{name}.load_state_dict: the saved state has hyper-parameters "
                                  f"that {name} does not have, {foreign}; was it saved by "
