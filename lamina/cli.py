@@ -126,7 +126,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from lamina.train.algorithms import algorithm_class
+    from lamina.train.algorithms import algorithm_from_config
     from lamina.train.job import build_data, build_model
     from lamina.train.trainer import Trainer
 
@@ -138,9 +138,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 2
     model = build_model(config)
     saved = lm.io.load(args.checkpoint, model)["extra"]
-    alg = config["algorithm"]
-    algorithm = algorithm_class(alg["type"])(**{k: v for k, v in alg.items() if k != "type"})
-    trainer = Trainer(model, None, config["loss"], algorithm, config["trainer"]["metrics"])
+    trainer = Trainer(model, None, config["loss"], algorithm_from_config(config["algorithm"]),
+                      config["trainer"]["metrics"])
     results = trainer.evaluate(loader)
     print(f"{args.split} " + " ".join(f"{k} {v:.4f}" for k, v in results.items())
           + _trained_for(saved))

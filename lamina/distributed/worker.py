@@ -90,7 +90,7 @@ class Worker:
                  server_names: list[str], namespace: str, shard_of: dict[str, int]) -> None:
         import ray
 
-        from lamina.train.algorithms import algorithm_class
+        from lamina.train.algorithms import algorithm_from_config
         from lamina.train.job import build_data, build_model
 
         self.worker, self.workers, self.config = worker, workers, config
@@ -98,8 +98,7 @@ class Worker:
         train_loader.shard = (worker, workers)
         self.loader = train_loader
         self.model = build_model(config)
-        alg = dict(config["algorithm"])
-        self.algorithm = algorithm_class(alg.pop("type"))(**alg)
+        self.algorithm = algorithm_from_config(config["algorithm"])
         self.algorithm.bind(config["loss"], config["trainer"]["metrics"])
         self.algorithm.use_plan(config["trainer"]["compile"])  # pull and push keep arrays
         servers = [ray.get_actor(n, namespace=namespace) for n in server_names]

@@ -6,6 +6,7 @@ from lamina.train.algorithms import (
     CD,
     Algorithm,
     algorithm_class,
+    algorithm_from_config,
     algorithm_names,
     register_algorithm,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "Trainer",
     "Trigger",
     "algorithm_class",
+    "algorithm_from_config",
     "algorithm_names",
     "push_gradients",
     "register_algorithm",

@@ -6,7 +6,7 @@ the same class runs locally and against a parameter server.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,12 @@ def algorithm_class(name: str) -> type[Algorithm]:
     if name not in _ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; one of {sorted(_ALGORITHMS)}")
     return _ALGORITHMS[name]
+
+
+def algorithm_from_config(section: Mapping[str, Any]) -> Algorithm:
+    """An algorithm from a job's algorithm section: `{"type": "bptt", "bptt_steps": 32}`."""
+    options = {k: v for k, v in section.items() if k != "type"}
+    return algorithm_class(section["type"])(**options)
 
 
 def algorithm_names() -> list[str]:

@@ -25,7 +25,7 @@ from lamina.errors import DataError
 from lamina.nn.layer import Layer
 from lamina.optim import lr_scheduler
 from lamina.train import callbacks as cb
-from lamina.train.algorithms import Algorithm, algorithm_class
+from lamina.train.algorithms import Algorithm, algorithm_from_config
 from lamina.train.jobfile import LOADER_KEYS, read_yaml
 from lamina.train.trainer import Trainer
 
@@ -109,8 +109,7 @@ def build(config: dict[str, Any], resume: bool = False, directory: Path | None =
     data = build_data(config)
     model = build_model(config)
     optimizer = optim.from_config(config["optimizer"], model.named_parameters())
-    alg_args = {k: v for k, v in config["algorithm"].items() if k != "type"}
-    algorithm = algorithm_class(config["algorithm"]["type"])(**alg_args)
+    algorithm = algorithm_from_config(config["algorithm"])
     directory = directory or run_directory(config, resume)
     callbacks: list[cb.Callback] = [cb.NaNGuard()]
     if tcfg["clip_grad_norm"] is not None or tcfg["clip_grad_value"] is not None:

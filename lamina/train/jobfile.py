@@ -27,7 +27,12 @@ from lamina.nn.layer import Layer
 from lamina.optim import lr_scheduler
 from lamina.schema import ConfigError, check_args
 from lamina.train import callbacks as cb
-from lamina.train.algorithms import Algorithm, algorithm_class, algorithm_names
+from lamina.train.algorithms import (
+    Algorithm,
+    algorithm_class,
+    algorithm_from_config,
+    algorithm_names,
+)
 from lamina.train.losses import LOSSES, METRICS
 
 SECTIONS = ("name", "data", "model", "loss", "optimizer", "scheduler", "algorithm", "trainer",
@@ -219,8 +224,8 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     out["scheduler"] = _validate_scheduler(config.get("scheduler"), opt)
     alg_name, alg_args = _named(config.get("algorithm", "bp"), "algorithm", algorithm_names())
     check_args(algorithm_class(alg_name), alg_args, "algorithm")
-    algorithm = _builds("algorithm", lambda: algorithm_class(alg_name)(**alg_args))
     out["algorithm"] = {"type": alg_name, **alg_args}
+    algorithm = _builds("algorithm", lambda: algorithm_from_config(out["algorithm"]))
     trainer = _typed(TrainerConfig, _section(config, "trainer"), "trainer")
     _check_trainer(trainer, alg_name)
     out["trainer"] = dataclasses.asdict(trainer)
