@@ -57,14 +57,15 @@ def _grouped(named: list[Any], groups: list[Mapping[str, Any]], strict: bool
     taken: set[str] = set()
     out = []
     for i, group in enumerate(groups):
-        patterns = group["params"]
-        chosen = [(n, p) for n, p in named if n not in taken
-                  and any(fnmatch.fnmatchcase(n, pat) for pat in patterns)]
-        for pat in patterns:
-            if strict and not any(fnmatch.fnmatchcase(n, pat) for n, _ in named):
+        matched = {pat: {n for n, _ in named if fnmatch.fnmatchcase(n, pat)}
+                   for pat in group["params"]}
+        for pat, names in matched.items():
+            if strict and not names:
                 raise ValueError(f"optimizer.groups[{i}].params: {pat!r} matches no parameter; "
                                  f"the names are like {[n for n, _ in named[:4]]}")
-        taken.update(n for n, _ in chosen)
+        mine = set().union(*matched.values()) - taken
+        chosen = [(n, p) for n, p in named if n in mine]
+        taken.update(mine)
         if chosen:
             out.append({**group, "params": [p for _, p in chosen]})
     rest = [p for n, p in named if n not in taken]
