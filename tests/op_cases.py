@@ -334,6 +334,27 @@ def _torch_bn_eval(x, g, b):
 CASES.append(Case("batch_norm_eval", _bn_eval, _bn_eval_ref,
                   inputs(randn(4, 3, 5), randn(3), randn(3)), _torch_bn_eval))
 
+def ln_ref(x, *affine, k=1):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    mu, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    y = (x - mu) / np.sqrt(var + 1e-5)
+    return y if not affine else y * affine[0] + affine[1]
+
+
+CASES += [
+    Case("layer_norm(4, 5)", lambda x, w, b: F.layer_norm(x, 5, w, b), ln_ref,
+         inputs(randn(4, 5), randn(5), randn(5)),
+         lambda x, w, b: _t().nn.functional.layer_norm(x, (5,), w, b)),
+    Case("layer_norm(2, 3, 4, 5) over (4, 5)", lambda x, w, b: F.layer_norm(x, (4, 5), w, b),
+         lambda x, w, b: ln_ref(x, w, b, k=2), inputs(randn(2, 3, 4, 5), randn(4, 5), randn(4, 5)),
+         lambda x, w, b: _t().nn.functional.layer_norm(x, (4, 5), w, b)),
+    Case("layer_norm weight only", lambda x, w: F.layer_norm(x, 6, w),
+         lambda x, w: ln_ref(x) * w, inputs(randn(3, 6), randn(6)),
+         lambda x, w: _t().nn.functional.layer_norm(x, (6,), w)),
+    Case("layer_norm no affine", lambda x: F.layer_norm(x, 6), ln_ref, inputs(randn(3, 6)),
+         lambda x: _t().nn.functional.layer_norm(x, (6,))),
+]
+
 # -- array ops --------------------------------------------------------------------------
 CASES += [
     Case("concat", lambda a, b: F.concat([a, b], axis=1),

@@ -44,7 +44,7 @@ from lamina.functions.math import (
     transpose,
 )
 from lamina.functions.noise import dropout
-from lamina.functions.normalization import batch_norm
+from lamina.functions.normalization import batch_norm, layer_norm
 from lamina.functions.pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from lamina.functions.recurrent import gru_cell, lstm_cell, lstm_sequence
 
@@ -71,6 +71,7 @@ __all__ = [
     "gelu",
     "getitem",
     "gru_cell",
+    "layer_norm",
     "leaky_relu",
     "linear",
     "log",

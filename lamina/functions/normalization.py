@@ -128,3 +128,73 @@ def batch_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None, running_mea
     if gamma is None:
         raise ValueError("batch_norm: beta without gamma is not supported; pass both or neither")
     return fn.apply(x, gamma, beta)
+
+
+class LayerNorm(Function):
+    """Normalise each sample over its last axes; per sample, so it never mixes a batch."""
+
+    def __init__(self, normalized_shape: tuple[int, ...], eps: float) -> None:
+        self.normalized_shape, self.eps = normalized_shape, eps
+
+    def forward(self, x: Any, weight: Any = None, bias: Any = None) -> Any:
+        shape, k = self.normalized_shape, len(self.normalized_shape)
+        if x.ndim < k or x.shape[x.ndim - k:] != shape:
+            raise ShapeError(f"layer_norm: expected input (..., {', '.join(map(str, shape))}) "
+                             f"to normalise over its last {k} axes; got shape {x.shape}")
+        for name, p in (("weight", weight), ("bias", bias)):
+            if p is not None and p.shape != shape:
+                raise ShapeError(f"layer_norm: {name} must have the normalised shape {shape}; "
+                                 f"got {p.shape}")
+        self.axes = tuple(range(x.ndim - k, x.ndim))
+        mean = x.mean(axis=self.axes, keepdims=True)
+        centred = x - mean
+        var = np.square(centred).mean(axis=self.axes, keepdims=True)
+        invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)
+        xhat = np.multiply(centred, invstd, out=centred)
+        self.save_for_backward(xhat, invstd, weight)
+        if weight is None:
+            return xhat
+        y = xhat * weight
+        if bias is not None:
+            y += bias
+        return y
+
+    def backward(self, gy: Any) -> tuple[Any, ...]:
+        xhat, invstd, weight = self.saved_tensors
+        need, axes = self.needs_input_grad, self.axes
+        lead = tuple(range(gy.ndim - len(axes)))  # the axes weight and bias broadcast over
+        grads = [None]
+        if need[0]:
+            gxhat = gy * weight if weight is not None else gy
+            # d/dx of (x - mean) / std, statistics over the normalised axes (as batch norm's
+            # over the batch): invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
+            grads[0] = invstd * (gxhat - gxhat.mean(axis=axes, keepdims=True)
+                                 - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True))
+        if len(need) > 1:
+            grads.append((gy * xhat).sum(axis=lead) if need[1] else None)
+        if len(need) > 2:
+            grads.append(gy.sum(axis=lead) if need[2] else None)
+        return tuple(grads)
+
+
+def layer_norm(x: Tensor, normalized_shape: int | tuple[int, ...], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each sample over its last axes to zero mean and unit (biased) variance,
+    then scale by weight and shift by bias, as PyTorch's `layer_norm`.
+
+    Args:
+        x: input of shape (..., *normalized_shape).
+        normalized_shape: the trailing shape to normalise over (an int for the last axis).
+        weight, bias: optional affine parameters of shape normalized_shape.
+        eps: added to the variance for numerical stability.
+
+    Returns:
+        A tensor of x's shape.
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    fn = LayerNorm(shape, eps)
+    if weight is None and bias is None:
+        return fn.apply(x)
+    if weight is None:
+        raise ValueError("layer_norm: bias without weight is not supported; pass both or neither")
+    return fn.apply(x, weight) if bias is None else fn.apply(x, weight, bias)
