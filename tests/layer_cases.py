@@ -47,6 +47,18 @@ LAYER_CASES = {
         {"type": "BatchNorm2d", "num_features": 2}, {"type": "ReLU"},
         {"type": "MaxPool2d", "kernel_size": 2}, {"type": "Flatten"},
         {"type": "Linear", "in_features": 8, "out_features": 3}]}, _f(2, 1, 6, 6)),
+    "LayerNorm": ({"type": "LayerNorm", "normalized_shape": [3, 4], "eps": 1e-4},
+                  _f(2, 5, 3, 4)),
+    "Identity": ({"type": "Identity"}, _f(3, 4)),
+    "Residual": ({"type": "Residual", "layers": [
+        {"type": "Conv2d", "in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1},
+        {"type": "ReLU"}],
+        "shortcut": {"type": "Conv2d", "in_channels": 2, "out_channels": 3, "kernel_size": 1}},
+        _f(2, 2, 4, 4)),
+    "Concat": ({"type": "Concat", "axis": -1, "branches": [
+        {"type": "Linear", "in_features": 4, "out_features": 3},
+        {"type": "Sequential", "layers": [{"type": "LayerNorm", "normalized_shape": 4},
+                                          {"type": "Tanh"}]}]}, _f(2, 4)),
 }
 
 

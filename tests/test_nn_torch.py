@@ -38,7 +38,36 @@ PAIRS = {
              (2, 6, 3)),
     "gru": (lambda: nn.GRU(3, 5, num_layers=2), lambda: tnn.GRU(3, 5, 2, batch_first=True),
             (2, 6, 3)),
+    "layernorm": (lambda: nn.LayerNorm([4, 5], eps=1e-3),
+                  lambda: _jittered(tnn.LayerNorm([4, 5], eps=1e-3)), (3, 2, 4, 5)),
+    "layernorm_plain": (lambda: nn.LayerNorm(6, elementwise_affine=False),
+                        lambda: tnn.LayerNorm(6, elementwise_affine=False), (4, 6)),
+    "residual": (lambda: nn.Residual(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(),
+                                     nn.Conv2d(4, 4, 3, padding=1), shortcut=nn.Conv2d(3, 4, 1)),
+                 lambda: _TorchResidual(), (2, 3, 5, 5)),
 }
+
+
+def _jittered(module):
+    """Non-trivial affine weights (PyTorch starts them at ones and zeros)."""
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(torch.randn_like(p) * 0.5)
+    return module
+
+
+class _TorchResidual(tnn.Module):
+    """The residual block one writes by hand in PyTorch; its names are lamina's."""
+
+    def __init__(self):
+        super().__init__()
+        for name, m in [("0", tnn.Conv2d(3, 4, 3, padding=1)), ("1", tnn.ReLU()),
+                        ("2", tnn.Conv2d(4, 4, 3, padding=1)), ("shortcut", tnn.Conv2d(3, 4, 1))]:
+            self.add_module(name, m)
+
+    def forward(self, x):
+        body = self._modules
+        return body["2"](body["1"](body["0"](x))) + self.shortcut(x)
 
 
 def _copy_weights(ours, theirs):

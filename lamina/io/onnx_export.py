@@ -181,6 +181,50 @@ def _sequential(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     return outs
 
 
+def _chain(ctx: Context, layers: list[tuple[str, Layer]], path: str, x: str) -> str:
+    """Export layers one after another from x; each must give one output."""
+    for name, child in layers:
+        where = f"{path}.{name}" if path else name
+        outs = export_layer(ctx, child, where, x)
+        if len(outs) != 1:
+            raise ExportError(f"{where}: returns {len(outs)} outputs where the next layer "
+                              "takes one; use output='sequence' or 'last'")
+        (x,) = outs
+    return x
+
+
+@register_onnx_exporter("Identity")
+def _identity(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    return ctx.node("Identity", [x], path)
+
+
+@register_onnx_exporter("Residual")
+def _residual(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    body = [(n, c) for n, c in layer.named_children() if n != "shortcut"]
+    skip = [(n, c) for n, c in layer.named_children() if n == "shortcut"]
+    return ctx.node("Add", [_chain(ctx, body, path, x), _chain(ctx, skip, path, x)], path)
+
+
+@register_onnx_exporter("Concat")
+def _concat(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    outs = [_chain(ctx, [branch], path, x) for branch in layer.named_children()]
+    return ctx.node("Concat", outs, path, axis=int(layer.axis))
+
+
+@register_onnx_exporter("LayerNorm")
+def _layer_norm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    if ctx.opset < 17:
+        raise ExportError(f"{path or 'the model'} (LayerNorm): LayerNormalization needs "
+                          f"opset >= 17; got {ctx.opset}")
+    shape = layer.normalized_shape
+    weight = _w(layer, "weight") if layer.weight is not None else np.ones(shape, np.float32)
+    inputs = [x, ctx.constant(f"{path}.weight", weight)]
+    if layer.bias is not None:
+        inputs.append(ctx.constant(f"{path}.bias", _w(layer, "bias")))
+    return ctx.node("LayerNormalization", inputs, path, axis=-len(shape),
+                    epsilon=float(layer.eps))
+
+
 @register_onnx_exporter("Linear")
 def _linear(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     wt = ctx.constant(f"{path}.weight_t", _w(layer, "weight").T.copy())

@@ -2,14 +2,14 @@
 
 from lamina.nn import init
 from lamina.nn.activation import GELU, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
-from lamina.nn.container import Sequential
+from lamina.nn.container import Concat, Identity, Residual, Sequential
 from lamina.nn.conv import Conv1d, Conv2d
 from lamina.nn.dropout import Dropout
 from lamina.nn.embedding import Embedding
 from lamina.nn.flatten import Flatten
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.linear import Linear
-from lamina.nn.normalization import BatchNorm1d, BatchNorm2d
+from lamina.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from lamina.nn.pooling import AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from lamina.nn.rbm import RBM
 from lamina.nn.recurrent import GRU, LSTM, RNN
@@ -17,7 +17,8 @@ from lamina.nn.registry import ConfigError, from_config, layer_types, register_l
 
 __all__ = [
     "GELU", "GRU", "LSTM", "RBM", "RNN", "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d",
-    "ConfigError", "Conv1d", "Conv2d", "Dropout", "Embedding", "Flatten", "Layer", "LeakyReLU",
-    "Linear", "MaxPool1d", "MaxPool2d", "Parameter", "ReLU", "Sequential", "Sigmoid",
+    "Concat", "ConfigError", "Conv1d", "Conv2d", "Dropout", "Embedding", "Flatten", "Identity",
+    "Layer", "LayerNorm", "LeakyReLU", "Linear", "MaxPool1d", "MaxPool2d", "Parameter", "ReLU",
+    "Residual", "Sequential", "Sigmoid",
     "Softmax", "Tanh", "from_config", "init", "layer_types", "register_layer",
 ]

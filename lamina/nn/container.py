@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import lamina.functions as F
+from lamina.errors import ShapeError
 from lamina.nn.layer import Layer
 from lamina.nn.registry import ConfigError, from_config, register_layer
 
@@ -58,12 +60,139 @@ class Sequential(Layer):
 
     @classmethod
     def from_config_args(cls, args: Mapping[str, Any], path: str) -> Sequential:
-        unknown = set(args) - {"layers"}
-        if unknown:
-            raise ConfigError(f"{path}.{sorted(unknown)[0]}: unknown argument of Sequential; "
-                              "allowed: ['layers']")
-        layers = args.get("layers")
-        if not isinstance(layers, list):
-            raise ConfigError(f"{path}.layers: expected a list of layer configs, got "
-                              f"{type(layers).__name__}")
-        return cls(*[from_config(c, f"{path}.layers[{i}]") for i, c in enumerate(layers)])
+        _only(args, {"layers"}, path, "Sequential")
+        return cls(*_layers(args, "layers", path))
+
+
+def _only(args: Mapping[str, Any], allowed: set[str], path: str, name: str) -> None:
+    unknown = set(args) - allowed
+    if unknown:
+        raise ConfigError(f"{path}.{sorted(unknown)[0]}: unknown argument of {name}; "
+                          f"allowed: {sorted(allowed)}")
+
+
+def _layers(args: Mapping[str, Any], key: str, path: str) -> list[Layer]:
+    """The layers of a container's config list `key`, each built at its own path."""
+    configs = args.get(key)
+    if not isinstance(configs, list):
+        raise ConfigError(f"{path}.{key}: expected a list of layer configs, got "
+                          f"{type(configs).__name__}")
+    return [from_config(c, f"{path}.{key}[{i}]") for i, c in enumerate(configs)]
+
+
+@register_layer("Identity")
+class Identity(Layer):
+    """Returns its input: a placeholder, or a Residual's plain shortcut written out."""
+
+    def forward(self, x: Any) -> Any:
+        return x
+
+
+@register_layer("Residual")
+class Residual(Layer):
+    """y = layers(x) + shortcut(x): a block of layers in order, plus its own input (He et
+    al., 2016). The shortcut is the input itself unless a `shortcut` layer is given (a 1x1
+    convolution, say, where the block changes the shape).
+
+    Children are named "0", "1", ... and "shortcut", so parameters read `0.weight`.
+    Config: {"type": "Residual", "layers": [...], "shortcut": {"type": ...}}.
+
+    Example:
+        >>> block = nn.Residual(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64))
+    """
+
+    def __init__(self, *layers: Layer, shortcut: Layer | None = None) -> None:
+        super().__init__()
+        if not layers:
+            raise ValueError("Residual: needs at least one layer")
+        for i, layer in enumerate(layers):
+            if not isinstance(layer, Layer):
+                raise TypeError(f"Residual: expected a Layer, got {type(layer).__name__}")
+            setattr(self, str(i), layer)
+        if shortcut is not None:
+            self.shortcut = shortcut
+
+    def forward(self, x: Any) -> Any:
+        y = x
+        for name, layer in self._children.items():
+            if name != "shortcut":
+                y = layer(y)
+        skip = self.shortcut(x) if "shortcut" in self._children else x
+        if y.shape != skip.shape:
+            raise ShapeError(
+                f"Residual: the layers give {y.shape} but the shortcut gives {skip.shape}; "
+                "they are added, so give the block a 'shortcut' layer that maps its input to "
+                f"{y.shape} (a Linear, or a Conv with kernel_size 1)")
+        return y + skip
+
+    def get_config(self) -> dict[str, Any]:
+        children = dict(self._children)
+        shortcut = children.pop("shortcut", None)
+        config: dict[str, Any] = {"layers": [layer.to_config() for layer in children.values()]}
+        if shortcut is not None:
+            config["shortcut"] = shortcut.to_config()
+        return config
+
+    def extra_repr(self) -> str:
+        return ""
+
+    @classmethod
+    def from_config_args(cls, args: Mapping[str, Any], path: str) -> Residual:
+        _only(args, {"layers", "shortcut"}, path, "Residual")
+        layers = _layers(args, "layers", path)
+        if not layers:
+            raise ConfigError(f"{path}.layers: a Residual needs at least one layer")
+        shortcut = args.get("shortcut")
+        return cls(*layers, shortcut=None if shortcut is None
+                   else from_config(shortcut, f"{path}.shortcut"))
+
+
+@register_layer("Concat")
+class Concat(Layer):
+    """Every branch applied to the same input, their outputs joined along `axis` (an
+    Inception block's branches, or features of two kinds side by side).
+
+    Children are named "0", "1", ..., one per branch; a branch of several layers is a
+    Sequential. Config: {"type": "Concat", "branches": [...], "axis": 1}.
+
+    Example:
+        >>> both = nn.Concat(nn.Linear(8, 4), nn.Linear(8, 2))   # (N, 8) -> (N, 6)
+    """
+
+    def __init__(self, *branches: Layer, axis: int = 1) -> None:
+        super().__init__()
+        if len(branches) < 2:
+            raise ValueError(f"Concat: needs at least two branches; got {len(branches)}")
+        for i, branch in enumerate(branches):
+            if not isinstance(branch, Layer):
+                raise TypeError(f"Concat: expected a Layer, got {type(branch).__name__}")
+            setattr(self, str(i), branch)
+        self.axis = axis
+
+    def forward(self, x: Any) -> Any:
+        outs = [branch(x) for branch in self._children.values()]
+        ndim = {y.ndim for y in outs}
+        rest = {y.shape[:self.axis % y.ndim] + y.shape[self.axis % y.ndim + 1:]
+                for y in outs if -y.ndim <= self.axis < y.ndim}
+        if len(ndim) != 1 or len(rest) != 1:
+            raise ShapeError(f"Concat: branches give {[y.shape for y in outs]}, which cannot "
+                             f"be joined along axis {self.axis}: every other axis must match")
+        return F.concat(outs, axis=self.axis)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"branches": [b.to_config() for b in self._children.values()], "axis": self.axis}
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}"
+
+    @classmethod
+    def from_config_args(cls, args: Mapping[str, Any], path: str) -> Concat:
+        _only(args, {"branches", "axis"}, path, "Concat")
+        axis = args.get("axis", 1)
+        if not isinstance(axis, int) or isinstance(axis, bool):
+            raise ConfigError(f"{path}.axis: expected int, got {type(axis).__name__} {axis!r}")
+        branches = _layers(args, "branches", path)
+        if len(branches) < 2:
+            raise ConfigError(f"{path}.branches: a Concat needs at least two branches; "
+                              f"got {len(branches)}")
+        return cls(*branches, axis=axis)

@@ -62,3 +62,53 @@ class BatchNorm2d(_BatchNorm):
     """Batch norm over (N, C, H, W) input, per channel C."""
 
     dims = (4,)
+
+
+@register_layer("LayerNorm")
+class LayerNorm(Layer):
+    """Normalise each sample over its trailing `normalized_shape` axes, as PyTorch's
+    LayerNorm: no running statistics, the same in training and evaluation.
+
+    Args:
+        normalized_shape: the trailing shape to normalise over (an int for the last axis).
+        eps: added to the variance for numerical stability.
+        elementwise_affine: learn `weight` (ones) and `bias` (zeros) of that shape.
+        bias: learn the bias too (with elementwise_affine).
+
+    Example:
+        >>> norm = nn.LayerNorm(512)
+        >>> norm(lm.tensor(np.zeros((8, 20, 512), np.float32))).shape
+        (8, 20, 512)
+    """
+
+    def __init__(self, normalized_shape: int | list[int], eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True) -> None:
+        super().__init__()
+        shape = ((normalized_shape,) if isinstance(normalized_shape, int)
+                 else tuple(normalized_shape))
+        if not shape or any(not isinstance(n, int) or n < 1 for n in shape):
+            raise ValueError(f"LayerNorm: normalized_shape must be sizes >= 1; "
+                             f"got {normalized_shape!r}")
+        if eps <= 0:
+            raise ValueError(f"LayerNorm: eps must be > 0; got {eps}")
+        self.normalized_shape, self.eps = shape, eps
+        affine = elementwise_affine
+        self.weight = Parameter(np.ones(shape, np.float32)) if affine else None
+        self.bias = Parameter(np.zeros(shape, np.float32)) if affine and bias else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def _fits(self, x: Any, *rest: Any) -> str | None:
+        shape = getattr(x, "shape", ())
+        k = len(self.normalized_shape)
+        if len(shape) < k or tuple(shape[len(shape) - k:]) == self.normalized_shape:
+            return None
+        fit = shape[-1] if k == 1 else list(shape[len(shape) - k:])
+        return f"normalized_shape={fit}"
+
+    def get_config(self) -> dict[str, Any]:
+        shape = self.normalized_shape
+        return {"normalized_shape": shape[0] if len(shape) == 1 else list(shape),
+                "eps": self.eps, "elementwise_affine": self.weight is not None,
+                "bias": self.bias is not None}
