@@ -20,6 +20,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TINY = {
     "mnist1d_mlp": ["trainer.epochs=2"],
     "mnist1d_cnn": ["trainer.epochs=1"],
+    "mnist1d_resnet": ["trainer.epochs=1"],
     "mnist1d_gru": ["trainer.epochs=1", "model.layers.0.hidden_size=8",
                     "model.layers.1.in_features=8"],
     "digits_rbm": ["trainer.epochs=2"],

@@ -74,8 +74,8 @@ def test_a_model_with_every_exportable_layer(tmp_path) -> None:
     _check(lm_model, lambda rng: rng.integers(0, 20, (2, 7)), tmp_path)
 
 
-@pytest.mark.parametrize("job", ["mnist1d_mlp", "mnist1d_cnn", "mnist1d_gru", "digits_rbm",
-                                 "text_lstm"])
+@pytest.mark.parametrize("job", ["mnist1d_mlp", "mnist1d_cnn", "mnist1d_resnet", "mnist1d_gru",
+                                 "digits_rbm", "text_lstm"])
 def test_every_example_model_exports(job, tmp_path) -> None:
     cfg = yaml.safe_load((EXAMPLES / f"{job}.yaml").read_text())
     lm.manual_seed(0)
