@@ -49,6 +49,8 @@ LAYER_CASES = {
         {"type": "Linear", "in_features": 8, "out_features": 3}]}, _f(2, 1, 6, 6)),
     "LayerNorm": ({"type": "LayerNorm", "normalized_shape": [3, 4], "eps": 1e-4},
                   _f(2, 5, 3, 4)),
+    "MultiheadAttention": ({"type": "MultiheadAttention", "embed_dim": 6, "num_heads": 2,
+                            "causal": True, "batch_first": False}, _f(5, 2, 6)),
     "Identity": ({"type": "Identity"}, _f(3, 4)),
     "Residual": ({"type": "Residual", "layers": [
         {"type": "Conv2d", "in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1},

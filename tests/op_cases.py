@@ -355,6 +355,26 @@ CASES += [
          lambda x: _t().nn.functional.layer_norm(x, (6,))),
 ]
 
+def sdpa_ref(q, k, v, causal=False):
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if causal:
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) @ v
+
+
+CASES += [
+    Case("scaled_dot_product_attention", F.scaled_dot_product_attention, sdpa_ref,
+         inputs(randn(2, 3, 4, 5), randn(2, 3, 6, 5), randn(2, 3, 6, 7)),
+         lambda q, k, v: _t().nn.functional.scaled_dot_product_attention(q, k, v)),
+    Case("scaled_dot_product_attention causal",
+         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, causal=True),
+         lambda q, k, v: sdpa_ref(q, k, v, causal=True),
+         inputs(randn(2, 5, 4), randn(2, 5, 4), randn(2, 5, 3)),
+         lambda q, k, v: _t().nn.functional.scaled_dot_product_attention(q, k, v,
+                                                                         is_causal=True)),
+]
+
 # -- array ops --------------------------------------------------------------------------
 CASES += [
     Case("concat", lambda a, b: F.concat([a, b], axis=1),

@@ -45,7 +45,29 @@ PAIRS = {
     "residual": (lambda: nn.Residual(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(),
                                      nn.Conv2d(4, 4, 3, padding=1), shortcut=nn.Conv2d(3, 4, 1)),
                  lambda: _TorchResidual(), (2, 3, 5, 5)),
+    "attention": (lambda: nn.MultiheadAttention(8, 2), lambda: _TorchSelfAttention(8, 2),
+                  (3, 5, 8)),
+    "attention_causal_time_major": (
+        lambda: nn.MultiheadAttention(6, 3, causal=True, batch_first=False),
+        lambda: _TorchSelfAttention(6, 3, causal=True, batch_first=False), (4, 2, 6)),
 }
+
+
+class _TorchSelfAttention(tnn.MultiheadAttention):
+    """torch's MultiheadAttention called on one input, as lamina's is in a Sequential."""
+
+    def __init__(self, embed_dim, num_heads, causal=False, batch_first=True):
+        super().__init__(embed_dim, num_heads, batch_first=batch_first)
+        self.causal = causal
+        with torch.no_grad():  # torch starts both biases at zero
+            self.in_proj_bias.normal_()
+            self.out_proj.bias.normal_()
+
+    def forward(self, x):
+        length = x.shape[1 if self.batch_first else 0]
+        mask = tnn.Transformer.generate_square_subsequent_mask(length) if self.causal else None
+        return super().forward(x, x, x, need_weights=False, attn_mask=mask,
+                               is_causal=self.causal)[0]
 
 
 def _jittered(module):

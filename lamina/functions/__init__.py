@@ -12,6 +12,7 @@ from lamina.functions.activation import (
     tanh,
 )
 from lamina.functions.array import concat, flatten, pad, split, stack, unbind
+from lamina.functions.attention import scaled_dot_product_attention
 from lamina.functions.connection import embedding, linear
 from lamina.functions.conv import conv1d, conv2d
 from lamina.functions.loss import (
@@ -92,6 +93,7 @@ __all__ = [
     "pow",
     "relu",
     "reshape",
+    "scaled_dot_product_attention",
     "sigmoid",
     "softmax",
     "softplus",

@@ -225,6 +225,50 @@ def _layer_norm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
                     epsilon=float(layer.eps))
 
 
+@register_onnx_exporter("MultiheadAttention")
+def _attention(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    e, heads = layer.embed_dim, layer.num_heads
+    if not layer.batch_first:
+        (x,) = ctx.node("Transpose", [x], path, perm=[1, 0, 2])
+    split = ctx.constant(f"{path}.heads", np.array([0, 0, heads, e // heads], np.int64))
+    q, kt, v = (ctx.node("Transpose", [ctx.node("Reshape", [y, split], path)[0]], path,
+                         perm=[0, 2, 3, 1] if i == 1 else [0, 2, 1, 3])[0]
+                for i, y in enumerate(_in_projections(ctx, layer, path, x)))
+    (scores,) = ctx.node("MatMul", [q, kt], path)
+    scale = ctx.constant(f"{path}.scale", np.array(1 / np.sqrt(e // heads), np.float32))
+    (scores,) = ctx.node("Mul", [scores, scale], path)
+    if layer.causal:  # -inf above the diagonal, built for whatever length arrives
+        (shape,) = ctx.node("Shape", [scores], path)
+        (shape,) = ctx.node("Slice", [shape, ctx.constant(f"{path}.from", np.array([2], np.int64)),
+                                      ctx.constant(f"{path}.to", np.array([4], np.int64))], path)
+        (mask,) = ctx.node("ConstantOfShape", [shape], path, value=ctx.numpy_helper.from_array(
+            np.array([-np.inf], np.float32)))
+        (mask,) = ctx.node("Trilu", [mask, ctx.constant(f"{path}.one", np.array(1, np.int64))],
+                           path, upper=1)
+        (scores,) = ctx.node("Add", [scores, mask], path)
+    (p,) = ctx.node("Softmax", [scores], path, axis=-1)
+    (y,) = ctx.node("MatMul", [p, v], path)
+    (y,) = ctx.node("Transpose", [y], path, perm=[0, 2, 1, 3])
+    (y,) = ctx.node("Reshape", [y, ctx.constant(f"{path}.merge", np.array([0, 0, e], np.int64))],
+                    path)
+    (y,) = _linear(ctx, layer.out_proj, f"{path}.out_proj", y)
+    return ctx.node("Transpose", [y], path, perm=[1, 0, 2]) if not layer.batch_first else [y]
+
+
+def _in_projections(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    e, w = layer.embed_dim, _w(layer, "in_proj_weight")
+    out = []
+    for i, name in enumerate("qkv"):
+        rows = slice(i * e, (i + 1) * e)
+        (y,) = ctx.node("MatMul", [x, ctx.constant(f"{path}.{name}_weight_t", w[rows].T.copy())],
+                        path)
+        if layer.in_proj_bias is not None:
+            bias = ctx.constant(f"{path}.{name}_bias", _w(layer, "in_proj_bias")[rows])
+            (y,) = ctx.node("Add", [y, bias], path)
+        out.append(y)
+    return out
+
+
 @register_onnx_exporter("Linear")
 def _linear(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     wt = ctx.constant(f"{path}.weight_t", _w(layer, "weight").T.copy())

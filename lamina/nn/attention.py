@@ -1,0 +1,104 @@
+"""Multi-head attention with PyTorch's parameters, usable as self-attention in a Sequential."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import lamina.functions as F
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.nn import init
+from lamina.nn.layer import Layer, Parameter
+from lamina.nn.linear import Linear
+from lamina.nn.registry import register_layer
+
+
+@register_layer("MultiheadAttention")
+class MultiheadAttention(Layer):
+    """Attention over `num_heads` heads of size embed_dim / num_heads (Vaswani et al., 2017).
+
+    `layer(x)` is self-attention, so the layer fits in a Sequential; `layer(query, key,
+    value)` attends from the queries to other keys and values. Returns the output only
+    (PyTorch's `need_weights=False`).
+
+    Args:
+        embed_dim: size of each position's features, in and out.
+        num_heads: heads; embed_dim must divide by it.
+        bias: learn biases in the input and output projections.
+        causal: position i attends to positions 0..i only (a decoder, or a language model).
+        batch_first: input (B, T, E); False takes (T, B, E) as PyTorch's default does.
+
+    Parameters are PyTorch's: `in_proj_weight` (3E, E) holding the query, key and value
+    projections stacked, `in_proj_bias` (3E,), and `out_proj.weight`, `out_proj.bias`; so
+    a `torch.nn.MultiheadAttention` state dict loads as it is.
+
+    Example:
+        >>> attn = nn.MultiheadAttention(64, 4, causal=True)
+        >>> attn(lm.tensor(np.zeros((8, 20, 64), np.float32))).shape
+        (8, 20, 64)
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, causal: bool = False,
+                 batch_first: bool = True) -> None:
+        super().__init__()
+        if embed_dim < 1 or num_heads < 1 or embed_dim % num_heads:
+            raise ValueError(f"MultiheadAttention: embed_dim ({embed_dim}) must be a positive "
+                             f"multiple of num_heads ({num_heads})")
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.causal, self.batch_first = causal, batch_first
+        self.in_proj_weight = Parameter(np.empty((3 * embed_dim, embed_dim), np.float32))
+        self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, np.float32)) if bias else None
+        self.out_proj = Linear(embed_dim, embed_dim, bias)
+        init.xavier_uniform_(self.in_proj_weight)  # PyTorch's initialisation throughout
+        if bias:
+            init.zeros_(self.out_proj.bias)
+
+    def forward(self, query: Tensor, key: Tensor | None = None,
+                value: Tensor | None = None) -> Tensor:
+        key = query if key is None else key
+        value = key if value is None else value
+        self._check(query, key, value)
+        if not self.batch_first:  # (T, B, E) -> (B, T, E)
+            query, key, value = (F.transpose(t, (1, 0, 2)) for t in (query, key, value))
+        q, k, v = (self._heads(p) for p in self._project(query, key, value))
+        y = F.scaled_dot_product_attention(q, k, v, causal=self.causal)
+        batch, length = y.shape[0], y.shape[2]
+        y = F.reshape(F.transpose(y, (0, 2, 1, 3)), (batch, length, self.embed_dim))
+        y = self.out_proj(y)
+        return y if self.batch_first else F.transpose(y, (1, 0, 2))
+
+    def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, ...]:
+        w, b, e = self.in_proj_weight, self.in_proj_bias, self.embed_dim
+        if key is query and value is query:  # self-attention: one GEMM for all three
+            return F.split(F.linear(query, w, b), e, axis=-1)
+        return tuple(F.linear(t, w[i * e:(i + 1) * e], None if b is None else b[i * e:(i + 1) * e])
+                     for i, t in enumerate((query, key, value)))
+
+    def _heads(self, x: Tensor) -> Tensor:
+        """(B, T, E) -> (B, heads, T, E / heads)."""
+        batch, length, _ = x.shape
+        heads = F.reshape(x, (batch, length, self.num_heads, self.embed_dim // self.num_heads))
+        return F.transpose(heads, (0, 2, 1, 3))
+
+    def _check(self, query: Any, key: Any, value: Any) -> None:
+        layout = "(B, T, E)" if self.batch_first else "(T, B, E)"
+        shapes = [getattr(t, "shape", ()) for t in (query, key, value)]
+        batch_axis = 0 if self.batch_first else 1
+        if (any(len(s) != 3 or s[-1] != self.embed_dim for s in shapes)
+                or len({s[batch_axis] for s in shapes}) != 1 or shapes[1] != shapes[2]):
+            raise ShapeError(f"MultiheadAttention: expected query, key and value {layout} "
+                             f"with E = embed_dim = {self.embed_dim}, one batch size, and keys "
+                             f"and values of one length; got {', '.join(map(str, shapes))}")
+
+    def _fits(self, x: Any, *rest: Any) -> str | None:
+        shape = getattr(x, "shape", ())
+        if rest or len(shape) != 3 or shape[-1] == self.embed_dim or shape[-1] % self.num_heads:
+            return None
+        return f"embed_dim={shape[-1]}"
+
+    def get_config(self) -> dict[str, Any]:
+        return {"embed_dim": self.embed_dim, "num_heads": self.num_heads,
+                "bias": self.in_proj_bias is not None, "causal": self.causal,
+                "batch_first": self.batch_first}

@@ -1,0 +1,127 @@
+"""MultiheadAttention beyond the generic layer suites: causality, cross-attention against
+PyTorch, plans, ONNX opsets, and the errors a user meets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lamina as lm
+import lamina.functions as F
+import lamina.nn as nn
+
+
+def _x(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _float64(layer):
+    for p in layer.parameters():
+        p.data = p.data.astype(np.float64)
+    return layer
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_a_causal_position_sees_only_itself_and_the_past(causal) -> None:
+    lm.manual_seed(0)
+    attn = _float64(nn.MultiheadAttention(4, 2, causal=causal))
+    x = lm.tensor(_x(2, 6, 4), requires_grad=True)
+    attn(x)[:, 2].sum().backward()  # position 2's output
+    reach = np.abs(x.grad).sum(axis=(0, 2))
+    assert np.all(reach[:3] > 0)
+    assert np.all(reach[3:] == 0) if causal else np.all(reach[3:] > 0)
+
+
+def test_attention_weights_are_a_softmax_over_the_keys() -> None:
+    q, k = _x(1, 3, 4), _x(1, 5, 4, seed=1)
+    v = np.eye(5)[None]  # one-hot values: the output rows are the attention weights
+    w = F.scaled_dot_product_attention(*(lm.tensor(a) for a in (q, k, v))).data
+    np.testing.assert_allclose(w.sum(axis=-1), 1, rtol=1e-12)
+    scores = q[0] @ k[0].T / 2
+    np.testing.assert_allclose(w[0], np.exp(scores) / np.exp(scores).sum(1, keepdims=True),
+                               rtol=1e-12)
+
+
+def test_cross_attention_matches_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    theirs = torch.nn.MultiheadAttention(6, 2, batch_first=True)
+    ours = nn.MultiheadAttention(6, 2)
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    q, kv = _x(2, 3, 6).astype(np.float32), _x(2, 7, 6, seed=1).astype(np.float32)
+    lq, lkv = lm.tensor(q, requires_grad=True), lm.tensor(kv, requires_grad=True)
+    tq, tkv = torch.tensor(q, requires_grad=True), torch.tensor(kv, requires_grad=True)
+    ly = ours(lq, lkv, lkv)
+    ty = theirs(tq, tkv, tkv, need_weights=False)[0]
+    ly.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(ly.data, ty.detach().numpy(), atol=1e-5)
+    np.testing.assert_allclose(lkv.grad, tkv.grad.numpy(), atol=1e-5)
+    np.testing.assert_allclose(ours.in_proj_weight.grad, theirs.in_proj_weight.grad.numpy(),
+                               atol=1e-5)
+
+
+def test_a_compiled_causal_model_equals_eager_and_retraces_per_length() -> None:
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(11, 8), nn.MultiheadAttention(8, 2, causal=True),
+                          nn.LayerNorm(8), nn.Linear(8, 11))
+
+    def loss_fn(out, y):
+        return F.cross_entropy(F.reshape(out, (-1, 11)), F.reshape(y, (-1,)))
+
+    rng = np.random.default_rng(0)
+    plan = None
+    for length in (5, 9):
+        x, y = (lm.tensor(rng.integers(0, 11, (4, length))) for _ in range(2))
+        eager = loss_fn(model(x), y)
+        eager.backward()
+        grads = [p.grad.copy() for p in model.parameters()]
+        model.zero_grad()
+        plan = plan or lm.plan.compile(model, loss_fn, (x, y))
+        assert plan(x, y).item() == pytest.approx(eager.item(), rel=1e-6)
+        for p, g in zip(model.parameters(), grads):
+            np.testing.assert_allclose(p.grad, g, rtol=1e-5, atol=1e-7)
+        model.zero_grad()
+    assert len(plan.programs) == 2
+
+
+def test_shape_errors_say_what_attention_expects() -> None:
+    attn = nn.MultiheadAttention(8, 2)
+    with pytest.raises(lm.ShapeError, match=r"^MultiheadAttention: expected query, key and "
+                       r"value \(B, T, E\) with E = embed_dim = 8.*got \(2, 5, 6\), .*build the "
+                       r"layer with embed_dim=6$"):
+        attn(lm.tensor(np.ones((2, 5, 6), np.float32)))
+    with pytest.raises(lm.ShapeError, match=r"keys and values of one length; got \(2, 5, 8\), "
+                       r"\(2, 4, 8\), \(2, 3, 8\)$"):
+        attn(*(lm.tensor(np.ones((2, n, 8), np.float32)) for n in (5, 4, 3)))
+    with pytest.raises(lm.ShapeError, match=r"^scaled_dot_product_attention: .*got q \(3, 4\), "
+                       r"k \(5, 3\)"):
+        F.scaled_dot_product_attention(*(lm.tensor(np.ones(s)) for s in [(3, 4), (5, 3), (5, 2)]))
+
+
+@pytest.mark.parametrize("cfg, message", [
+    ({"type": "MultiheadAttention", "embed_dim": 6, "num_heads": 4},
+     r"^model: MultiheadAttention: embed_dim \(6\) must be a positive multiple of num_heads "
+     r"\(4\)"),
+    ({"type": "MultiheadAttention", "embed_dim": 6, "num_heads": 2, "causal": "yes"},
+     r"model\.causal: expected bool, got str 'yes'"),
+    ({"type": "MultiheadAttention", "embed_dim": 6}, r"model\.num_heads: missing"),
+])
+def test_attention_config_errors_name_the_path(cfg, message) -> None:
+    with pytest.raises(nn.ConfigError, match=message):
+        nn.from_config(cfg)
+
+
+def test_a_causal_model_exports_at_opset_14_and_17(tmp_path) -> None:
+    """The exported mask is built from the scores' shape with Trilu, which opset 14 (the
+    lowest lamina writes) has."""
+    ort = pytest.importorskip("onnxruntime")
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(10, 8), nn.MultiheadAttention(8, 2, causal=True),
+                          nn.Linear(8, 10)).eval()
+    x = np.random.default_rng(0).integers(0, 10, (3, 7))
+    for opset in (14, 17):
+        path = lm.io.export_onnx(model, x, tmp_path / f"m{opset}.onnx", opset=opset)
+        session = ort.InferenceSession(str(path))
+        (y,) = session.run(None, {session.get_inputs()[0].name: x})
+        np.testing.assert_allclose(y, model(lm.tensor(x)).data, atol=1e-5)
