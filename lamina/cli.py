@@ -193,32 +193,40 @@ def cmd_sample(args: argparse.Namespace) -> int:
         return 2
     model = build_model(config)
     lm.io.load(args.checkpoint, model)
-    print(generate(model, info["vocab"], args.prime, args.length, args.temperature, args.seed))
+    print(generate(model, info["vocab"], args.prime, args.length, args.temperature, args.seed,
+                   window=config["data"].get("seq_len")))
     return 0
 
 
 def generate(model: Any, vocab: str, prime: str, length: int, temperature: float,
-             seed: int = 0) -> str:
-    """Sample `length` characters from a stateful character model, after feeding `prime`."""
+             seed: int = 0, window: int | None = None) -> str:
+    """Sample `length` characters from a character model, after feeding `prime`.
+
+    A model with a stateful recurrent layer reads each new character alone, its state
+    carrying the past. Any other (attention, say) reads the last `window` characters
+    again at every step (all of them when window is None).
+    """
     lookup = {c: i for i, c in enumerate(vocab)}
     unknown = sorted(set(prime) - set(lookup))
     if unknown:
         raise ValueError(f"sample: the prime has characters outside the vocabulary: {unknown}")
     rng = np.random.default_rng(seed)
     model.eval()
+    stateful = False
     for _, layer in model.named_layers():
         if callable(getattr(layer, "reset_state", None)):
             layer.reset_state()
-    out = list(prime)
+            stateful = stateful or bool(getattr(layer, "stateful", False))
+    ids = [lookup[c] for c in prime]
     with lm.no_grad():
-        logits = model(lm.tensor(np.array([[lookup[c] for c in prime]])))
+        logits = model(lm.tensor(np.array([ids if stateful or not window else ids[-window:]])))
         for _ in range(length):
             z = logits.data[0, -1].astype(np.float64) / max(temperature, 1e-6)
             p = np.exp(z - z.max())
-            nxt = int(rng.choice(len(vocab), p=p / p.sum()))
-            out.append(vocab[nxt])
-            logits = model(lm.tensor(np.array([[nxt]])))
-    return "".join(out)
+            ids.append(int(rng.choice(len(vocab), p=p / p.sum())))
+            context = ids[-1:] if stateful else ids[-window:] if window else ids
+            logits = model(lm.tensor(np.array([context])))
+    return "".join(vocab[i] for i in ids)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

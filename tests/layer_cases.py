@@ -51,6 +51,8 @@ LAYER_CASES = {
                   _f(2, 5, 3, 4)),
     "MultiheadAttention": ({"type": "MultiheadAttention", "embed_dim": 6, "num_heads": 2,
                             "causal": True, "batch_first": False}, _f(5, 2, 6)),
+    "PositionalEncoding": ({"type": "PositionalEncoding", "embedding_dim": 5, "max_len": 8,
+                            "learned": True, "batch_first": False}, _f(6, 2, 5)),
     "Identity": ({"type": "Identity"}, _f(3, 4)),
     "Residual": ({"type": "Residual", "layers": [
         {"type": "Conv2d", "in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1},

@@ -125,3 +125,53 @@ def test_a_causal_model_exports_at_opset_14_and_17(tmp_path) -> None:
         session = ort.InferenceSession(str(path))
         (y,) = session.run(None, {session.get_inputs()[0].name: x})
         np.testing.assert_allclose(y, model(lm.tensor(x)).data, atol=1e-5)
+
+
+def test_sinusoidal_positions_follow_the_closed_form() -> None:
+    pos = nn.PositionalEncoding(4, max_len=50)
+    assert list(pos.state_dict()) == []  # the same for every model: not saved
+    y = pos(lm.tensor(np.zeros((2, 30, 4)))).data
+    p = np.arange(30.0)
+    np.testing.assert_allclose(y[1], np.stack([np.sin(p), np.cos(p), np.sin(p / 100),
+                                               np.cos(p / 100)], axis=1), atol=1e-6)
+    # odd width: column 4 is sin(pos / 10000^(4/5)), with no cos beside it
+    odd = nn.PositionalEncoding(5, max_len=3, batch_first=False)(lm.tensor(np.zeros((3, 2, 5))))
+    np.testing.assert_allclose(odd.data[2, 0, [0, 1, 4]], [np.sin(2), np.cos(2), np.sin(2 / 10**3.2)],
+                               atol=1e-6)
+
+
+def test_learned_positions_train_only_the_rows_used() -> None:
+    pos = nn.PositionalEncoding(3, max_len=10, learned=True)
+    x = lm.tensor(np.ones((2, 4, 3)))
+    pos(x).sum().backward()
+    np.testing.assert_array_equal(pos.weight.grad[:4], 2.0)  # two samples
+    np.testing.assert_array_equal(pos.weight.grad[4:], 0.0)
+    with pytest.raises(lm.ShapeError, match=r"T <= max_len = 10; got \(2, 12, 3\); if the input "
+                       r"is right, build the layer with max_len=12$"):
+        pos(lm.tensor(np.ones((2, 12, 3))))
+
+
+def test_sequence_cross_entropy_is_cross_entropy_with_classes_last() -> None:
+    from lamina.train.losses import LOSSES
+
+    rng = np.random.default_rng(0)
+    scores, labels = rng.standard_normal((2, 3, 5)), rng.integers(0, 5, (2, 3))
+    loss = LOSSES["sequence_cross_entropy"](lm.tensor(scores), lm.tensor(labels)).item()
+    logp = scores - np.log(np.exp(scores).sum(axis=-1, keepdims=True))
+    assert loss == pytest.approx(-np.take_along_axis(logp, labels[..., None], -1).mean(), rel=1e-12)
+    with pytest.raises(lm.ShapeError, match=r"got \(2, 3, 5\) and \(2, 4\)"):
+        LOSSES["sequence_cross_entropy"](lm.tensor(scores), lm.tensor(np.zeros((2, 4), int)))
+
+
+def test_sampling_a_stateless_model_reads_the_last_window_again_each_step() -> None:
+    from lamina.cli import generate
+
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(6, 8), nn.PositionalEncoding(8, max_len=4),
+                          nn.MultiheadAttention(8, 2, causal=True), nn.Linear(8, 6)).eval()
+    vocab = "abcdef"
+    text = generate(model, vocab, "abcab", length=6, temperature=1e-9, window=4)
+    ids = [vocab.index(c) for c in "abcab"]
+    for _ in range(6):  # greedy, by hand, from the last 4 characters each time
+        ids.append(int(model(lm.tensor(np.array([ids[-4:]]))).data[0, -1].argmax()))
+    assert text == "".join(vocab[i] for i in ids)

@@ -26,6 +26,8 @@ TINY = {
     "digits_rbm": ["trainer.epochs=2"],
     "text_lstm": ["trainer.epochs=1", "data.seq_len=32", "data.path=" + str(
         Path(__file__).resolve())],
+    "text_transformer": ["trainer.epochs=1", "data.seq_len=32", "data.path=" + str(
+        Path(__file__).resolve())],
 }
 
 
@@ -72,12 +74,13 @@ def test_info_lists_layers_shapes_and_parameters(env, tmp_path) -> None:
     assert "samples: 3,600 train, 400 validation, 1,000 test" in proc.stdout
 
 
-def test_sample_prints_generated_text(env, tmp_path) -> None:
-    job = EXAMPLES / "text_lstm.yaml"
+@pytest.mark.parametrize("name", ["text_lstm", "text_transformer"])
+def test_sample_prints_generated_text(name, env, tmp_path) -> None:
+    job = EXAMPLES / f"{name}.yaml"
     out = tmp_path / "runs"
-    lamina("train", job, *_sets("text_lstm", out), env=env, cwd=tmp_path)
-    proc = lamina("sample", job, "--checkpoint", out / "text_lstm/checkpoints/last.safetensors",
-                  "--length", "50", "--prime", "import ", *_sets("text_lstm", out), env=env,
+    lamina("train", job, *_sets(name, out), env=env, cwd=tmp_path)
+    proc = lamina("sample", job, "--checkpoint", out / f"{name}/checkpoints/last.safetensors",
+                  "--length", "50", "--prime", "import ", *_sets(name, out), env=env,
                   cwd=tmp_path)
     text = proc.stdout.rstrip("\n")
     assert text.startswith("import ") and len(text) == len("import ") + 50

@@ -75,13 +75,13 @@ def test_a_model_with_every_exportable_layer(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("job", ["mnist1d_mlp", "mnist1d_cnn", "mnist1d_resnet", "mnist1d_gru",
-                                 "digits_rbm", "text_lstm"])
+                                 "digits_rbm", "text_lstm", "text_transformer"])
 def test_every_example_model_exports(job, tmp_path) -> None:
     cfg = yaml.safe_load((EXAMPLES / f"{job}.yaml").read_text())
     lm.manual_seed(0)
     model = nn.from_config(cfg["model"])
     shape = cfg["data"].get("shape")
-    if job == "text_lstm":
+    if job.startswith("text_"):
         make = lambda rng: rng.integers(0, 97, (2, 16))  # noqa: E731
     elif job == "digits_rbm":
         make = lambda rng: (rng.random((2, 64)) < 0.5).astype(np.float32)  # noqa: E731

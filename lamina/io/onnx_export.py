@@ -238,9 +238,7 @@ def _attention(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     scale = ctx.constant(f"{path}.scale", np.array(1 / np.sqrt(e // heads), np.float32))
     (scores,) = ctx.node("Mul", [scores, scale], path)
     if layer.causal:  # -inf above the diagonal, built for whatever length arrives
-        (shape,) = ctx.node("Shape", [scores], path)
-        (shape,) = ctx.node("Slice", [shape, ctx.constant(f"{path}.from", np.array([2], np.int64)),
-                                      ctx.constant(f"{path}.to", np.array([4], np.int64))], path)
+        (shape,) = _dims(ctx, scores, path, 2, 4)
         (mask,) = ctx.node("ConstantOfShape", [shape], path, value=ctx.numpy_helper.from_array(
             np.array([-np.inf], np.float32)))
         (mask,) = ctx.node("Trilu", [mask, ctx.constant(f"{path}.one", np.array(1, np.int64))],
@@ -253,6 +251,28 @@ def _attention(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
                     path)
     (y,) = _linear(ctx, layer.out_proj, f"{path}.out_proj", y)
     return ctx.node("Transpose", [y], path, perm=[1, 0, 2]) if not layer.batch_first else [y]
+
+
+@register_onnx_exporter("PositionalEncoding")
+def _positions(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    table = ctx.constant(f"{path}.table", _w(layer, "weight") if layer.learned else layer.table)
+    (length,) = _dims(ctx, x, path, 1 if layer.batch_first else 0)
+    (rows,) = ctx.node("Slice", [table, _ints(ctx, path, 0), length, _ints(ctx, path, 0)], path)
+    if not layer.batch_first:
+        (rows,) = ctx.node("Unsqueeze", [rows, _ints(ctx, path, 1)], path)
+    return ctx.node("Add", [x, rows], path)
+
+
+def _ints(ctx: Context, path: str, *values: int) -> str:
+    return ctx.constant(f"{path}.ints", np.array(values, np.int64))
+
+
+def _dims(ctx: Context, x: str, path: str, start: int, stop: int | None = None) -> list[str]:
+    """x's sizes on axes start..stop (one axis by default), as a 1-D int64 tensor, at run
+    time (Shape's own start and stop arrived only in opset 15)."""
+    (shape,) = ctx.node("Shape", [x], path)
+    stop = start + 1 if stop is None else stop
+    return ctx.node("Slice", [shape, _ints(ctx, path, start), _ints(ctx, path, stop)], path)
 
 
 def _in_projections(ctx: Context, layer: Any, path: str, x: str) -> list[str]:

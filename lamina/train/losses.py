@@ -7,9 +7,23 @@ from typing import Any
 
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+
+
+def sequence_cross_entropy(scores: Tensor, labels: Any) -> Tensor:
+    """Cross-entropy of scores (..., C) against labels (...): classes on the last axis, as
+    a sequence model gives them ((B, T, C) against (B, T)), averaged over every position."""
+    if scores.shape[:-1] != getattr(labels, "shape", None):
+        raise ShapeError(f"sequence_cross_entropy: expected scores (..., C) and labels of "
+                         f"their shape without C; got {scores.shape} and "
+                         f"{getattr(labels, 'shape', labels)}")
+    return F.cross_entropy(F.reshape(scores, (-1, scores.shape[-1])),
+                           F.reshape(labels, (-1,)))
+
 
 LOSSES: dict[str, Callable[[Tensor, Any], Tensor]] = {
     "cross_entropy": F.cross_entropy,
+    "sequence_cross_entropy": sequence_cross_entropy,
     "mse_loss": F.mse_loss,
     "binary_cross_entropy_with_logits": F.binary_cross_entropy_with_logits,
     "nll_loss": F.nll_loss,
