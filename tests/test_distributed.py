@@ -365,7 +365,9 @@ def test_a_two_stage_partition_equals_the_unsplit_model(cluster_env):
     from lamina.distributed import Pipeline
 
     lm.manual_seed(0)
-    model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 12), nn.Tanh(),
+    # The second stage holds a residual block: its nested names (2.1.weight) come back.
+    model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(),
+                          nn.Residual(nn.LayerNorm(12), nn.Linear(12, 12), nn.Tanh()),
                           nn.Linear(12, 3))
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((5, 6)).astype(np.float32), rng.integers(0, 3, 5)
