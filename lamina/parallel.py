@@ -29,6 +29,8 @@ _threads: int | None = None
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
+_local = threading.local()  # in_task: this thread is running one of run_all's tasks
+MIN_PIECE = 1 << 16  # elements; smaller pieces cost more in thread handoff than they save
 
 
 def quiet_idle_blas_threads() -> None:
@@ -76,9 +78,13 @@ def bounds(n: int, parts: int) -> list[tuple[int, int]]:
 
 def run_all(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
     """Run the tasks at once, the first on the calling thread and the rest on the pool, and
-    return their results in order. Every task finishes before an error re-raises."""
+    return their results in order. Every task finishes before an error re-raises.
+
+    Called from inside a task (an op's pieces inside a split plan's slice), it runs the
+    tasks here, one after another: the pool's threads may all be busy with the tasks
+    waiting on this very call, and the cores are busy too."""
     global _pool, _pool_size
-    if len(tasks) <= 1:
+    if len(tasks) <= 1 or getattr(_local, "in_task", False):
         return [task() for task in tasks]
     with _pool_lock:  # callers on several threads share one pool
         if _pool is None or _pool_size < len(tasks) - 1:
@@ -86,9 +92,25 @@ def run_all(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
             _pool = ThreadPoolExecutor(_pool_size, thread_name_prefix="lamina")
             if old is not None:
                 old.shutdown(wait=False)  # its queued tasks still run
-        futures = [_pool.submit(task) for task in tasks[1:]]
+        futures = [_pool.submit(_as_task, task) for task in tasks[1:]]
     try:
-        first = tasks[0]()
+        first = _as_task(tasks[0])
     finally:
         wait(futures)
     return [first, *(f.result() for f in futures)]
+
+
+def _as_task(task: Callable[[], Any]) -> Any:
+    _local.in_task = True
+    try:
+        return task()
+    finally:
+        _local.in_task = False
+
+
+def pieces(n: int, work: Callable[[int, int], Any]) -> None:
+    """Call work(lo, hi) over contiguous ranges covering [0, n), one per thread and at once
+    (NumPy and SciPy release the GIL inside a kernel); once over everything when n is too
+    small for a second piece to pay for the handoff."""
+    parts = max(1, min(get_num_threads(), n // MIN_PIECE))
+    run_all([lambda lo=lo, hi=hi: work(lo, hi) for lo, hi in bounds(n, parts)])

@@ -226,3 +226,41 @@ def test_pieces_keep_each_groups_hyper_parameters(threads) -> None:
 
     for got, want in zip(run(2), run(1)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_run_all_inside_a_task_runs_inline_instead_of_waiting_on_the_pool(threads) -> None:
+    """A split plan's slice runs as a pool task; an op inside it that asks for pieces must
+    not queue them behind the very task that waits for them (which hung before)."""
+    threads(2)
+    seen: list[tuple[str, list[int]]] = []
+
+    def outer(k: int) -> int:
+        me = threading.current_thread().name
+        inner = parallel.run_all([lambda i=i: (threading.current_thread().name, i)
+                                  for i in range(3)])
+        seen.append((me, [i for _, i in inner]))
+        assert {name for name, _ in inner} == {me}  # all on the task's own thread
+        return k
+
+    done: list[list[int]] = []
+    caller = threading.Thread(target=lambda: done.append(parallel.run_all(
+        [lambda k=k: outer(k) for k in range(2)])), daemon=True)
+    caller.start()
+    caller.join(timeout=10)
+    assert done == [[0, 1]], "run_all inside a run_all task hung"
+    assert sorted(order for _, order in seen) == [[0, 1, 2], [0, 1, 2]]
+
+
+def test_pieces_cover_every_index_once_in_as_many_ranges_as_threads_pay_for(threads) -> None:
+    threads(2)
+    calls: list[tuple[int, int]] = []
+
+    def record(lo: int, hi: int) -> None:
+        calls.append((lo, hi))
+
+    n = 3 * parallel.MIN_PIECE
+    parallel.pieces(n, record)
+    assert sorted(calls) == [(0, n // 2), (n // 2, n)]
+    calls.clear()
+    parallel.pieces(parallel.MIN_PIECE + 5, record)  # too small for two pieces
+    assert calls == [(0, parallel.MIN_PIECE + 5)]

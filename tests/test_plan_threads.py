@@ -242,3 +242,17 @@ def test_slices_that_trace_different_random_ops_are_refused() -> None:
     x, y = (lm.tensor(a) for a in _batch("mlp", 7, np.random.default_rng(6)))
     with pytest.raises(TraceError, match="slices traced different ops"):
         compile(OddRowsDrop(), F.cross_entropy, (x, y), threads=2)  # slices of 3 and 4 rows
+
+
+def test_a_split_step_whose_op_runs_in_pieces_itself_equals_eager() -> None:
+    """GELU's erf runs in pieces over lamina's threads; inside a slice's thread it must
+    run whole (and not hang waiting for the pool the slices occupy)."""
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 1 << 15), nn.GELU(), nn.Linear(1 << 15, 3))
+    rng = np.random.default_rng(0)
+    x, y = lm.tensor(rng.standard_normal((8, 6)).astype(np.float32)), lm.tensor(rng.integers(0, 3, 8))
+    want_loss, want_out, want_grads = _eager(model, F.cross_entropy, x, y)
+    step = compile(model, F.cross_entropy, (x, y), threads=2)
+    assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
+    for p, want in zip(model.parameters(), want_grads):
+        _close(p.grad, want)

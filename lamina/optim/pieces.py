@@ -19,7 +19,7 @@ import numpy as np
 
 from lamina import parallel
 
-MIN_PIECE = 1 << 16  # elements; smaller pieces cost more in thread handoff than they save
+MIN_PIECE = parallel.MIN_PIECE
 
 Update = tuple[Any, Any, dict[str, Any], dict[str, Any]]  # param, grad, state, group
 
