@@ -1,6 +1,6 @@
 """The standard workloads in lamina (eager and planned) and PyTorch, side by side.
 
-    python benchmarks/run.py [--threads 2] [--steps 30] [--workloads mlp cnn lstm]
+    python benchmarks/run.py [--threads 2] [--steps 30] [--workloads mlp cnn lstm transformer]
     lamina bench                      # the same, from a source checkout
 
 Each framework runs each workload in its own process, its BLAS threads pinned, so none
@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--workloads", nargs="+", default=["mlp", "cnn", "lstm"],
-                        choices=["mlp", "cnn", "lstm"])
+    parser.add_argument("--workloads", nargs="+", default=["mlp", "cnn", "lstm", "transformer"],
+                        choices=["mlp", "cnn", "lstm", "transformer"])
     parser.add_argument("--only", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.only:

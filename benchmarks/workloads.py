@@ -6,6 +6,8 @@ batch: a step is forward + softmax cross-entropy + backward + SGD (momentum 0.9,
   cnn:  1x28x28 -> conv 32 3x3, ReLU, maxpool 2 -> conv 64 3x3, ReLU, maxpool 2
         -> 1600 -> 128, ReLU -> 10.
   lstm: embedding 64 -> 128, one LSTM layer of 256, 50 steps, 64 classes at every step.
+  transformer: embedding 64 -> 128 plus learned positions, two pre-norm blocks (causal
+        attention with 4 heads; 128-512-128 GELU), layer norm, 64 classes; 50 steps.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_BATCH = {"mlp": 128, "cnn": 64, "lstm": 32}
+DEFAULT_BATCH = {"mlp": 128, "cnn": 64, "lstm": 32, "transformer": 32}
+WIDTH, BLOCKS = 128, 2  # the transformer's
 SEQ, VOCAB = 50, 64
 
 
@@ -39,6 +42,8 @@ def weights(name: str) -> dict[str, np.ndarray]:
                 "7.weight": _uniform(rng, (128, 1600), 1600),
                 "7.bias": _uniform(rng, (128,), 1600),
                 "9.weight": _uniform(rng, (10, 128), 128), "9.bias": _uniform(rng, (10,), 128)}
+    if name == "transformer":
+        return _transformer_weights(rng)
     h = 256
     return {"embed.weight": rng.standard_normal((VOCAB, 128)).astype(np.float32),
             "lstm.weight_ih_l0": _uniform(rng, (4 * h, 128), h),
@@ -46,6 +51,33 @@ def weights(name: str) -> dict[str, np.ndarray]:
             "lstm.bias_ih_l0": _uniform(rng, (4 * h,), h),
             "lstm.bias_hh_l0": _uniform(rng, (4 * h,), h),
             "out.weight": _uniform(rng, (VOCAB, h), h), "out.bias": _uniform(rng, (VOCAB,), h)}
+
+
+def _transformer_weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Names as in lamina's Sequential: 0 embedding, 1 positions, then per block an
+    attention residual and a feed-forward residual, then the final norm and the head."""
+    e = WIDTH
+    out = {"0.weight": rng.standard_normal((VOCAB, e)).astype(np.float32),
+           "1.weight": (rng.standard_normal((SEQ, e)) * 0.02).astype(np.float32)}
+    for b in range(BLOCKS):
+        attn, ff = f"{2 + 2 * b}", f"{3 + 2 * b}"
+        out.update({f"{attn}.0.weight": np.ones(e, np.float32),
+                    f"{attn}.0.bias": np.zeros(e, np.float32),
+                    f"{attn}.1.in_proj_weight": _uniform(rng, (3 * e, e), e),
+                    f"{attn}.1.in_proj_bias": _uniform(rng, (3 * e,), e),
+                    f"{attn}.1.out_proj.weight": _uniform(rng, (e, e), e),
+                    f"{attn}.1.out_proj.bias": _uniform(rng, (e,), e),
+                    f"{ff}.0.weight": np.ones(e, np.float32),
+                    f"{ff}.0.bias": np.zeros(e, np.float32),
+                    f"{ff}.1.weight": _uniform(rng, (4 * e, e), e),
+                    f"{ff}.1.bias": _uniform(rng, (4 * e,), e),
+                    f"{ff}.3.weight": _uniform(rng, (e, 4 * e), 4 * e),
+                    f"{ff}.3.bias": _uniform(rng, (e,), 4 * e)})
+    head = 2 + 2 * BLOCKS
+    out.update({f"{head}.weight": np.ones(e, np.float32), f"{head}.bias": np.zeros(e, np.float32),
+                f"{head + 1}.weight": _uniform(rng, (VOCAB, e), e),
+                f"{head + 1}.bias": _uniform(rng, (VOCAB,), e)})
+    return out
 
 
 def batch(name: str, size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -71,6 +103,13 @@ def lamina_model(name: str) -> Any:
         model = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3),
                               nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(1600, 128),
                               nn.ReLU(), nn.Linear(128, 10))
+    elif name == "transformer":
+        e = WIDTH
+        blocks = [layer for _ in range(BLOCKS) for layer in (
+            nn.Residual(nn.LayerNorm(e), nn.MultiheadAttention(e, 4, causal=True)),
+            nn.Residual(nn.LayerNorm(e), nn.Linear(e, 4 * e), nn.GELU(), nn.Linear(4 * e, e)))]
+        model = nn.Sequential(nn.Embedding(VOCAB, e), nn.PositionalEncoding(e, SEQ, learned=True),
+                              *blocks, nn.LayerNorm(e), nn.Linear(e, VOCAB))
     else:
         class LanguageModel(nn.Layer):
             def __init__(self) -> None:
@@ -93,6 +132,8 @@ def lamina_loss(name: str) -> Callable[..., Any]:
 
     if name == "lstm":
         return lambda out, y: F.cross_entropy(out, y.reshape(-1))
+    if name == "transformer":
+        return lambda out, y: F.cross_entropy(out.reshape(-1, VOCAB), y.reshape(-1))
     return F.cross_entropy
 
 
@@ -206,6 +247,8 @@ def torch_step(name: str, size: int | None = None) -> Callable[[], float]:
         model = tnn.Sequential(tnn.Conv2d(1, 32, 3), tnn.ReLU(), tnn.MaxPool2d(2),
                                tnn.Conv2d(32, 64, 3), tnn.ReLU(), tnn.MaxPool2d(2), tnn.Flatten(),
                                tnn.Linear(1600, 128), tnn.ReLU(), tnn.Linear(128, 10))
+    elif name == "transformer":
+        model = _torch_transformer(tnn)
     else:
         class LanguageModel(tnn.Module):
             def __init__(self) -> None:
@@ -224,10 +267,41 @@ def torch_step(name: str, size: int | None = None) -> Callable[[], float]:
     y = y.reshape(-1)
 
     def step() -> float:
-        loss = tF.cross_entropy(model(x), y)
+        loss = tF.cross_entropy(model(x).reshape(-1, VOCAB), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
         return loss.item()
 
     return step
+
+
+def _torch_transformer(tnn: Any) -> Any:
+    """The transformer workload in PyTorch, its modules named as lamina's layers are."""
+    import torch
+
+    e = WIDTH
+    mask = tnn.Transformer.generate_square_subsequent_mask(SEQ)
+
+    class Positions(tnn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = tnn.Parameter(torch.zeros(SEQ, e))
+
+        def forward(self, x: Any) -> Any:
+            return x + self.weight[:x.shape[1]]
+
+    class SelfAttention(tnn.MultiheadAttention):
+        def forward(self, x: Any) -> Any:
+            return super().forward(x, x, x, need_weights=False, attn_mask=mask,
+                                   is_causal=True)[0]
+
+    class Residual(tnn.Sequential):
+        def forward(self, x: Any) -> Any:
+            return x + super().forward(x)
+
+    blocks = [m for _ in range(BLOCKS) for m in (
+        Residual(tnn.LayerNorm(e), SelfAttention(e, 4, batch_first=True)),
+        Residual(tnn.LayerNorm(e), tnn.Linear(e, 4 * e), tnn.GELU(), tnn.Linear(4 * e, e)))]
+    return tnn.Sequential(tnn.Embedding(VOCAB, e), Positions(), *blocks, tnn.LayerNorm(e),
+                          tnn.Linear(e, VOCAB))
