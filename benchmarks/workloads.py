@@ -267,7 +267,8 @@ def torch_step(name: str, size: int | None = None) -> Callable[[], float]:
     y = y.reshape(-1)
 
     def step() -> float:
-        loss = tF.cross_entropy(model(x).reshape(-1, VOCAB), y)
+        out = model(x)
+        loss = tF.cross_entropy(out.reshape(-1, VOCAB) if name == "transformer" else out, y)
         opt.zero_grad()
         loss.backward()
         opt.step()
