@@ -75,6 +75,16 @@ MALFORMED = [
     (GOOD + "scheduler: {type: CosineAnnealingLR, T_max: 0}\n",
      r"^scheduler: CosineAnnealingLR: T_max must be >= 1; got 0$"),
     (GOOD + "algorithm: {type: cd, k: 0}\n", r"^algorithm: cd: k must be >= 1; got 0$"),
+    (GOOD + "scheduler: {type: SequentialLR, milestones: [3], schedulers: [{type: LinearWarmup, "
+     "warmup_steps: 3}, {type: CosineAnnealingLR, tmax: 5}]}\n",
+     r"^scheduler\.schedulers\[1\]\.tmax: unknown argument of CosineAnnealingLR"),
+    (GOOD + "scheduler: {type: SequentialLR, milestones: [3], schedulers: [{type: LinearWarmup, "
+     "warmup_steps: 3}, {type: ReduceLROnPlateau}]}\n",
+     r"^scheduler\.schedulers\[1\]\.type: unknown schedule in a SequentialLR "
+     r"'ReduceLROnPlateau'; one of \['CosineAnnealingLR'"),
+    (GOOD + "scheduler: {type: SequentialLR, milestones: [3, 4], schedulers: [{type: StepLR, "
+     "step_size: 1}, {type: StepLR, step_size: 2}]}\n",
+     r"^scheduler: SequentialLR: needs two or more schedules and one milestone fewer"),
     (GOOD.replace("epochs: 2", "epochs: 2, early_stopping: {mode: up}"),
      r"^trainer\.early_stopping: EarlyStopping: mode must be 'min' or 'max'; got 'up'$"),
     (GOOD.replace("batch_size: 16", "batch_size: 0"), r"^data\.batch_size: must be >= 1, got 0$"),

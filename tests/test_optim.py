@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -290,6 +291,42 @@ def test_schedule_state_dict_resumes_the_same_sequence() -> None:
     sched.step()
     sched2.step()
     assert sched.get_last_lr() == sched2.get_last_lr()
+
+
+def test_sequential_schedules_restart_at_each_milestone_and_resume() -> None:
+    def make(o):
+        return lr_scheduler.SequentialLR(o, [lr_scheduler.LinearWarmup(o, 2, 0.5),
+                                             {"type": "StepLR", "step_size": 2, "gamma": 0.1}],
+                                         [3])
+
+    assert _lrs(make, 6) == pytest.approx([0.5, 0.75, 1, 1, 1, 0.1, 0.1])  # StepLR from 0 at 3
+    p = lm.tensor(np.ones(1), requires_grad=True)
+    opt, opt2 = optim.SGD([p], lr=1.0), optim.SGD([p], lr=1.0)
+    first = make(opt)
+    for _ in range(4):
+        first.step()
+    state = json.loads(json.dumps(first.state_dict()))  # checkpoints keep it as JSON
+    second = make(opt2)
+    second.load_state_dict(state)
+    for _ in range(3):
+        first.step()
+        second.step()
+        assert second.get_last_lr() == first.get_last_lr()
+
+
+@pytest.mark.parametrize("schedulers, milestones, message", [
+    ([{"type": "LinearWarmup", "warmup_steps": 2}], [], "needs two or more schedules"),
+    ([{"type": "StepLR", "step_size": 1}, {"type": "StepLR", "step_size": 1}], [2, 3],
+     r"one milestone fewer; got 2 and milestones \[2, 3\]"),
+    ([{"type": "StepLR", "step_size": 1}, {"type": "StepLR", "step_size": 1}], [0],
+     r"milestones must increase from above 0; got \[0\]"),
+    ([{"type": "ReduceLROnPlateau"}, {"type": "StepLR", "step_size": 1}], [2],
+     r"schedulers\[0\] must be a schedule or a config with 'type' one of \['CosineAnnealingLR'"),
+])
+def test_sequential_schedule_errors_say_what_is_wrong(schedulers, milestones, message) -> None:
+    opt = optim.SGD([lm.tensor(np.ones(1), requires_grad=True)], lr=1.0)
+    with pytest.raises(ValueError, match=message):
+        lr_scheduler.SequentialLR(opt, schedulers, milestones)
 
 
 def test_reduce_on_plateau_waits_for_patience_then_cools_down() -> None:

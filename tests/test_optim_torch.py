@@ -90,7 +90,12 @@ S = torch.optim.lr_scheduler
     (lambda o: lr_scheduler.CosineAnnealingLR(o, 15, 0.01),
      lambda o: S.CosineAnnealingLR(o, 15, 0.01)),
     (lambda o: lr_scheduler.LinearLR(o, 0.25, 1.0, 6), lambda o: S.LinearLR(o, 0.25, 1.0, 6)),
-], ids=["step", "multistep", "exponential", "cosine", "linear"])
+    (lambda o: lr_scheduler.SequentialLR(o, [{"type": "LinearWarmup", "warmup_steps": 4},
+                                             {"type": "CosineAnnealingLR", "T_max": 6},
+                                             {"type": "ExponentialLR", "gamma": 0.8}], [4, 10]),
+     lambda o: S.SequentialLR(o, [S.LinearLR(o, 0.1, 1.0, 4), S.CosineAnnealingLR(o, 6),
+                                  S.ExponentialLR(o, 0.8)], [4, 10])),
+], ids=["step", "multistep", "exponential", "cosine", "linear", "sequential"])
 def test_schedule_matches_pytorch(ours, theirs) -> None:
     a, b = _pair(ours, theirs)
     np.testing.assert_allclose(a, b, rtol=1e-10)

@@ -126,6 +126,62 @@ class LinearWarmup(LinearLR):
         super().__init__(optimizer, start_factor, 1.0, warmup_steps)
 
 
+class SequentialLR(LRScheduler):
+    """One schedule after another: `schedulers[i]` runs from milestone i - 1 (from 0 for
+    the first), its own step count starting at 0 there, as PyTorch's SequentialLR. The
+    usual transformer schedule is a warmup, then a cosine decay.
+
+    Args:
+        schedulers: LRScheduler objects on this optimizer, or their configs
+            ({"type": "LinearWarmup", "warmup_steps": 100}), as a job gives them.
+        milestones: the steps where each next schedule takes over, increasing, one fewer
+            than the schedules.
+
+    Example:
+        >>> SequentialLR(opt, [{"type": "LinearWarmup", "warmup_steps": 100},
+        ...                    {"type": "CosineAnnealingLR", "T_max": 900}], [100])
+    """
+
+    def __init__(self, optimizer: Optimizer, schedulers: Sequence[Any],
+                 milestones: Sequence[int]) -> None:
+        children = [_child(optimizer, s, i) for i, s in enumerate(schedulers)]
+        if len(milestones) != len(children) - 1 or len(children) < 2:
+            raise ValueError(f"SequentialLR: needs two or more schedules and one milestone "
+                             f"fewer; got {len(children)} and milestones {list(milestones)}")
+        if any(b <= a for a, b in zip([0, *milestones], milestones)):
+            raise ValueError(f"SequentialLR: milestones must increase from above 0; got "
+                             f"{list(milestones)}")
+        self.schedulers, self.milestones = children, list(milestones)
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, step: int) -> float:
+        i = bisect.bisect_right(self.milestones, step)
+        start = self.milestones[i - 1] if i else 0
+        return self.schedulers[i].lr_at(base_lr, step - start)
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in super().state_dict().items() if k != "schedulers"}
+        return {**state, "schedulers": [s.state_dict() for s in self.schedulers]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for child, child_state in zip(self.schedulers, state["schedulers"]):
+            child.load_state_dict(child_state)
+        super().load_state_dict({k: v for k, v in state.items() if k != "schedulers"})
+
+
+def _child(optimizer: Optimizer, schedule: Any, i: int) -> LRScheduler:
+    """A SequentialLR's i-th schedule, built from its config where one is given."""
+    if isinstance(schedule, LRScheduler):
+        return schedule
+    closed = sorted(name for name, cls in globals().items() if isinstance(cls, type)
+                    and issubclass(cls, LRScheduler) and cls not in (LRScheduler, SequentialLR))
+    name = schedule.get("type") if isinstance(schedule, dict) else None
+    if name not in closed:
+        raise ValueError(f"SequentialLR: schedulers[{i}] must be a schedule or a config with "
+                         f"'type' one of {closed}; got {schedule!r}")
+    return globals()[name](optimizer, **{k: v for k, v in schedule.items() if k != "type"})
+
+
 class ReduceLROnPlateau:
     """Multiply lr by `factor` when a metric has stopped improving for `patience` steps.
 

@@ -38,7 +38,7 @@ from lamina.train.losses import LOSSES, METRICS
 SECTIONS = ("name", "data", "model", "loss", "optimizer", "scheduler", "algorithm", "trainer",
             "distributed")
 SCHEDULERS = ("StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
-              "LinearWarmup", "ReduceLROnPlateau")
+              "LinearWarmup", "SequentialLR", "ReduceLROnPlateau")
 
 
 @dataclasses.dataclass
@@ -181,9 +181,10 @@ def _typed(cls: Any, values: Any, path: str) -> Any:
     return cls(**values)
 
 
-def _named(section: Any, path: str, choices: Sequence[str], key: str = "type"
-           ) -> tuple[str, dict[str, Any]]:
-    """A section given as a name, or as {type: name, **options}."""
+def _named(section: Any, path: str, choices: Sequence[str], key: str = "type",
+           kind: str | None = None) -> tuple[str, dict[str, Any]]:
+    """A section given as a name, or as {type: name, **options}; `kind` names what it is
+    in messages (the path, by default)."""
     if isinstance(section, str):
         section = {key: section}
     if not isinstance(section, Mapping) or key not in section:
@@ -193,7 +194,8 @@ def _named(section: Any, path: str, choices: Sequence[str], key: str = "type"
     if name not in choices:
         close = difflib.get_close_matches(str(name), choices, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"{path}.{key}: unknown {path} {name!r}{hint}; one of {sorted(choices)}")
+        raise ConfigError(f"{path}.{key}: unknown {kind or path} {name!r}{hint}; one of "
+                          f"{sorted(choices)}")
     return name, {k: v for k, v in section.items() if k != key}
 
 
@@ -366,8 +368,22 @@ def _validate_scheduler(section: Any, optimizer: optim.Optimizer) -> dict[str, A
     if interval not in ("epoch", "iteration"):
         raise ConfigError(f"scheduler.interval: expected 'epoch' or 'iteration', got {interval!r}")
     check_args(getattr(lr_scheduler, name), args, "scheduler", skip=("optimizer",))
+    if name == "SequentialLR":
+        _check_chained(args.get("schedulers"))
     _builds("scheduler", lambda: getattr(lr_scheduler, name)(optimizer, **args))
     return {"type": name, "interval": interval, "monitor": monitor, **args}
+
+
+def _check_chained(schedulers: Any) -> None:
+    """Each of a SequentialLR's schedules, checked at its own path."""
+    if not isinstance(schedulers, list):
+        raise ConfigError(f"scheduler.schedulers: expected a list of schedule configs, got "
+                          f"{type(schedulers).__name__}")
+    chainable = [n for n in SCHEDULERS if n not in ("SequentialLR", "ReduceLROnPlateau")]
+    for i, child in enumerate(schedulers):
+        path = f"scheduler.schedulers[{i}]"
+        name, args = _named(child, path, chainable, kind="schedule in a SequentialLR")
+        check_args(getattr(lr_scheduler, name), args, path, skip=("optimizer",))
 
 
 def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
