@@ -109,6 +109,14 @@ def test_shape_errors_name_the_container_and_the_fix() -> None:
         nn.LayerNorm(6)(lm.tensor(np.ones((2, 5), np.float32)))
 
 
+@pytest.mark.parametrize("container", [nn.Residual, lambda rnn: nn.Concat(rnn, nn.Identity())])
+def test_a_recurrent_layers_tuple_inside_a_container_names_the_fix(container) -> None:
+    x = lm.tensor(np.ones((2, 5, 3), np.float32))
+    with pytest.raises(TypeError, match=r"a layer inside returns a tuple.*output='sequence'"):
+        container(nn.GRU(3, 3))(x)
+    assert container(nn.GRU(3, 3, output="sequence"))(x).ndim == 3  # the fix works
+
+
 @pytest.mark.parametrize("cfg, message", [
     ({"type": "Residual"}, r"model\.layers: expected a list of layer configs, got NoneType"),
     ({"type": "Residual", "layers": []}, r"model\.layers: a Residual needs at least one layer"),

@@ -80,6 +80,24 @@ def _layers(args: Mapping[str, Any], key: str, path: str) -> list[Layer]:
     return [from_config(c, f"{path}.{key}[{i}]") for i, c in enumerate(configs)]
 
 
+def _adopt(container: Layer, layers: tuple[Layer, ...]) -> None:
+    """Register layers as the container's children "0", "1", ..."""
+    for i, layer in enumerate(layers):
+        if not isinstance(layer, Layer):
+            raise TypeError(f"{type(container).__name__}: expected a Layer, got "
+                            f"{type(layer).__name__}")
+        setattr(container, str(i), layer)
+
+
+def _one_tensor(container: Layer, outputs: list[Any]) -> None:
+    """Refuse a child's tuple output (an RNN's (output, state)), which cannot be added or
+    joined, naming the fix."""
+    if any(isinstance(y, tuple) for y in outputs):
+        raise TypeError(f"{type(container).__name__}: a layer inside returns a tuple, which "
+                        "cannot be combined; build a recurrent layer with output='sequence' "
+                        "or 'last'")
+
+
 @register_layer("Identity")
 class Identity(Layer):
     """Returns its input: a placeholder, or a Residual's plain shortcut written out."""
@@ -105,10 +123,7 @@ class Residual(Layer):
         super().__init__()
         if not layers:
             raise ValueError("Residual: needs at least one layer")
-        for i, layer in enumerate(layers):
-            if not isinstance(layer, Layer):
-                raise TypeError(f"Residual: expected a Layer, got {type(layer).__name__}")
-            setattr(self, str(i), layer)
+        _adopt(self, layers)
         if shortcut is not None:
             self.shortcut = shortcut
 
@@ -118,6 +133,7 @@ class Residual(Layer):
             if name != "shortcut":
                 y = layer(y)
         skip = self.shortcut(x) if "shortcut" in self._children else x
+        _one_tensor(self, [y, skip])
         if y.shape != skip.shape:
             raise ShapeError(
                 f"Residual: the layers give {y.shape} but the shortcut gives {skip.shape}; "
@@ -163,14 +179,12 @@ class Concat(Layer):
         super().__init__()
         if len(branches) < 2:
             raise ValueError(f"Concat: needs at least two branches; got {len(branches)}")
-        for i, branch in enumerate(branches):
-            if not isinstance(branch, Layer):
-                raise TypeError(f"Concat: expected a Layer, got {type(branch).__name__}")
-            setattr(self, str(i), branch)
+        _adopt(self, branches)
         self.axis = axis
 
     def forward(self, x: Any) -> Any:
         outs = [branch(x) for branch in self._children.values()]
+        _one_tensor(self, outs)
         ndim = {y.ndim for y in outs}
         rest = {y.shape[:self.axis % y.ndim] + y.shape[self.axis % y.ndim + 1:]
                 for y in outs if -y.ndim <= self.axis < y.ndim}
