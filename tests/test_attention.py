@@ -175,3 +175,19 @@ def test_sampling_a_stateless_model_reads_the_last_window_again_each_step() -> N
     for _ in range(6):  # greedy, by hand, from the last 4 characters each time
         ids.append(int(model(lm.tensor(np.array([ids[-4:]]))).data[0, -1].argmax()))
     assert text == "".join(vocab[i] for i in ids)
+
+
+def test_attention_dropout_acts_in_training_only_and_repeats_with_the_seed() -> None:
+    lm.manual_seed(0)
+    attn = _float64(nn.MultiheadAttention(4, 2, dropout=0.5))
+    plain = _float64(nn.MultiheadAttention(4, 2))
+    plain.load_state_dict(attn.state_dict())
+    x = lm.tensor(_x(3, 5, 4))
+    runs = []
+    for _ in range(2):
+        lm.manual_seed(7)
+        runs.append(attn(x).data)
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert not np.allclose(runs[0], plain(x).data)
+    attn.eval()
+    np.testing.assert_array_equal(attn(x).data, plain(x).data)

@@ -14,6 +14,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.activation import softmax
 from lamina.functions.math import matmul, transpose
+from lamina.functions.noise import dropout
 
 
 def causal_mask(queries: int, keys: int, dtype: np.dtype) -> np.ndarray:
@@ -24,9 +25,9 @@ def causal_mask(queries: int, keys: int, dtype: np.dtype) -> np.ndarray:
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
-                                 scale: float | None = None) -> Tensor:
+                                 scale: float | None = None, dropout_p: float = 0.0) -> Tensor:
     """softmax(q @ k^T * scale) @ v over the last two axes, as PyTorch's function of that
-    name (without dropout); leading axes (batch, heads) broadcast.
+    name; leading axes (batch, heads) broadcast.
 
     Args:
         q: queries (..., L, D).
@@ -34,6 +35,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool =
         v: values (..., S, Dv).
         causal: query i attends to keys 0..i only (for L == S, the usual decoder mask).
         scale: defaults to 1 / sqrt(D).
+        dropout_p: drop this share of the attention weights (as PyTorch's, whenever it is
+            above 0: a layer passes 0 in evaluation).
 
     Returns:
         (..., L, Dv).
@@ -49,4 +52,5 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool =
                                               else 1.0 / math.sqrt(q.shape[-1]))
     if causal:
         scores = scores + causal_mask(q.shape[-2], k.shape[-2], scores.dtype)
-    return matmul(softmax(scores, axis=-1), v)
+    weights = softmax(scores, axis=-1)
+    return matmul(dropout(weights, dropout_p) if dropout_p else weights, v)

@@ -26,6 +26,7 @@ class MultiheadAttention(Layer):
     Args:
         embed_dim: size of each position's features, in and out.
         num_heads: heads; embed_dim must divide by it.
+        dropout: in training, drop this share of the attention weights.
         bias: learn biases in the input and output projections.
         causal: position i attends to positions 0..i only (a decoder, or a language model).
         batch_first: input (B, T, E); False takes (T, B, E) as PyTorch's default does.
@@ -40,13 +41,15 @@ class MultiheadAttention(Layer):
         (8, 20, 64)
     """
 
-    def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, causal: bool = False,
-                 batch_first: bool = True) -> None:
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 causal: bool = False, batch_first: bool = True) -> None:
         super().__init__()
         if embed_dim < 1 or num_heads < 1 or embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim ({embed_dim}) must be a positive "
                              f"multiple of num_heads ({num_heads})")
-        self.embed_dim, self.num_heads = embed_dim, num_heads
+        if not 0 <= dropout < 1:
+            raise ValueError(f"MultiheadAttention: dropout must be in [0, 1); got {dropout}")
+        self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.causal, self.batch_first = causal, batch_first
         self.in_proj_weight = Parameter(np.empty((3 * embed_dim, embed_dim), np.float32))
         self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, np.float32)) if bias else None
@@ -63,7 +66,8 @@ class MultiheadAttention(Layer):
         if not self.batch_first:  # (T, B, E) -> (B, T, E)
             query, key, value = (F.transpose(t, (1, 0, 2)) for t in (query, key, value))
         q, k, v = (self._heads(p) for p in self._project(query, key, value))
-        y = F.scaled_dot_product_attention(q, k, v, causal=self.causal)
+        y = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
+                                           dropout_p=self.dropout if self.training else 0.0)
         batch, length = y.shape[0], y.shape[2]
         y = F.reshape(F.transpose(y, (0, 2, 1, 3)), (batch, length, self.embed_dim))
         y = self.out_proj(y)
@@ -100,7 +104,8 @@ class MultiheadAttention(Layer):
 
     def get_config(self) -> dict[str, Any]:
         return {"embed_dim": self.embed_dim, "num_heads": self.num_heads,
-                "bias": self.in_proj_bias is not None, "causal": self.causal,
+                "dropout": self.dropout, "bias": self.in_proj_bias is not None,
+                "causal": self.causal,
                 "batch_first": self.batch_first}
 
 
