@@ -7,6 +7,7 @@ import pytest
 from op_cases import CASES, Case
 
 import lamina as lm
+import lamina.functions as F
 from lamina.functions.connection import Linear
 from lamina.functions.conv import Conv
 
@@ -157,3 +158,13 @@ def test_every_kernel_variant_matches_reference_and_gradients(case, cls, variant
     for g, w in zip(got, _outs(case.ref(*arrays))):
         np.testing.assert_allclose(g.data, w, rtol=case.rtol, atol=case.atol)
     assert lm.gradcheck(case.fn, _tensors(arrays), atol=case.grad_atol)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_of_integers_computes_in_float64(approximate) -> None:
+    """Its constants take the input's dtype, so integers must not reach them (they made
+    every output 0)."""
+    ints = F.gelu(lm.tensor(np.array([-1, 0, 2])), approximate)
+    floats = F.gelu(lm.tensor(np.array([-1.0, 0.0, 2.0])), approximate)
+    assert ints.dtype == np.float64
+    np.testing.assert_array_equal(ints.data, floats.data)

@@ -102,6 +102,8 @@ class GELU(Function):
         self.approximate = approximate
 
     def forward(self, x: Any) -> Any:
+        if x.dtype.kind != "f":  # integers compute in float64, as np.tanh would
+            x = x.astype(np.float64)
         c = x.dtype.type
         if self.approximate == "tanh":  # tanh(sqrt(2/pi) * x * (1 + 0.044715 x^2))
             part = _square(x)
