@@ -160,11 +160,14 @@ def test_every_kernel_variant_matches_reference_and_gradients(case, cls, variant
     assert lm.gradcheck(case.fn, _tensors(arrays), atol=case.grad_atol)
 
 
-@pytest.mark.parametrize("approximate", ["none", "tanh"])
-def test_gelu_of_integers_computes_in_float64(approximate) -> None:
-    """Its constants take the input's dtype, so integers must not reach them (they made
-    every output 0)."""
-    ints = F.gelu(lm.tensor(np.array([-1, 0, 2])), approximate)
-    floats = F.gelu(lm.tensor(np.array([-1.0, 0.0, 2.0])), approximate)
+@pytest.mark.parametrize("op", [
+    lambda x: F.gelu(x), lambda x: F.gelu(x, "tanh"), lambda x: F.layer_norm(x, 3),
+    lambda x: F.batch_norm(x, None, None, None, None, True)], ids=["gelu", "gelu_tanh",
+                                                                   "layer_norm", "batch_norm"])
+def test_ops_with_float_constants_compute_integers_in_float64(op) -> None:
+    """These ops take constants or statistics in the input's dtype, so integers must not
+    reach them: they truncated to 0 (every GELU output 0, batch norm all 0)."""
+    ints = op(lm.tensor(np.array([[-1, 0, 2], [4, 6, 9]])))
+    floats = op(lm.tensor(np.array([[-1.0, 0.0, 2.0], [4.0, 6.0, 9.0]])))
     assert ints.dtype == np.float64
     np.testing.assert_array_equal(ints.data, floats.data)

@@ -11,6 +11,11 @@ from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 
 
+def _floating(x: Any) -> Any:
+    """Integers as float64: statistics cast to an integer dtype would truncate to 0."""
+    return x if x.dtype.kind == "f" else x.astype(np.float64)
+
+
 class BatchNorm(Function):
     supports_out = True
 
@@ -26,6 +31,7 @@ class BatchNorm(Function):
         return self.training
 
     def forward(self, x: Any, gamma: Any = None, beta: Any = None) -> Any:
+        x = _floating(x)
         if x.ndim < 2:
             raise ShapeError(f"batch_norm: expected input (N, C, ...); got shape {x.shape}")
         c = x.shape[1]
@@ -137,6 +143,7 @@ class LayerNorm(Function):
         self.normalized_shape, self.eps = normalized_shape, eps
 
     def forward(self, x: Any, weight: Any = None, bias: Any = None) -> Any:
+        x = _floating(x)
         shape, k = self.normalized_shape, len(self.normalized_shape)
         if x.ndim < k or x.shape[x.ndim - k:] != shape:
             raise ShapeError(f"layer_norm: expected input (..., {', '.join(map(str, shape))}) "
