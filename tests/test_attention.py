@@ -163,6 +163,17 @@ def test_sequence_cross_entropy_is_cross_entropy_with_classes_last() -> None:
         LOSSES["sequence_cross_entropy"](lm.tensor(scores), lm.tensor(np.zeros((2, 4), int)))
 
 
+def test_classes_on_the_last_axis_point_to_sequence_cross_entropy() -> None:
+    scores, labels = lm.tensor(np.zeros((2, 3, 5))), lm.tensor(np.zeros((2, 3), int))
+    with pytest.raises(lm.ShapeError, match=r"expected labels of shape \(2, 5\) for input "
+                       r"\(2, 3, 5\), got \(2, 3\); the classes look to be on the last axis.*"
+                       r"loss: sequence_cross_entropy$"):
+        F.cross_entropy(scores, labels)
+    with pytest.raises(lm.ShapeError) as info:  # no hint where it would not fit
+        F.cross_entropy(scores, lm.tensor(np.zeros((2, 4), int)))
+    assert "last axis" not in str(info.value)
+
+
 def test_sampling_a_stateless_model_reads_the_last_window_again_each_step() -> None:
     from lamina.cli import generate
 

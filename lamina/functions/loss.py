@@ -27,9 +27,12 @@ def _class_rows(op: str, x: Any, labels: Any) -> tuple[Any, Any]:
         raise TypeError(f"{op}: labels must be integers (class indices); got dtype {labels.dtype}")
     if x.ndim < 2 or labels.shape != x.shape[:1] + x.shape[2:]:
         want = x.shape[:1] + x.shape[2:] if x.ndim >= 2 else "(N,) with input (N, C)"
+        hint = ("; the classes look to be on the last axis, as a sequence model gives them: "
+                "move them to axis 1, or in a job use loss: sequence_cross_entropy"
+                if x.ndim >= 3 and labels.shape == x.shape[:-1] else "")
         raise ShapeError(
             f"{op}: labels do not fit the input; expected labels of shape {want} for input "
-            f"{x.shape}, got {labels.shape}"
+            f"{x.shape}, got {labels.shape}{hint}"
         )
     if x.ndim > 2:
         x = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
