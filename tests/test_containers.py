@@ -97,6 +97,10 @@ def test_shape_errors_name_the_container_and_the_fix() -> None:
     with pytest.raises(lm.ShapeError, match=r"^1 \(Residual\): the layers give \(2, 3\) but the "
                        r"shortcut gives \(2, 4\); .*'shortcut' layer"):
         model(lm.tensor(np.ones((2, 4), np.float32)))
+    wrong = nn.Residual(nn.Linear(4, 3), shortcut=nn.Linear(4, 2))
+    with pytest.raises(lm.ShapeError, match=r"so make its 'shortcut' layer map the input to "
+                       r"\(2, 3\)"):
+        wrong(lm.tensor(np.ones((2, 4), np.float32)))
     joined = nn.Concat(nn.Linear(4, 3), nn.Flatten(0), axis=1)
     with pytest.raises(lm.ShapeError, match=r"^Concat: branches give \[\(2, 3\), \(8,\)\]"):
         joined(lm.tensor(np.ones((2, 4), np.float32)))

@@ -135,10 +135,12 @@ class Residual(Layer):
         skip = self.shortcut(x) if "shortcut" in self._children else x
         _one_tensor(self, [y, skip])
         if y.shape != skip.shape:
+            fix = ("make its 'shortcut' layer map the input" if "shortcut" in self._children
+                   else "give the block a 'shortcut' layer that maps its input")
             raise ShapeError(
                 f"Residual: the layers give {y.shape} but the shortcut gives {skip.shape}; "
-                "they are added, so give the block a 'shortcut' layer that maps its input to "
-                f"{y.shape} (a Linear, or a Conv with kernel_size 1)")
+                f"they are added, so {fix} to {y.shape} (a Linear, or a Conv with "
+                "kernel_size 1)")
         return y + skip
 
     def get_config(self) -> dict[str, Any]:
