@@ -106,6 +106,11 @@ def test_shape_errors_say_what_attention_expects() -> None:
     ({"type": "MultiheadAttention", "embed_dim": 6, "num_heads": 2, "causal": "yes"},
      r"model\.causal: expected bool, got str 'yes'"),
     ({"type": "MultiheadAttention", "embed_dim": 6}, r"model\.num_heads: missing"),
+    ({"type": "TransformerEncoderLayer", "d_model": 8, "nhead": 2, "activation": "tanh"},
+     r"model\.activation: expected one of 'relu', 'gelu', got str 'tanh'"),
+    ({"type": "TransformerEncoderLayer", "d_model": 8, "nhead": 3},
+     r"^model: TransformerEncoderLayer: MultiheadAttention: embed_dim \(8\) must be a "
+     r"positive multiple of num_heads \(3\)"),
 ])
 def test_attention_config_errors_name_the_path(cfg, message) -> None:
     with pytest.raises(nn.ConfigError, match=message):

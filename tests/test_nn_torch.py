@@ -50,7 +50,28 @@ PAIRS = {
     "attention_causal_time_major": (
         lambda: nn.MultiheadAttention(6, 3, causal=True, batch_first=False),
         lambda: _TorchSelfAttention(6, 3, causal=True, batch_first=False), (4, 2, 6)),
+    "encoder_layer": (lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0),
+                      lambda: _jittered(tnn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
+                                                                    batch_first=True)),
+                      (3, 5, 8)),
+    "encoder_layer_prenorm_gelu_causal": (
+        lambda: nn.TransformerEncoderLayer(8, 4, 12, dropout=0.0, activation="gelu",
+                                           norm_first=True, causal=True, batch_first=False),
+        lambda: _TorchCausalEncoder(8, 4, 12), (5, 2, 8)),
 }
+
+
+class _TorchCausalEncoder(tnn.TransformerEncoderLayer):
+    """torch's encoder layer, pre-norm with GELU, time-major, given the causal mask."""
+
+    def __init__(self, d_model, nhead, dim_feedforward):
+        super().__init__(d_model, nhead, dim_feedforward, dropout=0.0, activation="gelu",
+                         norm_first=True)
+        _jittered(self)
+
+    def forward(self, x):
+        mask = tnn.Transformer.generate_square_subsequent_mask(x.shape[0])
+        return super().forward(x, src_mask=mask, is_causal=True)
 
 
 class _TorchSelfAttention(tnn.MultiheadAttention):

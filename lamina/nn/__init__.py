@@ -2,7 +2,7 @@
 
 from lamina.nn import init
 from lamina.nn.activation import GELU, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
-from lamina.nn.attention import MultiheadAttention, PositionalEncoding
+from lamina.nn.attention import MultiheadAttention, PositionalEncoding, TransformerEncoderLayer
 from lamina.nn.container import Concat, Identity, Residual, Sequential
 from lamina.nn.conv import Conv1d, Conv2d
 from lamina.nn.dropout import Dropout
@@ -21,5 +21,5 @@ __all__ = [
     "Concat", "ConfigError", "Conv1d", "Conv2d", "Dropout", "Embedding", "Flatten", "Identity",
     "Layer", "LayerNorm", "LeakyReLU", "Linear", "MaxPool1d", "MaxPool2d", "MultiheadAttention",
     "Parameter", "PositionalEncoding", "ReLU", "Residual", "Sequential", "Sigmoid", "Softmax",
-    "Tanh", "from_config", "init", "layer_types", "register_layer",
+    "Tanh", "TransformerEncoderLayer", "from_config", "init", "layer_types", "register_layer",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -10,8 +10,10 @@ import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.nn import init
+from lamina.nn.dropout import Dropout
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.linear import Linear
+from lamina.nn.normalization import LayerNorm
 from lamina.nn.registry import register_layer
 
 
@@ -179,3 +181,65 @@ def sinusoids(length: int, dim: int) -> np.ndarray:
     table[:, 0::2] = np.sin(pos * rates)
     table[:, 1::2] = np.cos(pos * rates[:dim // 2])
     return table.astype(np.float32)
+
+
+@register_layer("TransformerEncoderLayer")
+class TransformerEncoderLayer(Layer):
+    """Self-attention and a feed-forward layer, each with a residual connection and layer
+    norm: PyTorch's TransformerEncoderLayer, with its arguments, semantics and parameter
+    names (`self_attn.in_proj_weight`, `linear1.weight`, `norm1.weight`, ...), so its
+    state dict loads as it is.
+
+    Args:
+        d_model: size of each position's features.
+        nhead: attention heads.
+        dim_feedforward: width of the feed-forward layer.
+        dropout: in training, on the attention weights and after each sub-layer.
+        activation: "relu" or "gelu".
+        layer_norm_eps: the norms' eps.
+        batch_first: input (B, T, E); False takes (T, B, E).
+        norm_first: normalise before each sub-layer (pre-norm, as most trained today)
+            instead of after (the original post-norm, PyTorch's default).
+        bias: biases in the linear layers and the norms.
+        causal: position i attends to positions 0..i only.
+
+    Example:
+        >>> block = nn.TransformerEncoderLayer(64, 4, 256, norm_first=True, causal=True)
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: Literal["relu", "gelu"] = "relu",
+                 layer_norm_eps: float = 1e-5, batch_first: bool = True,
+                 norm_first: bool = False, bias: bool = True, causal: bool = False) -> None:
+        super().__init__()
+        if activation not in ("relu", "gelu"):
+            raise ValueError(f"TransformerEncoderLayer: activation must be 'relu' or 'gelu'; "
+                             f"got {activation!r}")
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, causal, batch_first)
+        self.linear1 = Linear(d_model, dim_feedforward, bias)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias)
+        self.norm1 = LayerNorm(d_model, layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps, bias=bias)
+        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
+        self.activation, self.norm_first = activation, norm_first
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.norm_first:
+            x = x + self.dropout1(self.self_attn(self.norm1(x)))
+            return x + self.dropout2(self._feed_forward(self.norm2(x)))
+        x = self.norm1(x + self.dropout1(self.self_attn(x)))
+        return self.norm2(x + self.dropout2(self._feed_forward(x)))
+
+    def _feed_forward(self, x: Tensor) -> Tensor:
+        h = self.linear1(x)
+        h = F.relu(h) if self.activation == "relu" else F.gelu(h)
+        return self.linear2(self.dropout(h))
+
+    def get_config(self) -> dict[str, Any]:
+        attn = self.self_attn
+        return {"d_model": attn.embed_dim, "nhead": attn.num_heads,
+                "dim_feedforward": self.linear1.out_features, "dropout": attn.dropout,
+                "activation": self.activation, "layer_norm_eps": self.norm1.eps,
+                "batch_first": attn.batch_first, "norm_first": self.norm_first,
+                "bias": self.linear1.bias is not None, "causal": attn.causal}
