@@ -249,6 +249,8 @@ def test_a_watched_metric_that_is_not_there_is_an_error_not_a_silent_no_op(
                                              Checkpoint(tmp_path / "kept")])
     with pytest.raises(KeyError, match=rf"{who}: no metric 'val_los' this epoch"):
         trainer.fit(train, 2, val)
+    # The Checkpoint listed after the failing callback still saved the epoch.
+    assert (tmp_path / "kept" / "last.safetensors").exists()
     with pytest.raises(KeyError, match=r"val_\* metrics need fit\(\.\.\., val_loader\)"):
         Trainer(model, opt, callbacks=[Checkpoint(tmp_path, monitor="val_loss")]).fit(train, 1)
     assert (tmp_path / "last.safetensors").exists()  # the epoch was saved before the error

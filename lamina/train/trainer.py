@@ -67,6 +67,19 @@ class Trainer:
         for cb in self.callbacks:
             getattr(cb, hook)(self, *args)
 
+    def _end_epoch(self, logs: dict[str, float]) -> None:
+        """on_epoch_end for every callback even when one raises (a watched metric that is
+        missing), so a Checkpoint listed after it still saves the epoch; then the first
+        error is raised."""
+        errors = []
+        for cb in self.callbacks:
+            try:
+                cb.on_epoch_end(self, logs)
+            except Exception as e:  # noqa: BLE001 - re-raised below, after the others ran
+                errors.append(e)
+        if errors:
+            raise errors[0]
+
     def _before_step(self, params: list[Any]) -> None:
         self._call("before_step", params)
 
@@ -99,7 +112,7 @@ class Trainer:
             if val_loader is not None:
                 logs.update({f"val_{k}": v for k, v in self.evaluate(val_loader).items()})
             self.history.append(logs)
-            self._call("on_epoch_end", logs)
+            self._end_epoch(logs)
         self._call("on_fit_end")
         return self.history
 
