@@ -78,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lamina: interrupted{_notes(e)}", file=sys.stderr)
         return 130  # as a shell reports SIGINT
     except ShapeError as e:
+        if hasattr(e, "job_key"):  # the job's loss does not fit the model's output
+            print(f"lamina: error: {e.job_key}: {e}{_notes(e)}", file=sys.stderr)
+            return 1
         if not hasattr(e, "layer_path"):  # not raised by a layer: a traceback helps more
             raise
         print(f"lamina: error: {_in_config(e, getattr(args, 'config', None))}{_notes(e)}",

@@ -103,6 +103,13 @@ def test_errors_are_clear_and_exit_non_zero(env, tmp_path) -> None:
     proc = lamina("eval", EXAMPLES / "digits_rbm.yaml", "--checkpoint", tmp_path / "none",
                   env=env, cwd=tmp_path, check=False)
     assert proc.returncode == 1 and "no such checkpoint file" in proc.stderr
+    # A loss that does not fit the model's output is named by its key in the job.
+    proc = lamina("train", EXAMPLES / "text_transformer.yaml", "--set", "loss=cross_entropy",
+                  *_sets("text_transformer", tmp_path / "runs"), env=env, cwd=tmp_path,
+                  check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("lamina: error: loss: cross_entropy: labels do not fit")
+    assert "use loss: sequence_cross_entropy" in proc.stderr
 
 
 NESTED = """

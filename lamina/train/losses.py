@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -45,7 +46,16 @@ def get_loss(loss: str | Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, A
         return loss
     if loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}; one of {sorted(LOSSES)}")
-    return LOSSES[loss]
+    fn = LOSSES[loss]
+
+    def named(output: Tensor, target: Any) -> Tensor:
+        try:
+            return fn(output, target)
+        except ShapeError as e:  # the job's `loss:` key is where to look, as the CLI says
+            e.job_key = "loss"
+            raise
+
+    return functools.update_wrapper(named, fn)
 
 
 def get_metric(name: str) -> Callable[[Tensor, Tensor], float]:
