@@ -84,22 +84,29 @@ class BatchNorm(Function):
         gxhat = gy * gamma.reshape(shape) if gamma is not None else gy
         gx = None
         if need[0]:
-            if self.training:
-                # d/dx of (x - mean) / std with batch statistics (Ioffe & Szegedy, 2015):
-                # gx = invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
-                gx = invstd.reshape(shape) * (
-                    gxhat
-                    - gxhat.mean(axis=axes, keepdims=True)
-                    - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True)
-                )
+            if self.training:  # batch statistics (Ioffe & Szegedy, 2015)
+                gx = _standardised_grad(gxhat, xhat, invstd.reshape(shape), axes)
             else:
                 gx = gxhat * invstd.reshape(shape)
-        grads = [gx]
-        if len(need) > 1:
-            grads.append((gy * xhat).sum(axis=axes) if need[1] else None)
-        if len(need) > 2:
-            grads.append(gy.sum(axis=axes) if need[2] else None)
-        return tuple(grads)
+        return (gx, *_affine_grads(gy, xhat, need, axes))
+
+
+def _standardised_grad(gxhat: Any, xhat: Any, invstd: Any, axes: tuple[int, ...]) -> Any:
+    """d/dx of xhat = (x - mean) / std, the statistics taken over `axes`:
+    invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))."""
+    return invstd * (gxhat - gxhat.mean(axis=axes, keepdims=True)
+                     - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True))
+
+
+def _affine_grads(gy: Any, xhat: Any, need: tuple[bool, ...], axes: tuple[int, ...]) -> list:
+    """The gradients of the scale and shift that were given (need[1:]), each summed over
+    `axes`, the axes they broadcast over."""
+    grads = []
+    if len(need) > 1:
+        grads.append((gy * xhat).sum(axis=axes) if need[1] else None)
+    if len(need) > 2:
+        grads.append(gy.sum(axis=axes) if need[2] else None)
+    return grads
 
 
 def batch_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None, running_mean: Any,
@@ -169,19 +176,12 @@ class LayerNorm(Function):
     def backward(self, gy: Any) -> tuple[Any, ...]:
         xhat, invstd, weight = self.saved_tensors
         need, axes = self.needs_input_grad, self.axes
+        gx = None
+        if need[0]:  # statistics per sample, over the normalised axes
+            gx = _standardised_grad(gy * weight if weight is not None else gy, xhat, invstd,
+                                    axes)
         lead = tuple(range(gy.ndim - len(axes)))  # the axes weight and bias broadcast over
-        grads = [None]
-        if need[0]:
-            gxhat = gy * weight if weight is not None else gy
-            # d/dx of (x - mean) / std, statistics over the normalised axes (as batch norm's
-            # over the batch): invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
-            grads[0] = invstd * (gxhat - gxhat.mean(axis=axes, keepdims=True)
-                                 - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True))
-        if len(need) > 1:
-            grads.append((gy * xhat).sum(axis=lead) if need[1] else None)
-        if len(need) > 2:
-            grads.append(gy.sum(axis=lead) if need[2] else None)
-        return tuple(grads)
+        return (gx, *_affine_grads(gy, xhat, need, lead))
 
 
 def layer_norm(x: Tensor, normalized_shape: int | tuple[int, ...], weight: Tensor | None = None,
