@@ -173,12 +173,10 @@ def _child(optimizer: Optimizer, schedule: Any, i: int) -> LRScheduler:
     """A SequentialLR's i-th schedule, built from its config where one is given."""
     if isinstance(schedule, LRScheduler):
         return schedule
-    closed = sorted(name for name, cls in globals().items() if isinstance(cls, type)
-                    and issubclass(cls, LRScheduler) and cls not in (LRScheduler, SequentialLR))
     name = schedule.get("type") if isinstance(schedule, dict) else None
-    if name not in closed:
+    if name not in CHAINABLE:
         raise ValueError(f"SequentialLR: schedulers[{i}] must be a schedule or a config with "
-                         f"'type' one of {closed}; got {schedule!r}")
+                         f"'type' one of {list(CHAINABLE)}; got {schedule!r}")
     return globals()[name](optimizer, **{k: v for k, v in schedule.items() if k != "type"})
 
 
@@ -241,3 +239,9 @@ class ReduceLROnPlateau:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a `state_dict`."""
         self.__dict__.update(state)
+
+
+# The closed-form schedules, which a SequentialLR chains (ReduceLROnPlateau is none).
+CHAINABLE = tuple(sorted(name for name, cls in list(globals().items()) if isinstance(cls, type)
+                         and issubclass(cls, LRScheduler)
+                         and cls not in (LRScheduler, SequentialLR)))

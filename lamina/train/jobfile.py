@@ -379,10 +379,10 @@ def _check_chained(schedulers: Any) -> None:
     if not isinstance(schedulers, list):
         raise ConfigError(f"scheduler.schedulers: expected a list of schedule configs, got "
                           f"{type(schedulers).__name__}")
-    chainable = [n for n in SCHEDULERS if n not in ("SequentialLR", "ReduceLROnPlateau")]
     for i, child in enumerate(schedulers):
         path = f"scheduler.schedulers[{i}]"
-        name, args = _named(child, path, chainable, kind="schedule in a SequentialLR")
+        name, args = _named(child, path, lr_scheduler.CHAINABLE,
+                            kind="schedule in a SequentialLR")
         check_args(getattr(lr_scheduler, name), args, path, skip=("optimizer",))
 
 
