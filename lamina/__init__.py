@@ -27,7 +27,7 @@ from lamina.config import (
     no_grad,
     set_rng_state,
 )
-from lamina.errors import DataError, ShapeError
+from lamina.errors import DataError, DTypeError, ShapeError
 from lamina.parallel import get_num_threads, set_num_threads
 
 Variable = Tensor
@@ -35,6 +35,7 @@ Variable = Tensor
 __version__ = "0.1.0"
 
 __all__ = [
+    "DTypeError",
     "DataError",
     "Function",
     "GradcheckError",

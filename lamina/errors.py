@@ -10,6 +10,14 @@ class ShapeError(ValueError):
     """
 
 
+class DTypeError(ShapeError):
+    """A tensor's dtype does not fit a layer's parameters (float64 data into a float32 layer).
+
+    A kind of ShapeError: both say an input does not fit, and both are located and reported
+    the same way (the layer's path in the model; the job's config path in the CLI).
+    """
+
+
 class DataError(ValueError):
     """A dataset's files or arrays cannot be used as asked (unparsable, labels that are not
     class indices, train and test samples of different shapes). Messages name the dataset

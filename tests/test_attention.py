@@ -147,13 +147,13 @@ def test_sinusoidal_positions_follow_the_closed_form() -> None:
 
 def test_learned_positions_train_only_the_rows_used() -> None:
     pos = nn.PositionalEncoding(3, max_len=10, learned=True)
-    x = lm.tensor(np.ones((2, 4, 3)))
+    x = lm.tensor(np.ones((2, 4, 3), np.float32))
     pos(x).sum().backward()
     np.testing.assert_array_equal(pos.weight.grad[:4], 2.0)  # two samples
     np.testing.assert_array_equal(pos.weight.grad[4:], 0.0)
     with pytest.raises(lm.ShapeError, match=r"T <= max_len = 10; got \(2, 12, 3\); if the input "
                        r"is right, build the layer with max_len=12$"):
-        pos(lm.tensor(np.ones((2, 12, 3))))
+        pos(lm.tensor(np.ones((2, 12, 3), np.float32)))
 
 
 def test_sequence_cross_entropy_is_cross_entropy_with_classes_last() -> None:

@@ -70,7 +70,7 @@ def test_layer_norm_normalises_each_sample_alike_in_train_and_eval() -> None:
     norm = nn.LayerNorm(7)
     for mode in (norm.train, norm.eval):
         mode()
-        y = norm(lm.tensor(x)).data
+        y = norm(lm.tensor(x, dtype="float32")).data
         np.testing.assert_allclose(y.mean(axis=1), 0, atol=1e-6)
         np.testing.assert_allclose(y.var(axis=1), 1, rtol=1e-4)  # eps = 1e-5 against var ~25
     assert [n for n, _ in norm.named_parameters()] == ["weight", "bias"]

@@ -7,6 +7,7 @@ import pytest
 from layer_cases import LAYER_CASES, flat_outputs
 
 import lamina as lm
+import lamina.functions as F
 import lamina.nn as nn
 
 
@@ -150,7 +151,48 @@ def test_shape_errors_name_the_layer_path_and_shapes() -> None:
     with pytest.raises(lm.ShapeError, match=r"LSTM: expected input \(B, T, input_size\) with input_size 3; got shape \(2, 5, 4\)"):
         nn.LSTM(3, 4)(lm.tensor(np.ones((2, 5, 4), np.float32)))
     with pytest.raises(lm.ShapeError, match=r"GRU: expected initial state of shape \(1, 2, 4\); got \(1, 3, 4\)"):
-        nn.GRU(3, 4)(lm.tensor(np.ones((2, 5, 3), np.float32)), lm.tensor(np.zeros((1, 3, 4))))
+        nn.GRU(3, 4)(lm.tensor(np.ones((2, 5, 3), np.float32)),
+                     lm.tensor(np.zeros((1, 3, 4), np.float32)))
+
+
+def test_float64_input_to_a_float32_layer_names_the_layer_and_both_fixes() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    x = np.random.default_rng(0).standard_normal((5, 3))  # NumPy's default: float64
+    with pytest.raises(lm.DTypeError, match=r"^0 \(Linear\): the input is float64 but the "
+                       r"layer's parameters are float32; convert the input \(lm.tensor\(x, "
+                       r"dtype='float32'\).*model.to\('float64'\)\)$"):
+        model(lm.tensor(x))
+    with pytest.raises(lm.DTypeError, match=r"^GRU: input 1 is float64"):  # the state too
+        nn.GRU(3, 4)(lm.tensor(x[None], dtype="float32"), lm.tensor(np.zeros((1, 1, 4))))
+    assert issubclass(lm.DTypeError, lm.ShapeError)  # located and reported as shape errors
+    expected = model(lm.tensor(x, dtype="float32")).data
+    assert model.to("float64") is model
+    assert {p.dtype for p in model.parameters()} == {np.dtype(np.float64)}
+    np.testing.assert_allclose(model(lm.tensor(x)).data, expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="must stay floating point; got dtype int64"):
+        model.to("int64")
+
+
+def test_layer_to_converts_buffers_and_drops_gradients_but_keeps_the_parameters() -> None:
+    norm = nn.BatchNorm1d(3)
+    weight = norm.weight
+    norm(lm.tensor(np.ones((4, 3), np.float32))).sum().backward()
+    assert norm.weight.grad is not None
+    norm.to(np.float64)
+    assert norm.weight is weight and weight.grad is None  # optimizers keep their references
+    assert norm.running_mean.dtype == norm.running_var.dtype == np.float64
+    assert norm.num_batches_tracked.dtype.kind == "i"  # integer buffers stay
+    np.testing.assert_array_equal(norm.running_var.data, np.float32(0.9))  # 0.9*1 + 0.1*0, kept
+
+
+def test_an_op_that_promotes_gives_each_input_its_gradient_in_its_own_dtype() -> None:
+    x = lm.tensor(np.arange(6.0).reshape(2, 3))  # float64
+    w = lm.tensor(np.ones((4, 3), np.float32), requires_grad=True)
+    y = F.linear(x, w)
+    assert y.dtype == np.float64  # NumPy's promotion, as the functions document
+    y.sum().backward()
+    assert w.grad.dtype == np.float32
+    np.testing.assert_array_equal(w.grad, np.tile([3.0, 5.0, 7.0], (4, 1)))
 
 
 @pytest.mark.parametrize("layer, shape, fix", [

@@ -105,7 +105,7 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
         for x, gx, need in zip(f.inputs, gxs, f.needs_input_grad):
             if not need:
                 continue
-            _check_grad(f, x, gx)
+            gx = _checked_grad(f, x, gx)
             creator = x.creator
             if creator is None:
                 accumulate_grad(x, gx, given)
@@ -148,14 +148,21 @@ def _call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
     return gxs
 
 
-def _check_grad(f: Function, x: Tensor, gx: Any) -> None:
+def _checked_grad(f: Function, x: Tensor, gx: Any) -> Any:
+    """The gradient for input x, in x's dtype: an op that promoted its float inputs (float32
+    with float64) computed in the wider one, and each input gets its gradient back in its
+    own dtype, as PyTorch's autograd gives it."""
     if gx is None:
         raise RuntimeError(f"{f.name}.backward returned None for an input that requires grad")
-    if gx.shape != x.data.shape or gx.dtype != x.data.dtype:
+    want = x.data.dtype
+    if gx.shape == x.data.shape and gx.dtype != want and gx.dtype.kind == want.kind == "f":
+        return gx.astype(want)
+    if gx.shape != x.data.shape or gx.dtype != want:
         raise ShapeError(
             f"{f.name}.backward: gradient does not match its input; expected shape "
-            f"{x.data.shape} dtype {x.data.dtype}, got shape {gx.shape} dtype {gx.dtype}"
+            f"{x.data.shape} dtype {want}, got shape {gx.shape} dtype {gx.dtype}"
         )
+    return gx
 
 
 def accumulate_grad(x: Tensor, gx: Any, given: set[int]) -> None:

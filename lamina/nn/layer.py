@@ -9,7 +9,7 @@ import numpy as np
 
 from lamina.autograd.tensor import Tensor
 from lamina.backend import to_numpy
-from lamina.errors import ShapeError
+from lamina.errors import DTypeError, ShapeError
 
 
 class Parameter(Tensor):
@@ -131,6 +131,25 @@ class Layer:
         for p in self.parameters():
             p.grad = None
 
+    def to(self, dtype: Any) -> Layer:
+        """Convert every floating parameter and buffer of the tree to `dtype`, in place, as
+        PyTorch's `module.to(dtype)` does; accumulated gradients are dropped. Returns the
+        layer, so `model = nn.Layer.from_config(cfg).to("float64")` reads as one step.
+
+        Example:
+            >>> model = nn.Linear(3, 2).to("float64")  # for lm.gradcheck, or float64 data
+            >>> model.weight.dtype
+            dtype('float64')
+        """
+        dtype = np.dtype(dtype)
+        if dtype.kind != "f":
+            raise TypeError(f"{type(self).__name__}.to: parameters must stay floating point; "
+                            f"got dtype {dtype} (labels and ids may be integers, weights not)")
+        for t in (*self.parameters(), *self.buffers()):
+            if t.data.dtype.kind == "f" and t.data.dtype != dtype:
+                t.data, t.grad = t.data.astype(dtype), None
+        return self
+
     # -- forward --------------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Compute the layer's output with lamina.functions; called by `layer(x)`."""
@@ -138,6 +157,8 @@ class Layer:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
+            if self._params:
+                _check_dtypes(self, args)
             return self.forward(*args, **kwargs)
         except ShapeError as e:
             _blame(e, self, args)
@@ -235,7 +256,7 @@ def _blame(error: ShapeError, layer: Layer, args: tuple[Any, ...]) -> None:
     if "layer_path" not in error.__dict__:
         cls, message = type(layer).__name__, str(error)
         message = message.removeprefix(f"{cls}: ")  # a layer's own check names it already
-        fit = layer._fits(*args)
+        fit = None if isinstance(error, DTypeError) else layer._fits(*args)
         if fit:
             message += f"; if the input is right, build the layer with {fit}"
         error.layer_path = {"path": [], "layer": cls, "message": message}
@@ -243,6 +264,23 @@ def _blame(error: ShapeError, layer: Layer, args: tuple[Any, ...]) -> None:
     if layer._name is not None:
         info["path"].insert(0, layer._name)
     error.args = (located_message(error, ".".join(info["path"])),)
+
+
+def _check_dtypes(layer: Layer, args: tuple[Any, ...]) -> None:
+    """Raise DTypeError where a floating input's dtype is not the layer's parameters'.
+    NumPy would promote the step to float64 silently (twice the time and memory, and
+    parameters of one dtype given gradients computed in another), and PyTorch refuses."""
+    want = next((p.data.dtype for p in layer._params.values() if p.data.dtype.kind == "f"),
+                None)
+    for i, a in enumerate(args):
+        got = a.dtype if isinstance(a, (Tensor, np.ndarray)) else None
+        if want is None or got is None or got == want or got.kind != "f":
+            continue
+        which = f"input {i}" if len(args) > 1 else "the input"
+        raise DTypeError(
+            f"{type(layer).__name__}: {which} is {got} but the layer's parameters are {want}; "
+            f"convert the input (lm.tensor(x, dtype='{want}'), or x.astype('{want}') for a "
+            f"Tensor), or the model to the input's dtype (model.to('{got}'))")
 
 
 def located_message(error: ShapeError, where: str) -> str:
