@@ -378,6 +378,31 @@ def test_control_flow_through_raw_data_is_caught_by_a_second_trace() -> None:
         compile(model, F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
 
 
+def test_a_mask_made_by_comparing_the_batch_is_made_again_for_every_batch() -> None:
+    # The fix the control-flow error suggests: compute the branch with masks. A plan that
+    # froze the example's mask as a constant passed its own check on the example batch.
+    class Masked(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            h = self.fc(x * (x > 0))
+            return h * (h <= 0.5) + (x[:, :3] == 0).astype("float32")
+
+    model, (x, y) = Masked(), _batch()
+    plan = compile(model, F.cross_entropy, (x, y))
+    for seed in range(3):
+        other = lm.tensor(np.random.default_rng(seed).standard_normal((6, 4)).astype(np.float32))
+        other.data[0, :2] = 0.0
+        _assert_plan_tracks_eager(model, plan, other, y)
+    assert plan.traces == 1
+    steps = plan.describe().split("backward")
+    assert steps[0].count("Compare") == 3 and "Compare" not in steps[1]  # no gradient
+    inference = compile(model, example_batch=(x,))
+    np.testing.assert_array_equal(inference(other).data, model(other).data)
+
+
 def test_outside_state_and_stateful_layers_are_refused() -> None:
     kept = lm.tensor(np.ones((1, 3), np.float32))
 

@@ -251,30 +251,30 @@ class Tensor:
     def __getitem__(self, key: Any) -> Tensor:
         return _math.getitem(self, key)
 
-    # Comparisons give boolean tensors and record nothing.
-    def _compare(self, result: Any, other: Any) -> Tensor:
-        out = Tensor(result)
-        if config.tracer is not None:  # a comparison of traced data is traced data too
-            config.tracer.derived(out, self, other)
-        return out
+    # Comparisons give boolean tensors and no gradient. While a plan traces, each is an op,
+    # so a mask made from the batch is made again from every batch, not frozen.
+    def _compare(self, op: Any, other: Any) -> Tensor:
+        if config.tracer is None:
+            return Tensor(op(self.data, _raw(other)))
+        return _math.compare(op, self, other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return self._compare(self.data < _raw(other), other)
+        return self._compare(np.less, other)
 
     def __le__(self, other: Any) -> Tensor:
-        return self._compare(self.data <= _raw(other), other)
+        return self._compare(np.less_equal, other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return self._compare(self.data > _raw(other), other)
+        return self._compare(np.greater, other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return self._compare(self.data >= _raw(other), other)
+        return self._compare(np.greater_equal, other)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(self.data == _raw(other), other)
+        return self._compare(np.equal, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(self.data != _raw(other), other)
+        return self._compare(np.not_equal, other)
 
     __hash__ = object.__hash__
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import config
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -230,6 +231,26 @@ class Clip(Function):
         if self.hi is not None:
             inside &= x <= self.hi
         return gy * inside
+
+
+class Compare(Function):
+    """An elementwise comparison (np.less, np.equal, ...): a boolean array, no gradient."""
+
+    def __init__(self, op: Any) -> None:
+        self.op = op
+
+    def forward(self, a: Any, b: Any) -> Any:
+        return self.op(a, b)
+
+    def backward(self, gy: Any) -> Any:
+        return None, None
+
+
+def compare(op: Any, a: Tensor, b: Any) -> Tensor:
+    """`op(a, b)` as a recorded op that takes no gradient (Tensor's `<`, `==`, ... while a
+    plan traces: eager mode computes the array directly)."""
+    with config.no_grad():
+        return Compare(op).apply(a, b)
 
 
 class AsType(Function):

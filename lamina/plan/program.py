@@ -38,10 +38,13 @@ class Program:
         self.rewrites: list[str] = []
         self.forward = _toposort(self._pool_before_relu(kept), trace)
         self.grad_values = self._needs_grad() if train else set()
-        self.backward = [n for n in reversed(self.forward)
-                         if any(v in self.grad_values for v in n.inputs)]
+        # An op is in backward where its (float) outputs take gradient: a comparison of a
+        # value that does, which gives booleans, is not.
+        self.backward = [n for n in reversed(self.forward) if n.outputs[0] in self.grad_values]
+        in_backward = {id(n) for n in self.backward}
         for n in self.forward:
-            n.fn.needs_input_grad = tuple(v in self.grad_values for v in n.inputs)
+            n.fn.needs_input_grad = tuple(v in self.grad_values and id(n) in in_backward
+                                          for v in n.inputs)
             n.fn.planned = True
         # What each op keeps depends on the hints it is given, so the forward is probed
         # again after each round of hints, and liveness is read off the probe's arrays.

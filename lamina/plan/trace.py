@@ -96,11 +96,6 @@ class Tracer:
         self.op_values.update(id(o) for o in outs)
         self.nodes.append(Node(fn, ins, numbers, len(self.nodes)))
 
-    def derived(self, out: Tensor, *sources: Any) -> None:
-        """`out` was computed outside any op (a comparison) from `sources`."""
-        if any(id(s) in self.op_values for s in sources):
-            self.op_values.add(id(out))
-
     def converted(self, t: Tensor, how: str) -> None:
         if id(t) in self.op_values:
             where = _user_frame()
