@@ -403,6 +403,25 @@ def test_a_mask_made_by_comparing_the_batch_is_made_again_for_every_batch() -> N
     np.testing.assert_array_equal(inference(other).data, model(other).data)
 
 
+@pytest.mark.parametrize("make", [
+    lambda x: lm.tensor((x.data > 0).astype(np.float32)),  # the batch's values, untraced
+    lambda x: lm.tensor(np.random.default_rng().standard_normal(x.shape).astype(np.float32)),
+])
+def test_a_tensor_made_from_raw_data_or_at_random_is_refused_not_frozen(make) -> None:
+    class Frozen(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc(x * make(x))
+
+    with pytest.raises(TraceError, match=r"op 0 \(Mul\) reads a tensor of shape \(6, 4\) made "
+                                         r"during the call that differs from one batch to "
+                                         r"another.*Compute it with tensor ops"):
+        compile(Frozen(), F.cross_entropy, _batch())
+
+
 def test_outside_state_and_stateful_layers_are_refused() -> None:
     kept = lm.tensor(np.ones((1, 3), np.float32))
 

@@ -242,6 +242,7 @@ class Plan:
             raise TraceError(f"plan: the model's ops depend on the input values ({what}): "
                              "Python control flow on data cannot be captured by a plan. "
                              "Train this model eagerly, or express the branch with tensor ops.")
+        _check_constants(first, second)
         self.traces += 1
         with _preserved(self.model):  # analysing runs the forward: no trace of it may stay
             return Program(first, self.train, self.tune)
@@ -331,6 +332,25 @@ class _preserved:
             b.data[...] = saved
         for p, grad in self.grads:
             p.grad = grad
+
+
+def _check_constants(first: Trace, second: Trace) -> None:
+    """Raise TraceError where a constant made during the call differs between the traces
+    of two batches: it was computed from the batch's values outside the ops (through
+    `.data` or NumPy), or drawn at random, and a plan would replay the example's."""
+    for n in first.nodes:
+        for v in n.inputs:
+            if first.kinds[v] != "const":
+                continue
+            a, b = first.arrays[v], second.arrays[v]
+            if a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"):
+                continue
+            raise TraceError(
+                f"plan: op {n.index} ({n.name}) reads a tensor of shape {a.shape} made during "
+                "the call that differs from one batch to another: it was computed from the "
+                "batch's values outside tensor ops (through .data or NumPy), or drawn at "
+                "random, and a plan would replay the example's. Compute it with tensor ops "
+                "(comparisons and arithmetic on tensors are traced), or train eagerly.")
 
 
 def _perturbed(a: np.ndarray) -> np.ndarray:
