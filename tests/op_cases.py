@@ -355,12 +355,21 @@ CASES += [
          lambda x: _t().nn.functional.layer_norm(x, (6,))),
 ]
 
-def sdpa_ref(q, k, v, causal=False):
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+def sdpa_ref(q, k, v, causal=False, allowed=None, bias=0.0):
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + bias
+    keep = np.ones(scores.shape, bool) if allowed is None else np.broadcast_to(allowed,
+                                                                               scores.shape)
     if causal:
-        scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True) @ v
+        keep = keep & np.tril(np.ones(scores.shape[-2:], bool))
+    e = np.where(keep, np.exp(scores - scores.max(axis=-1, keepdims=True)), 0.0)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0) @ v  # no key: zeros
+
+
+# Query 1 of head 0 may attend to no key: its output is zeros.
+SDPA_ALLOWED = np.array([[[1, 0, 1, 1, 0, 1], [0, 0, 0, 0, 0, 0], [1, 1, 0, 1, 1, 1],
+                          [0, 1, 1, 1, 1, 0]], [[1] * 6, [0, 1, 1, 0, 1, 1], [1, 1, 1, 0, 0, 0],
+                                                [0, 0, 1, 0, 1, 1]]], bool)[None]
 
 
 CASES += [
@@ -373,6 +382,23 @@ CASES += [
          inputs(randn(2, 5, 4), randn(2, 5, 4), randn(2, 5, 3)),
          lambda q, k, v: _t().nn.functional.scaled_dot_product_attention(q, k, v,
                                                                          is_causal=True)),
+    Case("scaled_dot_product_attention boolean mask",
+         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=SDPA_ALLOWED),
+         lambda q, k, v: sdpa_ref(q, k, v, allowed=SDPA_ALLOWED),
+         inputs(randn(2, 2, 4, 5), randn(2, 2, 6, 5), randn(2, 2, 6, 3)),
+         lambda q, k, v: _t().nn.functional.scaled_dot_product_attention(
+             q, k, v, attn_mask=_t().tensor(SDPA_ALLOWED))),
+    Case("scaled_dot_product_attention causal, boolean mask",
+         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, causal=True,
+                                                        attn_mask=SDPA_ALLOWED[0, 1, :, :4]),
+         lambda q, k, v: sdpa_ref(q, k, v, causal=True, allowed=SDPA_ALLOWED[0, 1, :, :4]),
+         inputs(randn(3, 4, 5), randn(3, 4, 5), randn(3, 4, 2))),
+    Case("scaled_dot_product_attention float mask (learned bias)",
+         lambda q, k, v, b: F.scaled_dot_product_attention(q, k, v, attn_mask=b),
+         lambda q, k, v, b: sdpa_ref(q, k, v, bias=b),
+         inputs(randn(2, 3, 4, 5), randn(2, 3, 6, 5), randn(2, 3, 6, 7), randn(3, 4, 6)),
+         lambda q, k, v, b: _t().nn.functional.scaled_dot_product_attention(q, k, v,
+                                                                         attn_mask=b)),
 ]
 
 # -- array ops --------------------------------------------------------------------------

@@ -7,13 +7,15 @@ plan traces the pieces like any other ops.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.activation import softmax
-from lamina.functions.math import matmul, transpose
+from lamina.functions.math import astype, matmul, transpose
+from lamina.functions.math import max as maximum
 from lamina.functions.noise import dropout
 
 
@@ -25,9 +27,10 @@ def causal_mask(queries: int, keys: int, dtype: np.dtype) -> np.ndarray:
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
-                                 scale: float | None = None, dropout_p: float = 0.0) -> Tensor:
-    """softmax(q @ k^T * scale) @ v over the last two axes, as PyTorch's function of that
-    name; leading axes (batch, heads) broadcast.
+                                 scale: float | None = None, dropout_p: float = 0.0,
+                                 attn_mask: Any = None) -> Tensor:
+    """softmax(q @ k^T * scale + mask) @ v over the last two axes, as PyTorch's function of
+    that name; leading axes (batch, heads) broadcast.
 
     Args:
         q: queries (..., L, D).
@@ -37,20 +40,75 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool =
         scale: defaults to 1 / sqrt(D).
         dropout_p: drop this share of the attention weights (as PyTorch's, whenever it is
             above 0: a layer passes 0 in evaluation).
+        attn_mask: broadcastable to (..., L, S), an array or a Tensor. Boolean: True where
+            a query may attend to a key, as in PyTorch's function (combined with `causal`).
+            A query that may attend to no key gets zeros and passes no gradient, as with
+            PyTorch's function (never NaN, which would reach every gradient).
+            Floating: added to the scores (-inf to mask; a learned bias takes gradients).
 
     Returns:
         (..., L, Dv).
 
     Raises:
-        ShapeError: the feature sizes of q and k, or the lengths of k and v, differ.
+        ShapeError: the feature sizes of q and k, or the lengths of k and v, differ; or
+            the mask does not broadcast to (..., L, S).
     """
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ShapeError(f"scaled_dot_product_attention: expected q (..., L, D), k (..., S, D) "
                          f"and v (..., S, Dv); got q {q.shape}, k {k.shape}, v {v.shape}")
+    mask = _as_mask(attn_mask, q, k)
+    allowed = astype(mask, q.dtype) if mask is not None and mask.dtype == bool else None
+    return attend(q, k, v, allowed, mask if allowed is None else None, causal, scale,
+                  dropout_p)
+
+
+def attend(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, bias: Tensor | None,
+           causal: bool, scale: float | None, dropout_p: float) -> Tensor:
+    """Attention with the masks in two forms: `allowed`, 1.0 where a query may attend to a
+    key and 0.0 where not (a query with no key gets zeros), and `bias`, added to the
+    scores. Either may be None."""
     axes = (*range(k.ndim - 2), k.ndim - 1, k.ndim - 2)
     scores = matmul(q, transpose(k, axes)) * (scale if scale is not None
                                               else 1.0 / math.sqrt(q.shape[-1]))
-    if causal:
-        scores = scores + causal_mask(q.shape[-2], k.shape[-2], scores.dtype)
-    weights = softmax(scores, axis=-1)
+    if bias is not None:
+        scores = scores + bias
+    if allowed is None:
+        if causal:
+            scores = scores + causal_mask(q.shape[-2], k.shape[-2], scores.dtype)
+        weights = softmax(scores, axis=-1)
+    else:
+        if causal:
+            allowed = allowed * (causal_mask(q.shape[-2], k.shape[-2], q.dtype) == 0
+                                 ).astype(q.dtype)
+        # A finite stand-in for -inf, so that a query with no key left takes a uniform
+        # softmax (finite, and then zeroed) instead of 0/0.
+        scores = scores + (allowed - 1.0) * MASKED
+        weights = softmax(scores, axis=-1) * maximum(allowed, axis=-1, keepdims=True)
     return matmul(dropout(weights, dropout_p) if dropout_p else weights, v)
+
+
+MASKED = 1e30  # exp(-1e30 + anything a score holds) is 0 in float32 and float64
+
+
+def _as_mask(mask: Any, q: Tensor, k: Tensor) -> Tensor | None:
+    """The mask as a Tensor (boolean, or in q's float dtype), checked against (..., L, S)."""
+    if mask is None:
+        return None
+    mask = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask))
+    want = (q.shape[-2], k.shape[-2])
+    target = (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), *want)
+    try:
+        fits = np.broadcast_shapes(mask.shape, target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"scaled_dot_product_attention: attn_mask of shape {mask.shape} does "
+                         f"not broadcast to (..., L, S) = (..., {want[0]}, {want[1]}) for q "
+                         f"{q.shape} and k {k.shape}")
+    if mask.dtype == bool:
+        return mask
+    if mask.dtype.kind != "f":
+        raise TypeError(f"scaled_dot_product_attention: attn_mask must be boolean (True "
+                        f"where a query may attend) or floating (added to the scores); got "
+                        f"{mask.dtype}")
+    return mask if mask.dtype == q.dtype else astype(mask, q.dtype)

@@ -9,6 +9,7 @@ import numpy as np
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions.attention import attend
 from lamina.nn import init
 from lamina.nn.dropout import Dropout
 from lamina.nn.layer import Layer, Parameter
@@ -60,20 +61,70 @@ class MultiheadAttention(Layer):
         if bias:
             init.zeros_(self.out_proj.bias)
 
-    def forward(self, query: Tensor, key: Tensor | None = None,
-                value: Tensor | None = None) -> Tensor:
+    def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
+                key_padding_mask: Any = None, attn_mask: Any = None) -> Tensor:
+        """Attend from `query` to `key` and `value` (both default to the query).
+
+        The masks are PyTorch's: boolean True marks what may NOT be attended to (the
+        opposite of F.scaled_dot_product_attention's), floating ones are added to the
+        scores. `key_padding_mask` (B, S) marks each sequence's padding keys;
+        `attn_mask` (L, S) or (B * num_heads, L, S) masks per query. A query left with no
+        key gets zeros. Both combine with `causal`.
+        """
         key = query if key is None else key
         value = key if value is None else value
         self._check(query, key, value)
         if not self.batch_first:  # (T, B, E) -> (B, T, E)
             query, key, value = (F.transpose(t, (1, 0, 2)) for t in (query, key, value))
+        allowed, bias = self._masks(key_padding_mask, attn_mask, query, key)
         q, k, v = (self._heads(p) for p in self._project(query, key, value))
-        y = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
-                                           dropout_p=self.dropout if self.training else 0.0)
+        y = attend(q, k, v, allowed, bias, self.causal, None,
+                   self.dropout if self.training else 0.0)
         batch, length = y.shape[0], y.shape[2]
         y = F.reshape(F.transpose(y, (0, 2, 1, 3)), (batch, length, self.embed_dim))
         y = self.out_proj(y)
         return y if self.batch_first else F.transpose(y, (1, 0, 2))
+
+    def _masks(self, key_padding_mask: Any, attn_mask: Any, query: Tensor, key: Tensor
+               ) -> tuple[Tensor | None, Tensor | None]:
+        """PyTorch's two masks as one 0/1 `allowed` and one additive `bias`, each shaped to
+        broadcast over (B, heads, L, S) and either None."""
+        (batch, length, _), keys = query.shape, key.shape[1]
+        padding = self._mask("key_padding_mask", key_padding_mask, [(batch, keys)], query)
+        per_query = self._mask("attn_mask", attn_mask, [
+            (length, keys), (batch * self.num_heads, length, keys)], query)
+        pieces = []
+        if padding is not None:
+            pieces.append((padding, (batch, 1, 1, keys)))
+        if per_query is not None:
+            pieces.append((per_query, per_query.shape if per_query.ndim == 2
+                           else (batch, self.num_heads, length, keys)))
+        allowed: Tensor | None = None
+        bias: Tensor | None = None
+        for mask, shape in pieces:
+            if mask.dtype == bool:  # True: not allowed
+                ok = 1.0 - F.reshape(F.astype(mask, query.dtype), shape)
+                allowed = ok if allowed is None else allowed * ok
+            else:
+                add = F.reshape(mask, shape)
+                bias = add if bias is None else bias + add
+        return allowed, bias
+
+    def _mask(self, name: str, mask: Any, shapes: list[tuple[int, ...]], query: Tensor
+              ) -> Tensor | None:
+        """The mask as a Tensor, boolean or in the query's dtype, of one of `shapes`."""
+        if mask is None:
+            return None
+        mask = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask))
+        if mask.shape not in shapes:
+            raise ShapeError(f"MultiheadAttention: expected {name} of shape "
+                             f"{' or '.join(map(str, shapes))} for query {query.shape} (batch "
+                             f"first) and {self.num_heads} heads; got {mask.shape}")
+        if mask.dtype != bool and mask.dtype.kind != "f":
+            raise TypeError(f"MultiheadAttention: {name} must be boolean (True where "
+                            f"attention is not allowed, as in PyTorch) or floating (added to "
+                            f"the scores); got {mask.dtype}")
+        return mask if mask.dtype in (bool, query.dtype) else F.astype(mask, query.dtype)
 
     def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, ...]:
         w, b, e = self.in_proj_weight, self.in_proj_bias, self.embed_dim
@@ -224,11 +275,18 @@ class TransformerEncoderLayer(Layer):
         self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
         self.activation, self.norm_first = activation, norm_first
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, src_mask: Any = None, src_key_padding_mask: Any = None
+                ) -> Tensor:
+        """`src_mask` and `src_key_padding_mask` are MultiheadAttention's `attn_mask` and
+        `key_padding_mask` (PyTorch's names and conventions: True is masked out)."""
+        def attn(h: Tensor) -> Tensor:
+            return self.self_attn(h, key_padding_mask=src_key_padding_mask,
+                                  attn_mask=src_mask)
+
         if self.norm_first:
-            x = x + self.dropout1(self.self_attn(self.norm1(x)))
+            x = x + self.dropout1(attn(self.norm1(x)))
             return x + self.dropout2(self._feed_forward(self.norm2(x)))
-        x = self.norm1(x + self.dropout1(self.self_attn(x)))
+        x = self.norm1(x + self.dropout1(attn(x)))
         return self.norm2(x + self.dropout2(self._feed_forward(x)))
 
     def _feed_forward(self, x: Tensor) -> Tensor:
