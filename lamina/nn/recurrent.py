@@ -141,7 +141,9 @@ class RNN(_Recurrent):
         output: "tuple" returns (output, state) as PyTorch does; "sequence" returns the
             output alone (for use in a Sequential); "last" returns the last step (B, H).
         stateful: carry the final state into the next call; reset_state() and
-            detach_state() control it (truncated BPTT uses both).
+            detach_state() control it (truncated BPTT uses both). A call with a batch of
+            another size (an epoch's smaller last batch, sampling one sequence) starts
+            from zeros: the carried state belongs to other sequences.
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
