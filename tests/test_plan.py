@@ -422,6 +422,38 @@ def test_a_tensor_made_from_raw_data_or_at_random_is_refused_not_frozen(make) ->
         compile(Frozen(), F.cross_entropy, _batch())
 
 
+def test_indexing_with_the_batch_labels_follows_every_batch() -> None:
+    def picked_nll(out, y):  # a loss written by hand: -log p[i, y_i]
+        rows = lm.tensor(np.arange(y.shape[0]))
+        return -F.log_softmax(out, axis=1)[rows, y].mean()
+
+    model, (x, y) = _bn_net(), _batch()
+    plan = compile(model, picked_nll, (x, y))
+    for labels in ([2, 1, 0, 0, 1, 2], [0, 0, 0, 1, 1, 1]):
+        other = lm.tensor(np.array(labels))
+        planned, eager = _eager_and_planned(model, picked_nll, x, other, step=plan)
+        assert planned[0] == pytest.approx(eager[0], rel=1e-6)
+        for n, g in eager[1].items():
+            _close(planned[1][n], g)
+    assert plan.traces == 1
+    assert "GetItem        v" in plan.describe() and ", input1 ->" in plan.describe()
+
+
+@pytest.mark.parametrize("forward, what", [
+    (lambda x: x[x > 0], r"indexing with a boolean tensor at .*test_plan\.py:\d+ .* shape "
+                         r"depends on the batch's values"),
+    (lambda x: x * 2 if x[0, 0] else x, r"bool\(\) .* on a traced value"),
+    (lambda x: x * float(np.asarray(x).max()), r"np\.asarray\(\) on a traced value"),
+])
+def test_reading_the_batch_in_python_is_refused(forward, what) -> None:
+    class Reads(nn.Layer):
+        def forward(self, x):
+            return forward(x)
+
+    with pytest.raises(TraceError, match=what):
+        compile(Reads(), example_batch=(_batch()[0],))
+
+
 def test_outside_state_and_stateful_layers_are_refused() -> None:
     kept = lm.tensor(np.ones((1, 3), np.float32))
 

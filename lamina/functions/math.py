@@ -456,12 +456,28 @@ class BroadcastTo(Function):
 
 
 class GetItem(Function):
-    def __init__(self, key: Any) -> None:
-        self.key = key
+    """x[key]. Tensors in the key (integer or boolean index arrays) are inputs of the op,
+    not constants, so that a plan reads them from every batch: `template` holds the key
+    with None in their places, `slots` where they go."""
 
-    def forward(self, x: Any) -> Any:
+    def __init__(self, template: Any, slots: tuple[int, ...] = (), is_tuple: bool = False
+                 ) -> None:
+        self.template, self.slots, self.is_tuple = template, slots, is_tuple
+
+    def forward(self, x: Any, *indices: Any) -> Any:
         self.x_meta = (x.shape, x.dtype)
+        self.key = self._key(indices)
         return x[self.key]
+
+    def _key(self, indices: tuple[Any, ...]) -> Any:
+        if not self.slots:
+            return self.template
+        if not self.is_tuple:
+            return indices[0]
+        key = list(self.template)
+        for slot, index in zip(self.slots, indices):
+            key[slot] = index
+        return tuple(key)
 
     def backward(self, gy: Any) -> Any:
         gx = np.zeros(*self.x_meta)
@@ -469,7 +485,7 @@ class GetItem(Function):
             gx[self.key] = gy
         else:  # integer arrays may repeat an index: add.at sums every occurrence
             np.add.at(gx, self.key, gy)
-        return gx
+        return (gx, *[None] * len(self.slots))
 
 
 def _is_basic_index(key: Any) -> bool:
@@ -504,4 +520,14 @@ def broadcast_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 def getitem(x: Tensor, key: Any) -> Tensor:
     """x[key] for slices, integer arrays and boolean masks, with gradient."""
-    return GetItem(_unwrap_key(key)).apply(x)
+    parts = key if isinstance(key, tuple) else (key,)
+    slots = tuple(i for i, k in enumerate(parts) if isinstance(k, Tensor))
+    if not slots:
+        return GetItem(_unwrap_key(key)).apply(x)
+    indices = [parts[i] for i in slots]
+    if config.tracer is not None:
+        for index in indices:
+            if index.dtype == bool:
+                config.tracer.shaped_by_data(index, "indexing with a boolean tensor")
+    template = tuple(None if i in slots else k for i, k in enumerate(parts))
+    return GetItem(template, slots, isinstance(key, tuple)).apply(x, *indices)

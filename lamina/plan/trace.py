@@ -96,8 +96,23 @@ class Tracer:
         self.op_values.update(id(o) for o in outs)
         self.nodes.append(Node(fn, ins, numbers, len(self.nodes)))
 
+    def shaped_by_data(self, t: Tensor, how: str) -> None:
+        """Refuse `how` on a value read from the batch: its result's shape depends on the
+        values, and a plan's buffers are laid out for the example's."""
+        if self._varies(t):
+            raise TraceError(
+                f"plan: {how}{_user_frame()} gives a result whose shape depends on the batch's "
+                "values, which a plan cannot lay out in advance. Multiply by the mask "
+                "instead (x * mask), or train this model eagerly.")
+
+    def _varies(self, t: Tensor) -> bool:
+        """t may hold other values at the next run: an input of the traced call or an op's
+        output (not a constant, nor a parameter read as it is)."""
+        n = self.values.get(id(t))
+        return id(t) in self.op_values or (n is not None and self.kinds[n] == "input")
+
     def converted(self, t: Tensor, how: str) -> None:
-        if id(t) in self.op_values:
+        if self._varies(t):
             where = _user_frame()
             raise TraceError(
                 f"plan: {how} on a traced value{where} turns data into Python control flow, "
