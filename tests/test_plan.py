@@ -324,6 +324,27 @@ def test_one_layer_put_in_eval_mode_after_compiling_traces_again() -> None:
     assert plan.traces == 2
 
 
+def test_a_layer_setting_changed_after_compiling_traces_again() -> None:
+    class Tempered(nn.Layer):  # a temperature a schedule anneals, read as a Python float
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc, self.tau = nn.Linear(4, 3), 1.0
+
+        def forward(self, x):
+            return self.fc(x) / self.tau
+
+    model, (x, y) = nn.Sequential(Tempered(), nn.Dropout(0.5)), _batch()
+    plan = compile(model, F.cross_entropy, (x, y))
+    model[0].tau = 0.25
+    _assert_plan_tracks_eager(model, plan, x, y)
+    model[1].p = 0.0
+    _assert_plan_tracks_eager(model, plan, x, y)
+    assert plan.traces == 3
+    model[0].tau, model[1].p = 1.0, 0.5  # the first settings again: the first program
+    _assert_plan_tracks_eager(model, plan, x, y)
+    assert plan.traces == 3
+
+
 def test_replacing_a_layer_or_a_buffer_array_drops_the_stale_programs() -> None:
     model, (x, y) = _bn_net(), _batch()
     plan = compile(model, F.cross_entropy, (x, y))

@@ -85,9 +85,10 @@ class Plan:
 
     def _key(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
         """What a program depends on besides its ops: the batch's signature, each layer's
-        mode and which parameters are trained. Checked at every call (a few microseconds),
-        so that a layer put in eval mode or a parameter frozen after compiling never runs
-        a stale program. Drops every program if the model's tensors were replaced."""
+        mode and plain settings, and which parameters are trained. Checked at every call
+        (a few microseconds), so that a layer put in eval mode, a dropout rate or a
+        temperature changed, or a parameter frozen after compiling never runs a stale
+        program. Drops every program if the model's tensors were replaced."""
         model, params = self.model, list(self.model.parameters())
         # A program reads each parameter's .data afresh, but binds the parameter itself and
         # each buffer's array (batch norm updates its statistics in place).
@@ -96,7 +97,7 @@ class Plan:
         if bound != self.bound:
             self.programs.clear()
             self.bound = bound
-        return (*(layer.training for _, layer in model.named_layers()),
+        return (*(_settings(layer) for _, layer in model.named_layers()),
                 *(p.requires_grad for p in params),
                 *((a.shape, a.dtype.str) for a in arrays))
 
@@ -123,7 +124,8 @@ class Plan:
             return
         self.evicting = True
         warnings.warn(f"plan: more than {self.max_programs} input signatures (shapes, dtypes, "
-                      "modes) seen; the least recently used programs are dropped and traced "
+                      "modes, layer settings) seen; the least recently used programs are "
+                      "dropped and traced "
                       "again, which is slow. Pad inputs to a few fixed shapes, or raise "
                       "plan.max_programs.", RuntimeWarning, stacklevel=4)
 
@@ -332,6 +334,15 @@ class _preserved:
             b.data[...] = saved
         for p, grad in self.grads:
             p.grad = grad
+
+
+_PLAIN = (bool, int, float, str, type(None))
+
+
+def _settings(layer: Layer) -> tuple[Any, ...]:
+    """The layer's attributes that a trace bakes in as Python values: its mode and plain
+    numbers, flags and names (a dropout rate, a temperature a schedule anneals)."""
+    return tuple((k, v) for k, v in vars(layer).items() if type(v) in _PLAIN)
 
 
 def _check_constants(first: Trace, second: Trace) -> None:
