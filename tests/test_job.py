@@ -226,6 +226,17 @@ def test_ordered_data_holds_out_the_end_of_the_training_text(tmp_path) -> None:
         build_data(load_config(_write(tmp_path, tiny)))
 
 
+@pytest.mark.parametrize("n, fraction", [(10, 0.35), (10, 0.25), (7, 0.5), (3, 0.01)])
+def test_ordered_and_random_hold_outs_take_the_same_number_of_samples(n, fraction) -> None:
+    from lamina.data import ArrayDataset
+    from lamina.train.job import _hold_out
+
+    data = ArrayDataset(np.zeros((n, 2), np.float32), np.zeros(n, np.int64))
+    sizes = [[len(part) for part in _hold_out(data, fraction, 0, ordered)]
+             for ordered in (False, True)]
+    assert sizes[0] == sizes[1] and min(sizes[0]) >= 1 and sum(sizes[0]) == n
+
+
 def test_resuming_with_a_changed_job_keeps_the_earlier_config_and_names_the_changes(
         tmp_path, capsys) -> None:
     path = _write(tmp_path, GOOD)

@@ -96,14 +96,16 @@ def random_split(dataset: Any, fractions: Sequence[float], seed: int = 0) -> lis
     positive = int((shares > 0).sum())
     if n < positive:
         raise ValueError(f"random_split: {n} samples cannot fill {positive} parts")
-    counts = _part_sizes(shares, n)
+    counts = part_sizes(shares, n)
     order = np.random.default_rng(seed).permutation(n)
     edges = np.cumsum(counts)
     starts = edges - counts
     return [Subset(dataset, np.sort(order[a:b])) for a, b in zip(starts, edges)]
 
 
-def _part_sizes(shares: np.ndarray, n: int) -> np.ndarray:
+def part_sizes(shares: Sequence[float], n: int) -> np.ndarray:
+    """How many of n samples each share gets, as random_split sizes its parts."""
+    shares = np.asarray(shares, dtype=np.float64)
     exact = shares * n
     counts = np.floor(exact).astype(np.int64)
     by_remainder = np.argsort(-(exact - counts), kind="stable")

@@ -21,6 +21,7 @@ import numpy as np
 import lamina as lm
 import lamina.optim as optim
 from lamina.data import DataLoader, Subset, load_dataset, random_split
+from lamina.data.dataset import part_sizes
 from lamina.errors import DataError
 from lamina.nn.layer import Layer
 from lamina.optim import lr_scheduler
@@ -79,7 +80,7 @@ def _hold_out(dataset: Any, fraction: float, seed: int, ordered: bool) -> list[S
                         "hold some out; set data.val_fraction: 0")
     if not ordered:
         return random_split(dataset, [1 - fraction, fraction], seed)
-    cut = min(n - 1, max(1, n - max(1, round(fraction * n))))
+    cut = int(part_sizes([1 - fraction, fraction], n)[0])  # as random_split sizes it
     return [Subset(dataset, np.arange(cut)), Subset(dataset, np.arange(cut, n))]
 
 
