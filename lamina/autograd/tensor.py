@@ -249,7 +249,7 @@ class Tensor:
         return _math.abs(self)
 
     def __getitem__(self, key: Any) -> Tensor:
-        return _math.getitem(self, key)
+        return _array.getitem(self, key)
 
     # Comparisons give boolean tensors and no gradient. While a plan traces, each is an op,
     # so a mask made from the batch is made again from every batch, not frozen.
@@ -299,13 +299,13 @@ class Tensor:
         """The same data with a new shape, as `x.reshape(2, -1)` or `x.reshape((2, -1))`."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return _math.reshape(self, shape)
+        return _array.reshape(self, shape)
 
     def transpose(self, *axes: Any) -> Tensor:
         """Axes permuted (reversed when none are given)."""
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        return _math.transpose(self, axes or None)
+        return _array.transpose(self, axes or None)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """Axes start_dim..end_dim merged into one (torch.flatten)."""
@@ -387,4 +387,5 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
 
 
 # Imported last: these modules build on Tensor, and Tensor's operators call them.
+from lamina.functions import array as _array  # noqa: E402
 from lamina.functions import math as _math  # noqa: E402

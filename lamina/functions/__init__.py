@@ -11,7 +11,18 @@ from lamina.functions.activation import (
     softplus,
     tanh,
 )
-from lamina.functions.array import concat, flatten, pad, split, stack, unbind
+from lamina.functions.array import (
+    broadcast_to,
+    concat,
+    flatten,
+    getitem,
+    pad,
+    reshape,
+    split,
+    stack,
+    transpose,
+    unbind,
+)
 from lamina.functions.attention import scaled_dot_product_attention
 from lamina.functions.connection import embedding, linear
 from lamina.functions.conv import conv1d, conv2d
@@ -25,11 +36,9 @@ from lamina.functions.math import (
     abs,
     add,
     astype,
-    broadcast_to,
     clip,
     div,
     exp,
-    getitem,
     log,
     matmul,
     max,
@@ -38,11 +47,9 @@ from lamina.functions.math import (
     mul,
     neg,
     pow,
-    reshape,
     sqrt,
     sub,
     sum,
-    transpose,
 )
 from lamina.functions.noise import dropout
 from lamina.functions.normalization import batch_norm, layer_norm

@@ -1,4 +1,5 @@
-"""Ops that join, cut and reshape tensors: concat, stack, split, pad, flatten."""
+"""Ops that reshape, index, join and cut tensors: reshape, transpose, broadcast_to,
+getitem, concat, stack, split, pad, flatten."""
 
 from __future__ import annotations
 
@@ -7,10 +8,131 @@ from typing import Any
 
 import numpy as np
 
+from lamina import config
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.math import reshape
+from lamina.functions._util import sum_to
+
+
+class Reshape(Function):
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+
+    def forward(self, x: Any) -> Any:
+        self.x_shape = x.shape
+        try:
+            return x.reshape(self.shape)
+        except ValueError:
+            raise ShapeError(
+                f"reshape: cannot reshape {x.shape} ({x.size} elements) to {self.shape}"
+            ) from None
+
+    def backward(self, gy: Any) -> Any:
+        return gy.reshape(self.x_shape)
+
+
+class Transpose(Function):
+    def __init__(self, axes: tuple[int, ...] | None) -> None:
+        self.axes = axes
+
+    def forward(self, x: Any) -> Any:
+        return np.transpose(x, self.axes)
+
+    def backward(self, gy: Any) -> Any:
+        if self.axes is None:
+            return np.transpose(gy)
+        return np.transpose(gy, np.argsort(self.axes))
+
+
+class BroadcastTo(Function):
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+
+    def forward(self, x: Any) -> Any:
+        self.x_shape = x.shape
+        return np.broadcast_to(x, self.shape)
+
+    def backward(self, gy: Any) -> Any:
+        return sum_to(gy, self.x_shape)
+
+
+class GetItem(Function):
+    """x[key]. Tensors in the key (integer or boolean index arrays) are inputs of the op,
+    not constants, so that a plan reads them from every batch: `template` holds the key
+    with None in their places, `slots` where they go."""
+
+    def __init__(self, template: Any, slots: tuple[int, ...] = (), is_tuple: bool = False
+                 ) -> None:
+        self.template, self.slots, self.is_tuple = template, slots, is_tuple
+
+    def forward(self, x: Any, *indices: Any) -> Any:
+        self.x_meta = (x.shape, x.dtype)
+        self.key = self._key(indices)
+        return x[self.key]
+
+    def _key(self, indices: tuple[Any, ...]) -> Any:
+        if not self.slots:
+            return self.template
+        if not self.is_tuple:
+            return indices[0]
+        key = list(self.template)
+        for slot, index in zip(self.slots, indices):
+            key[slot] = index
+        return tuple(key)
+
+    def backward(self, gy: Any) -> Any:
+        gx = np.zeros(*self.x_meta)
+        if _is_basic_index(self.key):
+            gx[self.key] = gy
+        else:  # integer arrays may repeat an index: add.at sums every occurrence
+            np.add.at(gx, self.key, gy)
+        return (gx, *[None] * len(self.slots))
+
+
+def _is_basic_index(key: Any) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice)) for k in keys)
+
+
+def _unwrap_key(key: Any) -> Any:
+    if isinstance(key, Tensor):
+        return key.data
+    if isinstance(key, tuple):
+        return tuple(k.data if isinstance(k, Tensor) else k for k in key)
+    if isinstance(key, list):
+        return np.asarray(key)
+    return key
+
+
+def reshape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A view of x with a new shape (one axis may be -1)."""
+    return Reshape(tuple(shape)).apply(x)
+
+
+def transpose(x: Tensor, axes: tuple[int, ...] | None = None) -> Tensor:
+    """Permute axes (None reverses them)."""
+    return Transpose(tuple(axes) if axes is not None else None).apply(x)
+
+
+def broadcast_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Broadcast x to `shape`; the gradient is summed back."""
+    return BroadcastTo(tuple(shape)).apply(x)
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """x[key] for slices, integer arrays and boolean masks, with gradient."""
+    parts = key if isinstance(key, tuple) else (key,)
+    slots = tuple(i for i, k in enumerate(parts) if isinstance(k, Tensor))
+    if not slots:
+        return GetItem(_unwrap_key(key)).apply(x)
+    indices = [parts[i] for i in slots]
+    if config.tracer is not None:
+        for index in indices:
+            if index.dtype == bool:
+                config.tracer.shaped_by_data(index, "indexing with a boolean tensor")
+    template = tuple(None if i in slots else k for i, k in enumerate(parts))
+    return GetItem(template, slots, isinstance(key, tuple)).apply(x, *indices)
 
 
 class Concat(Function):

@@ -14,7 +14,8 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.activation import softmax
-from lamina.functions.math import astype, matmul, transpose
+from lamina.functions.array import transpose
+from lamina.functions.math import astype, matmul
 from lamina.functions.math import max as maximum
 from lamina.functions.noise import dropout
 
