@@ -1,11 +1,16 @@
-"""Helpers the plan tests share: a tolerance check and SGD training, planned or eager."""
+"""Helpers the plan tests share: a tolerance check, one step planned and eager from the same
+state, a small batch-norm net and its batch, and SGD training, planned or eager."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+import lamina as lm
 import lamina.functions as F
+import lamina.nn as nn
 import lamina.optim as optim
+from lamina.plan import compile
 
 
 def close(a, b, tol=1e-5):
@@ -46,3 +51,49 @@ def fit_compiled_and_eager(make_model, x, y, compiled, epochs, eval_batch):
         history = trainer.fit(loader, epochs, DataLoader(ArrayDataset(x, y), eval_batch))
         runs.append((history, model.state_dict(), trainer))
     return runs
+
+
+def eager_and_planned(model, loss_fn, x, y, seed=7, step=None):
+    """One planned and one eager step from the same state: (loss, grads, state) of each.
+    The plan is `step` if given (compiled before the model changed), else compiled here."""
+    if step is None:
+        step = compile(model, loss_fn, (x, y))
+    start = model.state_dict()
+    results = []
+    for planned in (True, False):
+        model.load_state_dict(start)
+        model.zero_grad()
+        lm.manual_seed(seed)
+        if planned:
+            loss = step(x, y)
+        else:
+            loss = loss_fn(model(x), y)
+            if loss.requires_grad:  # layers without parameters have nothing to backpropagate
+                loss.backward()
+        grads = {n: None if p.grad is None else p.grad.copy() for n, p in model.named_parameters()}
+        results.append((loss.item(), grads, model.state_dict()))
+    return results
+
+
+def assert_plan_tracks_eager(model, plan, x, y) -> None:
+    """The plan's step equals the eager step from the same state: loss, which gradients
+    exist and their values, and the parameters and buffers each leaves behind."""
+    planned, eager = eager_and_planned(model, F.cross_entropy, x, y, step=plan)
+    assert planned[0] == pytest.approx(eager[0], rel=1e-6)
+    assert [n for n, g in planned[1].items() if g is None] == [
+        n for n, g in eager[1].items() if g is None]
+    for n, g in eager[1].items():
+        if g is not None:
+            close(planned[1][n], g)
+    for n, b in eager[2].items():
+        close(planned[2][n], b, 1e-6)
+
+
+def bn_net():
+    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def batch():
+    rng = np.random.default_rng(3)
+    return (lm.tensor(rng.standard_normal((6, 4)).astype(np.float32)),
+            lm.tensor(np.array([0, 1, 2, 0, 1, 2])))

@@ -5,12 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from layer_cases import LAYER_CASES, flat_outputs
-from plan_cases import close, fit_compiled_and_eager, sgd_weights
+from plan_cases import (
+    assert_plan_tracks_eager,
+    batch,
+    bn_net,
+    close,
+    eager_and_planned,
+    fit_compiled_and_eager,
+    sgd_weights,
+)
 
 import lamina as lm
 import lamina.functions as F
 import lamina.nn as nn
-from lamina.plan import TraceError, compile
+from lamina.plan import compile
 
 
 def _square_loss(out, y):
@@ -21,29 +29,6 @@ def _square_loss(out, y):
     return total
 
 
-_close = close
-
-
-def _eager_and_planned(model, loss_fn, x, y, seed=7, step=None):
-    """One planned and one eager step from the same state: (loss, grads, state) of each.
-    The plan is `step` if given (compiled before the model changed), else compiled here."""
-    if step is None:
-        step = compile(model, loss_fn, (x, y))
-    start = model.state_dict()
-    results = []
-    for planned in (True, False):
-        model.load_state_dict(start)
-        model.zero_grad()
-        lm.manual_seed(seed)
-        if planned:
-            loss = step(x, y)
-        else:
-            loss = loss_fn(model(x), y)
-            if loss.requires_grad:  # layers without parameters have nothing to backpropagate
-                loss.backward()
-        grads = {n: None if p.grad is None else p.grad.copy() for n, p in model.named_parameters()}
-        results.append((loss.item(), grads, model.state_dict()))
-    return results
 
 
 @pytest.mark.parametrize("mode", ["train", "eval"])
@@ -53,15 +38,15 @@ def test_planned_step_equals_eager_for_every_layer(name, mode) -> None:
     lm.manual_seed(1)
     model = getattr(nn.from_config(cfg), mode)()
     x = lm.tensor(make(np.random.default_rng(0)))
-    planned, eager = _eager_and_planned(model, _square_loss, x, lm.tensor(np.zeros(1, np.float32)))
+    planned, eager = eager_and_planned(model, _square_loss, x, lm.tensor(np.zeros(1, np.float32)))
     assert planned[0] == pytest.approx(eager[0], rel=1e-6)
     for n in eager[1]:
         if eager[1][n] is None:  # e.g. the RBM's visible bias plays no part in forward
             assert planned[1][n] is None
         else:
-            _close(planned[1][n], eager[1][n])
+            close(planned[1][n], eager[1][n])
     for k in eager[2]:  # batch-norm statistics and counters updated the same way
-        _close(planned[2][k], eager[2][k], 1e-6)
+        close(planned[2][k], eager[2][k], 1e-6)
 
 
 def _cnn():
@@ -80,7 +65,7 @@ def test_fifty_planned_steps_give_the_weights_of_fifty_eager_steps() -> None:
         weights.append(sgd_weights(model, batches, compile(model, F.cross_entropy)
                                    if planned else None))
     for k in weights[1]:
-        _close(weights[0][k], weights[1][k], 1e-4)
+        close(weights[0][k], weights[1][k], 1e-4)
 
 
 def test_a_tuned_plan_picks_a_kernel_per_op_and_still_equals_eager() -> None:
@@ -109,7 +94,7 @@ def test_a_tuned_plan_picks_a_kernel_per_op_and_still_equals_eager() -> None:
         eager.backward()
         assert loss == pytest.approx(eager.item(), rel=1e-6)
         for got, p in zip(grads, model.parameters()):
-            _close(got, p.grad)
+            close(got, p.grad)
         assert step.output.shape == (32, 10)
 
 
@@ -200,7 +185,7 @@ def test_relu_then_max_pool_is_rewritten_and_stays_exact() -> None:
     assert "rewritten: MaxPool#2(ReLU#1(x)) -> ReLU(MaxPool(x))" in plan.describe()
     forward = plan.describe().split("rewritten")[0]
     assert forward.index("MaxPool") < forward.index("ReLU")
-    planned, eager = _eager_and_planned(model, F.cross_entropy, xt, y)
+    planned, eager = eager_and_planned(model, F.cross_entropy, xt, y)
     assert planned[0] == eager[0]
     for name in eager[1]:  # bit for bit, not merely close
         np.testing.assert_array_equal(planned[1][name], eager[1][name])
@@ -279,47 +264,23 @@ def test_programs_are_kept_for_the_most_recent_signatures_only() -> None:
     assert plan.traces == 5  # dropped, so traced again; the warning is given once
 
 
-def _assert_plan_tracks_eager(model, plan, x, y) -> None:
-    """The plan's step equals the eager step from the same state: loss, which gradients
-    exist and their values, and the parameters and buffers each leaves behind."""
-    planned, eager = _eager_and_planned(model, F.cross_entropy, x, y, step=plan)
-    assert planned[0] == pytest.approx(eager[0], rel=1e-6)
-    assert [n for n, g in planned[1].items() if g is None] == [
-        n for n, g in eager[1].items() if g is None]
-    for n, g in eager[1].items():
-        if g is not None:
-            _close(planned[1][n], g)
-    for n, b in eager[2].items():
-        _close(planned[2][n], b, 1e-6)
-
-
-def _bn_net():
-    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
-
-
-def _batch():
-    rng = np.random.default_rng(3)
-    return (lm.tensor(rng.standard_normal((6, 4)).astype(np.float32)),
-            lm.tensor(np.array([0, 1, 2, 0, 1, 2])))
-
-
 def test_freezing_a_parameter_after_compiling_traces_again() -> None:
-    model, (x, y) = _bn_net(), _batch()
+    model, (x, y) = bn_net(), batch()
     plan = compile(model, F.cross_entropy, (x, y))
     model[0].weight.requires_grad = False
-    _assert_plan_tracks_eager(model, plan, x, y)
+    assert_plan_tracks_eager(model, plan, x, y)
     assert model[0].weight.grad is None and plan.traces == 2
     model[0].weight.requires_grad = True  # back to the first program, cached
-    _assert_plan_tracks_eager(model, plan, x, y)
+    assert_plan_tracks_eager(model, plan, x, y)
     assert model[0].weight.grad is not None and plan.traces == 2
 
 
 def test_one_layer_put_in_eval_mode_after_compiling_traces_again() -> None:
-    model, (x, y) = _bn_net(), _batch()
+    model, (x, y) = bn_net(), batch()
     plan = compile(model, F.cross_entropy, (x, y))
     model[1].eval()  # fine-tuning with frozen batch-norm statistics
     stats = model[1].running_mean.data.copy()
-    _assert_plan_tracks_eager(model, plan, x, y)
+    assert_plan_tracks_eager(model, plan, x, y)
     np.testing.assert_array_equal(model[1].running_mean.data, stats)
     assert plan.traces == 2
 
@@ -333,20 +294,20 @@ def test_a_layer_setting_changed_after_compiling_traces_again() -> None:
         def forward(self, x):
             return self.fc(x) / self.tau
 
-    model, (x, y) = nn.Sequential(Tempered(), nn.Dropout(0.5)), _batch()
+    model, (x, y) = nn.Sequential(Tempered(), nn.Dropout(0.5)), batch()
     plan = compile(model, F.cross_entropy, (x, y))
     model[0].tau = 0.25
-    _assert_plan_tracks_eager(model, plan, x, y)
+    assert_plan_tracks_eager(model, plan, x, y)
     model[1].p = 0.0
-    _assert_plan_tracks_eager(model, plan, x, y)
+    assert_plan_tracks_eager(model, plan, x, y)
     assert plan.traces == 3
     model[0].tau, model[1].p = 1.0, 0.5  # the first settings again: the first program
-    _assert_plan_tracks_eager(model, plan, x, y)
+    assert_plan_tracks_eager(model, plan, x, y)
     assert plan.traces == 3
 
 
 def test_replacing_a_layer_or_a_buffer_array_drops_the_stale_programs() -> None:
-    model, (x, y) = _bn_net(), _batch()
+    model, (x, y) = bn_net(), batch()
     plan = compile(model, F.cross_entropy, (x, y))
     model.eval()
     plan(x, y)
@@ -354,138 +315,12 @@ def test_replacing_a_layer_or_a_buffer_array_drops_the_stale_programs() -> None:
     model.train()
     lm.manual_seed(4)
     setattr(model, "3", nn.Linear(8, 3))  # what model.head = nn.Linear(...) does
-    _assert_plan_tracks_eager(model, plan, x, y)
+    assert_plan_tracks_eager(model, plan, x, y)
     assert len(plan.programs) == 1  # the train and eval programs of the old layer are gone
     model[1].running_var.data = np.full(8, 4.0, np.float32)  # a new array, not new values
     model.eval()
-    _assert_plan_tracks_eager(model, plan, x, y)
+    assert_plan_tracks_eager(model, plan, x, y)
     assert plan.traces == 4
-
-
-def test_control_flow_on_a_tensor_is_reported_with_its_line() -> None:
-    class Branchy(nn.Layer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = nn.Linear(4, 2)
-
-        def forward(self, x):
-            h = self.fc(x)
-            if h.sum() > 0:
-                return F.relu(h)
-            return F.tanh(h)
-
-    x = lm.tensor(np.ones((2, 4), np.float32))
-    with pytest.raises(TraceError, match=r"bool\(\).*traced value at .*test_plan\.py:\d+ "
-                                         r"\(if h\.sum\(\) > 0:\)"):
-        compile(Branchy(), F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
-
-
-def test_control_flow_through_raw_data_is_caught_by_a_second_trace() -> None:
-    class Sneaky(nn.Layer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = nn.Linear(4, 2)
-
-        def forward(self, x):
-            h = self.fc(x)
-            return F.relu(h) if h.data.sum() > 0 else F.tanh(h)
-
-    model = Sneaky()
-    model.fc.weight.data[...] = 1.0  # the branch follows the sign of the input's sum
-    model.fc.bias.data[...] = 0.0
-    x = lm.tensor(np.ones((2, 4), np.float32))
-    with pytest.raises(TraceError, match=r"ops depend on the input values \(op 1 is ReLU for "
-                                         r"one input and Tanh for another\)"):
-        compile(model, F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
-
-
-def test_a_mask_made_by_comparing_the_batch_is_made_again_for_every_batch() -> None:
-    # The fix the control-flow error suggests: compute the branch with masks. A plan that
-    # froze the example's mask as a constant passed its own check on the example batch.
-    class Masked(nn.Layer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = nn.Linear(4, 3)
-
-        def forward(self, x):
-            h = self.fc(x * (x > 0))
-            return h * (h <= 0.5) + (x[:, :3] == 0).astype("float32")
-
-    model, (x, y) = Masked(), _batch()
-    plan = compile(model, F.cross_entropy, (x, y))
-    for seed in range(3):
-        other = lm.tensor(np.random.default_rng(seed).standard_normal((6, 4)).astype(np.float32))
-        other.data[0, :2] = 0.0
-        _assert_plan_tracks_eager(model, plan, other, y)
-    assert plan.traces == 1
-    steps = plan.describe().split("backward")
-    assert steps[0].count("Compare") == 3 and "Compare" not in steps[1]  # no gradient
-    inference = compile(model, example_batch=(x,))
-    np.testing.assert_array_equal(inference(other).data, model(other).data)
-
-
-@pytest.mark.parametrize("make", [
-    lambda x: lm.tensor((x.data > 0).astype(np.float32)),  # the batch's values, untraced
-    lambda x: lm.tensor(np.random.default_rng().standard_normal(x.shape).astype(np.float32)),
-])
-def test_a_tensor_made_from_raw_data_or_at_random_is_refused_not_frozen(make) -> None:
-    class Frozen(nn.Layer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = nn.Linear(4, 3)
-
-        def forward(self, x):
-            return self.fc(x * make(x))
-
-    with pytest.raises(TraceError, match=r"op 0 \(Mul\) reads a tensor of shape \(6, 4\) made "
-                                         r"during the call that differs from one batch to "
-                                         r"another.*Compute it with tensor ops"):
-        compile(Frozen(), F.cross_entropy, _batch())
-
-
-def test_indexing_with_the_batch_labels_follows_every_batch() -> None:
-    def picked_nll(out, y):  # a loss written by hand: -log p[i, y_i]
-        rows = lm.tensor(np.arange(y.shape[0]))
-        return -F.log_softmax(out, axis=1)[rows, y].mean()
-
-    model, (x, y) = _bn_net(), _batch()
-    plan = compile(model, picked_nll, (x, y))
-    for labels in ([2, 1, 0, 0, 1, 2], [0, 0, 0, 1, 1, 1]):
-        other = lm.tensor(np.array(labels))
-        planned, eager = _eager_and_planned(model, picked_nll, x, other, step=plan)
-        assert planned[0] == pytest.approx(eager[0], rel=1e-6)
-        for n, g in eager[1].items():
-            _close(planned[1][n], g)
-    assert plan.traces == 1
-    assert "GetItem        v" in plan.describe() and ", input1 ->" in plan.describe()
-
-
-@pytest.mark.parametrize("forward, what", [
-    (lambda x: x[x > 0], r"indexing with a boolean tensor at .*test_plan\.py:\d+ .* shape "
-                         r"depends on the batch's values"),
-    (lambda x: x * 2 if x[0, 0] else x, r"bool\(\) .* on a traced value"),
-    (lambda x: x * float(np.asarray(x).max()), r"np\.asarray\(\) on a traced value"),
-])
-def test_reading_the_batch_in_python_is_refused(forward, what) -> None:
-    class Reads(nn.Layer):
-        def forward(self, x):
-            return forward(x)
-
-    with pytest.raises(TraceError, match=what):
-        compile(Reads(), example_batch=(_batch()[0],))
-
-
-def test_outside_state_and_stateful_layers_are_refused() -> None:
-    kept = lm.tensor(np.ones((1, 3), np.float32))
-
-    class ReadsOutside(nn.Layer):
-        def forward(self, x):
-            return x * kept
-
-    with pytest.raises(TraceError, match=r"made before the traced call"):
-        compile(ReadsOutside(), example_batch=(lm.tensor(np.ones((2, 3), np.float32)),))
-    with pytest.raises(TraceError, match="stateful"):
-        compile(nn.Sequential(nn.LSTM(2, 2, output="sequence", stateful=True)))
 
 
 def test_compiling_changes_no_state() -> None:
@@ -509,7 +344,7 @@ def test_trainer_compile_matches_eager_training() -> None:
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-4)
         assert a["val_accuracy"] == pytest.approx(b["val_accuracy"], abs=0.011)
     for k in weights[1]:
-        _close(weights[0][k], weights[1][k], 1e-3)
+        close(weights[0][k], weights[1][k], 1e-3)
 
 
 def test_a_tuned_choice_leaves_the_default_only_beyond_the_margin() -> None:

@@ -1,0 +1,139 @@
+"""What a trace follows from batch to batch (masks, indices, comparisons) and what it
+refuses rather than freezes (Python control flow on tensors, raw data, outside state)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from plan_cases import assert_plan_tracks_eager, batch, bn_net, close, eager_and_planned
+
+import lamina as lm
+import lamina.functions as F
+import lamina.nn as nn
+from lamina.plan import TraceError, compile
+
+
+def test_control_flow_on_a_tensor_is_reported_with_its_line() -> None:
+    class Branchy(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = self.fc(x)
+            if h.sum() > 0:
+                return F.relu(h)
+            return F.tanh(h)
+
+    x = lm.tensor(np.ones((2, 4), np.float32))
+    with pytest.raises(TraceError, match=r"bool\(\).*traced value at .*test_plan_tracing\.py:\d+ "
+                                         r"\(if h\.sum\(\) > 0:\)"):
+        compile(Branchy(), F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
+
+
+def test_control_flow_through_raw_data_is_caught_by_a_second_trace() -> None:
+    class Sneaky(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = self.fc(x)
+            return F.relu(h) if h.data.sum() > 0 else F.tanh(h)
+
+    model = Sneaky()
+    model.fc.weight.data[...] = 1.0  # the branch follows the sign of the input's sum
+    model.fc.bias.data[...] = 0.0
+    x = lm.tensor(np.ones((2, 4), np.float32))
+    with pytest.raises(TraceError, match=r"ops depend on the input values \(op 1 is ReLU for "
+                                         r"one input and Tanh for another\)"):
+        compile(model, F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
+
+
+def test_a_mask_made_by_comparing_the_batch_is_made_again_for_every_batch() -> None:
+    # The fix the control-flow error suggests: compute the branch with masks. A plan that
+    # froze the example's mask as a constant passed its own check on the example batch.
+    class Masked(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            h = self.fc(x * (x > 0))
+            return h * (h <= 0.5) + (x[:, :3] == 0).astype("float32")
+
+    model, (x, y) = Masked(), batch()
+    plan = compile(model, F.cross_entropy, (x, y))
+    for seed in range(3):
+        other = lm.tensor(np.random.default_rng(seed).standard_normal((6, 4)).astype(np.float32))
+        other.data[0, :2] = 0.0
+        assert_plan_tracks_eager(model, plan, other, y)
+    assert plan.traces == 1
+    steps = plan.describe().split("backward")
+    assert steps[0].count("Compare") == 3 and "Compare" not in steps[1]  # no gradient
+    inference = compile(model, example_batch=(x,))
+    np.testing.assert_array_equal(inference(other).data, model(other).data)
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: lm.tensor((x.data > 0).astype(np.float32)),  # the batch's values, untraced
+    lambda x: lm.tensor(np.random.default_rng().standard_normal(x.shape).astype(np.float32)),
+])
+def test_a_tensor_made_from_raw_data_or_at_random_is_refused_not_frozen(make) -> None:
+    class Frozen(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc(x * make(x))
+
+    with pytest.raises(TraceError, match=r"op 0 \(Mul\) reads a tensor of shape \(6, 4\) made "
+                                         r"during the call that differs from one batch to "
+                                         r"another.*Compute it with tensor ops"):
+        compile(Frozen(), F.cross_entropy, batch())
+
+
+def test_indexing_with_the_batch_labels_follows_every_batch() -> None:
+    def picked_nll(out, y):  # a loss written by hand: -log p[i, y_i]
+        rows = lm.tensor(np.arange(y.shape[0]))
+        return -F.log_softmax(out, axis=1)[rows, y].mean()
+
+    model, (x, y) = bn_net(), batch()
+    plan = compile(model, picked_nll, (x, y))
+    for labels in ([2, 1, 0, 0, 1, 2], [0, 0, 0, 1, 1, 1]):
+        other = lm.tensor(np.array(labels))
+        planned, eager = eager_and_planned(model, picked_nll, x, other, step=plan)
+        assert planned[0] == pytest.approx(eager[0], rel=1e-6)
+        for n, g in eager[1].items():
+            close(planned[1][n], g)
+    assert plan.traces == 1
+    assert "GetItem        v" in plan.describe() and ", input1 ->" in plan.describe()
+
+
+@pytest.mark.parametrize("forward, what", [
+    (lambda x: x[x > 0], r"indexing with a boolean tensor at .*test_plan_tracing\.py:\d+ .* shape "
+                         r"depends on the batch's values"),
+    (lambda x: x * 2 if x[0, 0] else x, r"bool\(\) .* on a traced value"),
+    (lambda x: x * float(np.asarray(x).max()), r"np\.asarray\(\) on a traced value"),
+])
+def test_reading_the_batch_in_python_is_refused(forward, what) -> None:
+    class Reads(nn.Layer):
+        def forward(self, x):
+            return forward(x)
+
+    with pytest.raises(TraceError, match=what):
+        compile(Reads(), example_batch=(batch()[0],))
+
+
+def test_outside_state_and_stateful_layers_are_refused() -> None:
+    kept = lm.tensor(np.ones((1, 3), np.float32))
+
+    class ReadsOutside(nn.Layer):
+        def forward(self, x):
+            return x * kept
+
+    with pytest.raises(TraceError, match=r"made before the traced call"):
+        compile(ReadsOutside(), example_batch=(lm.tensor(np.ones((2, 3), np.float32)),))
+    with pytest.raises(TraceError, match="stateful"):
+        compile(nn.Sequential(nn.LSTM(2, 2, output="sequence", stateful=True)))
