@@ -97,3 +97,16 @@ def batch():
     rng = np.random.default_rng(3)
     return (lm.tensor(rng.standard_normal((6, 4)).astype(np.float32)),
             lm.tensor(np.array([0, 1, 2, 0, 1, 2])))
+
+
+class Custom(nn.Layer):
+    """A layer holding `fc = Linear(4, out_features)` whose forward is `forward(self, x)`:
+    the models the tracing tests write by hand, each a few lines of forward."""
+
+    def __init__(self, forward, out_features=3) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, out_features)
+        self._forward = forward
+
+    def forward(self, x):
+        return self._forward(self, x)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from plan_cases import assert_plan_tracks_eager, batch, bn_net, close, eager_and_planned
+from plan_cases import Custom, assert_plan_tracks_eager, batch, bn_net, close, eager_and_planned
 
 import lamina as lm
 import lamina.functions as F
@@ -14,34 +14,24 @@ from lamina.plan import TraceError, compile
 
 
 def test_control_flow_on_a_tensor_is_reported_with_its_line() -> None:
-    class Branchy(nn.Layer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = nn.Linear(4, 2)
-
-        def forward(self, x):
-            h = self.fc(x)
-            if h.sum() > 0:
-                return F.relu(h)
-            return F.tanh(h)
+    def branchy(self, x):
+        h = self.fc(x)
+        if h.sum() > 0:
+            return F.relu(h)
+        return F.tanh(h)
 
     x = lm.tensor(np.ones((2, 4), np.float32))
     with pytest.raises(TraceError, match=r"bool\(\).*traced value at .*test_plan_tracing\.py:\d+ "
                                          r"\(if h\.sum\(\) > 0:\)"):
-        compile(Branchy(), F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
+        compile(Custom(branchy, 2), F.cross_entropy, (x, lm.tensor(np.array([0, 1]))))
 
 
 def test_control_flow_through_raw_data_is_caught_by_a_second_trace() -> None:
-    class Sneaky(nn.Layer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = nn.Linear(4, 2)
+    def sneaky(self, x):
+        h = self.fc(x)
+        return F.relu(h) if h.data.sum() > 0 else F.tanh(h)
 
-        def forward(self, x):
-            h = self.fc(x)
-            return F.relu(h) if h.data.sum() > 0 else F.tanh(h)
-
-    model = Sneaky()
+    model = Custom(sneaky, 2)
     model.fc.weight.data[...] = 1.0  # the branch follows the sign of the input's sum
     model.fc.bias.data[...] = 0.0
     x = lm.tensor(np.ones((2, 4), np.float32))
@@ -53,16 +43,11 @@ def test_control_flow_through_raw_data_is_caught_by_a_second_trace() -> None:
 def test_a_mask_made_by_comparing_the_batch_is_made_again_for_every_batch() -> None:
     # The fix the control-flow error suggests: compute the branch with masks. A plan that
     # froze the example's mask as a constant passed its own check on the example batch.
-    class Masked(nn.Layer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = nn.Linear(4, 3)
+    def masked(self, x):
+        h = self.fc(x * (x > 0))
+        return h * (h <= 0.5) + (x[:, :3] == 0).astype("float32")
 
-        def forward(self, x):
-            h = self.fc(x * (x > 0))
-            return h * (h <= 0.5) + (x[:, :3] == 0).astype("float32")
-
-    model, (x, y) = Masked(), batch()
+    model, (x, y) = Custom(masked), batch()
     plan = compile(model, F.cross_entropy, (x, y))
     for seed in range(3):
         other = lm.tensor(np.random.default_rng(seed).standard_normal((6, 4)).astype(np.float32))
@@ -80,18 +65,10 @@ def test_a_mask_made_by_comparing_the_batch_is_made_again_for_every_batch() -> N
     lambda x: lm.tensor(np.random.default_rng().standard_normal(x.shape).astype(np.float32)),
 ])
 def test_a_tensor_made_from_raw_data_or_at_random_is_refused_not_frozen(make) -> None:
-    class Frozen(nn.Layer):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = nn.Linear(4, 3)
-
-        def forward(self, x):
-            return self.fc(x * make(x))
-
     with pytest.raises(TraceError, match=r"op 0 \(Mul\) reads a tensor of shape \(6, 4\) made "
                                          r"during the call that differs from one batch to "
                                          r"another.*Compute it with tensor ops"):
-        compile(Frozen(), F.cross_entropy, batch())
+        compile(Custom(lambda self, x: self.fc(x * make(x))), F.cross_entropy, batch())
 
 
 def test_indexing_with_the_batch_labels_follows_every_batch() -> None:
@@ -118,12 +95,8 @@ def test_indexing_with_the_batch_labels_follows_every_batch() -> None:
     (lambda x: x * float(np.asarray(x).max()), r"np\.asarray\(\) on a traced value"),
 ])
 def test_reading_the_batch_in_python_is_refused(forward, what) -> None:
-    class Reads(nn.Layer):
-        def forward(self, x):
-            return forward(x)
-
     with pytest.raises(TraceError, match=what):
-        compile(Reads(), example_batch=(batch()[0],))
+        compile(Custom(lambda self, x: forward(x)), example_batch=(batch()[0],))
 
 
 def test_outside_state_and_stateful_layers_are_refused() -> None:
