@@ -125,9 +125,8 @@ class Plan:
         self.evicting = True
         warnings.warn(f"plan: more than {self.max_programs} input signatures (shapes, dtypes, "
                       "modes, layer settings) seen; the least recently used programs are "
-                      "dropped and traced "
-                      "again, which is slow. Pad inputs to a few fixed shapes, or raise "
-                      "plan.max_programs.", RuntimeWarning, stacklevel=4)
+                      "dropped and traced again, which is slow. Pad inputs to a few fixed "
+                      "shapes, or raise plan.max_programs.", RuntimeWarning, stacklevel=4)
 
     def __call__(self, *batch: Any) -> Tensor:
         arrays = _arrays(batch)
