@@ -106,10 +106,15 @@ def _as_mask(mask: Any, q: Tensor, k: Tensor) -> Tensor | None:
         raise ShapeError(f"scaled_dot_product_attention: attn_mask of shape {mask.shape} does "
                          f"not broadcast to (..., L, S) = (..., {want[0]}, {want[1]}) for q "
                          f"{q.shape} and k {k.shape}")
+    return typed_mask(mask, q.dtype, "scaled_dot_product_attention: attn_mask must be boolean "
+                                     "(True where a query may attend)")
+
+
+def typed_mask(mask: Tensor, dtype: np.dtype, what: str) -> Tensor:
+    """A boolean mask as it is, a floating one in `dtype` (cast with its gradient); any
+    other is a TypeError that starts with `what` (whose mask, and what its True means)."""
     if mask.dtype == bool:
         return mask
     if mask.dtype.kind != "f":
-        raise TypeError(f"scaled_dot_product_attention: attn_mask must be boolean (True "
-                        f"where a query may attend) or floating (added to the scores); got "
-                        f"{mask.dtype}")
-    return mask if mask.dtype == q.dtype else astype(mask, q.dtype)
+        raise TypeError(f"{what} or floating (added to the scores); got {mask.dtype}")
+    return mask if mask.dtype == dtype else astype(mask, dtype)

@@ -9,7 +9,7 @@ import numpy as np
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.attention import attend
+from lamina.functions.attention import attend, typed_mask
 from lamina.nn import init
 from lamina.nn.dropout import Dropout
 from lamina.nn.layer import Layer, Parameter
@@ -120,11 +120,9 @@ class MultiheadAttention(Layer):
             raise ShapeError(f"MultiheadAttention: expected {name} of shape "
                              f"{' or '.join(map(str, shapes))} for query {query.shape} (batch "
                              f"first) and {self.num_heads} heads; got {mask.shape}")
-        if mask.dtype != bool and mask.dtype.kind != "f":
-            raise TypeError(f"MultiheadAttention: {name} must be boolean (True where "
-                            f"attention is not allowed, as in PyTorch) or floating (added to "
-                            f"the scores); got {mask.dtype}")
-        return mask if mask.dtype in (bool, query.dtype) else F.astype(mask, query.dtype)
+        return typed_mask(mask, query.dtype, f"MultiheadAttention: {name} must be boolean "
+                                             "(True where attention is not allowed, as in "
+                                             "PyTorch)")
 
     def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, ...]:
         w, b, e = self.in_proj_weight, self.in_proj_bias, self.embed_dim
