@@ -95,14 +95,9 @@ def _is_basic_index(key: Any) -> bool:
     return all(k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice)) for k in keys)
 
 
-def _unwrap_key(key: Any) -> Any:
-    if isinstance(key, Tensor):
-        return key.data
-    if isinstance(key, tuple):
-        return tuple(k.data if isinstance(k, Tensor) else k for k in key)
-    if isinstance(key, list):
-        return np.asarray(key)
-    return key
+def _plain_key(key: Any) -> Any:
+    """A key holding no Tensor (getitem passes those as inputs), a list made an array."""
+    return np.asarray(key) if isinstance(key, list) else key
 
 
 def reshape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -125,7 +120,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     parts = key if isinstance(key, tuple) else (key,)
     slots = tuple(i for i, k in enumerate(parts) if isinstance(k, Tensor))
     if not slots:
-        return GetItem(_unwrap_key(key)).apply(x)
+        return GetItem(_plain_key(key)).apply(x)
     indices = [parts[i] for i in slots]
     if config.tracer is not None:
         for index in indices:
