@@ -110,3 +110,14 @@ def test_outside_state_and_stateful_layers_are_refused() -> None:
         compile(ReadsOutside(), example_batch=(lm.tensor(np.ones((2, 3), np.float32)),))
     with pytest.raises(TraceError, match="stateful"):
         compile(nn.Sequential(nn.LSTM(2, 2, output="sequence", stateful=True)))
+
+
+def test_a_tensor_counted_from_the_ids_is_refused_not_frozen() -> None:
+    # Order-invariant: reversing the batch alone leaves the counts as they were.
+    def counted(self, ids):
+        counts = np.bincount(ids.data.ravel(), minlength=4)[:4].astype(np.float32)
+        return self.fc(lm.tensor(counts) * ids[:, :1].astype("float32"))
+
+    ids = lm.tensor(np.array([[0, 1], [1, 2], [3, 1], [2, 0]]))
+    with pytest.raises(TraceError, match=r"reads a tensor of shape \(4,\) made during the call"):
+        compile(Custom(counted), example_batch=(ids,))

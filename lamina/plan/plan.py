@@ -364,10 +364,17 @@ def _check_constants(first: Trace, second: Trace) -> None:
 
 
 def _perturbed(a: np.ndarray) -> np.ndarray:
-    """Another input of the same signature: batch order reversed, floats negated and shifted."""
+    """Another input of the same signature: batch order reversed, floats negated and
+    shifted, and each integer value swapped for the next larger one that the batch holds
+    (the smallest for the largest). Integers stay valid ids and labels, while anything
+    counted from them, which the reversal alone leaves as it was (np.bincount(ids)),
+    changes."""
     b = a[::-1].copy() if a.ndim else a.copy()
     if b.dtype.kind == "f":
         b = -b + b.dtype.type(0.5)
+    elif b.dtype.kind in "iu" and b.size:
+        values, index = np.unique(b, return_inverse=True)
+        b = np.roll(values, -1)[index].reshape(b.shape)
     return b
 
 
@@ -407,7 +414,8 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
         TraceError: the model branches in Python on tensor values, reads state from outside
             the call, or has stateful layers. A branch taken through `tensor.data` is
             found only when the example and a second, perturbed batch (order reversed,
-            floats negated) take different paths; every other case is found at once.
+            floats negated, integer values swapped) take different paths; every other
+            case is found at once.
             With threads > 1: an op mixes rows, a random op's input is not rows of the
             batch in every slice, or the loss is not a mean or sum over rows.
         ImportError: threads > 1 without threadpoolctl.
