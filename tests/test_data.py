@@ -150,6 +150,13 @@ def test_npz_and_csv_datasets(tmp_path) -> None:
                              test_path=str(tmp_path / "d.csv"))
     np.testing.assert_allclose(splits["train"][5][0], x[5], rtol=1e-6)
     assert splits["train"][5][1] == y[5]
+    # The label named in the header, here in the first column.
+    np.savetxt(tmp_path / "e.csv", table[:, [3, 0, 1, 2]], delimiter=",",
+               header='"label", a,b,c', comments="")
+    named, _ = load_dataset("csv", path=str(tmp_path / "e.csv"),
+                            test_path=str(tmp_path / "e.csv"), label_column="label")
+    np.testing.assert_array_equal(named["train"].arrays[0], splits["train"].arrays[0])
+    np.testing.assert_array_equal(named["train"].arrays[1], splits["train"].arrays[1])
 
 
 def test_text_dataset_targets_are_the_next_character(tmp_path) -> None:
@@ -216,6 +223,10 @@ CSV_GOOD = "a,b,label\n1,2,0\n3,4,1\n"
      r"train samples have shape \(1,\) but test samples \(2,\)$"),
     (CSV_GOOD, {"shape": [3]}, r"data\.shape \[3\] does not fit samples of 2 values$"),
     (CSV_GOOD, {"label_column": 3}, r"train\.csv: label_column 3 is outside its 3 columns$"),
+    (CSV_GOOD, {"label_column": "lable"}, r"train\.csv: no column 'lable' in the header \(did "
+                                          r"you mean 'label'\?\); columns: \['a', 'b', 'label'\]$"),
+    (CSV_GOOD, {"label_column": "label", "skip_header": False},
+     r"label_column 'label' names a column of the header line, but skip_header is false"),
 ])
 def test_bad_csv_data_is_a_data_error_naming_the_file(tmp_path, train, options, message
                                                       ) -> None:

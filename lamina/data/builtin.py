@@ -6,6 +6,7 @@ number of classes, vocabulary for text).
 
 from __future__ import annotations
 
+import difflib
 import gzip
 import importlib.util
 import os
@@ -184,21 +185,42 @@ def npz(path: str, shape: list[int] | None = None) -> tuple[dict[str, ArrayDatas
 
 
 @register_dataset("csv")
-def csv(path: str, test_path: str, label_column: int = -1, skip_header: bool = True,
+def csv(path: str, test_path: str, label_column: int | str = -1, skip_header: bool = True,
         shape: list[int] | None = None) -> tuple[dict[str, ArrayDataset], dict]:
-    """Numeric CSV files, one sample a row, the label in `label_column`."""
+    """Numeric CSV files, one sample a row, the label in `label_column`: its index, or
+    its name in the header line."""
     def read(p: str) -> tuple[np.ndarray, np.ndarray]:
+        column = _column(p, label_column) if isinstance(label_column, str) else label_column
         try:
             table = np.loadtxt(p, delimiter=",", skiprows=1 if skip_header else 0, ndmin=2)
         except ValueError as e:  # NumPy's words say which value and column
             raise DataError(f"csv dataset: {p}: {e}") from None
-        if not -table.shape[1] <= label_column < table.shape[1]:
-            raise DataError(f"csv dataset: {p}: label_column {label_column} is outside its "
+        if not -table.shape[1] <= column < table.shape[1]:
+            raise DataError(f"csv dataset: {p}: label_column {column} is outside its "
                             f"{table.shape[1]} columns")
-        return np.delete(table, label_column, axis=1), table[:, label_column]
+        return np.delete(table, column, axis=1), table[:, column]
+
+    if isinstance(label_column, str) and not skip_header:
+        raise DataError(f"csv dataset: label_column {label_column!r} names a column of the "
+                        "header line, but skip_header is false (no header); give its index")
 
     (x, y), (x_test, y_test) = read(path), read(test_path)
     return _classification(x, y, x_test, y_test, shape, f"csv dataset ({path}, {test_path})")
+
+
+def _column(path: str, name: str) -> int:
+    """The index of the column called `name` in the CSV file's header line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            header = [c.strip().strip('"') for c in f.readline().rstrip("\r\n").split(",")]
+    except OSError as e:
+        raise DataError(f"csv dataset: {path}: {e.strerror}") from None
+    if name not in header:
+        close = difflib.get_close_matches(name, header, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise DataError(f"csv dataset: {path}: no column {name!r} in the header{hint}; "
+                        f"columns: {header}")
+    return header.index(name)
 
 
 DEFAULT_TEXT_MODULES = (
