@@ -164,7 +164,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     config = _config(args)
     data = build_data(config)
-    model = build_model(config)
+    model = build_model(config, data)
     x = next(iter(data.test))[0][:2]
     rows = [("layer", "type", "output shape", "parameters")]
     layers = list(model.named_children()) or [("", model)]

@@ -58,6 +58,8 @@ LAYER_CASES = {
     "PositionalEncoding": ({"type": "PositionalEncoding", "embedding_dim": 5, "max_len": 8,
                             "learned": True, "batch_first": False}, _f(6, 2, 5)),
     "Identity": ({"type": "Identity"}, _f(3, 4)),
+    "Standardize": ({"type": "Standardize", "num_features": 3, "mean": [0.5, -1.0, 2.0],
+                     "std": [2.0, 0.5, 1.5]}, _f(2, 3, 4)),
     "Residual": ({"type": "Residual", "layers": [
         {"type": "Conv2d", "in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1},
         {"type": "ReLU"}],

@@ -333,6 +333,11 @@ def _torch_bn_eval(x, g, b):
 
 CASES.append(Case("batch_norm_eval", _bn_eval, _bn_eval_ref,
                   inputs(randn(4, 3, 5), randn(3), randn(3)), _torch_bn_eval))
+_M, _S = np.array([0.1, -0.2, 0.3]), np.array([1.5, 0.5, 2.0])
+CASES += [Case(f"standardize_axis{a}", lambda x, a=a: F.standardize(x, _M, _S, a),
+               lambda x, a=a: np.moveaxis((np.moveaxis(x, a, -1) - _M) / _S, -1, a),
+               inputs(randn(*shape)))
+          for a, shape in ((1, (4, 3, 5)), (-1, (2, 4, 3)), (1, (5, 3)))]
 
 def ln_ref(x, *affine, k=1):
     axes = tuple(range(x.ndim - k, x.ndim))

@@ -311,23 +311,31 @@ def test_a_killed_server_restores_its_checkpoint_and_the_run_finishes(cluster_en
 
 
 def test_batch_norm_statistics_are_the_workers_average(cluster_env, tmp_path):
+    """And a Standardize layer's statistics are the whole training split's on every worker,
+    not its shard's."""
     from lamina.distributed import Cluster
     from lamina.train.job import build_model
 
-    path, _, _ = _data(tmp_path)
+    path, x, _ = _data(tmp_path)
     config = _job(path, epochs=1)
-    config["model"]["layers"].insert(1, {"type": "BatchNorm1d", "num_features": 16})
-    model = build_model(config)
+    config["model"]["layers"][:1] = [{"type": "Standardize", "num_features": 8},
+                                     config["model"]["layers"][0],
+                                     {"type": "BatchNorm1d", "num_features": 16}]
+    model = build_model(config)  # unadapted: the driver trains nothing itself
     cluster = Cluster(config, model, None)
     try:
         cluster.train_epoch(0)
         before = ray.get([w.buffers.remote() for w in cluster.workers])
-        assert not np.allclose(before[0]["1.running_mean"], before[1]["1.running_mean"])
+        assert not np.allclose(before[0]["2.running_mean"], before[1]["2.running_mean"])
+        for got in before:
+            np.testing.assert_allclose(got["0.std"], x.astype(np.float64).std(axis=0), rtol=1e-6)
+            assert int(got["0.count"]) == len(x)
         cluster.sync_buffers(model)
-        want = (before[0]["1.running_mean"] + before[1]["1.running_mean"]) / 2
-        np.testing.assert_allclose(model[1].running_mean.data, want, rtol=1e-6)
+        want = (before[0]["2.running_mean"] + before[1]["2.running_mean"]) / 2
+        np.testing.assert_allclose(model[2].running_mean.data, want, rtol=1e-6)
+        np.testing.assert_array_equal(model[0].mean.data, before[0]["0.mean"])
         after = ray.get([w.buffers.remote() for w in cluster.workers])
-        np.testing.assert_allclose(after[1]["1.running_var"], model[1].running_var.data)
+        np.testing.assert_allclose(after[1]["2.running_var"], model[2].running_var.data)
     finally:
         cluster.shutdown()
 

@@ -94,10 +94,10 @@ class Worker:
         from lamina.train.job import build_data, build_model
 
         self.worker, self.workers, self.config = worker, workers, config
-        train_loader = build_data(config).train
-        train_loader.shard = (worker, workers)
-        self.loader = train_loader
-        self.model = build_model(config)
+        data = build_data(config)
+        data.train.shard = (worker, workers)
+        self.loader = data.train
+        self.model = build_model(config, data)  # adapts to the whole split, not the shard
         self.algorithm = algorithm_from_config(config["algorithm"])
         self.algorithm.bind(config["loss"], config["trainer"]["metrics"])
         self.algorithm.use_plan(config["trainer"]["compile"])  # pull and push keep arrays

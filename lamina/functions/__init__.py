@@ -52,7 +52,7 @@ from lamina.functions.math import (
     sum,
 )
 from lamina.functions.noise import dropout
-from lamina.functions.normalization import batch_norm, layer_norm
+from lamina.functions.normalization import batch_norm, layer_norm, standardize
 from lamina.functions.pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from lamina.functions.recurrent import gru_cell, lstm_cell, lstm_sequence
 
@@ -107,6 +107,7 @@ __all__ = [
     "split",
     "sqrt",
     "stack",
+    "standardize",
     "sub",
     "sum",
     "tanh",

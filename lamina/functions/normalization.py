@@ -1,4 +1,5 @@
-"""Batch normalisation, fused: one op whose backward is the closed form, not a chain of ops."""
+"""Normalisation ops, each fused: one op whose backward is the closed form, not a chain of
+ops. Batch and layer norm, and standardisation by fixed statistics."""
 
 from __future__ import annotations
 
@@ -205,3 +206,51 @@ def layer_norm(x: Tensor, normalized_shape: int | tuple[int, ...], weight: Tenso
     if weight is None:
         raise ValueError("layer_norm: bias without weight is not supported; pass both or neither")
     return fn.apply(x, weight) if bias is None else fn.apply(x, weight, bias)
+
+
+class Standardize(Function):
+    """(x - mean) / std along one axis, the statistics given as arrays and read at every
+    call (a layer's buffers, which its `adapt` rewrites in place)."""
+
+    supports_out = True
+    elementwise = True
+
+    def __init__(self, mean: Any, std: Any, axis: int) -> None:
+        self.mean, self.std, self.axis = mean, std, axis
+
+    def forward(self, x: Any) -> Any:
+        x = _floating(x)
+        axis = self.axis if self.axis >= 0 else x.ndim + self.axis
+        if not 0 <= axis < x.ndim or x.shape[axis] != self.mean.shape[0]:
+            raise ShapeError(f"standardize: expected {self.mean.shape[0]} features on axis "
+                             f"{self.axis}; got shape {x.shape}")
+        shape = (-1,) + (1,) * (x.ndim - 1 - axis)
+        self.scale = self.std.reshape(shape).astype(x.dtype, copy=False)
+        y = np.subtract(x, self.mean.reshape(shape).astype(x.dtype, copy=False),
+                        out=self.out_buffer(0, like=x))
+        y /= self.scale
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        return gy / self.scale
+
+
+def standardize(x: Tensor, mean: Any, std: Any, axis: int = 1) -> Tensor:
+    """(x - mean) / std, per feature along `axis`: scikit-learn's StandardScaler as an op.
+
+    Args:
+        x: input with mean.shape[0] features on `axis`.
+        mean, std: arrays (or tensors, read as constants) of shape (features,).
+        axis: the feature axis; negative counts from the end.
+
+    Returns:
+        A tensor of x's shape. Only x takes a gradient: 1 / std.
+
+    Example:
+        >>> F.standardize(x, np.array([0.5, 2.0]), np.array([1.0, 4.0]))  # x (N, 2)
+    """
+    mean, std = (np.asarray(getattr(a, "data", a)) for a in (mean, std))
+    if mean.ndim != 1 or std.shape != mean.shape:
+        raise ShapeError(f"standardize: mean and std must be vectors of one length; got "
+                         f"{mean.shape} and {std.shape}")
+    return Standardize(mean, std, axis).apply(x)

@@ -283,6 +283,26 @@ register_onnx_exporter("BatchNorm1d")(_batch_norm)
 register_onnx_exporter("BatchNorm2d")(_batch_norm)
 
 
+@register_onnx_exporter("Standardize")
+def _standardize(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    mean, std = _w(layer, "mean"), _w(layer, "std")
+    if layer.axis < 0:  # broadcasts from the right at any rank
+        shape = (-1,) + (1,) * (-layer.axis - 1)
+        (centred,) = ctx.node("Sub", [x, ctx.constant(f"{path}.mean", mean.reshape(shape))],
+                              path)
+        return ctx.node("Div", [centred, ctx.constant(f"{path}.std", std.reshape(shape))], path)
+    if layer.axis != 1:
+        raise ExportError(f"{path or 'the model'} (Standardize): export takes axis 1 or a "
+                          f"negative axis; got axis {layer.axis} (count it from the end)")
+    # Axis 1 at a rank the graph does not know: batch norm's channel axis, by the same
+    # statistics (epsilon 0, so var = std**2 gives back std).
+    c = layer.num_features
+    inputs = [x, ctx.constant(f"{path}.one", np.ones(c, mean.dtype)),
+              ctx.constant(f"{path}.zero", np.zeros(c, mean.dtype)),
+              ctx.constant(f"{path}.mean", mean), ctx.constant(f"{path}.var", std * std)]
+    return ctx.node("BatchNormalization", inputs, path, epsilon=0.0)
+
+
 def _unary(op: str, **attrs: Any) -> Exporter:
     return lambda ctx, layer, path, x: ctx.node(op, [x], path, **attrs)
 

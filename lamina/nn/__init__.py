@@ -10,7 +10,7 @@ from lamina.nn.embedding import Embedding
 from lamina.nn.flatten import Flatten
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.linear import Linear
-from lamina.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from lamina.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm, Standardize
 from lamina.nn.pooling import AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from lamina.nn.rbm import RBM
 from lamina.nn.recurrent import GRU, LSTM, RNN
@@ -21,5 +21,6 @@ __all__ = [
     "Concat", "ConfigError", "Conv1d", "Conv2d", "Dropout", "Embedding", "Flatten", "Identity",
     "Layer", "LayerNorm", "LeakyReLU", "Linear", "MaxPool1d", "MaxPool2d", "MultiheadAttention",
     "Parameter", "PositionalEncoding", "ReLU", "Residual", "Sequential", "Sigmoid", "Softmax",
+    "Standardize",
     "Tanh", "TransformerEncoderLayer", "from_config", "init", "layer_types", "register_layer",
 ]

@@ -25,10 +25,13 @@ from lamina.data.dataset import part_sizes
 from lamina.errors import DataError
 from lamina.nn.layer import Layer
 from lamina.optim import lr_scheduler
+from lamina.schema import ConfigError
 from lamina.train import callbacks as cb
 from lamina.train.algorithms import Algorithm, algorithm_from_config
 from lamina.train.jobfile import LOADER_KEYS, read_yaml
 from lamina.train.trainer import Trainer
+
+ADAPT_BATCH = 4096  # samples per batch when a Standardize layer measures the training split
 
 
 @dataclasses.dataclass
@@ -84,9 +87,35 @@ def _hold_out(dataset: Any, fraction: float, seed: int, ordered: bool) -> list[S
     return [Subset(dataset, np.arange(cut)), Subset(dataset, np.arange(cut, n))]
 
 
-def build_model(config: dict[str, Any]) -> Layer:
+def build_model(config: dict[str, Any], data: Data | None = None) -> Layer:
+    """The job's model, its initial weights fixed by the seed. Given the job's data, a
+    `Standardize` layer that reads the model's input measures its statistics on the
+    training split (every process builds the same split, so every worker gets the same);
+    without, it waits for a checkpoint to load them."""
     lm.manual_seed(config["trainer"]["seed"])  # the initial weights depend on the seed only
-    return lm.nn.from_config(config["model"], "model")
+    model = lm.nn.from_config(config["model"], "model")
+    if data is not None:
+        adapt_inputs(model, data.train.dataset)
+    return model
+
+
+def adapt_inputs(model: Layer, dataset: Any) -> None:
+    """Adapt the Standardize layer that reads the model's input (the first of nested
+    Sequentials) to `dataset`. Any other one needs its statistics in its config: a job
+    has no input to measure for it."""
+    first = model
+    while isinstance(first, lm.nn.Sequential) and len(first):
+        first = first[0]
+    for path, layer in model.named_layers():
+        if not isinstance(layer, lm.nn.Standardize) or layer.ready:
+            continue
+        if layer is not first:
+            where = ("model" + "".join(f".layers[{p}]" for p in path.split("."))
+                     if all(p.isdigit() for p in path.split(".")) else f"model layer {path}")
+            raise ConfigError(f"{where}: a job measures a Standardize layer's statistics "
+                              "only where it reads the model's input (the first layer); give "
+                              "this one mean and std in its config")
+        layer.adapt(DataLoader(dataset, ADAPT_BATCH))
 
 
 def run_directory(config: dict[str, Any], resume: bool) -> Path:
@@ -108,7 +137,7 @@ def build(config: dict[str, Any], resume: bool = False, directory: Path | None =
     """Build model, data, optimizer, algorithm, callbacks and trainer from a validated job."""
     tcfg = config["trainer"]
     data = build_data(config)
-    model = build_model(config)
+    model = build_model(config, data)
     optimizer = optim.from_config(config["optimizer"], model.named_parameters())
     algorithm = algorithm_from_config(config["algorithm"])
     directory = directory or run_directory(config, resume)
