@@ -1,63 +1,22 @@
 """The op case table: one entry per (function, shape) with a NumPy reference.
 
-Adding an op is adding entries here; tests/test_functions.py and
-tests/test_torch_crosscheck.py cross every entry with their generic checks.
+Adding an op is adding entries here (the losses' in op_cases_losses.py);
+tests/test_functions.py and tests/test_torch_crosscheck.py cross every entry with their
+generic checks.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
+from op_cases_losses import LOSS_CASES
+from op_table import Case, away_from_zero, inputs, positive, randn
+from op_table import np_sigmoid as _np_sigmoid
+from op_table import np_softmax as _np_softmax
+from op_table import torch_module as _t
 
 import lamina.functions as F
-
-
-@dataclass
-class Case:
-    name: str
-    fn: Callable[..., Any]  # lamina, on Tensors (integer inputs come as Tensors too)
-    ref: Callable[..., Any]  # NumPy, on arrays, written independently of lamina
-    make: Callable[[np.random.Generator], list[np.ndarray]]  # float64 / int inputs
-    torch: Callable[..., Any] | None = None  # torch, on torch tensors
-    atol: float = 1e-6
-    rtol: float = 1e-5
-    grad_atol: float = 1e-5
-    tags: set[str] = field(default_factory=set)
-
-
-def randn(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
-    return lambda rng: rng.standard_normal(shape)
-
-
-def positive(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
-    return lambda rng: rng.uniform(0.5, 2.0, shape)
-
-
-def away_from_zero(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
-    """Normal values kept >= 0.1 from 0, where a kink would spoil central differences."""
-    def make(rng: np.random.Generator) -> np.ndarray:
-        x = rng.standard_normal(shape)
-        return np.where(np.abs(x) < 0.1, np.sign(x + 1e-12) * 0.1 + x, x)
-    return make
-
-
-def ints(high: int, *shape: int) -> Callable[[np.random.Generator], np.ndarray]:
-    return lambda rng: rng.integers(0, high, shape)
-
-
-def inputs(*makers: Callable[[np.random.Generator], np.ndarray]):
-    return lambda rng: [m(rng) for m in makers]
-
-
-def _t():
-    import torch
-
-    return torch
-
 
 # Scalars, size-1 axes and broadcasting pairs for the elementwise binary ops.
 BROADCAST_PAIRS = [
@@ -151,17 +110,8 @@ CASES += [
 ]
 
 # -- activations ------------------------------------------------------------------------
-def _np_sigmoid(x):
-    return 1 / (1 + np.exp(-x))
-
-
 def _np_gelu(x):
     return x * 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
-
-
-def _np_softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
 
 
 unary("relu", F.relu, lambda x: np.maximum(x, 0), lambda x: x.relu(), make=away_from_zero)
@@ -427,49 +377,7 @@ CASES += [
          inputs(randn(2, 3, 4, 5)), lambda x: _t().flatten(x, 1, 2)),
 ]
 
-
-# -- losses -----------------------------------------------------------------------------
-def ce_ref(x, t, reduction="mean"):
-    if x.ndim > 2:
-        x = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
-        t = t.reshape(-1)
-    logp = np.log(_np_softmax(x, -1))
-    losses = -logp[np.arange(len(t)), t]
-    return {"mean": losses.mean(), "sum": losses.sum(), "none": losses}[reduction]
-
-
-for reduction in ("mean", "sum", "none"):
-    CASES.append(Case(f"cross_entropy_{reduction}",
-                      lambda x, t, r=reduction: F.cross_entropy(x, t, r),
-                      lambda x, t, r=reduction: ce_ref(x, t, r),
-                      inputs(randn(5, 4), ints(4, 5)),
-                      lambda x, t, r=reduction: _t().nn.functional.cross_entropy(x, t,
-                                                                                reduction=r)))
-CASES += [
-    Case("cross_entropy_spatial", lambda x, t: F.cross_entropy(x, t), ce_ref,
-         inputs(randn(2, 4, 3), ints(4, 2, 3)),
-         lambda x, t: _t().nn.functional.cross_entropy(x, t)),
-    Case("cross_entropy_ignore_index", lambda x, t: F.cross_entropy(x, t, ignore_index=1),
-         lambda x, t: np.mean(-np.log(_np_softmax(x))[np.arange(6), t][t != 1]),
-         inputs(randn(6, 3), lambda rng: np.array([0, 1, 2, 1, 2, 0])),
-         lambda x, t: _t().nn.functional.cross_entropy(x, t, ignore_index=1)),
-    Case("nll_loss", lambda x, t: F.nll_loss(x, t), lambda x, t: -x[np.arange(5), t].mean(),
-         inputs(randn(5, 4), ints(4, 5)), lambda x, t: _t().nn.functional.nll_loss(x, t)),
-    Case("mse_loss", F.mse_loss, lambda x, y: ((x - y) ** 2).mean(),
-         inputs(randn(4, 3), randn(4, 3)), lambda x, y: _t().nn.functional.mse_loss(x, y)),
-    Case("mse_loss_sum", lambda x, y: F.mse_loss(x, y, "sum"), lambda x, y: ((x - y) ** 2).sum(),
-         inputs(randn(4, 3), randn(4, 3)),
-         lambda x, y: _t().nn.functional.mse_loss(x, y, reduction="sum")),
-    Case("bce_with_logits", F.binary_cross_entropy_with_logits,
-         lambda x, y: np.mean(-(y * np.log(_np_sigmoid(x)) + (1 - y) * np.log(1 - _np_sigmoid(x)))),
-         inputs(randn(4, 3), lambda rng: rng.uniform(0, 1, (4, 3))),
-         lambda x, y: _t().nn.functional.binary_cross_entropy_with_logits(x, y)),
-    Case("bce_with_logits_none", lambda x, y: F.binary_cross_entropy_with_logits(x, y, "none"),
-         lambda x, y: -(y * np.log(_np_sigmoid(x)) + (1 - y) * np.log(1 - _np_sigmoid(x))),
-         inputs(randn(5), lambda rng: rng.integers(0, 2, 5).astype(float)),
-         lambda x, y: _t().nn.functional.binary_cross_entropy_with_logits(x, y,
-                                                                          reduction="none")),
-]
+CASES += LOSS_CASES
 
 
 # -- recurrent cells: references composed step by step from the gate equations ----------

@@ -42,9 +42,10 @@ def _class_rows(op: str, x: Any, labels: Any) -> tuple[Any, Any]:
 class _Picked(Function):
     """Shared by the losses that pick one score per row: -score[label], averaged or summed."""
 
-    def __init__(self, op: str, reduction: str, ignore_index: int) -> None:
+    def __init__(self, op: str, reduction: str, ignore_index: int, weight: Any = None) -> None:
         _check_reduction(op, reduction)
         self.op, self.reduction, self.ignore_index = op, reduction, ignore_index
+        self.weight = None if weight is None else np.asarray(getattr(weight, "data", weight))
 
     def rows(self, x: Any, labels: Any) -> Any:
         """Validate labels and return the scores as (M, C) rows; remembers the layout."""
@@ -58,21 +59,33 @@ class _Picked(Function):
                              f"{self.ignore_index}); got {np.unique(bad)[:5].tolist()}")
         self.t, self.valid = t, valid
         self.x_shape, self.labels_shape = x.shape, labels.shape
-        self.count = max(int(valid.sum()), 1) if self.reduction == "mean" else 1
+        # Each row's weight: 0 where ignored, else its class's weight (1 without weights).
+        self.row_weight = valid.astype(rows.dtype)
+        if self.weight is not None:
+            if self.weight.shape != (c,):
+                raise ShapeError(f"{self.op}: weight must hold one value per class, shape "
+                                 f"({c},); got {self.weight.shape}")
+            self.row_weight *= self.weight.astype(rows.dtype, copy=False)[t]
+        # 'mean' divides by the weights summed over the rows, as PyTorch does.
+        self.count = (float(self.row_weight.sum()) or 1.0) if self.reduction == "mean" else 1
         return rows
 
-    def reduce(self, rows: Any) -> Any:
-        """-rows[i, label_i], reduced; ignored labels contribute 0."""
-        losses = -rows[np.arange(self.t.size), self.t] * self.valid
+    def picked(self, rows: Any) -> Any:
+        """-rows[i, label_i] per row, times the row's weight (0 where ignored)."""
+        return -rows[np.arange(self.t.size), self.t] * self.row_weight
+
+    def reduce(self, losses: Any) -> Any:
+        """Per-row losses, reduced."""
         if self.reduction == "none":
             return losses.reshape(self.labels_shape)
         total = losses.sum()
-        return np.asarray(total / self.count if self.reduction == "mean" else total, rows.dtype)
+        return np.asarray(total / self.count if self.reduction == "mean" else total,
+                          losses.dtype)
 
     def scatter(self, g_rows: Any, gy: Any) -> Any:
-        """Scale row gradients by gy, zero ignored rows, and lay them out like the input."""
+        """Scale row gradients (weighted already) by gy; lay them out like the input."""
         scale = gy.reshape(-1, 1) if self.reduction == "none" else gy / self.count
-        g = (g_rows * self.valid[:, None]) * scale
+        g = g_rows * scale
         if len(self.x_shape) > 2:
             n, c = self.x_shape[:2]
             g = np.moveaxis(g.reshape(n, *self.x_shape[2:], c), -1, 1)
@@ -82,17 +95,38 @@ class _Picked(Function):
 class CrossEntropy(_Picked):
     # Fused log-softmax + NLL: the gradient softmax - onehot is exact and never overflows,
     # where log(softmax(x)) as two ops loses precision and can produce log(0).
+    def __init__(self, op: str, reduction: str, ignore_index: int, weight: Any = None,
+                 label_smoothing: float = 0.0) -> None:
+        super().__init__(op, reduction, ignore_index, weight)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"{op}: label_smoothing must lie in [0, 1]; got {label_smoothing}")
+        self.smoothing = float(label_smoothing)
+
     def forward(self, x: Any, labels: Any) -> Any:
         rows = self.rows(x, labels)
         if 0 in self.inputs_kept and np.may_share_memory(rows, x):
             # A plan keeps the scores alive anyway (they are its output): keep them, not
             # their log-probabilities, and redo the log-softmax in backward.
             self.scores, self.logp = rows, None
-            return self.reduce(log_softmax_array(rows, -1))
+            return self.reduce(self._losses(log_softmax_array(rows, -1)))
         # Over the scores' own memory when rows is already a copy: one array fewer.
         own = not np.may_share_memory(rows, x)
         self.logp = log_softmax_array(rows, -1, out=rows if own else None)
-        return self.reduce(self.logp)
+        return self.reduce(self._losses(self.logp))
+
+    def _class_weight(self, dtype: Any) -> Any:
+        return None if self.weight is None else self.weight.astype(dtype, copy=False)
+
+    def _losses(self, logp: Any) -> Any:
+        """Per row: (1 - e) * the label's loss + e / C * the loss of every class, each
+        class weighted, as PyTorch's label_smoothing mixes a uniform target in."""
+        losses = self.picked(logp)
+        if not self.smoothing:
+            return losses
+        w = self._class_weight(logp.dtype)
+        spread = -(logp.sum(axis=1) if w is None else logp @ w) * self.valid
+        e = self.smoothing
+        return (1 - e) * losses + (e / logp.shape[1]) * spread
 
     def backward(self, gy: Any) -> tuple[Any, None]:
         if self.logp is None:  # recomputed: a fresh array, exponentiated in place
@@ -100,7 +134,16 @@ class CrossEntropy(_Picked):
             np.exp(g, out=g)
         else:
             g = np.exp(self.logp)
-        g[np.arange(self.t.size), self.t] -= 1
+        e, c = self.smoothing, g.shape[1]
+        picked = (1 - e) * self.row_weight  # d/dx of -logp[label]: softmax - onehot
+        if not e:
+            g *= picked[:, None]
+        else:  # d/dx of -sum_c w_c logp[c]: sum(w) softmax - w
+            w = self._class_weight(g.dtype)
+            total = c if w is None else w.sum()
+            g *= (picked + (e / c) * total * self.valid)[:, None]
+            g -= (e / c) * self.valid[:, None] * (1 if w is None else w)
+        g[np.arange(self.t.size), self.t] -= picked
         return self.scatter(g, gy), None
 
 
@@ -108,11 +151,11 @@ class NLL(_Picked):
     def forward(self, x: Any, labels: Any) -> Any:
         rows = self.rows(x, labels)
         self.rows_meta = (rows.shape, rows.dtype)
-        return self.reduce(rows)
+        return self.reduce(self.picked(rows))
 
     def backward(self, gy: Any) -> tuple[Any, None]:
         g = np.zeros(*self.rows_meta)
-        g[np.arange(self.t.size), self.t] = -1
+        g[np.arange(self.t.size), self.t] = -self.row_weight
         return self.scatter(g, gy), None
 
 
@@ -145,14 +188,21 @@ class BCEWithLogits(Function):
 
 
 def cross_entropy(logits: Tensor, labels: Any, reduction: str = "mean",
-                  ignore_index: int = -100) -> Tensor:
-    """Softmax cross-entropy from unnormalised scores and integer class labels (fused).
+                  ignore_index: int = -100, weight: Any = None,
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy from unnormalised scores and integer class labels (fused),
+    with PyTorch's arguments and results.
 
     Args:
         logits: scores of shape (N, C) or (N, C, d1, ...).
         labels: integer classes of shape (N,) or (N, d1, ...), values in [0, C).
-        reduction: 'mean' (over non-ignored labels), 'sum' or 'none'.
+        reduction: 'mean' (over non-ignored labels, weighted by their class's weight),
+            'sum' or 'none'.
         ignore_index: labels equal to this contribute nothing.
+        weight: optional (C,) weight of each class, for unbalanced classes (a constant:
+            it takes no gradient).
+        label_smoothing: e in [0, 1]: the target is (1 - e) on the label plus e / C on
+            every class.
 
     Returns:
         A scalar tensor, or per-element losses of labels' shape for reduction='none'.
@@ -163,13 +213,15 @@ def cross_entropy(logits: Tensor, labels: Any, reduction: str = "mean",
     Example:
         >>> loss = F.cross_entropy(model(x), y)     # (32, 10) scores, (32,) labels
     """
-    return CrossEntropy("cross_entropy", reduction, ignore_index).apply(logits, labels)
+    return CrossEntropy("cross_entropy", reduction, ignore_index, weight,
+                        label_smoothing).apply(logits, labels)
 
 
 def nll_loss(log_probs: Tensor, labels: Any, reduction: str = "mean",
-             ignore_index: int = -100) -> Tensor:
-    """Negative log-likelihood of integer labels given log-probabilities (N, C) or (N, C, ...)."""
-    return NLL("nll_loss", reduction, ignore_index).apply(log_probs, labels)
+             ignore_index: int = -100, weight: Any = None) -> Tensor:
+    """Negative log-likelihood of integer labels given log-probabilities (N, C) or
+    (N, C, ...); `weight` (C,) weighs each class, as in PyTorch."""
+    return NLL("nll_loss", reduction, ignore_index, weight).apply(log_probs, labels)
 
 
 def mse_loss(x: Tensor, target: Any, reduction: str = "mean") -> Tensor:
