@@ -60,7 +60,7 @@ MALFORMED = [
     (GOOD.replace("epochs: 2", "epoch: 2"), r"trainer\.epoch: unknown argument of TrainerConfig"),
     (GOOD + "algorithm: {type: cd, k: one}\n", r"algorithm\.k: expected int, got str 'one'"),
     (GOOD + "scheduler: {type: StepLR}\n", r"scheduler\.step_size: missing, required by StepLR"),
-    (GOOD + "loss: hinge\n", r"loss: unknown loss 'hinge'; one of \['binary_cross_entropy"),
+    (GOOD + "loss: hinge\n", r"^loss\.type: unknown loss 'hinge'; one of \['binary_cross_entropy"),
     (GOOD.replace("optimizer: {type: SGD, lr: 0.1}\n", ""), r"^optimizer: missing section"),
     (GOOD + "distributed: {workers: 0}\n", r"distributed\.workers: must be >= 1, got 0"),
     (GOOD + "distributed: {mode: sync}\n",
@@ -124,6 +124,12 @@ MALFORMED = [
      r"^trainer\.early_stopping\.monitor: .*'val_los' \(did you mean 'val_loss'\?\)"),
     (GOOD + "scheduler: {type: ReduceLROnPlateau, monitor: los}\n",
      r"^scheduler\.monitor: the run reports no metric 'los'.* 'val_accuracy', 'lr'\]$"),
+    # A loss with arguments: checked against the function's keywords.
+    (GOOD + "loss: {type: cross_entropy, label_smothing: 0.1}\n",
+     r"^loss\.label_smothing: unknown argument of cross_entropy; allowed: \['ignore_index', "
+     r"'label_smoothing', 'reduction', 'weight'\]$"),
+    (GOOD + "loss: {type: cross_entropi}\n",
+     r"^loss\.type: unknown loss 'cross_entropi' \(did you mean 'cross_entropy'\?\)"),
 ]
 
 
@@ -318,3 +324,24 @@ def test_a_crash_in_training_names_the_checkpoint_to_resume_from(tmp_path) -> No
     last = tmp_path / "runs" / "job" / "checkpoints" / "last.safetensors"
     assert caught.value.__notes__ == [f"the last checkpoint written is {last}; continue "
                                       "with --resume"]
+
+
+def test_a_loss_with_arguments_trains_with_them(tmp_path) -> None:
+    import lamina as lm
+    import lamina.functions as F
+    from lamina.train.losses import get_loss
+
+    text = GOOD + "loss: {type: cross_entropy, label_smoothing: 0.2, weight: [1, 2, 1, 1, 1, 1, 1, 1, 1, 3]}\n"
+    config = load_config(_write(tmp_path, text))
+    assert config["loss"] == {"type": "cross_entropy", "label_smoothing": 0.2,
+                              "weight": [1, 2, 1, 1, 1, 1, 1, 1, 1, 3]}
+    assert load_config(_write(tmp_path, GOOD + "loss: {type: mse_loss}\n"))["loss"] == "mse_loss"
+    x = lm.tensor(np.random.default_rng(0).standard_normal((6, 10)))
+    y = np.array([0, 1, 9, 1, 4, 5])
+    want = F.cross_entropy(x, y, weight=np.array([1, 2, 1, 1, 1, 1, 1, 1, 1, 3.0]),
+                           label_smoothing=0.2)
+    assert get_loss(config["loss"])(x, y).item() == pytest.approx(want.item(), rel=1e-12)
+    assert want.item() != pytest.approx(F.cross_entropy(x, y).item(), rel=1e-3)
+    config["trainer"]["out_dir"] = str(tmp_path / "runs")
+    _, results = train(config)
+    assert np.isfinite(results["loss"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import inspect
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -199,6 +200,15 @@ def _named(section: Any, path: str, choices: Sequence[str], key: str = "type",
     return name, {k: v for k, v in section.items() if k != key}
 
 
+def _validate_loss(loss: Any) -> str | dict[str, Any]:
+    """A loss name, or {type: name, **its keyword arguments} (cross_entropy's weight and
+    label_smoothing, say); resolved to the name alone when it has no arguments."""
+    name, args = _named(loss, "loss", sorted(LOSSES), kind="loss")
+    first_two = list(inspect.signature(LOSSES[name]).parameters)[:2]  # output, target
+    check_args(LOSSES[name], args, "loss", skip=tuple(first_two))
+    return {"type": name, **args} if args else name
+
+
 def validate(config: dict[str, Any]) -> dict[str, Any]:
     """Check every section; return the config with defaults filled in (the resolved job)."""
     _unknown(config, SECTIONS, "")
@@ -218,10 +228,7 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     out["data"].update(dataset_options)
     out["model"] = _section(config, "model")
     model = lm.nn.from_config(out["model"], "model")  # every layer error names its path
-    loss = config.get("loss", "cross_entropy")
-    if loss not in LOSSES:
-        raise ConfigError(f"loss: unknown loss {loss!r}; one of {sorted(LOSSES)}")
-    out["loss"] = loss
+    out["loss"] = _validate_loss(config.get("loss", "cross_entropy"))
     out["optimizer"], opt = _validate_optimizer(_section(config, "optimizer"), model)
     out["scheduler"] = _validate_scheduler(config.get("scheduler"), opt)
     alg_name, alg_args = _named(config.get("algorithm", "bp"), "algorithm", algorithm_names())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import lamina.functions as F
@@ -40,13 +40,20 @@ def accuracy(output: Tensor, target: Tensor) -> float:
 METRICS: dict[str, Callable[[Tensor, Tensor], float]] = {"accuracy": accuracy}
 
 
-def get_loss(loss: str | Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
-    """A loss function from its name (one of LOSSES) or the callable itself."""
+def get_loss(loss: str | Mapping[str, Any] | Callable[[Tensor, Any], Tensor]
+             ) -> Callable[[Tensor, Any], Tensor]:
+    """A loss function from its name (one of LOSSES), from {"type": name, **keyword
+    arguments} (`{"type": "cross_entropy", "label_smoothing": 0.1}`), or the callable
+    itself."""
     if callable(loss):
         return loss
+    args: dict[str, Any] = {}
+    if isinstance(loss, Mapping):
+        args = {k: v for k, v in loss.items() if k != "type"}
+        loss = loss.get("type")
     if loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}; one of {sorted(LOSSES)}")
-    fn = LOSSES[loss]
+    fn = functools.partial(LOSSES[loss], **args) if args else LOSSES[loss]
 
     def named(output: Tensor, target: Any) -> Tensor:
         try:
@@ -55,7 +62,7 @@ def get_loss(loss: str | Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, A
             e.job_key = "loss"
             raise
 
-    return functools.update_wrapper(named, fn)
+    return functools.update_wrapper(named, LOSSES[loss])
 
 
 def get_metric(name: str) -> Callable[[Tensor, Tensor], float]:
