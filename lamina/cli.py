@@ -96,13 +96,10 @@ def _notes(error: BaseException) -> str:
 def _in_config(error: Any, config: dict[str, Any] | None) -> str:
     """A layer's shape error, with the layer named by its path in the job
     (`model.layers[4] (Linear): ...`) where the model is nested Sequential configs."""
-    where, node = "model", (config or {}).get("model")
-    for name in error.layer_path["path"]:
-        layers = node.get("layers") if isinstance(node, dict) else None
-        if not (isinstance(layers, list) and name.isdigit() and int(name) < len(layers)):
-            return str(error)
-        where, node = f"{where}.layers[{name}]", layers[int(name)]
-    return located_message(error, where)
+    from lamina.train.jobfile import layer_config_path
+
+    where = layer_config_path((config or {}).get("model"), error.layer_path["path"])
+    return str(error) if where is None else located_message(error, where)
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:

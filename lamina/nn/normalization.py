@@ -161,8 +161,9 @@ class Standardize(Layer):
             raise ValueError(f"Standardize: std must be > 0; got {std}")
 
     def _vector(self, name: str, value: float | list[float]) -> np.ndarray:
-        out = np.broadcast_to(np.asarray(value, np.float32), (self.num_features,)).copy() \
-            if np.ndim(value) == 0 else np.asarray(value, np.float32)
+        out = np.asarray(value, np.float32)
+        if out.ndim == 0:  # one value for every feature
+            out = np.full(self.num_features, out)
         if out.shape != (self.num_features,):
             raise ValueError(f"Standardize: {name} must have num_features="
                              f"{self.num_features} values; got {len(out)}")
@@ -201,8 +202,8 @@ class Standardize(Layer):
     def _rows(self, x: Any) -> np.ndarray:
         """x as float64 (values, features), the feature axis last."""
         x = np.asarray(getattr(x, "data", x), np.float64)
-        if x.ndim < 2 or not -x.ndim <= self.axis < x.ndim or \
-                x.shape[self.axis] != self.num_features:
+        if (x.ndim < 2 or not -x.ndim <= self.axis < x.ndim
+                or x.shape[self.axis] != self.num_features):
             raise ShapeError(f"Standardize.adapt: expected {self.num_features} features on "
                              f"axis {self.axis} of a batch; got shape {x.shape}")
         return np.moveaxis(x, self.axis, -1).reshape(-1, self.num_features)

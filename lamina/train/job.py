@@ -28,7 +28,7 @@ from lamina.optim import lr_scheduler
 from lamina.schema import ConfigError
 from lamina.train import callbacks as cb
 from lamina.train.algorithms import Algorithm, algorithm_from_config
-from lamina.train.jobfile import LOADER_KEYS, read_yaml
+from lamina.train.jobfile import LOADER_KEYS, layer_config_path, read_yaml
 from lamina.train.trainer import Trainer
 
 ADAPT_BATCH = 4096  # samples per batch when a Standardize layer measures the training split
@@ -95,14 +95,14 @@ def build_model(config: dict[str, Any], data: Data | None = None) -> Layer:
     lm.manual_seed(config["trainer"]["seed"])  # the initial weights depend on the seed only
     model = lm.nn.from_config(config["model"], "model")
     if data is not None:
-        adapt_inputs(model, data.train.dataset)
+        adapt_inputs(model, data.train.dataset, config["model"])
     return model
 
 
-def adapt_inputs(model: Layer, dataset: Any) -> None:
+def adapt_inputs(model: Layer, dataset: Any, model_config: Any = None) -> None:
     """Adapt the Standardize layer that reads the model's input (the first of nested
     Sequentials) to `dataset`. Any other one needs its statistics in its config: a job
-    has no input to measure for it."""
+    has no input to measure for it (named by its place in `model_config`)."""
     first = model
     while isinstance(first, lm.nn.Sequential) and len(first):
         first = first[0]
@@ -110,8 +110,8 @@ def adapt_inputs(model: Layer, dataset: Any) -> None:
         if not isinstance(layer, lm.nn.Standardize) or layer.ready:
             continue
         if layer is not first:
-            where = ("model" + "".join(f".layers[{p}]" for p in path.split("."))
-                     if all(p.isdigit() for p in path.split(".")) else f"model layer {path}")
+            where = (layer_config_path(model_config, path.split("."))
+                     or f"model layer {path}")
             raise ConfigError(f"{where}: a job measures a Standardize layer's statistics "
                               "only where it reads the model's input (the first layer); give "
                               "this one mean and std in its config")

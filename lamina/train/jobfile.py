@@ -200,6 +200,19 @@ def _named(section: Any, path: str, choices: Sequence[str], key: str = "type",
     return name, {k: v for k, v in section.items() if k != key}
 
 
+def layer_config_path(model_config: Any, names: Sequence[str]) -> str | None:
+    """Where the layer at a dotted model path (its names, outermost first) is written in
+    the job: `model.layers[1].layers[0]` through nested `layers` lists; None where the
+    path leaves them (a Concat's branches, a Residual's shortcut)."""
+    where, node = "model", model_config
+    for name in names:
+        layers = node.get("layers") if isinstance(node, Mapping) else None
+        if not (isinstance(layers, list) and name.isdigit() and int(name) < len(layers)):
+            return None
+        where, node = f"{where}.layers[{name}]", layers[int(name)]
+    return where
+
+
 def _validate_loss(loss: Any) -> str | dict[str, Any]:
     """A loss name, or {type: name, **its keyword arguments} (cross_entropy's weight and
     label_smoothing, say); resolved to the name alone when it has no arguments."""
