@@ -130,6 +130,16 @@ MALFORMED = [
      r"'label_smoothing', 'reduction', 'weight'\]$"),
     (GOOD + "loss: {type: cross_entropi}\n",
      r"^loss\.type: unknown loss 'cross_entropi' \(did you mean 'cross_entropy'\?\)"),
+    # ... and against what any batch needs, before the first one is read.
+    (GOOD + "loss: {type: cross_entropy, reduction: none}\n",
+     r"^loss\.reduction: training needs one number per batch, so 'mean' or 'sum'; got 'none'$"),
+    (GOOD + "loss: {type: mse_loss, reduction: none}\n", r"^loss\.reduction: training needs"),
+    (GOOD + "loss: {type: cross_entropy, label_smoothing: 2}\n",
+     r"^loss\.label_smoothing: must be a number in \[0, 1\]; got 2$"),
+    (GOOD + "loss: {type: cross_entropy, weight: [1, -2, 1]}\n",
+     r"^loss\.weight: must be a list of finite numbers >= 0, one per class; got \[1, -2, 1\]$"),
+    (GOOD + "loss: {type: nll_loss, weight: [[1, 2]]}\n", r"^loss\.weight: must be a list of"),
+    (GOOD + "loss: {type: nll_loss, weight: [1, .nan]}\n", r"^loss\.weight: must be a list of"),
 ]
 
 
@@ -324,6 +334,17 @@ def test_a_crash_in_training_names_the_checkpoint_to_resume_from(tmp_path) -> No
     last = tmp_path / "runs" / "job" / "checkpoints" / "last.safetensors"
     assert caught.value.__notes__ == [f"the last checkpoint written is {last}; continue "
                                       "with --resume"]
+
+
+def test_a_loss_built_in_python_refuses_the_same_arguments_as_a_job() -> None:
+    from lamina.train import BP
+    from lamina.train.losses import get_loss
+
+    with pytest.raises(ValueError, match=r"^label_smoothing: must be a number in \[0, 1\]"):
+        BP().bind({"type": "cross_entropy", "label_smoothing": -0.1}, [])
+    with pytest.raises(ValueError, match=r"^reduction: training needs one number per batch"):
+        get_loss({"type": "nll_loss", "reduction": "none"})
+    assert get_loss({"type": "cross_entropy", "reduction": "sum", "weight": [0, 1]})
 
 
 def test_a_loss_with_arguments_trains_with_them(tmp_path) -> None:

@@ -34,7 +34,7 @@ from lamina.train.algorithms import (
     algorithm_from_config,
     algorithm_names,
 )
-from lamina.train.losses import LOSSES, METRICS
+from lamina.train.losses import LOSSES, METRICS, check_loss_args
 
 SECTIONS = ("name", "data", "model", "loss", "optimizer", "scheduler", "algorithm", "trainer",
             "distributed")
@@ -219,6 +219,10 @@ def _validate_loss(loss: Any) -> str | dict[str, Any]:
     name, args = _named(loss, "loss", sorted(LOSSES), kind="loss")
     first_two = list(inspect.signature(LOSSES[name]).parameters)[:2]  # output, target
     check_args(LOSSES[name], args, "loss", skip=tuple(first_two))
+    try:
+        check_loss_args(args)
+    except ValueError as e:  # its message starts with the argument's name
+        raise ConfigError(f"loss.{e}") from None
     return {"type": name, **args} if args else name
 
 

@@ -6,6 +6,8 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -53,6 +55,7 @@ def get_loss(loss: str | Mapping[str, Any] | Callable[[Tensor, Any], Tensor]
         loss = loss.get("type")
     if loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}; one of {sorted(LOSSES)}")
+    check_loss_args(args)
     fn = functools.partial(LOSSES[loss], **args) if args else LOSSES[loss]
 
     def named(output: Tensor, target: Any) -> Tensor:
@@ -63,6 +66,32 @@ def get_loss(loss: str | Mapping[str, Any] | Callable[[Tensor, Any], Tensor]
             raise
 
     return functools.update_wrapper(named, LOSSES[loss])
+
+
+def check_loss_args(args: Mapping[str, Any]) -> None:
+    """Raise ValueError, naming the argument, for a training loss's keyword argument that
+    no batch could make right, before the first batch: training steps on one number per
+    batch (so reduction 'none' is out), a smoothing lies in [0, 1], and class weights
+    are finite and non-negative, one per class."""
+    if args.get("reduction", "mean") not in ("mean", "sum"):
+        raise ValueError(f"reduction: training needs one number per batch, so 'mean' or "
+                         f"'sum'; got {args['reduction']!r}")
+    smoothing = args.get("label_smoothing", 0.0)
+    if isinstance(smoothing, bool) or not isinstance(smoothing, int | float) or not (
+            0 <= smoothing <= 1):
+        raise ValueError(f"label_smoothing: must be a number in [0, 1]; got {smoothing!r}")
+    if args.get("weight") is not None:
+        _check_class_weights(args["weight"])
+
+
+def _check_class_weights(weight: Any) -> None:
+    try:
+        w = np.asarray(weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        w = None
+    if w is None or w.ndim != 1 or not w.size or not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"weight: must be a list of finite numbers >= 0, one per class; "
+                         f"got {weight!r}")
 
 
 def get_metric(name: str) -> Callable[[Tensor, Tensor], float]:
