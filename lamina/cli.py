@@ -52,13 +52,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _set_hint(rest: Sequence[str]) -> str:
+    """Overrides written as Hydra writes them (trainer.epochs=3) are meant for --set."""
+    overrides = [a for a in rest if "=" in a and not a.startswith("-")]
+    if not overrides:
+        return ""
+    return "; to override config values write " + " ".join(f"--set {a}" for a in overrides)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args, rest = parser.parse_known_args(argv)
     if args.command == "bench":
         args.rest = rest  # passed on to benchmarks/run.py
     elif rest:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        parser.error(f"unrecognized arguments: {' '.join(rest)}{_set_hint(rest)}")
     from lamina.errors import DataError, ShapeError
     from lamina.io import CheckpointError, ExportError
     from lamina.plan import TraceError

@@ -211,3 +211,14 @@ def test_eval_measures_the_split_asked_for(tmp_path, capsys) -> None:
     assert main(["eval", str(job), "--checkpoint", ckpt, "--split", "val",
                  "--set", "data.val_fraction=0"]) == 2
     assert "holds out no validation data" in capsys.readouterr().err
+
+
+def test_an_override_without_set_is_refused_with_the_set_spelling(tmp_path, capsys) -> None:
+    from lamina.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["train", str(EXAMPLES / "mnist1d_mlp.yaml"), "trainer.epochs=2", "--fast"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == ("lamina: error: unrecognized arguments: trainer.epochs=2 --fast; to "
+                   "override config values write --set trainer.epochs=2")
