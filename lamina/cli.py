@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """A warning as one line, as the command's errors are: the file and source line
+    Python adds are lamina's own, which tell a user of the command nothing."""
+    print(f"lamina: warning: {message}", file=sys.stderr)
+
+
 def _set_hint(rest: Sequence[str]) -> str:
     """Overrides written as Hydra writes them (trainer.epochs=3) are meant for --set."""
     overrides = [a for a in rest if "=" in a and not a.startswith("-")]
@@ -74,7 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from lamina.train.callbacks import NonFiniteError
 
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return COMMANDS[args.command](args)
     except ConfigError as e:
         print(f"lamina: config error: {e}", file=sys.stderr)
         return 2

@@ -222,3 +222,13 @@ def test_an_override_without_set_is_refused_with_the_set_spelling(tmp_path, caps
     err = capsys.readouterr().err.splitlines()[-1]
     assert err == ("lamina: error: unrecognized arguments: trainer.epochs=2 --fast; to "
                    "override config values write --set trainer.epochs=2")
+
+
+def test_a_warning_is_one_line_naming_the_fix(env, tmp_path) -> None:
+    job = EXAMPLES / "digits_rbm.yaml"
+    sets = ["--set", "trainer.epochs=1", "--set", f"trainer.out_dir={tmp_path / 'runs'}"]
+    lamina("train", job, *sets, env=env, cwd=tmp_path)
+    proc = lamina("train", job, "--resume", *sets, env=env, cwd=tmp_path)
+    warning = [line for line in proc.stderr.splitlines() if "warning" in line.lower()]
+    assert warning == ["lamina: warning: Trainer.fit: 1 epochs are already done, so epochs=1 "
+                       "trains no more; pass epochs=2 for 1 more"], proc.stderr
