@@ -218,7 +218,22 @@ CSV_GOOD = "a,b,label\n1,2,0\n3,4,1\n"
      r"train\.csv, .*test\.csv\), train split: labels must be whole numbers \(class "
      r"indices\); got \[0\.5\]$"),
     ("a,b,label\n1,2,-1\n3,4,1\n", {}, r"train split: labels must be >= 0 .*; got -1"),
-    ("a,b,label\n1,,0\n", {}, r"^csv dataset: .*train\.csv: could not convert string ''"),
+    # A bad cell is named by its line, its column's name and its text.
+    ("a,b,label\n1,2,0\n\n# a comment\n1,,0\n", {},
+     r"^csv dataset: .*train\.csv: line 5, column 'b' \(2\): '' is empty; fill or drop such "
+     r"rows first \(lamina does not impute\)$"),
+    ("a,b,label\n1,2,0\n3, x ,1\n", {}, r"train\.csv: line 3, column 'b' \(2\): 'x' is not a "
+                                     r"finite number; fill or drop"),
+    # NaN and inf parse as numbers, and would surface as a non-finite loss batches later.
+    ("a,b,label\n1,2,0\nnan,4,1\n", {}, r"train\.csv: line 3, column 'a' \(1\): 'nan' is not"),
+    ("1,2,0\n3,-inf,1\n", {"skip_header": False},
+     r"train\.csv: line 2, column \(2\): '-inf' is not a finite number"),
+    ("a,b,label\n1,2,0\n3,4\n", {}, r"train\.csv: line 3 has 2 cells where the rows before "
+                                  r"have 3$"),
+    # Finite in the file, beyond float32 in training.
+    ("a,b,label\n1,2,0\n3,1e39,1\n", {},
+     r"train split: 1 input value\(s\) are NaN, infinite or beyond float32's range, the "
+     r"first in sample 1 at \(1,\) \(inf\); fill or drop those samples first$"),
     ("a,label\n1,0\n3,1\n", {},
      r"train samples have shape \(1,\) but test samples \(2,\)$"),
     (CSV_GOOD, {"shape": [3]}, r"data\.shape \[3\] does not fit samples of 2 values$"),
@@ -235,6 +250,16 @@ def test_bad_csv_data_is_a_data_error_naming_the_file(tmp_path, train, options, 
     with pytest.raises(DataError, match=message):
         load_dataset("csv", path=str(tmp_path / "train.csv"),
                      test_path=str(tmp_path / "test.csv"), **options)
+
+
+def test_npz_inputs_that_are_not_finite_name_their_sample(tmp_path) -> None:
+    x = np.zeros((4, 2, 3), np.float32)
+    x_test = x.copy()
+    x_test[2, 1, 0] = x_test[3, 0, 0] = np.nan
+    np.savez(tmp_path / "nan.npz", x=x, y=np.arange(4), x_test=x_test, y_test=np.arange(4))
+    with pytest.raises(DataError, match=r"nan\.npz\), test split: 2 input value\(s\) are NaN,"
+                                        r" .* the first in sample 2 at \(1, 0\) \(nan\)"):
+        load_dataset("npz", path=str(tmp_path / "nan.npz"))
 
 
 def test_npz_labels_are_checked_and_missing_arrays_named(tmp_path) -> None:

@@ -185,9 +185,20 @@ def test_a_nan_gradient_is_caught_before_the_weights_change() -> None:
     before = model.weight.data.copy()
     x = np.array([[np.inf, 1.0]], np.float32)
     loader = DataLoader(ArrayDataset(x, np.zeros((1, 2), np.float32)), 1)
-    with pytest.raises(NonFiniteError, match="not finite"):
+    with pytest.raises(NonFiniteError, match=r"not finite at .* The batch itself holds a NaN or "
+                                             r"infinity \(part 0 of the batch, shape \(1, 2\)\): "
+                                             r"the data needs cleaning, not the learning rate\.$"):
         trainer.fit(loader, 1)
     np.testing.assert_array_equal(model.weight.data, before)
+
+
+def test_a_nan_from_finite_data_blames_the_learning_rate(tmp_path) -> None:
+    train, val = _data()
+    trainer = _trainer(tmp_path)
+    trainer.callbacks.append(_Poison(np.nan))
+    with pytest.raises(NonFiniteError, match=r"Lower the learning rate or clip gradients "
+                                             r"\(trainer\.clip_grad_norm\)\.$"):
+        trainer.fit(train, 5, val)
 
 
 def test_early_stopping_ends_the_run() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import gzip
 import importlib.util
+import math
 import os
 import sysconfig
 from collections.abc import Callable
@@ -62,7 +63,10 @@ def _classification(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np
     if x.shape[1:] != x_test.shape[1:]:
         raise DataError(f"{source}: train samples have shape {x.shape[1:]} but test samples "
                         f"{x_test.shape[1:]}")
-    x, x_test = x.astype(np.float32), x_test.astype(np.float32)
+    with np.errstate(over="ignore"):  # beyond float32's range: inf, refused just below
+        x, x_test = x.astype(np.float32), x_test.astype(np.float32)
+    for part, a in (("train", x), ("test", x_test)):
+        _finite_inputs(a, f"{source}, {part} split")
     if shape is not None:
         try:
             x, x_test = x.reshape(len(x), *shape), x_test.reshape(len(x_test), *shape)
@@ -72,6 +76,18 @@ def _classification(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np
     info = {"input_shape": list(x.shape[1:]), "num_classes": int(max(y.max(initial=0),
                                                                       y_test.max(initial=0)) + 1)}
     return {"train": ArrayDataset(x, y), "test": ArrayDataset(x_test, y_test)}, info
+
+
+def _finite_inputs(x: np.ndarray, where: str) -> None:
+    """A NaN or infinite input is a DataError naming the first sample that holds one: met
+    in training, it surfaces batches later as a non-finite loss, blamed on the learning
+    rate."""
+    bad = ~np.isfinite(x)
+    if bad.any():
+        sample, *at = (int(i) for i in np.argwhere(bad)[0])
+        raise DataError(f"{where}: {int(bad.sum())} input value(s) are NaN, infinite or "
+                        f"beyond float32's range, the first in sample {sample} at "
+                        f"{tuple(at)} ({x[(sample, *at)]}); fill or drop those samples first")
 
 
 def _labels(y: Any, where: str) -> np.ndarray:
@@ -193,8 +209,11 @@ def csv(path: str, test_path: str, label_column: int | str = -1, skip_header: bo
         column = _column(p, label_column) if isinstance(label_column, str) else label_column
         try:
             table = np.loadtxt(p, delimiter=",", skiprows=1 if skip_header else 0, ndmin=2)
-        except ValueError as e:  # NumPy's words say which value and column
-            raise DataError(f"csv dataset: {p}: {e}") from None
+        except ValueError as e:  # NumPy's words where the file's own are not found
+            raise DataError(f"csv dataset: {p}: {_first_bad_cell(p, skip_header) or e}"
+                            ) from None
+        if not np.isfinite(table).all():
+            raise DataError(f"csv dataset: {p}: {_first_bad_cell(p, skip_header)}")
         if not -table.shape[1] <= column < table.shape[1]:
             raise DataError(f"csv dataset: {p}: label_column {column} is outside its "
                             f"{table.shape[1]} columns")
@@ -206,6 +225,38 @@ def csv(path: str, test_path: str, label_column: int | str = -1, skip_header: bo
 
     (x, y), (x_test, y_test) = read(path), read(test_path)
     return _classification(x, y, x_test, y_test, shape, f"csv dataset ({path}, {test_path})")
+
+
+def _first_bad_cell(path: str, skip_header: bool) -> str:
+    """Where a CSV file first holds a cell that is not a finite number, or a row of
+    another length than the first, in the file's own terms: its line, the column's name
+    in the header (where there is one) and the cell's text. Read only when loading has
+    failed, so the common path is NumPy's alone."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    header = [c.strip() for c in lines[0].split(",")] if skip_header and lines else []
+    width = None
+    for number, line in enumerate(lines, start=1):
+        if (skip_header and number == 1) or not line.strip() or line.lstrip().startswith("#"):
+            continue  # as np.loadtxt skips them
+        cells = line.split(",")
+        width = width or len(cells)
+        if len(cells) != width:
+            return f"line {number} has {len(cells)} cells where the rows before have {width}"
+        for i, cell in enumerate(cells):
+            if not _is_finite_number(cell):
+                name = f"{header[i]!r} " if i < len(header) else ""
+                what = "is empty" if not cell.strip() else "is not a finite number"
+                return (f"line {number}, column {name}({i + 1}): {cell.strip()!r} {what}; "
+                        "fill or drop such rows first (lamina does not impute)")
+    return ""
+
+
+def _is_finite_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _column(path: str, name: str) -> int:

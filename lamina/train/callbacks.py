@@ -306,6 +306,17 @@ class GradientClipping(Callback):
             clip_grad_norm_(params, self.max_norm)
 
 
+def _likely_cause(batch: Any) -> str:
+    """The fix to suggest: the data's, where the batch itself holds a NaN or infinity
+    (which no learning rate cures), else the learning rate's."""
+    for i, part in enumerate(batch or ()):
+        a = getattr(part, "data", part)
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f" and not np.isfinite(a).all():
+            return (f"The batch itself holds a NaN or infinity (part {i} of the batch, shape "
+                    f"{a.shape}): the data needs cleaning, not the learning rate.")
+    return "Lower the learning rate or clip gradients (trainer.clip_grad_norm)."
+
+
 class NaNGuard(Callback):
     """Stops the run with a clear message when the loss or a gradient is not finite.
 
@@ -318,7 +329,7 @@ class NaNGuard(Callback):
         kept = (f"the last good checkpoint is {trainer.last_checkpoint}"
                 if trainer.last_checkpoint else "no checkpoint had been written yet")
         raise NonFiniteError(f"{what} at {where}; training stopped before the update, {kept}. "
-                             "Lower the learning rate or clip gradients (trainer.clip_grad_norm).")
+                             f"{_likely_cause(trainer.batch)}")
 
     def before_step(self, trainer: Trainer, params: list[Any]) -> None:
         for name, p in trainer.model.named_parameters():

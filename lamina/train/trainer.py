@@ -56,6 +56,7 @@ class Trainer:
         self.history: list[dict[str, float]] = []
         self.last_checkpoint: Path | None = None
         self.last_batch_size = 0
+        self.batch: Any = None  # the latest batch trained on (a NaN guard reads it)
         self.train_loader: Any = None
         self.stop_reason: str | None = None
         self.stopped_now = False
@@ -127,6 +128,7 @@ class Trainer:
         for i, batch in enumerate(train_loader):
             if i < done:
                 continue
+            self.batch = batch
             logs = self.algorithm.train_one_batch(self.model, batch, self.updater)
             self.iteration += 1
             self.batch_in_epoch = i + 1
