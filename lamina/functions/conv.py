@@ -53,6 +53,16 @@ def scatter_windows(gwin: Any, shape: tuple[int, ...], k: tuple[int, int],
     return g
 
 
+def _channel_hint(x: Any, W: Any, nd: int, groups: int) -> str:
+    """For samples without a channel axis, fed to a one-channel convolution: the shape
+    they need, as a reshape and as a job's `data.shape`."""
+    if x.ndim != nd + 1 or W.ndim != nd + 2 or W.shape[1] * groups != 1:
+        return ""
+    sample = list(x.shape[1:])
+    return (f"; the input has no channel axis: one channel is {(x.shape[0], 1, *sample)} "
+            f"(in a job, data.shape: {[1, *sample]})")
+
+
 class Conv(Function):
     """N-D convolution for N in (1, 2) with stride, padding, dilation and groups."""
 
@@ -82,7 +92,7 @@ class Conv(Function):
             raise ShapeError(
                 f"{op}: expected input of {nd + 2} dims (N, C, {'L' if nd == 1 else 'H, W'}) and "
                 f"weight of {nd + 2} dims; got input {x.shape}, weight {W.shape}"
-            )
+                + _channel_hint(x, W, nd, g))
         if g < 1 or W.shape[0] % g or x.shape[1] != W.shape[1] * g:
             raise ShapeError(
                 f"{op}: input channels do not fit the weight; expected {W.shape[1] * g} "
