@@ -234,7 +234,7 @@ def _first_bad_cell(path: str, skip_header: bool) -> str:
     failed, so the common path is NumPy's alone."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
-    header = [c.strip() for c in lines[0].split(",")] if skip_header and lines else []
+    header = _header_names(lines[0]) if skip_header and lines else []
     width = None
     for number, line in enumerate(lines, start=1):
         if (skip_header and number == 1) or not line.strip() or line.lstrip().startswith("#"):
@@ -259,11 +259,16 @@ def _is_finite_number(text: str) -> bool:
         return False
 
 
+def _header_names(line: str) -> list[str]:
+    """The column names of a CSV header line, spaces and quotes around each taken off."""
+    return [c.strip().strip('"') for c in line.rstrip("\r\n").split(",")]
+
+
 def _column(path: str, name: str) -> int:
     """The index of the column called `name` in the CSV file's header line."""
     try:
         with open(path, encoding="utf-8") as f:
-            header = [c.strip().strip('"') for c in f.readline().rstrip("\r\n").split(",")]
+            header = _header_names(f.readline())
     except OSError as e:
         raise DataError(f"csv dataset: {path}: {e.strerror}") from None
     if name not in header:
