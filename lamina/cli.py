@@ -33,24 +33,42 @@ def _parser() -> argparse.ArgumentParser:
                    help="train data-parallel on this many Ray workers (a local cluster "
                         "unless distributed.address is set)")
     p = job_command("eval", "evaluate a checkpoint on the job's test split")
-    p.add_argument("--checkpoint", type=Path, required=True)
+    checkpoint_option(p)
     p.add_argument("--split", choices=("test", "val", "train"), default="test",
                    help="which split to measure (val: the part of the training split the "
                         "job holds out)")
     job_command("info", "show the model's layers, output shapes and parameter counts")
     p = job_command("sample", "generate text from a character language model")
-    p.add_argument("--checkpoint", type=Path, required=True)
+    checkpoint_option(p)
     p.add_argument("--length", type=int, default=400)
     p.add_argument("--prime", default="def ")
     p.add_argument("--temperature", type=float, default=0.8)
     p.add_argument("--seed", type=int, default=0)
     p = job_command("export", "write the job's model, with a checkpoint's weights, as ONNX")
-    p.add_argument("--checkpoint", type=Path, required=True)
-    p.add_argument("--onnx", type=Path, required=True, help="the .onnx file to write")
+    checkpoint_option(p)
+    p.add_argument("--onnx", type=Path, default=None,
+                   help="the .onnx file to write (default: the checkpoint's path, ending .onnx)")
     p.add_argument("--opset", type=int, default=17)
     p = sub.add_parser("bench", help="time the standard workloads against PyTorch "
                                      "(benchmarks/run.py of a source checkout)")
     return parser
+
+
+def checkpoint_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--checkpoint", type=Path, default=None,
+                   help="the weights to load (default: the job's run directory's "
+                        "best.safetensors, else last.safetensors)")
+
+
+def _checkpoint(args: argparse.Namespace, config: dict[str, Any]) -> Path:
+    """--checkpoint, or the run's own, named on stderr (stdout may be sampled text)."""
+    if args.checkpoint is not None:
+        return args.checkpoint
+    from lamina.train.job import run_checkpoint
+
+    path, note = run_checkpoint(config)
+    print(f"lamina: {note}", file=sys.stderr)
+    return path
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str,
@@ -149,13 +167,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from lamina.train.trainer import Trainer
 
     config = _config(args)
+    checkpoint = _checkpoint(args, config)
     loader = getattr(build_data(config), args.split)
     if loader is None:
         print("lamina: error: --split val: the job holds out no validation data "
               "(data.val_fraction is 0)", file=sys.stderr)
         return 2
     model = build_model(config)
-    saved = lm.io.load(args.checkpoint, model)["extra"]
+    saved = lm.io.load(checkpoint, model)["extra"]
     trainer = Trainer(model, None, config["loss"], algorithm_from_config(config["algorithm"]),
                       config["trainer"]["metrics"])
     results = trainer.evaluate(loader)
@@ -210,7 +229,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         print("lamina: error: sample needs a text dataset (data.name: text)", file=sys.stderr)
         return 2
     model = build_model(config)
-    lm.io.load(args.checkpoint, model)
+    lm.io.load(_checkpoint(args, config), model)
     print(generate(model, info["vocab"], args.prime, args.length, args.temperature, args.seed,
                    window=config["data"].get("seq_len")))
     return 0
@@ -251,11 +270,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     from lamina.train.job import build_data, build_model
 
     config = _config(args)
+    checkpoint = _checkpoint(args, config)
     test_loader = build_data(config).test
     model = build_model(config)
-    lm.io.load(args.checkpoint, model)
+    lm.io.load(checkpoint, model)
     example = next(iter(test_loader))[0][:1]
-    path = lm.io.export_onnx(model, example, args.onnx, opset=args.opset)
+    path = lm.io.export_onnx(model, example, args.onnx or checkpoint.with_suffix(".onnx"),
+                             opset=args.opset)
     print(f"wrote {path} (opset {args.opset}, input {['batch', *example.shape[1:]]})")
     return 0
 

@@ -190,6 +190,30 @@ def test_cd_and_bptt_examples_train_on_two_workers(name, env, tmp_path) -> None:
     assert (out / name / "checkpoints" / "servers" / "server-0.safetensors").exists()
 
 
+def test_eval_and_export_read_the_runs_own_checkpoint_when_given_none(tmp_path, capsys
+                                                                      ) -> None:
+    from lamina.cli import main
+
+    runs = tmp_path / "runs"
+    job = tmp_path / "job.yaml"
+    job.write_text(NESTED.replace("OUT", str(runs)).replace("in_features: 8", "in_features: 16"))
+    assert main(["eval", str(job)]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"lamina: error: no checkpoint in {runs / 'job' / 'checkpoints'}: train the job "
+        "first, or pass --checkpoint FILE")
+    assert main(["train", str(job)]) == 0 and main(["train", str(job)]) == 0  # job, job-2
+    capsys.readouterr()
+    assert main(["eval", str(job)]) == 0
+    out, err = capsys.readouterr()
+    best = runs / "job" / "checkpoints" / "best.safetensors"
+    assert err.strip() == (f"lamina: reading {best}; to read {runs / 'job-2'}, add --set "
+                           "name=job-2")
+    assert out.startswith("test loss ") and "(weights after epoch 1)" in out
+    assert main(["export", str(job), "--set", "name=job-2"]) == 0
+    written = runs / "job-2" / "checkpoints" / "best.onnx"
+    assert capsys.readouterr().out.startswith(f"wrote {written} ") and written.stat().st_size
+
+
 def test_eval_measures_the_split_asked_for(tmp_path, capsys) -> None:
     import csv
 
@@ -231,4 +255,5 @@ def test_a_warning_is_one_line_naming_the_fix(env, tmp_path) -> None:
     proc = lamina("train", job, "--resume", *sets, env=env, cwd=tmp_path)
     warning = [line for line in proc.stderr.splitlines() if "warning" in line.lower()]
     assert warning == ["lamina: warning: Trainer.fit: 1 epochs are already done, so epochs=1 "
-                       "trains no more; pass epochs=2 for 1 more"], proc.stderr
+                       "trains no more; pass epochs=2 for 1 more (in a job, --set "
+                       "trainer.epochs=2)"], proc.stderr

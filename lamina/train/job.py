@@ -133,6 +133,30 @@ def run_directory(config: dict[str, Any], resume: bool) -> Path:
     return directory
 
 
+def run_checkpoint(config: dict[str, Any]) -> tuple[Path, str]:
+    """The checkpoint that `lamina eval`, `sample` and `export` read when given none: the
+    run's best.safetensors, else its last, in runs/<name> (the run --resume continues).
+    Returns it with a note for the user, which names any later run of the same job."""
+    base = Path(config["trainer"]["out_dir"]) / config["name"]
+    found = [base / "checkpoints" / f for f in ("best.safetensors", "last.safetensors")]
+    later = _later_runs(base)
+    pick = (f"; to read {later[-1]}, add --set name={later[-1].name}" if later else "")
+    for path in found:
+        if path.exists():
+            return path, f"reading {path}{pick}"
+    raise FileNotFoundError(f"no checkpoint in {base / 'checkpoints'}: train the job first, "
+                            f"or pass --checkpoint FILE{pick}")
+
+
+def _later_runs(base: Path) -> list[Path]:
+    """runs/<name>-2, -3, ... that exist, in the order they were made."""
+    runs, n = [], 2
+    while (run := base.with_name(f"{base.name}-{n}")).exists():
+        runs.append(run)
+        n += 1
+    return runs
+
+
 def build(config: dict[str, Any], resume: bool = False, directory: Path | None = None) -> Run:
     """Build model, data, optimizer, algorithm, callbacks and trainer from a validated job."""
     tcfg = config["trainer"]

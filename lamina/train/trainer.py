@@ -102,7 +102,8 @@ class Trainer:
         if self.epoch >= epochs:  # epochs counts from the start, as a resumed run needs
             warnings.warn(f"Trainer.fit: {self.epoch} epochs are already done, so "
                           f"epochs={epochs} trains no more; pass epochs={self.epoch + epochs} "
-                          f"for {epochs} more", RuntimeWarning, stacklevel=2)
+                          f"for {epochs} more (in a job, --set trainer.epochs="
+                          f"{self.epoch + epochs})", RuntimeWarning, stacklevel=2)
         self._call("on_fit_start")
         while self.epoch < epochs and self.stop_reason is None:
             self._train_epoch(train_loader)
