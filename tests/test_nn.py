@@ -86,6 +86,54 @@ def test_registration_and_dotted_names() -> None:
     assert [n for n, _ in fc.named_parameters()] == ["weight"] and fc.bias is None
 
 
+class _Blocks(nn.Layer):
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.blocks = nn.LayerList(nn.Linear(2, 2) for _ in range(n))
+        self.norm = nn.BatchNorm1d(2)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.norm(x)
+
+
+def test_a_layer_list_registers_its_layers() -> None:
+    model = _Blocks(3)
+    assert list(model.state_dict()) == [*(f"blocks.{i}.{p}" for i in range(3)
+                                          for p in ("weight", "bias")),
+                                        "norm.weight", "norm.bias", "norm.running_mean",
+                                        "norm.running_var", "norm.num_batches_tracked"]
+    assert len(model.blocks) == 3 and isinstance(model.blocks[1:], nn.LayerList)
+    assert model.blocks[-1] is list(model.blocks)[2]
+    model.blocks.append(nn.Linear(2, 2)).extend([nn.Linear(2, 2)])
+    assert len(list(model.parameters())) == 2 * 5 + 2
+    model.eval()
+    assert not model.blocks[4].training
+    x = lm.tensor(np.ones((4, 2), np.float32))
+    model.train()
+    model(x).sum().backward()
+    assert all(p.grad is not None for p in model.blocks.parameters())
+    with pytest.raises(TypeError, match="LayerList: it holds layers but has no forward"):
+        model.blocks(x)
+    with pytest.raises(TypeError, match="LayerList: expected a Layer, got int"):
+        model.blocks.append(3)
+
+
+@pytest.mark.parametrize("value, what", [
+    ([nn.Linear(2, 2)], "layers in a plain list"),
+    ((nn.ReLU(), nn.Linear(2, 2)), "layers in a plain tuple"),
+    ({"a": nn.Linear(2, 2)}, "layers in a plain dict"),
+    ([nn.Parameter(np.zeros(2, np.float32))], "parameters in a plain list"),
+])
+def test_layers_or_parameters_in_a_plain_container_are_refused(value, what) -> None:
+    model = nn.Sequential()
+    with pytest.raises(TypeError, match=f"Sequential.hidden: {what} are not registered"):
+        model.hidden = value
+    model.sizes, model.cache = [3, 4], (lm.tensor(np.zeros(2)),)  # plain values stay allowed
+    assert model.sizes == [3, 4] and not hasattr(model, "hidden")
+
+
 def test_a_shared_parameter_is_listed_once() -> None:
     a = nn.Linear(3, 3)
     model = nn.Sequential(a, a)

@@ -215,3 +215,19 @@ def test_sequential_state_dict_names_match_pytorch() -> None:
     assert set(ours.state_dict()) == set(theirs.state_dict())
     for k, v in theirs.state_dict().items():
         assert ours.state_dict()[k].shape == tuple(v.shape), k
+
+
+def test_layer_list_state_dict_names_match_pytorch_module_list() -> None:
+    class Ours(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = nn.LayerList([nn.Linear(3, 3), nn.LayerNorm(3)])
+
+    class Theirs(tnn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = tnn.ModuleList([tnn.Linear(3, 3), tnn.LayerNorm(3)])
+
+    theirs = Theirs().state_dict()
+    assert list(Ours().state_dict()) == list(theirs)
+    Ours().load_state_dict({k: v.numpy() for k, v in theirs.items()})

@@ -3,7 +3,7 @@
 from lamina.nn import init
 from lamina.nn.activation import GELU, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
 from lamina.nn.attention import MultiheadAttention, PositionalEncoding, TransformerEncoderLayer
-from lamina.nn.container import Concat, Identity, Residual, Sequential
+from lamina.nn.container import Concat, Identity, LayerList, Residual, Sequential
 from lamina.nn.conv import Conv1d, Conv2d
 from lamina.nn.dropout import Dropout
 from lamina.nn.embedding import Embedding
@@ -19,8 +19,8 @@ from lamina.nn.registry import ConfigError, from_config, layer_types, register_l
 __all__ = [
     "GELU", "GRU", "LSTM", "RBM", "RNN", "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d",
     "Concat", "ConfigError", "Conv1d", "Conv2d", "Dropout", "Embedding", "Flatten", "Identity",
-    "Layer", "LayerNorm", "LeakyReLU", "Linear", "MaxPool1d", "MaxPool2d", "MultiheadAttention",
-    "Parameter", "PositionalEncoding", "ReLU", "Residual", "Sequential", "Sigmoid", "Softmax",
-    "Standardize",
-    "Tanh", "TransformerEncoderLayer", "from_config", "init", "layer_types", "register_layer",
+    "Layer", "LayerList", "LayerNorm", "LeakyReLU", "Linear", "MaxPool1d", "MaxPool2d",
+    "MultiheadAttention", "Parameter", "PositionalEncoding", "ReLU", "Residual", "Sequential",
+    "Sigmoid", "Softmax", "Standardize", "Tanh", "TransformerEncoderLayer", "from_config",
+    "init", "layer_types", "register_layer",
 ]

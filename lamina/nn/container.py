@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import lamina.functions as F
@@ -11,8 +11,63 @@ from lamina.nn.layer import Layer
 from lamina.nn.registry import ConfigError, from_config, register_layer
 
 
+class _Ordered(Layer):
+    """Children named "0", "1", ... in order, so parameters read `0.weight` as in PyTorch;
+    a list's access to them."""
+
+    def append(self, layer: Layer) -> _Ordered:
+        """Add a layer at the end."""
+        if not isinstance(layer, Layer):
+            raise TypeError(f"{type(self).__name__}: expected a Layer, got "
+                            f"{type(layer).__name__}")
+        setattr(self, str(len(self._children)), layer)
+        return self
+
+    def extend(self, layers: Iterable[Layer]) -> _Ordered:
+        """Add layers at the end, in order."""
+        for layer in layers:
+            self.append(layer)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._children)
+
+    def __iter__(self) -> Iterator[Layer]:
+        return iter(self._children.values())
+
+    def __getitem__(self, index: int | slice) -> Any:
+        layers = list(self._children.values())
+        if isinstance(index, slice):
+            return type(self)().extend(layers[index])
+        return layers[index]
+
+
+class LayerList(_Ordered):
+    """Layers kept in a list and registered, so their parameters train, save and load
+    (PyTorch's ModuleList). It has no forward of its own: a layer's forward calls them.
+    A plain Python list of layers is refused on assignment, as it would hide them.
+
+    Example:
+        >>> self.blocks = nn.LayerList(nn.Linear(64, 64) for _ in range(4))
+        >>> for block in self.blocks:
+        ...     x = block(x).relu()
+    """
+
+    def __init__(self, layers: Iterable[Layer] = ()) -> None:
+        super().__init__()
+        self.extend(layers)
+
+    def forward(self, *args: Any) -> Any:
+        raise TypeError("LayerList: it holds layers but has no forward; call them from the "
+                        "forward of the layer that holds it (nn.Sequential applies layers "
+                        "in order)")
+
+    def extra_repr(self) -> str:
+        return ""
+
+
 @register_layer("Sequential")
-class Sequential(Layer):
+class Sequential(_Ordered):
     """Layers applied in order; each one's output is the next one's input.
 
     Children are named "0", "1", ... so parameters read `0.weight`, as in PyTorch.
@@ -25,32 +80,12 @@ class Sequential(Layer):
 
     def __init__(self, *layers: Layer) -> None:
         super().__init__()
-        for layer in layers:
-            self.append(layer)
-
-    def append(self, layer: Layer) -> Sequential:
-        """Add a layer at the end."""
-        if not isinstance(layer, Layer):
-            raise TypeError(f"Sequential: expected a Layer, got {type(layer).__name__}")
-        setattr(self, str(len(self._children)), layer)
-        return self
+        self.extend(layers)
 
     def forward(self, x: Any) -> Any:
         for layer in self._children.values():
             x = layer(x)
         return x
-
-    def __len__(self) -> int:
-        return len(self._children)
-
-    def __iter__(self) -> Iterator[Layer]:
-        return iter(self._children.values())
-
-    def __getitem__(self, index: int | slice) -> Any:
-        layers = list(self._children.values())
-        if isinstance(index, slice):
-            return Sequential(*layers[index])
-        return layers[index]
 
     def get_config(self) -> dict[str, Any]:
         return {"layers": [layer.to_config() for layer in self]}

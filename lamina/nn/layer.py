@@ -63,6 +63,8 @@ class Layer:
             self._children[name] = value
             if value._name is None:
                 object.__setattr__(value, "_name", name)
+        elif isinstance(value, (list, tuple, dict)):
+            _refuse_unregistered(self, name, value)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -289,6 +291,23 @@ def located_message(error: ShapeError, where: str) -> str:
     info = error.layer_path
     prefix = f"{where} ({info['layer']})" if where else info["layer"]
     return f"{prefix}: {info['message']}"
+
+
+def _refuse_unregistered(layer: Layer, name: str, value: list | tuple | dict) -> None:
+    """Layers or parameters inside a plain list would be invisible to parameters(),
+    state_dict() and train(): a model that silently trains only some of its weights."""
+    items = list(value.values() if isinstance(value, dict) else value)
+    where = f"{type(layer).__name__}.{name}"
+    kind = type(value).__name__
+    if any(isinstance(v, Layer) for v in items):
+        raise TypeError(f"{where}: layers in a plain {kind} are not registered, so their "
+                        "parameters would neither train nor be saved; hold them in "
+                        "nn.LayerList([...]) (or nn.Sequential(...) to apply them in order)")
+    if any(isinstance(v, Parameter) for v in items):
+        raise TypeError(f"{where}: parameters in a plain {kind} are not registered, so they "
+                        "would neither train nor be saved; assign each to its own attribute "
+                        f"(setattr(self, f'{name}{{i}}', p)) or keep them in a layer of "
+                        "their own")
 
 
 def _check_name(layer: Layer, name: str) -> None:
