@@ -51,6 +51,13 @@ binary("sub", lambda a, b: a - b, np.subtract, lambda a, b: a - b)
 binary("mul", lambda a, b: a * b, np.multiply, lambda a, b: a * b)
 binary("div", lambda a, b: a / b, np.divide, lambda a, b: a / b, make_b=positive)
 binary("pow", lambda a, b: a**b, np.power, lambda a, b: a**b, make_a=positive)
+binary("maximum", F.maximum, np.maximum, lambda a, b: a.maximum(b))
+binary("minimum", F.minimum, np.minimum, lambda a, b: a.minimum(b))
+for sc, sa, sb in [((2, 3), (2, 3), (2, 3)), ((2, 3), (3,), ()), ((2, 1), (1, 3), (2, 3)),
+                   ((), (2,), (2,))]:
+    CASES.append(Case(f"where{sc}{sa}{sb}", F.where, np.where,
+                      inputs(lambda rng, s=sc: rng.random(s) < 0.5, randn(*sa), randn(*sb)),
+                      lambda c, a, b: _t().where(c, a, b)))
 unary("neg", lambda x: -x, np.negative, lambda x: -x)
 unary("pow_scalar3", lambda x: x**3, lambda x: x**3, lambda x: x**3)
 unary("pow_scalar2", lambda x: x**2, lambda x: x**2, lambda x: x**2)
@@ -63,6 +70,9 @@ unary("sqrt", F.sqrt, np.sqrt, lambda x: x.sqrt(), make=positive)
 unary("abs", F.abs, np.abs, lambda x: x.abs(), make=away_from_zero)
 unary("clip", lambda x: F.clip(x, -0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5),
       lambda x: x.clamp(-0.5, 0.5), make=away_from_zero)
+unary("abs_method", lambda x: x.abs(), np.abs, lambda x: x.abs(), make=away_from_zero)
+unary("clip_method", lambda x: x.clip(hi=0.5), lambda x: np.minimum(x, 0.5),
+      lambda x: x.clamp(max=0.5), make=away_from_zero)
 
 for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
                ((5, 2, 3), (3, 4)), ((5, 2, 3), (5, 3, 4)), ((1, 2, 3), (4, 3, 2))]:

@@ -238,10 +238,23 @@ def test_shape_errors_name_the_op_and_both_shapes() -> None:
         F.cross_entropy(lm.tensor(np.ones((2, 3))), np.array([0, 3]))
     with pytest.raises(IndexError, match=r"; got \[-2, -1\]$"):  # the bad labels, not the max
         F.cross_entropy(lm.tensor(np.ones((3, 3))), np.array([-1, 2, -2]))
-    for op in ("add", "sub", "mul", "div", "pow"):
+    for op in ("add", "sub", "mul", "div", "pow", "maximum", "minimum"):
         with pytest.raises(lm.ShapeError, match=rf"^{op}: shapes do not broadcast; .*got "
                            r"\(2, 3\) and \(3, 2\)$"):
             getattr(F, op)(lm.tensor(np.ones((2, 3))), lm.tensor(np.ones((3, 2))))
+    with pytest.raises(lm.ShapeError, match=r"^where: shapes do not broadcast; got cond "
+                       r"\(2,\), a \(3,\) and b \(\)$"):
+        F.where(np.array([True, False]), lm.tensor(np.ones(3)), 0.0)
+    with pytest.raises(TypeError, match="where: cond must be boolean .*; got float64"):
+        F.where(lm.tensor(np.ones(3)), lm.tensor(np.ones(3)), 0.0)
+
+
+def test_maximum_and_minimum_split_the_gradient_of_a_tie() -> None:
+    a = lm.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    b = lm.tensor(np.array([3.0, 2.0, 1.0]), requires_grad=True)
+    (F.maximum(a, b) + 10 * F.minimum(a, b)).sum().backward()
+    np.testing.assert_array_equal(a.grad, [10.0, 5.5, 1.0])
+    np.testing.assert_array_equal(b.grad, [1.0, 5.5, 10.0])
 
 
 def test_gradcheck_names_the_input_and_element_that_disagree() -> None:

@@ -325,6 +325,14 @@ class Tensor:
         """Square root, elementwise."""
         return _math.sqrt(self)
 
+    def abs(self) -> Tensor:
+        """|x|, elementwise."""
+        return _math.abs(self)
+
+    def clip(self, lo: float | None = None, hi: float | None = None) -> Tensor:
+        """Clamp to [lo, hi] (PyTorch's `clamp`)."""
+        return _math.clip(self, lo, hi)
+
     def relu(self) -> Tensor:
         """max(x, 0), elementwise."""
         from lamina.functions.activation import relu

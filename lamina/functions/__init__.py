@@ -42,14 +42,17 @@ from lamina.functions.math import (
     log,
     matmul,
     max,
+    maximum,
     mean,
     min,
+    minimum,
     mul,
     neg,
     pow,
     sqrt,
     sub,
     sum,
+    where,
 )
 from lamina.functions.noise import dropout
 from lamina.functions.normalization import batch_norm, layer_norm, standardize
@@ -90,8 +93,10 @@ __all__ = [
     "max",
     "max_pool1d",
     "max_pool2d",
+    "maximum",
     "mean",
     "min",
+    "minimum",
     "mse_loss",
     "mul",
     "neg",
@@ -113,4 +118,5 @@ __all__ = [
     "tanh",
     "transpose",
     "unbind",
+    "where",
 ]

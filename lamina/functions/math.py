@@ -111,6 +111,54 @@ class Pow(_Binary):
         return self.unbroadcast(ga, gb)
 
 
+class _Pick(_Binary):
+    """Elementwise max or min of two tensors: the gradient goes to the input picked, and
+    is split in half where they tie (PyTorch's rule), so a tie has no favourite."""
+
+    supports_out = False  # keeps which input won for backward
+
+    def compute(self, a: Any, b: Any) -> Any:
+        self.a_wins = self.wins(a, b)
+        self.tie = a == b
+        return np.where(self.a_wins, a, b)
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        share = np.where(self.tie, 0.5, self.a_wins).astype(gy.dtype, copy=False)
+        need_a, need_b = self.needs_input_grad
+        return self.unbroadcast(gy * share if need_a else None,
+                                gy * (1 - share) if need_b else None)
+
+
+class Maximum(_Pick):
+    wins = staticmethod(np.greater)
+
+
+class Minimum(_Pick):
+    wins = staticmethod(np.less)
+
+
+class Where(Function):
+    """cond ? a : b, elementwise with broadcasting; cond takes no gradient."""
+
+    def forward(self, cond: Any, a: Any, b: Any) -> Any:
+        self.metas = (a.shape, a.dtype), (b.shape, b.dtype)
+        self.cond = cond
+        try:
+            return np.where(cond, a, b)
+        except ValueError:
+            raise ShapeError(f"where: shapes do not broadcast; got cond {cond.shape}, "
+                             f"a {a.shape} and b {b.shape}") from None
+
+    def backward(self, gy: Any) -> tuple[Any, Any, Any]:
+        zero = gy.dtype.type(0)
+        grads = [None]
+        for need, pick, (shape, dtype) in zip(self.needs_input_grad[1:], (True, False),
+                                              self.metas):
+            g = np.where(self.cond == pick, gy, zero) if need else None
+            grads.append(None if g is None else sum_to(g, shape).astype(dtype, copy=False))
+        return tuple(grads)
+
+
 class PowScalar(Function):
     """x ** c for a constant exponent c: cheaper than Pow and exact at c = 0, 1, 2."""
 
@@ -164,6 +212,40 @@ def pow(a: Any, b: Any) -> Tensor:
     if not isinstance(a, Tensor):
         a = as_tensor(a, b)
     return Pow().apply(a, as_tensor(b, a))
+
+
+def maximum(a: Any, b: Any) -> Tensor:
+    """The larger of a and b, elementwise with broadcasting (np.maximum); where they tie,
+    each gets half the gradient."""
+    if not isinstance(a, Tensor):
+        a = as_tensor(a, b)
+    return Maximum().apply(a, as_tensor(b, a))
+
+
+def minimum(a: Any, b: Any) -> Tensor:
+    """The smaller of a and b, elementwise with broadcasting (np.minimum); where they tie,
+    each gets half the gradient."""
+    if not isinstance(a, Tensor):
+        a = as_tensor(a, b)
+    return Minimum().apply(a, as_tensor(b, a))
+
+
+def where(cond: Any, a: Any, b: Any) -> Tensor:
+    """a where cond is true, else b, elementwise with broadcasting (np.where). cond is a
+    boolean tensor or array (`x > 0`) and takes no gradient; a and b get it where they
+    were picked.
+
+    Example:
+        >>> y = F.where(x > 0, x, 0.01 * x)   # a leaky ReLU
+    """
+    if not isinstance(a, Tensor):
+        a = as_tensor(a, b)
+    b = as_tensor(b, a)
+    cond = cond if isinstance(cond, Tensor) else Tensor(np.asarray(cond))
+    if cond.dtype != np.bool_:
+        raise TypeError(f"where: cond must be boolean (a comparison such as x > 0); got "
+                        f"{cond.dtype}")
+    return Where().apply(cond, a, b)
 
 
 # -- unary elementwise ops -----------------------------------------------------------------
