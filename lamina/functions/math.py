@@ -118,12 +118,13 @@ class _Pick(_Binary):
     supports_out = False  # keeps which input won for backward
 
     def compute(self, a: Any, b: Any) -> Any:
-        self.a_wins = self.wins(a, b)
-        self.tie = a == b
-        return np.where(self.a_wins, a, b)
+        a_wins = self.wins(a, b)
+        self.save_for_backward(a_wins, a == b)
+        return np.where(a_wins, a, b)
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
-        share = np.where(self.tie, 0.5, self.a_wins).astype(gy.dtype, copy=False)
+        a_wins, tie = self.saved_tensors
+        share = np.where(tie, 0.5, a_wins).astype(gy.dtype, copy=False)
         need_a, need_b = self.needs_input_grad
         return self.unbroadcast(gy * share if need_a else None,
                                 gy * (1 - share) if need_b else None)
@@ -142,7 +143,7 @@ class Where(Function):
 
     def forward(self, cond: Any, a: Any, b: Any) -> Any:
         self.metas = (a.shape, a.dtype), (b.shape, b.dtype)
-        self.cond = cond
+        self.save_for_backward(cond)
         try:
             return np.where(cond, a, b)
         except ValueError:
@@ -150,11 +151,12 @@ class Where(Function):
                              f"a {a.shape} and b {b.shape}") from None
 
     def backward(self, gy: Any) -> tuple[Any, Any, Any]:
+        (cond,) = self.saved_tensors
         zero = gy.dtype.type(0)
         grads = [None]
         for need, pick, (shape, dtype) in zip(self.needs_input_grad[1:], (True, False),
                                               self.metas):
-            g = np.where(self.cond == pick, gy, zero) if need else None
+            g = np.where(cond == pick, gy, zero) if need else None
             grads.append(None if g is None else sum_to(g, shape).astype(dtype, copy=False))
         return tuple(grads)
 

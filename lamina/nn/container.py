@@ -37,9 +37,12 @@ class _Ordered(Layer):
 
     def __getitem__(self, index: int | slice) -> Any:
         layers = list(self._children.values())
-        if isinstance(index, slice):
-            return type(self)().extend(layers[index])
-        return layers[index]
+        return self._of(layers[index]) if isinstance(index, slice) else layers[index]
+
+    @classmethod
+    def _of(cls, layers: list[Layer]) -> _Ordered:
+        """A new container of the class's kind holding `layers` (what a slice gives)."""
+        raise NotImplementedError
 
 
 class LayerList(_Ordered):
@@ -56,6 +59,10 @@ class LayerList(_Ordered):
     def __init__(self, layers: Iterable[Layer] = ()) -> None:
         super().__init__()
         self.extend(layers)
+
+    @classmethod
+    def _of(cls, layers: list[Layer]) -> LayerList:
+        return LayerList(layers)
 
     def forward(self, *args: Any) -> Any:
         raise TypeError("LayerList: it holds layers but has no forward; call them from the "
@@ -81,6 +88,10 @@ class Sequential(_Ordered):
     def __init__(self, *layers: Layer) -> None:
         super().__init__()
         self.extend(layers)
+
+    @classmethod
+    def _of(cls, layers: list[Layer]) -> Sequential:
+        return Sequential(*layers)
 
     def forward(self, x: Any) -> Any:
         for layer in self._children.values():
