@@ -17,16 +17,12 @@ class _Ordered(Layer):
 
     def append(self, layer: Layer) -> _Ordered:
         """Add a layer at the end."""
-        if not isinstance(layer, Layer):
-            raise TypeError(f"{type(self).__name__}: expected a Layer, got "
-                            f"{type(layer).__name__}")
-        setattr(self, str(len(self._children)), layer)
+        _adopt(self, (layer,))
         return self
 
     def extend(self, layers: Iterable[Layer]) -> _Ordered:
         """Add layers at the end, in order."""
-        for layer in layers:
-            self.append(layer)
+        _adopt(self, layers)
         return self
 
     def __len__(self) -> int:
@@ -126,13 +122,13 @@ def _layers(args: Mapping[str, Any], key: str, path: str) -> list[Layer]:
     return [from_config(c, f"{path}.{key}[{i}]") for i, c in enumerate(configs)]
 
 
-def _adopt(container: Layer, layers: tuple[Layer, ...]) -> None:
-    """Register layers as the container's children "0", "1", ..."""
-    for i, layer in enumerate(layers):
+def _adopt(container: Layer, layers: Iterable[Layer]) -> None:
+    """Register layers as the container's next children, named "0", "1", ... in order."""
+    for layer in layers:
         if not isinstance(layer, Layer):
             raise TypeError(f"{type(container).__name__}: expected a Layer, got "
                             f"{type(layer).__name__}")
-        setattr(container, str(i), layer)
+        setattr(container, str(len(container._children)), layer)
 
 
 def _one_tensor(container: Layer, outputs: list[Any]) -> None:
