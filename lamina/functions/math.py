@@ -34,11 +34,13 @@ class _Binary(Function):
 
     def unbroadcast(self, ga: Any, gb: Any) -> tuple[Any, Any]:
         need_a, need_b = self.needs_input_grad
-        if need_a:
-            ga = sum_to(ga, self.a_meta[0]).astype(self.a_meta[1], copy=False)
-        if need_b:
-            gb = sum_to(gb, self.b_meta[0]).astype(self.b_meta[1], copy=False)
-        return (ga if need_a else None), (gb if need_b else None)
+        return (_to_input(ga, self.a_meta) if need_a else None,
+                _to_input(gb, self.b_meta) if need_b else None)
+
+
+def _to_input(g: Any, meta: tuple[tuple[int, ...], Any]) -> Any:
+    """A broadcast result's gradient summed back to an input's (shape, dtype)."""
+    return sum_to(g, meta[0]).astype(meta[1], copy=False)
 
 
 def _broadcasts(*shapes: tuple[int, ...]) -> bool:
@@ -142,7 +144,7 @@ class Where(Function):
     """cond ? a : b, elementwise with broadcasting; cond takes no gradient."""
 
     def forward(self, cond: Any, a: Any, b: Any) -> Any:
-        self.metas = (a.shape, a.dtype), (b.shape, b.dtype)
+        self.a_meta, self.b_meta = (a.shape, a.dtype), (b.shape, b.dtype)
         self.save_for_backward(cond)
         try:
             return np.where(cond, a, b)
@@ -153,12 +155,10 @@ class Where(Function):
     def backward(self, gy: Any) -> tuple[Any, Any, Any]:
         (cond,) = self.saved_tensors
         zero = gy.dtype.type(0)
-        grads = [None]
-        for need, pick, (shape, dtype) in zip(self.needs_input_grad[1:], (True, False),
-                                              self.metas):
-            g = np.where(cond == pick, gy, zero) if need else None
-            grads.append(None if g is None else sum_to(g, shape).astype(dtype, copy=False))
-        return tuple(grads)
+        _, need_a, need_b = self.needs_input_grad
+        return (None,
+                _to_input(np.where(cond, gy, zero), self.a_meta) if need_a else None,
+                _to_input(np.where(cond, zero, gy), self.b_meta) if need_b else None)
 
 
 class PowScalar(Function):
@@ -179,57 +179,50 @@ class PowScalar(Function):
         return (gy * c * x ** (c - 1)).astype(x.dtype, copy=False)
 
 
-def add(a: Any, b: Any) -> Tensor:
-    """a + b with NumPy broadcasting; gradients are summed back to each input's shape."""
+def _operands(a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    """Both operands as Tensors; a Python number takes the dtype of the tensor beside it."""
     if not isinstance(a, Tensor):
         a = as_tensor(a, b)
-    return Add().apply(a, as_tensor(b, a))
+    return a, as_tensor(b, a)
+
+
+def add(a: Any, b: Any) -> Tensor:
+    """a + b with NumPy broadcasting; gradients are summed back to each input's shape."""
+    return Add().apply(*_operands(a, b))
 
 
 def sub(a: Any, b: Any) -> Tensor:
     """a - b with broadcasting."""
-    if not isinstance(a, Tensor):
-        a = as_tensor(a, b)
-    return Sub().apply(a, as_tensor(b, a))
+    return Sub().apply(*_operands(a, b))
 
 
 def mul(a: Any, b: Any) -> Tensor:
     """a * b (elementwise) with broadcasting."""
-    if not isinstance(a, Tensor):
-        a = as_tensor(a, b)
-    return Mul().apply(a, as_tensor(b, a))
+    return Mul().apply(*_operands(a, b))
 
 
 def div(a: Any, b: Any) -> Tensor:
     """a / b (true division) with broadcasting."""
-    if not isinstance(a, Tensor):
-        a = as_tensor(a, b)
-    return Div().apply(a, as_tensor(b, a))
+    return Div().apply(*_operands(a, b))
 
 
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b; a constant Python-number exponent takes a cheaper path."""
     if isinstance(a, Tensor) and isinstance(b, (int, float)) and not isinstance(b, bool):
         return PowScalar(b).apply(a)
-    if not isinstance(a, Tensor):
-        a = as_tensor(a, b)
-    return Pow().apply(a, as_tensor(b, a))
+    return Pow().apply(*_operands(a, b))
 
 
 def maximum(a: Any, b: Any) -> Tensor:
     """The larger of a and b, elementwise with broadcasting (np.maximum); where they tie,
     each gets half the gradient."""
-    if not isinstance(a, Tensor):
-        a = as_tensor(a, b)
-    return Maximum().apply(a, as_tensor(b, a))
+    return Maximum().apply(*_operands(a, b))
 
 
 def minimum(a: Any, b: Any) -> Tensor:
     """The smaller of a and b, elementwise with broadcasting (np.minimum); where they tie,
     each gets half the gradient."""
-    if not isinstance(a, Tensor):
-        a = as_tensor(a, b)
-    return Minimum().apply(a, as_tensor(b, a))
+    return Minimum().apply(*_operands(a, b))
 
 
 def where(cond: Any, a: Any, b: Any) -> Tensor:
@@ -240,14 +233,11 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
     Example:
         >>> y = F.where(x > 0, x, 0.01 * x)   # a leaky ReLU
     """
-    if not isinstance(a, Tensor):
-        a = as_tensor(a, b)
-    b = as_tensor(b, a)
     cond = cond if isinstance(cond, Tensor) else Tensor(np.asarray(cond))
     if cond.dtype != np.bool_:
         raise TypeError(f"where: cond must be boolean (a comparison such as x > 0); got "
                         f"{cond.dtype}")
-    return Where().apply(cond, a, b)
+    return Where().apply(cond, *_operands(a, b))
 
 
 # -- unary elementwise ops -----------------------------------------------------------------
@@ -427,9 +417,7 @@ def matmul(a: Any, b: Any) -> Tensor:
     Raises:
         ShapeError: the inner dimensions differ; the message shows both shapes.
     """
-    if not isinstance(a, Tensor):
-        a = as_tensor(a, b)
-    return MatMul().apply(a, as_tensor(b, a))
+    return MatMul().apply(*_operands(a, b))
 
 
 # -- reductions ----------------------------------------------------------------------------
