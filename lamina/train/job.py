@@ -120,24 +120,22 @@ def adapt_inputs(model: Layer, dataset: Any, model_config: Any = None) -> None:
 
 def run_directory(config: dict[str, Any], resume: bool) -> Path:
     """runs/<name>; a fresh run never overwrites another: it takes <name>-2, -3, ..."""
-    base = Path(config["trainer"]["out_dir"]) / config["name"]
+    base = _run_base(config)
     if resume:
         if not (base / "checkpoints" / "last.safetensors").exists():
             raise FileNotFoundError(f"--resume: {base}/checkpoints/last.safetensors does not "
                                     "exist; start the run without --resume")
         return base
-    directory, n = base, 1
-    while (directory / "checkpoints").exists():
-        n += 1
-        directory = base.with_name(f"{base.name}-{n}")
-    return directory
+    if not (base / "checkpoints").exists():
+        return base
+    return base.with_name(f"{base.name}-{len(_later_runs(base)) + 2}")
 
 
 def run_checkpoint(config: dict[str, Any]) -> tuple[Path, str]:
     """The checkpoint that `lamina eval`, `sample` and `export` read when given none: the
     run's best.safetensors, else its last, in runs/<name> (the run --resume continues).
     Returns it with a note for the user, which names any later run of the same job."""
-    base = Path(config["trainer"]["out_dir"]) / config["name"]
+    base = _run_base(config)
     found = [base / "checkpoints" / f for f in ("best.safetensors", "last.safetensors")]
     later = _later_runs(base)
     pick = (f"; to read {later[-1]}, add --set name={later[-1].name}" if later else "")
@@ -148,10 +146,15 @@ def run_checkpoint(config: dict[str, Any]) -> tuple[Path, str]:
                             f"or pass --checkpoint FILE{pick}")
 
 
+def _run_base(config: dict[str, Any]) -> Path:
+    """runs/<name>: a job's first run, the one --resume continues."""
+    return Path(config["trainer"]["out_dir"]) / config["name"]
+
+
 def _later_runs(base: Path) -> list[Path]:
-    """runs/<name>-2, -3, ... that exist, in the order they were made."""
+    """The runs made after `base` (runs/<name>-2, -3, ... holding checkpoints), in order."""
     runs, n = [], 2
-    while (run := base.with_name(f"{base.name}-{n}")).exists():
+    while ((run := base.with_name(f"{base.name}-{n}")) / "checkpoints").exists():
         runs.append(run)
         n += 1
     return runs
