@@ -137,6 +137,7 @@ unary("gelu", F.gelu, _np_gelu, lambda x: _t().nn.functional.gelu(x))
 unary("gelu_tanh", lambda x: F.gelu(x, "tanh"),
       lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
       lambda x: _t().nn.functional.gelu(x, approximate="tanh"))
+unary("silu", F.silu, lambda x: x * _np_sigmoid(x), lambda x: _t().nn.functional.silu(x))
 unary("sigmoid", F.sigmoid, _np_sigmoid, lambda x: x.sigmoid())
 unary("tanh", F.tanh, np.tanh, lambda x: x.tanh())
 for shape, axis in [((4,), -1), ((2, 5), -1), ((2, 5), 0), ((2, 3, 4), 1)]:
@@ -257,6 +258,31 @@ for kind in ("max", "avg"):
         lambda x, kind=kind: getattr(_t().nn.functional, f"{kind}_pool1d")(x, 3, 2, 1)))
 
 
+def adaptive_avg_ref(x, sizes):
+    """A loop over output cells, each the mean of its bin floor(i*n/m):ceil((i+1)*n/m)."""
+    sizes = [n if m is None else m for n, m in zip(x.shape[2:], sizes)]
+    out = np.empty(x.shape[:2] + tuple(sizes))
+    for cell in np.ndindex(*sizes):
+        bins = tuple(slice(math.floor(i * n / m), math.ceil((i + 1) * n / m))
+                     for i, n, m in zip(cell, x.shape[2:], sizes))
+        out[(..., *cell)] = x[(..., *bins)].mean(axis=tuple(range(2, x.ndim)))
+    return out
+
+
+for size, shape in [(1, (2, 3, 5, 4)), ((3, 2), (2, 3, 7, 5)), ((None, 2), (2, 2, 3, 5)),
+                    ((5, 3), (1, 2, 3, 2)), ((2, 3), (1, 2, 2, 3))]:
+    CASES.append(Case(
+        f"adaptive_avg_pool2d{size}{shape}", lambda x, m=size: F.adaptive_avg_pool2d(x, m),
+        lambda x, m=size: adaptive_avg_ref(x, m if isinstance(m, tuple) else (m, m)),
+        inputs(randn(*shape)),
+        lambda x, m=size: _t().nn.functional.adaptive_avg_pool2d(x, m)))
+for size, length in [(1, 6), (4, 9), (7, 3)]:
+    CASES.append(Case(
+        f"adaptive_avg_pool1d{size}L{length}", lambda x, m=size: F.adaptive_avg_pool1d(x, m),
+        lambda x, m=size: adaptive_avg_ref(x, (m,)), inputs(randn(2, 3, length)),
+        lambda x, m=size: _t().nn.functional.adaptive_avg_pool1d(x, m)))
+
+
 # -- normalisation ----------------------------------------------------------------------
 def bn_ref(x, gamma, beta):
     axes = (0, *range(2, x.ndim))
@@ -319,6 +345,30 @@ CASES += [
     Case("layer_norm no affine", lambda x: F.layer_norm(x, 6), ln_ref, inputs(randn(3, 6)),
          lambda x: _t().nn.functional.layer_norm(x, (6,))),
 ]
+
+def gn_ref(x, groups, *affine):
+    n, c = x.shape[:2]
+    g = x.reshape(n, groups, -1)
+    y = ((g - g.mean(axis=2, keepdims=True)) / np.sqrt(g.var(axis=2, keepdims=True) + 1e-5))
+    y = y.reshape(x.shape)
+    per_channel = (c,) + (1,) * (x.ndim - 2)
+    for i, p in enumerate(affine):  # weight, then bias
+        y = y * p.reshape(per_channel) if i == 0 else y + p.reshape(per_channel)
+    return y
+
+
+CASES += [
+    Case("group_norm(3, 6, 4, 5) 3 groups", lambda x, w, b: F.group_norm(x, 3, w, b),
+         lambda x, w, b: gn_ref(x, 3, w, b), inputs(randn(3, 6, 4, 5), randn(6), randn(6)),
+         lambda x, w, b: _t().nn.functional.group_norm(x, 3, w, b)),
+    Case("group_norm(2, 4, 5) instance", lambda x: F.group_norm(x, 4),
+         lambda x: gn_ref(x, 4), inputs(randn(2, 4, 5)),
+         lambda x: _t().nn.functional.group_norm(x, 4)),
+    Case("group_norm(3, 6) weight only", lambda x, w: F.group_norm(x, 2, w),
+         lambda x, w: gn_ref(x, 2, w), inputs(randn(3, 6), randn(6)),
+         lambda x, w: _t().nn.functional.group_norm(x, 2, w)),
+]
+
 
 def sdpa_ref(q, k, v, causal=False, allowed=None, bias=0.0):
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + bias

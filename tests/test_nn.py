@@ -255,6 +255,7 @@ def test_an_op_that_promotes_gives_each_input_its_gradient_in_its_own_dtype() ->
     (nn.BatchNorm2d(3), (2, 6, 4, 4), "num_features=6"),
     (nn.LSTM(3, 4), (2, 5, 7), "input_size=7"),
     (nn.RBM(5, 3), (2, 6), "n_visible=6"),
+    (nn.GroupNorm(2, 4), (2, 6, 3), "num_channels=6"),
 ])
 def test_a_size_mismatch_names_the_argument_that_fits(layer, shape, fix) -> None:
     with pytest.raises(lm.ShapeError, match=f"; if the input is right, build the layer with {fix}$"):
@@ -265,6 +266,7 @@ def test_a_size_mismatch_names_the_argument_that_fits(layer, shape, fix) -> None
     (nn.Conv2d(3, 4, 3), [(2, 3, 6)]),  # wrong rank: no single argument fits
     (nn.Conv2d(4, 4, 3, groups=2), [(2, 3, 6, 6)]),  # 3 channels cannot split in 2 groups
     (nn.GRU(3, 4), [(2, 5, 3), (1, 3, 4)]),  # the input is right, its initial state is not
+    (nn.GroupNorm(2, 4), [(2, 5, 3)]),  # 5 channels cannot form 2 groups
 ])
 def test_no_fix_is_offered_where_no_argument_fits(layer, args) -> None:
     with pytest.raises(lm.ShapeError) as info:
@@ -288,10 +290,43 @@ def test_no_fix_is_offered_where_no_argument_fits(layer, args) -> None:
     ({"type": "Sequential", "layers": {"type": "ReLU"}}, r"model\.layers: expected a list"),
     ({"layers": []}, r"model: missing 'type'"),
     ({"type": "Dropout", "p": 1.5}, r"^model: Dropout: p must be in \[0, 1\]; got 1\.5"),
+    ({"type": "GroupNorm", "num_groups": 3, "num_channels": 4},
+     r"^model: GroupNorm: num_channels must be a multiple of num_groups; got num_groups=3"),
+    ({"type": "AdaptiveAvgPool2d", "output_size": [0, 2]},
+     r"^model: AdaptiveAvgPool2d: output_size must be an int >= 1 .*; got \[0, 2\]"),
+    ({"type": "Softplus", "beta": 0}, r"^model: Softplus: beta must be > 0; got 0"),
 ])
 def test_config_errors_name_the_path(cfg, message) -> None:
     with pytest.raises(nn.ConfigError, match=message):
         nn.from_config(cfg)
+
+
+def test_a_global_pool_head_takes_inputs_of_any_size() -> None:
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(2, 6, 3, padding=1), nn.GroupNorm(3, 6), nn.SiLU(),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 3))
+    rng = np.random.default_rng(0)
+    for hw in [(5, 5), (9, 7)]:
+        x = rng.standard_normal((4, 2, *hw)).astype(np.float32)
+        y = model(lm.tensor(x))
+        assert y.shape == (4, 3)
+        # Global pooling is the channel mean: the head applied to it by hand agrees.
+        features = F.silu(model[1](model[0](lm.tensor(x)))).data.mean(axis=(2, 3))
+        np.testing.assert_allclose(y.data, features @ model[5].weight.data.T
+                                   + model[5].bias.data, rtol=1e-5, atol=1e-6)
+
+
+def test_group_norm_treats_each_sample_alone_in_training_and_evaluation() -> None:
+    lm.manual_seed(0)
+    norm = nn.GroupNorm(2, 4)
+    x = np.random.default_rng(1).standard_normal((5, 4, 3)).astype(np.float32) * 3 + 1
+    whole = norm(lm.tensor(x)).data
+    norm.eval()
+    alone = np.concatenate([norm(lm.tensor(x[i:i + 1])).data for i in range(5)])
+    np.testing.assert_allclose(whole, alone, rtol=1e-6, atol=1e-6)
+    groups = whole.reshape(5, 2, -1)
+    np.testing.assert_allclose(groups.mean(axis=2), 0, atol=1e-5)
+    np.testing.assert_allclose(groups.var(axis=2), 1, atol=1e-3)
 
 
 def test_user_layers_register_and_round_trip() -> None:

@@ -103,3 +103,7 @@ def test_a_layer_without_an_exporter_is_named(tmp_path) -> None:
         export_onnx(nn.Sequential(nn.Flatten(1, 2)), np.zeros((1, 2, 3, 4), np.float32),
                     tmp_path / "f.onnx")
     assert not (tmp_path / "m.onnx").exists()
+    with pytest.raises(ExportError, match=r"^0 \(AdaptiveAvgPool2d\): only output_size 1 .* got "
+                       r"output_size \(2, 3\)\. For one input size, AvgPool2d with"):
+        export_onnx(nn.Sequential(nn.AdaptiveAvgPool2d((2, 3))),
+                    np.zeros((1, 2, 4, 6), np.float32), tmp_path / "a.onnx")

@@ -7,6 +7,7 @@ from lamina.functions.activation import (
     log_softmax,
     relu,
     sigmoid,
+    silu,
     softmax,
     softplus,
     tanh,
@@ -55,12 +56,21 @@ from lamina.functions.math import (
     where,
 )
 from lamina.functions.noise import dropout
-from lamina.functions.normalization import batch_norm, layer_norm, standardize
-from lamina.functions.pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from lamina.functions.normalization import batch_norm, group_norm, layer_norm, standardize
+from lamina.functions.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 from lamina.functions.recurrent import gru_cell, lstm_cell, lstm_sequence
 
 __all__ = [
     "abs",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
     "add",
     "astype",
     "avg_pool1d",
@@ -81,6 +91,7 @@ __all__ = [
     "flatten",
     "gelu",
     "getitem",
+    "group_norm",
     "gru_cell",
     "layer_norm",
     "leaky_relu",
@@ -107,6 +118,7 @@ __all__ = [
     "reshape",
     "scaled_dot_product_attention",
     "sigmoid",
+    "silu",
     "softmax",
     "softplus",
     "split",

@@ -181,6 +181,23 @@ class Sigmoid(Function):
         return gy * y * (1 - y)
 
 
+class SiLU(Function):
+    elementwise = True
+
+    def forward(self, x: Any) -> Any:
+        half = x.dtype.type(0.5)
+        s = np.tanh(x * half)  # sigmoid(x) = 0.5 * tanh(x / 2) + 0.5, which never overflows
+        s *= half
+        s += half
+        self.save_for_backward(x, s)
+        return x * s
+
+    def backward(self, gy: Any) -> Any:
+        x, s = self.saved_tensors
+        # d/dx x * s(x) = s + x * s * (1 - s) = s * (1 + x * (1 - s))
+        return gy * s * (1 + x * (1 - s))
+
+
 class Tanh(Function):
     supports_out = True
     elementwise = True
@@ -268,6 +285,11 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 def sigmoid(x: Tensor) -> Tensor:
     """1 / (1 + exp(-x)), computed without overflow."""
     return Sigmoid().apply(x)
+
+
+def silu(x: Tensor) -> Tensor:
+    """x * sigmoid(x) (also called swish)."""
+    return SiLU().apply(x)
 
 
 def tanh(x: Tensor) -> Tensor:

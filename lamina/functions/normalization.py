@@ -208,6 +208,42 @@ def layer_norm(x: Tensor, normalized_shape: int | tuple[int, ...], weight: Tenso
     return fn.apply(x, weight) if bias is None else fn.apply(x, weight, bias)
 
 
+def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each sample's channels in `num_groups` groups, each over its channels and
+    positions together, then scale and shift per channel, as PyTorch's `group_norm`. Per
+    sample, so it never mixes a batch (small batches train as well as large ones).
+
+    Args:
+        x: input of shape (N, C, *), C a multiple of num_groups.
+        num_groups: how many groups the C channels form (1: over the whole sample, as
+            layer norm; C: each channel alone, as instance norm).
+        weight, bias: optional per-channel affine parameters of shape (C,).
+        eps: added to the variance for numerical stability.
+
+    Example:
+        >>> y = F.group_norm(x, 8, w, b)     # x (4, 32, 16, 16): 8 groups of 4 channels
+    """
+    if x.ndim < 2 or not isinstance(num_groups, int) or num_groups < 1 \
+            or x.shape[1] % num_groups:
+        raise ShapeError(f"group_norm: expected input (N, C, ...) with C a multiple of "
+                         f"num_groups={num_groups!r}; got shape {x.shape}")
+    c = x.shape[1]
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and p.shape != (c,):
+            raise ShapeError(f"group_norm: {name} must hold one value per channel, shape "
+                             f"({c},); got {p.shape}")
+    if bias is not None and weight is None:
+        raise ValueError("group_norm: bias without weight is not supported; pass both or neither")
+    grouped = x.reshape(x.shape[0], num_groups, -1)
+    y = layer_norm(grouped, grouped.shape[-1], eps=eps).reshape(x.shape)
+    if weight is None:
+        return y
+    per_channel = (c,) + (1,) * (x.ndim - 2)
+    y = y * weight.reshape(per_channel)
+    return y if bias is None else y + bias.reshape(per_channel)
+
+
 class Standardize(Function):
     """(x - mean) / std along one axis, the statistics given as arrays and read at every
     call (a layer's buffers, which its `adapt` rewrites in place)."""

@@ -269,6 +269,21 @@ for _nd in (1, 2):
     register_onnx_exporter(f"AvgPool{_nd}d")(_pool("AveragePool", _nd))
 
 
+def _adaptive_pool(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    size = layer.output_size
+    if size == 1 or (isinstance(size, (tuple, list)) and all(m == 1 for m in size)):
+        return ctx.node("GlobalAveragePool", [x], path)
+    name = type(layer).__name__
+    raise ExportError(f"{path or 'the model'} ({name}): only output_size 1 (global average "
+                      f"pooling) exports, since the graph does not fix the input's size; got "
+                      f"output_size {size!r}. For one input size, {name[8:]} with kernel_size "
+                      "= stride = input size // output size gives the same where it divides")
+
+
+register_onnx_exporter("AdaptiveAvgPool1d")(_adaptive_pool)
+register_onnx_exporter("AdaptiveAvgPool2d")(_adaptive_pool)
+
+
 def _batch_norm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     c = layer.num_features
     gamma = _w(layer, "weight") if layer.weight is not None else np.ones(c, np.float32)
@@ -303,6 +318,28 @@ def _standardize(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     return ctx.node("BatchNormalization", inputs, path, epsilon=0.0)
 
 
+@register_onnx_exporter("GroupNorm")
+def _group_norm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    # Opset 17 has no GroupNormalization (and 18's scales per group, not per channel):
+    # instance norm over (N, groups, rest), then the per-channel affine as a batch norm of
+    # mean 0 and variance 1, which finds the channel axis at any rank.
+    g, c, dtype = layer.num_groups, layer.num_channels, np.float32
+    grouped_shape = ctx.constant(f"{path}.grouped_shape", np.array([0, g, -1], np.int64))
+    (grouped,) = ctx.node("Reshape", [x, grouped_shape], path)
+    (normed,) = ctx.node("InstanceNormalization", [
+        grouped, ctx.constant(f"{path}.group_one", np.ones(g, dtype)),
+        ctx.constant(f"{path}.group_zero", np.zeros(g, dtype))], path, epsilon=float(layer.eps))
+    (shape,) = ctx.node("Shape", [x], path)
+    (y,) = ctx.node("Reshape", [normed, shape], path)
+    if layer.weight is None:
+        return [y]
+    inputs = [y, ctx.constant(f"{path}.weight", _w(layer, "weight")),
+              ctx.constant(f"{path}.bias", _w(layer, "bias")),
+              ctx.constant(f"{path}.zero", np.zeros(c, dtype)),
+              ctx.constant(f"{path}.one", np.ones(c, dtype))]
+    return ctx.node("BatchNormalization", inputs, path, epsilon=0.0)
+
+
 def _unary(op: str, **attrs: Any) -> Exporter:
     return lambda ctx, layer, path, x: ctx.node(op, [x], path, **attrs)
 
@@ -316,6 +353,27 @@ register_onnx_exporter("Tanh")(_unary("Tanh"))
 @register_onnx_exporter("LeakyReLU")
 def _leaky(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     return ctx.node("LeakyRelu", [x], path, alpha=float(layer.negative_slope))
+
+
+@register_onnx_exporter("ELU")
+def _elu(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    return ctx.node("Elu", [x], path, alpha=float(layer.alpha))
+
+
+@register_onnx_exporter("SiLU")
+def _silu(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    (s,) = ctx.node("Sigmoid", [x], path)
+    return ctx.node("Mul", [x, s], path)
+
+
+@register_onnx_exporter("Softplus")
+def _softplus(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    if layer.beta == 1:
+        return ctx.node("Softplus", [x], path)
+    beta = ctx.constant(f"{path}.beta", np.array(layer.beta, np.float32))
+    (scaled,) = ctx.node("Mul", [x, beta], path)
+    (y,) = ctx.node("Softplus", [scaled], path)
+    return ctx.node("Div", [y, beta], path)
 
 
 @register_onnx_exporter("Softmax")

@@ -1,7 +1,17 @@
 """Layers, built from configs and written back to them. Import as `import lamina.nn as nn`."""
 
 from lamina.nn import init
-from lamina.nn.activation import GELU, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
+from lamina.nn.activation import (
+    ELU,
+    GELU,
+    LeakyReLU,
+    ReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+)
 from lamina.nn.attention import MultiheadAttention, PositionalEncoding, TransformerEncoderLayer
 from lamina.nn.container import Concat, Identity, LayerList, Residual, Sequential
 from lamina.nn.conv import Conv1d, Conv2d
@@ -10,17 +20,31 @@ from lamina.nn.embedding import Embedding
 from lamina.nn.flatten import Flatten
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.linear import Linear
-from lamina.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm, Standardize
-from lamina.nn.pooling import AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from lamina.nn.normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    GroupNorm,
+    LayerNorm,
+    Standardize,
+)
+from lamina.nn.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from lamina.nn.rbm import RBM
 from lamina.nn.recurrent import GRU, LSTM, RNN
 from lamina.nn.registry import ConfigError, from_config, layer_types, register_layer
 
 __all__ = [
-    "GELU", "GRU", "LSTM", "RBM", "RNN", "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d",
-    "Concat", "ConfigError", "Conv1d", "Conv2d", "Dropout", "Embedding", "Flatten", "Identity",
-    "Layer", "LayerList", "LayerNorm", "LeakyReLU", "Linear", "MaxPool1d", "MaxPool2d",
-    "MultiheadAttention", "Parameter", "PositionalEncoding", "ReLU", "Residual", "Sequential",
-    "Sigmoid", "Softmax", "Standardize", "Tanh", "TransformerEncoderLayer", "from_config",
+    "ELU", "GELU", "GRU", "LSTM", "RBM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Concat", "ConfigError", "Conv1d",
+    "Conv2d", "Dropout", "Embedding", "Flatten", "GroupNorm", "Identity", "Layer", "LayerList",
+    "LayerNorm", "LeakyReLU", "Linear", "MaxPool1d", "MaxPool2d", "MultiheadAttention",
+    "Parameter", "PositionalEncoding", "ReLU", "Residual", "Sequential", "SiLU", "Sigmoid",
+    "Softmax", "Softplus", "Standardize", "Tanh", "TransformerEncoderLayer", "from_config",
     "init", "layer_types", "register_layer",
 ]

@@ -48,6 +48,48 @@ class GELU(Layer):
         return {"approximate": self.approximate}
 
 
+@register_layer("ELU")
+class ELU(Layer):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+
+    def __init__(self, alpha: float = 1.0) -> None:
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.elu(x, self.alpha)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"alpha": self.alpha}
+
+
+@register_layer("SiLU")
+class SiLU(Layer):
+    """x * sigmoid(x) (swish)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.silu(x)
+
+
+@register_layer("Softplus")
+class Softplus(Layer):
+    """log(1 + exp(beta * x)) / beta, a smooth ReLU; computed stably for any x."""
+
+    def __init__(self, beta: float = 1.0) -> None:
+        super().__init__()
+        if not beta > 0:
+            raise ValueError(f"Softplus: beta must be > 0; got {beta}")
+        self.beta = beta
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.beta == 1:
+            return F.softplus(x)
+        return F.softplus(x * self.beta) / self.beta
+
+    def get_config(self) -> dict[str, Any]:
+        return {"beta": self.beta}
+
+
 @register_layer("Sigmoid")
 class Sigmoid(Layer):
     """1 / (1 + exp(-x))."""

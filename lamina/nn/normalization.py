@@ -115,6 +115,51 @@ class LayerNorm(Layer):
                 "bias": self.bias is not None}
 
 
+@register_layer("GroupNorm")
+class GroupNorm(Layer):
+    """Normalise each sample's channels in groups, as PyTorch's GroupNorm (Wu and He,
+    2018): no running statistics and no dependence on the batch, so it behaves the same
+    at batch size 2 as at 256, and in training as in evaluation.
+
+    Args:
+        num_groups: how many groups the channels form; num_channels must be a multiple.
+        num_channels: C of the (N, C, *) input.
+        eps: added to the variance for numerical stability.
+        affine: learn a per-channel `weight` (ones) and `bias` (zeros).
+
+    Example:
+        >>> norm = nn.GroupNorm(8, 64)          # 8 groups of 8 channels
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True) -> None:
+        super().__init__()
+        if num_groups < 1 or num_channels < 1 or num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_channels must be a multiple of num_groups; got "
+                             f"num_groups={num_groups}, num_channels={num_channels}")
+        if eps <= 0:
+            raise ValueError(f"GroupNorm: eps must be > 0; got {eps}")
+        self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
+        self.weight = Parameter(np.ones(num_channels, np.float32)) if affine else None
+        self.bias = Parameter(np.zeros(num_channels, np.float32)) if affine else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim < 2 or x.shape[1] != self.num_channels:
+            raise ShapeError(f"GroupNorm: expected input (N, {self.num_channels}, ...) with "
+                             f"the channels on axis 1; got shape {x.shape}")
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def _fits(self, x: Any, *rest: Any) -> str | None:
+        shape = getattr(x, "shape", ())
+        if len(shape) < 2 or shape[1] == self.num_channels or shape[1] % self.num_groups:
+            return None
+        return f"num_channels={shape[1]}"
+
+    def get_config(self) -> dict[str, Any]:
+        return {"num_groups": self.num_groups, "num_channels": self.num_channels,
+                "eps": self.eps, "affine": self.weight is not None}
+
+
 @register_layer("Standardize")
 class Standardize(Layer):
     """Shift and scale each feature to mean 0 and standard deviation 1 by statistics of the

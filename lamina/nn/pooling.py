@@ -1,4 +1,4 @@
-"""Pooling layers (max and average, 1-D and 2-D)."""
+"""Pooling layers (max, average and adaptive average, 1-D and 2-D)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
+from lamina.functions.pooling import output_sizes
 from lamina.nn.layer import Layer
 from lamina.nn.registry import register_layer
 
@@ -72,3 +73,50 @@ class AvgPool2d(_Pool):
     def __init__(self, kernel_size: IntOrPair, stride: IntOrPair | None = None,
                  padding: IntOrPair = 0) -> None:
         super().__init__(kernel_size, stride, padding)
+
+
+class _AdaptivePool(Layer):
+    op: Callable[..., Tensor]
+    nd: int
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        output_sizes(output_size, self.nd, type(self).__name__)  # fail at build, not at call
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return type(self).op(x, self.output_size)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"output_size": _plain(self.output_size)}
+
+
+@register_layer("AdaptiveAvgPool1d")
+class AdaptiveAvgPool1d(_AdaptivePool):
+    """Mean over `output_size` adaptive bins of (N, C, L) input, whatever L is (PyTorch's
+    bins); 1 is global average pooling."""
+
+    op = staticmethod(F.adaptive_avg_pool1d)
+    nd = 1
+
+    def __init__(self, output_size: int) -> None:
+        super().__init__(output_size)
+
+
+@register_layer("AdaptiveAvgPool2d")
+class AdaptiveAvgPool2d(_AdaptivePool):
+    """Mean over adaptive bins of (N, C, H, W) input to (N, C, *output_size), whatever H
+    and W are (PyTorch's bins). 1 is global average pooling, the usual head of a
+    convolutional network: `[AdaptiveAvgPool2d(1), Flatten(), Linear(C, classes)]` takes
+    images of any size. In a pair, None keeps that axis's length.
+
+    Example:
+        >>> nn.AdaptiveAvgPool2d(1)(x).shape      # x (8, 64, 7, 7)
+        (8, 64, 1, 1)
+    """
+
+    op = staticmethod(F.adaptive_avg_pool2d)
+    nd = 2
+
+    def __init__(self, output_size: int | tuple[int | None, int | None]) -> None:
+        super().__init__(output_size)
