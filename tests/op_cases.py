@@ -258,6 +258,43 @@ for kind in ("max", "avg"):
         lambda x, kind=kind: getattr(_t().nn.functional, f"{kind}_pool1d")(x, 3, 2, 1)))
 
 
+def conv_transpose2d_ref(x, W, b=None, s=(1, 1), p=(0, 0), q=(0, 0), g=1, d=(1, 1)):
+    """Every input pixel adds its kernel-sized patch, W weighted, into the output."""
+    n, c, h, w = x.shape
+    _, og, kh, kw = W.shape
+    full = ((h - 1) * s[0] + d[0] * (kh - 1) + 1 + q[0], (w - 1) * s[1] + d[1] * (kw - 1) + 1 + q[1])
+    y = np.zeros((n, og * g, *full))
+    for ci, i, j in np.ndindex(c, h, w):
+        k = ci // (c // g)
+        for a, e in np.ndindex(kh, kw):
+            y[:, k * og:(k + 1) * og, i * s[0] + a * d[0], j * s[1] + e * d[1]] += (
+                x[:, ci, i, j, None] * W[ci, :, a, e])
+    y = y[:, :, p[0]:full[0] - p[0], p[1]:full[1] - p[1]]
+    return y if b is None else y + b[:, None, None]
+
+
+for name, kw, shapes in [
+    ("plain", {}, ((2, 3, 3, 4), (3, 2, 2, 3))),
+    ("stride2_pad1_outpad1", {"s": (2, 2), "p": (1, 1), "q": (1, 1)}, ((1, 2, 3, 3), (2, 3, 3, 3))),
+    ("groups2_dilation", {"s": (1, 2), "p": (0, 1), "d": (2, 1), "g": 2},
+     ((2, 4, 3, 2), (4, 1, 2, 3))),
+]:
+    args = {"stride": kw.get("s", 1), "padding": kw.get("p", 0),
+            "output_padding": kw.get("q", 0), "groups": kw.get("g", 1),
+            "dilation": kw.get("d", 1)}
+    CASES.append(Case(
+        f"conv_transpose2d_{name}", lambda x, W, b, a=args: F.conv_transpose2d(x, W, b, **a),
+        lambda x, W, b, kw=kw: conv_transpose2d_ref(x, W, b, **kw),
+        inputs(randn(*shapes[0]), randn(*shapes[1]), randn(shapes[1][1] * kw.get("g", 1))),
+        lambda x, W, b, a=args: _t().nn.functional.conv_transpose2d(x, W, b, **a)))
+CASES.append(Case(
+    "conv_transpose1d", lambda x, W: F.conv_transpose1d(x, W, None, 2, 1, 1),
+    lambda x, W: conv_transpose2d_ref(x[:, :, None], W[:, :, None], None, (1, 2), (0, 1),
+                                      (0, 1))[:, :, 0],
+    inputs(randn(2, 3, 4), randn(3, 2, 3)),
+    lambda x, W: _t().nn.functional.conv_transpose1d(x, W, None, 2, 1, 1)))
+
+
 def adaptive_avg_ref(x, sizes):
     """A loop over output cells, each the mean of its bin floor(i*n/m):ceil((i+1)*n/m)."""
     sizes = [n if m is None else m for n, m in zip(x.shape[2:], sizes)]

@@ -256,6 +256,7 @@ def test_an_op_that_promotes_gives_each_input_its_gradient_in_its_own_dtype() ->
     (nn.LSTM(3, 4), (2, 5, 7), "input_size=7"),
     (nn.RBM(5, 3), (2, 6), "n_visible=6"),
     (nn.GroupNorm(2, 4), (2, 6, 3), "num_channels=6"),
+    (nn.ConvTranspose2d(3, 2, 3), (2, 4, 5, 5), "in_channels=4"),
 ])
 def test_a_size_mismatch_names_the_argument_that_fits(layer, shape, fix) -> None:
     with pytest.raises(lm.ShapeError, match=f"; if the input is right, build the layer with {fix}$"):
@@ -295,6 +296,9 @@ def test_no_fix_is_offered_where_no_argument_fits(layer, args) -> None:
     ({"type": "AdaptiveAvgPool2d", "output_size": [0, 2]},
      r"^model: AdaptiveAvgPool2d: output_size must be an int >= 1 .*; got \[0, 2\]"),
     ({"type": "Softplus", "beta": 0}, r"^model: Softplus: beta must be > 0; got 0"),
+    ({"type": "ConvTranspose2d", "in_channels": 2, "out_channels": 2, "kernel_size": 3,
+      "output_padding": 1}, r"^model: ConvTranspose2d: conv_transpose2d: output_padding must "
+                            r"be smaller than stride or dilation"),
 ])
 def test_config_errors_name_the_path(cfg, message) -> None:
     with pytest.raises(nn.ConfigError, match=message):
@@ -314,6 +318,18 @@ def test_a_global_pool_head_takes_inputs_of_any_size() -> None:
         features = F.silu(model[1](model[0](lm.tensor(x)))).data.mean(axis=(2, 3))
         np.testing.assert_allclose(y.data, features @ model[5].weight.data.T
                                    + model[5].bias.data, rtol=1e-5, atol=1e-6)
+
+
+def test_a_strided_transposed_convolution_undoes_the_conv_shape() -> None:
+    # An autoencoder's shapes: 28 -> 14 -> 7 by stride-2 convolutions, and back.
+    lm.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(1, 4, 3, stride=2, padding=1), nn.ReLU(), nn.Conv2d(4, 8, 3, stride=2, padding=1),
+        nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1), nn.ReLU(),
+        nn.ConvTranspose2d(4, 1, 3, stride=2, padding=1, output_padding=1))
+    x = lm.tensor(np.random.default_rng(0).standard_normal((2, 1, 28, 28)).astype(np.float32))
+    assert model[:3](x).shape == (2, 8, 7, 7)
+    assert model(x).shape == (2, 1, 28, 28)
 
 
 def test_group_norm_treats_each_sample_alone_in_training_and_evaluation() -> None:

@@ -25,6 +25,15 @@ PAIRS = {
                lambda: tnn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=1, dilation=(1, 2), groups=2),
                (2, 4, 9, 8)),
     "conv2d_plain": (lambda: nn.Conv2d(3, 5, 3), lambda: tnn.Conv2d(3, 5, 3), (2, 3, 6, 6)),
+    "conv_transpose1d": (
+        lambda: nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2),
+        lambda: tnn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2),
+        (2, 4, 7)),
+    "conv_transpose2d": (
+        lambda: nn.ConvTranspose2d(3, 5, (3, 2), stride=(2, 3), padding=(1, 0),
+                                   output_padding=(1, 2), dilation=(1, 2)),
+        lambda: tnn.ConvTranspose2d(3, 5, (3, 2), stride=(2, 3), padding=(1, 0),
+                                    output_padding=(1, 2), dilation=(1, 2)), (2, 3, 4, 5)),
     "maxpool1d": (lambda: nn.MaxPool1d(3, 2, 1), lambda: tnn.MaxPool1d(3, 2, 1), (2, 3, 9)),
     "maxpool2d": (lambda: nn.MaxPool2d(2), lambda: tnn.MaxPool2d(2), (2, 3, 6, 7)),
     "avgpool1d": (lambda: nn.AvgPool1d(2, 1), lambda: tnn.AvgPool1d(2, 1), (2, 3, 5)),

@@ -26,7 +26,7 @@ from lamina.functions.array import (
 )
 from lamina.functions.attention import scaled_dot_product_attention
 from lamina.functions.connection import embedding, linear
-from lamina.functions.conv import conv1d, conv2d
+from lamina.functions.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from lamina.functions.loss import (
     binary_cross_entropy_with_logits,
     cross_entropy,
@@ -82,6 +82,8 @@ __all__ = [
     "concat",
     "conv1d",
     "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "cross_entropy",
     "div",
     "dropout",

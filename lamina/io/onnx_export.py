@@ -239,13 +239,14 @@ def _conv(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     if layer.bias is not None:
         inputs.append(ctx.constant(f"{path}.bias", _w(layer, "bias")))
     pads = list(layer.padding) * 2
-    return ctx.node("Conv", inputs, path, kernel_shape=list(layer.kernel_size),
-                    strides=list(layer.stride), pads=pads, dilations=list(layer.dilation),
-                    group=layer.groups)
+    extra = {"output_padding": list(layer.output_padding)} if layer.transposed else {}
+    return ctx.node("ConvTranspose" if layer.transposed else "Conv", inputs, path,
+                    kernel_shape=list(layer.kernel_size), strides=list(layer.stride),
+                    pads=pads, dilations=list(layer.dilation), group=layer.groups, **extra)
 
 
-register_onnx_exporter("Conv1d")(_conv)
-register_onnx_exporter("Conv2d")(_conv)
+for _kind in ("Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"):
+    register_onnx_exporter(_kind)(_conv)
 
 
 def _pool(op: str, nd: int) -> Exporter:

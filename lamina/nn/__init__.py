@@ -14,7 +14,7 @@ from lamina.nn.activation import (
 )
 from lamina.nn.attention import MultiheadAttention, PositionalEncoding, TransformerEncoderLayer
 from lamina.nn.container import Concat, Identity, LayerList, Residual, Sequential
-from lamina.nn.conv import Conv1d, Conv2d
+from lamina.nn.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from lamina.nn.dropout import Dropout
 from lamina.nn.embedding import Embedding
 from lamina.nn.flatten import Flatten
@@ -42,9 +42,9 @@ from lamina.nn.registry import ConfigError, from_config, layer_types, register_l
 __all__ = [
     "ELU", "GELU", "GRU", "LSTM", "RBM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Concat", "ConfigError", "Conv1d",
-    "Conv2d", "Dropout", "Embedding", "Flatten", "GroupNorm", "Identity", "Layer", "LayerList",
-    "LayerNorm", "LeakyReLU", "Linear", "MaxPool1d", "MaxPool2d", "MultiheadAttention",
-    "Parameter", "PositionalEncoding", "ReLU", "Residual", "Sequential", "SiLU", "Sigmoid",
-    "Softmax", "Softplus", "Standardize", "Tanh", "TransformerEncoderLayer", "from_config",
-    "init", "layer_types", "register_layer",
+    "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten",
+    "GroupNorm", "Identity", "Layer", "LayerList", "LayerNorm", "LeakyReLU", "Linear",
+    "MaxPool1d", "MaxPool2d", "MultiheadAttention", "Parameter", "PositionalEncoding", "ReLU",
+    "Residual", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Standardize", "Tanh",
+    "TransformerEncoderLayer", "from_config", "init", "layer_types", "register_layer",
 ]

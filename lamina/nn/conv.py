@@ -1,4 +1,4 @@
-"""Convolution layers (1-D and 2-D)."""
+"""Convolution and transposed convolution layers (1-D and 2-D)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.functions._util import pair
+from lamina.functions.conv import ConvTranspose
 from lamina.nn import init
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.registry import register_layer
@@ -19,9 +20,11 @@ IntOrPair = int | tuple[int, int]
 
 class _ConvNd(Layer):
     nd = 2
+    transposed = False  # weight (C_in, C_out / groups, ...), and an output_padding
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any,
-                 padding: Any, dilation: Any, groups: int, bias: bool) -> None:
+                 padding: Any, dilation: Any, groups: int, bias: bool,
+                 output_padding: Any = 0) -> None:
         super().__init__()
         name = type(self).__name__
         if in_channels % groups or out_channels % groups:
@@ -32,7 +35,11 @@ class _ConvNd(Layer):
         self.stride = pair(stride, "stride", name, self.nd)
         self.padding = pair(padding, "padding", name, self.nd)
         self.dilation = pair(dilation, "dilation", name, self.nd)
-        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        self.output_padding = pair(output_padding, "output_padding", name, self.nd)
+        if self.transposed:  # its checks of output_padding, at build rather than first call
+            ConvTranspose(self.nd, stride, padding, output_padding, groups, dilation)
+        shape = ((in_channels, out_channels // groups) if self.transposed
+                 else (out_channels, in_channels // groups)) + self.kernel_size
         self.weight = Parameter(np.empty(shape, np.float32))
         self.bias = Parameter(np.empty(out_channels, np.float32)) if bias else None
         init.default_linear_(self.weight, self.bias, math.prod(shape[1:]))
@@ -47,9 +54,10 @@ class _ConvNd(Layer):
         def plain(v: tuple[int, ...]) -> Any:
             return v[0] if len(set(v)) == 1 else list(v)
 
+        extra = {"output_padding": plain(self.output_padding)} if self.transposed else {}
         return {"in_channels": self.in_channels, "out_channels": self.out_channels,
                 "kernel_size": plain(self.kernel_size), "stride": plain(self.stride),
-                "padding": plain(self.padding), "dilation": plain(self.dilation),
+                "padding": plain(self.padding), **extra, "dilation": plain(self.dilation),
                 "groups": self.groups, "bias": self.bias is not None}
 
 
@@ -90,3 +98,51 @@ class Conv2d(_ConvNd):
     def forward(self, x: Tensor) -> Tensor:
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
+
+
+@register_layer("ConvTranspose1d")
+class ConvTranspose1d(_ConvNd):
+    """1-D transposed convolution over (N, C_in, L) input, as PyTorch's; weight (C_in,
+    C_out / groups, K). It upsamples: a stride-s ConvTranspose1d undoes the length change
+    of a stride-s Conv1d of the same kernel and padding (output_padding picks among the
+    lengths that Conv1d maps to one).
+
+    Output length: (L - 1) * stride - 2 * padding + dilation * (K - 1) + output_padding + 1.
+    """
+
+    nd = 1
+    transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int],
+                 stride: int | tuple[int] = 1, padding: int | tuple[int] = 0,
+                 output_padding: int | tuple[int] = 0, groups: int = 1, bias: bool = True,
+                 dilation: int | tuple[int] = 1) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, output_padding)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+@register_layer("ConvTranspose2d")
+class ConvTranspose2d(_ConvNd):
+    """2-D transposed convolution over (N, C_in, H, W) input, as PyTorch's (argument order
+    and weight layout (C_in, C_out / groups, KH, KW) included): the learned upsampling of
+    decoders, U-Nets and GAN generators.
+
+    Example:
+        >>> up = nn.ConvTranspose2d(16, 8, 2, stride=2)    # (N, 16, 7, 7) -> (N, 8, 14, 14)
+    """
+
+    transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrPair,
+                 stride: IntOrPair = 1, padding: IntOrPair = 0, output_padding: IntOrPair = 0,
+                 groups: int = 1, bias: bool = True, dilation: IntOrPair = 1) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, output_padding)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
