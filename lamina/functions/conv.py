@@ -361,18 +361,17 @@ class ConvTranspose(Function):
         gyp = np.pad(gy, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else gy
         # Input pixel (h, w) wrote window (h, w) of the padded output: gx and gW read it.
         win = windows(gyp, (kh, kw), self.stride, self.dilation, (h, w))
-        win = win.reshape(n, g, og, h, w, kh, kw)
+        # One copy of those windows as a matrix (g, O/g*KH*KW, N*H*W), then a GEMM each.
+        col = win.reshape(n, g, og, h, w, kh, kw).transpose(1, 2, 5, 6, 0, 3, 4)
+        col = col.reshape(g, og * kh * kw, n * h * w)
         gx = gW = gb = None
         if need[0]:
-            Wg = W.reshape(g, c // g, og, kh, kw)
-            gx = np.stack([np.tensordot(win[:, k], Wg[k], axes=([1, 4, 5], [1, 2, 3]))
-                           for k in range(g)], axis=1)  # (N, g, H, W, C/g)
-            gx = gx.transpose(0, 1, 4, 2, 3).reshape(n, c, h, w)
+            gx = np.matmul(W.reshape(g, c // g, og * kh * kw), col).reshape(c, n, h, w)
+            gx = gx.transpose(1, 0, 2, 3)  # channel-major memory, as conv's gradients
             gx = gx[:, :, 0, :] if self.nd == 1 else gx
         if need[1]:
-            xg = x.reshape(n, g, c // g, h, w)
-            gW = np.concatenate([np.tensordot(xg[:, k], win[:, k], axes=([0, 2, 3], [0, 2, 3]))
-                                 for k in range(g)])  # (C, O/g, KH, KW)
+            xg = x.transpose(1, 0, 2, 3).reshape(g, c // g, n * h * w)
+            gW = np.matmul(xg, col.transpose(0, 2, 1)).reshape(c, og, kh, kw)
             gW = gW[:, :, 0, :] if self.nd == 1 else gW
         if len(need) == 3 and need[2]:
             gb = gy.sum(axis=(0, 2, 3))
