@@ -173,6 +173,8 @@ class AdaptiveAvgPool(Function):
 
 
 def output_sizes(output_size: Any, nd: int, op: str) -> tuple[int | None, ...]:
+    """An adaptive pool's output_size as one size (or None: keep) per axis; a ValueError in
+    `op`'s name otherwise. Layers call it at build time."""
     sizes = (output_size,) * nd if output_size is None or isinstance(output_size, int) \
         else tuple(output_size)
     if len(sizes) != nd or not all(
