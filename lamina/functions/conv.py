@@ -64,6 +64,26 @@ def _channel_hint(x: Any, W: Any, nd: int, groups: int) -> str:
             f"(in a job, data.shape: {[1, *sample]})")
 
 
+def _geometry(op: str, nd: int, stride: Any, padding: Any, dilation: Any
+              ) -> tuple[tuple[int, int], ...]:
+    """Stride, padding and dilation as (height, width) pairs, checked; a 1-D op's runs
+    over a height of 1 (stride and dilation 1, padding 0 there)."""
+    fill, zero = ((1,), (0,)) if nd == 1 else ((), ())
+    s = fill + pair(stride, "stride", op, nd)
+    p = zero + pair(padding, "padding", op, nd)
+    d = fill + pair(dilation, "dilation", op, nd)
+    if min(s) < 1 or min(d) < 1 or min(p) < 0:
+        raise ValueError(f"{op}: stride and dilation must be >= 1 and padding >= 0")
+    return s, p, d
+
+
+def _check_ranks(op: str, nd: int, x: Any, W: Any, hint: str = "") -> None:
+    if x.ndim != nd + 2 or W.ndim != nd + 2:
+        raise ShapeError(
+            f"{op}: expected input of {nd + 2} dims (N, C, {'L' if nd == 1 else 'H, W'}) and "
+            f"weight of {nd + 2} dims; got input {x.shape}, weight {W.shape}" + hint)
+
+
 class Conv(Function):
     """N-D convolution for N in (1, 2) with stride, padding, dilation and groups."""
 
@@ -72,13 +92,7 @@ class Conv(Function):
     def __init__(self, nd: int, stride: Any, padding: Any, dilation: Any, groups: int) -> None:
         op = f"conv{nd}d"
         self.nd, self.op, self.groups = nd, op, int(groups)
-        fill = (1,) if nd == 1 else ()
-        zero = (0,) if nd == 1 else ()
-        self.stride = fill + pair(stride, "stride", op, nd)
-        self.padding = zero + pair(padding, "padding", op, nd)
-        self.dilation = fill + pair(dilation, "dilation", op, nd)
-        if min(self.stride) < 1 or min(self.dilation) < 1 or min(self.padding) < 0:
-            raise ValueError(f"{op}: stride and dilation must be >= 1 and padding >= 0")
+        self.stride, self.padding, self.dilation = _geometry(op, nd, stride, padding, dilation)
         if self.stride == (1, 1):
             # im2col over flattened rows or compact windows (see _im2col), and how the
             # weight gradient is made: the window matrix on either side of one GEMM, or
@@ -89,11 +103,7 @@ class Conv(Function):
 
     def _check(self, x: Any, W: Any) -> None:
         nd, op, g = self.nd, self.op, self.groups
-        if x.ndim != nd + 2 or W.ndim != nd + 2:
-            raise ShapeError(
-                f"{op}: expected input of {nd + 2} dims (N, C, {'L' if nd == 1 else 'H, W'}) and "
-                f"weight of {nd + 2} dims; got input {x.shape}, weight {W.shape}"
-                + _channel_hint(x, W, nd, g))
+        _check_ranks(op, nd, x, W, _channel_hint(x, W, nd, g))
         if g < 1 or W.shape[0] % g or x.shape[1] != W.shape[1] * g:
             raise ShapeError(
                 f"{op}: input channels do not fit the weight; expected {W.shape[1] * g} "
@@ -298,15 +308,11 @@ class ConvTranspose(Function):
                  dilation: Any) -> None:
         op = f"conv_transpose{nd}d"
         self.nd, self.op, self.groups = nd, op, int(groups)
-        fill, zero = ((1,), (0,)) if nd == 1 else ((), ())
-        self.stride = fill + pair(stride, "stride", op, nd)
-        self.padding = zero + pair(padding, "padding", op, nd)
-        self.output_padding = zero + pair(output_padding, "output_padding", op, nd)
-        self.dilation = fill + pair(dilation, "dilation", op, nd)
-        if min(self.stride) < 1 or min(self.dilation) < 1 or min(self.padding) < 0 \
-                or min(self.output_padding) < 0:
-            raise ValueError(f"{op}: stride and dilation must be >= 1, padding and "
-                             "output_padding >= 0")
+        self.stride, self.padding, self.dilation = _geometry(op, nd, stride, padding, dilation)
+        self.output_padding = ((0,) if nd == 1 else ()) + pair(output_padding,
+                                                                "output_padding", op, nd)
+        if min(self.output_padding) < 0:
+            raise ValueError(f"{op}: output_padding must be >= 0")
         if any(q >= max(s, d) for q, s, d in zip(self.output_padding, self.stride,
                                                  self.dilation)):
             raise ValueError(f"{op}: output_padding must be smaller than stride or dilation; "
@@ -315,10 +321,7 @@ class ConvTranspose(Function):
 
     def _check(self, x: Any, W: Any) -> None:
         nd, op, g = self.nd, self.op, self.groups
-        if x.ndim != nd + 2 or W.ndim != nd + 2:
-            raise ShapeError(
-                f"{op}: expected input of {nd + 2} dims (N, C, {'L' if nd == 1 else 'H, W'}) "
-                f"and weight of {nd + 2} dims; got input {x.shape}, weight {W.shape}")
+        _check_ranks(op, nd, x, W)
         if g < 1 or W.shape[0] % g or x.shape[1] != W.shape[0]:
             raise ShapeError(f"{op}: input channels do not fit the weight; expected "
                              f"{W.shape[0]} channels (weight {W.shape}: in, out / groups, "

@@ -1,5 +1,6 @@
-"""Normalisation ops, each fused: one op whose backward is the closed form, not a chain of
-ops. Batch and layer norm, and standardisation by fixed statistics."""
+"""Normalisation ops. Batch and layer norm, and standardisation by fixed statistics, are
+each fused: one op whose backward is the closed form, not a chain of ops. Group norm is
+layer norm over channel groups, plus a per-channel affine."""
 
 from __future__ import annotations
 

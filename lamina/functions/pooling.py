@@ -159,7 +159,7 @@ class AdaptiveAvgPool(Function):
         # None where the output keeps the input's length: that axis is left as it is.
         self.mats = [None if m == n else _bin_matrix(n, m, dtype)
                      for n, m in zip(x.shape[2:], outs)]
-        if not any(m is not None for m in self.mats):
+        if all(m is None for m in self.mats):
             return x.copy()  # never the input's own memory, which later ops may overwrite
         return _along_axes(x, self.mats, self.axes)
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
+from lamina.functions.pooling import output_sizes
 from lamina.nn.layer import Layer
 from lamina.nn.registry import registered_name
 
@@ -271,10 +272,9 @@ for _nd in (1, 2):
 
 
 def _adaptive_pool(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
-    size = layer.output_size
-    if size == 1 or (isinstance(size, (tuple, list)) and all(m == 1 for m in size)):
+    size, name = layer.output_size, type(layer).__name__
+    if all(m == 1 for m in output_sizes(size, layer.nd, name)):
         return ctx.node("GlobalAveragePool", [x], path)
-    name = type(layer).__name__
     raise ExportError(f"{path or 'the model'} ({name}): only output_size 1 (global average "
                       f"pooling) exports, since the graph does not fix the input's size; got "
                       f"output_size {size!r}. For one input size, {name[8:]} with kernel_size "

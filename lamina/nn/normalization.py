@@ -1,4 +1,5 @@
-"""Normalisation layers: batch norm, layer norm, and standardisation by data statistics."""
+"""Normalisation layers: batch, layer and group norm, and standardisation by data
+statistics."""
 
 from __future__ import annotations
 
