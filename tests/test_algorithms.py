@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 import lamina as lm
+import lamina.functions as F
 import lamina.nn as nn
 import lamina.optim as optim
 from lamina.data import ArrayDataset, DataLoader
@@ -106,3 +109,125 @@ def test_user_algorithms_register_with_their_own_fields() -> None:
     from lamina.train import algorithm_class
 
     assert algorithm_class("bp_repeat") is Repeat
+
+
+# -- micro-batches (gradient accumulation) -------------------------------------------------
+def _micro_run(micro_batches: int, loss: Any = "cross_entropy", compile: bool = False,
+               batch_size: int = 10) -> tuple[list[dict[str, float]], list[np.ndarray]]:
+    """Two epochs of a small MLP on fixed data; the history and the final weights."""
+    lm.manual_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((30, 6)).astype(np.float32)
+    y = rng.integers(0, 3, 30)
+    model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3))
+    trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.1, momentum=0.9), loss=loss,
+                      algorithm=BP(micro_batches=micro_batches), compile=compile)
+    history = trainer.fit(DataLoader(ArrayDataset(x, y), batch_size=batch_size), epochs=2)
+    return history, [p.data.copy() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("compile", [False, True])
+@pytest.mark.parametrize("loss", ["cross_entropy", {"type": "cross_entropy", "reduction": "sum"},
+                                  {"type": "cross_entropy", "label_smoothing": 0.1}])
+def test_micro_batches_take_the_whole_batch_step(loss, compile) -> None:
+    # Batches of 10 in 4 slices (2, 3, 2, 3 rows): unequal weights for a mean. The last
+    # batch of 30 samples in batches of 10 is whole; batch_size 8 leaves a short one (6).
+    for batch_size in (10, 8):
+        want_history, want = _micro_run(1, loss, compile, batch_size)
+        got_history, got = _micro_run(4, loss, compile, batch_size)
+        for a, b in zip(want, got):
+            np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+        for a, b in zip(want_history, got_history):
+            assert b["loss"] == pytest.approx(a["loss"], rel=1e-5)
+            assert b["accuracy"] == pytest.approx(a["accuracy"])
+
+
+def test_micro_batches_more_than_rows_take_one_row_each() -> None:
+    _, want = _micro_run(1, batch_size=3)
+    _, got = _micro_run(8, batch_size=3)
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("compile", [False, True])
+def test_micro_batches_refuse_a_mean_that_counts_rows_unequally(compile) -> None:
+    # Class weights make each slice's mean divide by its own weight total: the slices'
+    # gradients weighted by rows are not the batch's. No update is made.
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((8, 4)).astype(np.float32), np.array([0, 0, 0, 0, 1, 1, 1, 0])
+    model = nn.Linear(4, 2)
+    before = [p.data.copy() for p in model.parameters()]
+    trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.1),
+                      loss={"type": "cross_entropy", "weight": [1.0, 5.0]},
+                      algorithm=BP(micro_batches=2), compile=compile)
+    with pytest.raises(ValueError, match=r"micro_batches=2: the batch's loss is .* counts rows "
+                                         r"unequally .* reduction: sum"):
+        trainer.fit(DataLoader(ArrayDataset(x, y), batch_size=8), epochs=1)
+    assert all(np.array_equal(a, p.data) for a, p in zip(before, model.parameters()))
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_micro_batches_refuse_a_loss_neither_mean_nor_sum() -> None:
+    def root_sum(out, y):
+        return (F.cross_entropy(out, y, reduction="sum") + 1.0) ** 0.5
+
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((8, 4)).astype(np.float32), rng.integers(0, 2, 8)
+    model = nn.Linear(4, 2)
+    trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.1), loss=root_sum,
+                      algorithm=BP(micro_batches=2))
+    with pytest.raises(ValueError, match="needs a loss that is a mean or a sum over rows"):
+        trainer.fit(DataLoader(ArrayDataset(x, y), batch_size=8), epochs=1)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5])
+def test_micro_batches_must_be_a_positive_int(bad) -> None:
+    with pytest.raises(ValueError, match="micro_batches must be an int >= 1"):
+        BP(micro_batches=bad)
+
+
+def test_micro_batches_hold_a_slice_of_the_activations() -> None:
+    # Activations of a wide MLP at batch 1024 dwarf its weights: the step's peak of new
+    # memory falls with the slice, while the update is the batch's.
+    import tracemalloc
+
+    from lamina.train.updater import LocalUpdater
+
+    def peak(micro_batches: int) -> int:
+        lm.manual_seed(0)
+        model = nn.Sequential(nn.Linear(64, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                              nn.Linear(512, 10))
+        updater = LocalUpdater(model, optim.SGD(model.parameters(), lr=0.1))
+        bp = BP(micro_batches=micro_batches).bind("cross_entropy", [])
+        rng = np.random.default_rng(0)
+        batch = (lm.tensor(rng.standard_normal((1024, 64)).astype(np.float32)),
+                 lm.tensor(rng.integers(0, 10, 1024)))
+        bp.train_one_batch(model, batch, updater)  # lazily made state exists first
+        tracemalloc.start()
+        bp.train_one_batch(model, batch, updater)
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top
+
+    whole, sliced = peak(1), peak(8)
+    assert sliced < 0.5 * whole, (whole, sliced)  # 12.1 MB and 4.2 MB here
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_plan_grad_scale_scales_the_gradients_not_the_loss(threads) -> None:
+    if threads > 1:
+        pytest.importorskip("threadpoolctl")
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    x = lm.tensor(np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32))
+    y = lm.tensor(np.array([0, 1, 2, 0, 1, 2]))
+    plan = lm.plan.compile(model, F.cross_entropy, (x, y), threads=threads)
+    loss = plan(x, y)
+    want = [p.grad.copy() for p in model.parameters()]
+    model.zero_grad()
+    scaled = plan(x, y, grad_scale=0.25)
+    assert scaled.item() == loss.item()
+    for a, p in zip(want, model.parameters()):
+        np.testing.assert_allclose(p.grad, 0.25 * a, rtol=1e-6)
+    with pytest.raises(ValueError, match="grad_scale is for a training plan"):
+        lm.plan.compile(model)(x, grad_scale=2.0)

@@ -128,9 +128,15 @@ class Plan:
                       "dropped and traced again, which is slow. Pad inputs to a few fixed "
                       "shapes, or raise plan.max_programs.", RuntimeWarning, stacklevel=4)
 
-    def __call__(self, *batch: Any) -> Tensor:
+    def __call__(self, *batch: Any, grad_scale: float = 1.0) -> Tensor:
+        """Run the step on a batch. A training plan's gradients are those of `grad_scale`
+        times the loss, as eager `loss.backward(grad_scale)` gives them (a slice's weight
+        when gradients of several are summed); the loss returned is not scaled."""
+        if grad_scale != 1.0 and not self.train:
+            raise ValueError("plan: grad_scale is for a training plan (compiled with a "
+                             "loss); an inference plan has no gradients")
         arrays = _arrays(batch)
-        results = [Tensor(np.array(r)) for r in self._runner(arrays).run(arrays)]
+        results = [Tensor(np.array(r)) for r in self._runner(arrays).run(arrays, grad_scale)]
         if not self.train:
             return results[0] if len(results) == 1 else tuple(results)
         outputs = results[1:]

@@ -246,8 +246,9 @@ class Program:
         return frees
 
     # -- running ----------------------------------------------------------------------------
-    def run(self, arrays: list[Any]) -> tuple[Any, ...]:
-        """Run forward (and backward, for a training program) on the batch's arrays."""
+    def run(self, arrays: list[Any], scale: float = 1.0) -> tuple[Any, ...]:
+        """Run forward (and backward, for a training program) on the batch's arrays; the
+        gradients are those of `scale` times the loss."""
         if self.buffers is None:
             self._prepare()
         env = list(self.env)
@@ -270,7 +271,7 @@ class Program:
         if self.after_forward is not None:  # e.g. a memory probe in benchmarks/plan.py
             self.after_forward()
         if self.train:
-            self._backward(env)
+            self._backward(env, scale)
         return results
 
     def _prepare(self) -> None:
@@ -294,9 +295,9 @@ class Program:
              tuple(self.frees.get(start + j, ())))
             for j, n in enumerate(self.backward)]
 
-    def _backward(self, env: list[Any]) -> None:
+    def _backward(self, env: list[Any], scale: float) -> None:
         trace, loss = self.trace, env[self.loss]
-        grads: dict[int, Any] = {self.loss: np.full_like(loss, self.seed)}
+        grads: dict[int, Any] = {self.loss: np.full_like(loss, self.seed * scale)}
         given: set[int] = set()
         if self.collected is not None:
             self.collected.clear()

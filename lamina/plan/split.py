@@ -69,11 +69,11 @@ class Split:
             program.seed = w
             program.collected = {} if train else None
 
-    def run(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
+    def run(self, arrays: Sequence[Any], scale: float = 1.0) -> tuple[Any, ...]:
         parts = slices(arrays, self.edges)
         self._draw()
         with blas_single_threaded():
-            outs = parallel.run_all([lambda p=p, part=part: p.run(part)
+            outs = parallel.run_all([lambda p=p, part=part: p.run(part, scale)
                                      for p, part in zip(self.programs, parts)])
         if self.train:
             self._sum_grads()
