@@ -33,6 +33,7 @@ LAYER_CASES = {
     "AvgPool2d": ({"type": "AvgPool2d", "kernel_size": 2}, _f(2, 2, 4, 6)),
     "AdaptiveAvgPool1d": ({"type": "AdaptiveAvgPool1d", "output_size": 1}, _f(2, 3, 7)),
     "AdaptiveAvgPool2d": ({"type": "AdaptiveAvgPool2d", "output_size": [1, 1]}, _f(2, 3, 5, 4)),
+    "Upsample": ({"type": "Upsample", "scale_factor": 2, "mode": "bilinear"}, _f(2, 3, 3, 4)),
     "GroupNorm": ({"type": "GroupNorm", "num_groups": 2, "num_channels": 4, "eps": 1e-4},
                   _f(3, 4, 3, 2)),
     "ELU": ({"type": "ELU", "alpha": 0.7}, _f(3, 4)),

@@ -7,6 +7,7 @@ generic checks.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -318,6 +319,49 @@ for size, length in [(1, 6), (4, 9), (7, 3)]:
         f"adaptive_avg_pool1d{size}L{length}", lambda x, m=size: F.adaptive_avg_pool1d(x, m),
         lambda x, m=size: adaptive_avg_ref(x, (m,)), inputs(randn(2, 3, length)),
         lambda x, m=size: _t().nn.functional.adaptive_avg_pool1d(x, m)))
+
+
+def interpolate_ref(x, outs, scales, mode, align_corners):
+    """PyTorch's interpolate, one output cell at a time: per axis a source coordinate,
+    then the nearest sample or the two around it (a product of 1-D weights)."""
+    def taps(i, n, m, scale):
+        step = 1 / scale if scale else n / m
+        if mode == "nearest":
+            return [(min(math.floor(i * step), n - 1), 1.0)]
+        if align_corners:
+            src = i * (n - 1) / (m - 1) if m > 1 else 0.0
+        else:
+            src = max((i + 0.5) * step - 0.5, 0.0)
+        lo = min(math.floor(src), n - 1)
+        return [(lo, 1 - (src - lo)), (min(lo + 1, n - 1), src - lo)]
+
+    out = np.zeros(x.shape[:2] + tuple(outs))
+    for cell in np.ndindex(*outs):
+        per_axis = [taps(i, n, m, s) for i, n, m, s in
+                    zip(cell, x.shape[2:], outs, scales or [None] * len(outs))]
+        for combo in itertools.product(*per_axis):
+            out[(..., *cell)] += np.prod([w for _, w in combo]) * x[(..., *(j for j, _ in combo))]
+    return out
+
+
+for shape, kw, outs in [
+        ((2, 3, 3, 4), {"scale_factor": 2}, (6, 8)),
+        ((2, 2, 5, 4), {"size": (7, 3)}, (7, 3)),
+        ((2, 2, 5, 4), {"scale_factor": 1.5}, (7, 6)),
+        ((2, 2, 4, 5), {"size": (7, 9), "mode": "bilinear"}, (7, 9)),
+        ((2, 2, 5, 4), {"scale_factor": 1.7, "mode": "bilinear"}, (8, 6)),
+        ((1, 2, 5, 4), {"size": (9, 2), "mode": "bilinear", "align_corners": True}, (9, 2)),
+        ((2, 3, 6), {"size": 11, "mode": "linear"}, (11,)),
+        ((2, 3, 6), {"scale_factor": 0.5, "mode": "linear"}, (3,)),
+        ((2, 3, 4), {"scale_factor": 3}, (12,))]:
+    scales = kw.get("scale_factor")
+    scales = None if scales is None else [scales] * len(outs)
+    CASES.append(Case(
+        f"interpolate{shape}{sorted(kw.items())}", lambda x, kw=kw: F.interpolate(x, **kw),
+        lambda x, o=outs, s=scales, kw=kw: interpolate_ref(
+            x, o, s, kw.get("mode", "nearest"), kw.get("align_corners")),
+        inputs(randn(*shape)),
+        lambda x, kw=kw: _t().nn.functional.interpolate(x, **kw)))
 
 
 # -- normalisation ----------------------------------------------------------------------

@@ -436,3 +436,22 @@ def test_rbm_free_energy_matches_brute_force_marginal() -> None:
     np.testing.assert_allclose(got, brute, rtol=1e-5)
     assert rbm.reconstruction_error(v) > 0
     assert rbm.pseudo_log_likelihood(v) < 0
+
+
+def test_upsample_decoder_doubles_each_side_and_refuses_bad_configs() -> None:
+    decoder = nn.Sequential(nn.Upsample(scale_factor=2), nn.Conv2d(8, 4, 3, padding=1),
+                            nn.Upsample(scale_factor=2, mode="bilinear"),
+                            nn.Conv2d(4, 1, 3, padding=1))
+    x = lm.tensor(np.random.default_rng(0).standard_normal((2, 8, 7, 7)).astype(np.float32))
+    assert decoder(x).shape == (2, 1, 28, 28)
+    up = nn.Upsample(scale_factor=2)(x).data
+    np.testing.assert_array_equal(up, x.data.repeat(2, axis=2).repeat(2, axis=3))
+    for bad, words in [({}, "give exactly one of size and scale_factor"),
+                       ({"size": 4, "scale_factor": 2}, "give exactly one of size and"),
+                       ({"scale_factor": 2, "mode": "bicubic"}, "mode must be one of"),
+                       ({"size": 4, "align_corners": True}, "align_corners is for the linear"),
+                       ({"size": 0}, "size must be an int >= 1")]:
+        with pytest.raises(nn.ConfigError, match=f"Upsample: {words}"):
+            nn.from_config({"type": "Upsample", **bad})
+    with pytest.raises(lm.ShapeError, match="mode .bilinear. resamples 4-d input"):
+        nn.Upsample(scale_factor=2, mode="bilinear")(lm.tensor(np.ones((1, 2, 3), np.float32)))

@@ -55,6 +55,17 @@ def test_every_layer_type_exports(name, tmp_path) -> None:
     _check(model, make, tmp_path, time_major)
 
 
+@pytest.mark.parametrize("layer, shape", [
+    (lambda: nn.Upsample(scale_factor=2), (2, 3, 3, 4)),
+    (lambda: nn.Upsample(size=(5, 7)), (2, 3, 3, 4)),
+    (lambda: nn.Upsample(size=[6, 7], mode="bilinear", align_corners=True), (1, 2, 4, 3)),
+    (lambda: nn.Upsample(scale_factor=1.5, mode="bilinear"), (2, 2, 4, 6)),
+    (lambda: nn.Upsample(scale_factor=3, mode="linear"), (2, 3, 5)),
+    (lambda: nn.Upsample(size=4), (2, 3, 7))])
+def test_upsample_exports_each_mode(layer, shape, tmp_path) -> None:
+    _check(layer(), lambda rng: rng.standard_normal(shape).astype(np.float32), tmp_path)
+
+
 def test_a_model_with_every_exportable_layer(tmp_path) -> None:
     lm.manual_seed(0)
     model = nn.Sequential(

@@ -66,6 +66,7 @@ from lamina.functions.pooling import (
     max_pool2d,
 )
 from lamina.functions.recurrent import gru_cell, lstm_cell, lstm_sequence
+from lamina.functions.resample import interpolate
 
 __all__ = [
     "abs",
@@ -95,6 +96,7 @@ __all__ = [
     "getitem",
     "group_norm",
     "gru_cell",
+    "interpolate",
     "layer_norm",
     "leaky_relu",
     "linear",

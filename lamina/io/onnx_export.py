@@ -285,6 +285,45 @@ register_onnx_exporter("AdaptiveAvgPool1d")(_adaptive_pool)
 register_onnx_exporter("AdaptiveAvgPool2d")(_adaptive_pool)
 
 
+@register_onnx_exporter("Upsample")
+def _upsample(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    """Resize with the coordinate rule PyTorch's mode uses; scales for a scale_factor, else
+    the output's full shape (the input's N, C and the layer's size)."""
+    if isinstance(layer.scale_factor, (list, tuple)):
+        scales = ctx.constant(f"{path}.scales", np.array([1, 1, *layer.scale_factor],
+                                                         np.float32))
+        inputs = [x, "", scales]
+    elif layer.scale_factor is not None:  # one factor for every spatial axis, however many
+        (shape,) = ctx.node("Shape", [x], path)
+        (spatial,) = ctx.node("Slice", [
+            shape, ctx.constant(f"{path}.start", np.array([2], np.int64)),
+            ctx.constant(f"{path}.stop", np.array([np.iinfo(np.int64).max], np.int64))], path)
+        (count,) = ctx.node("Shape", [spatial], path)
+        (factors,) = ctx.node("Expand", [
+            ctx.constant(f"{path}.factor", np.array([layer.scale_factor], np.float32)), count],
+            path)
+        (scales,) = ctx.node("Concat", [
+            ctx.constant(f"{path}.ones", np.ones(2, np.float32)), factors], path, axis=0)
+        inputs = [x, "", scales]
+    else:
+        size = layer.size if isinstance(layer.size, (list, tuple)) else (layer.size,)
+        (shape,) = ctx.node("Shape", [x], path)
+        (batch_channels,) = ctx.node("Slice", [
+            shape, ctx.constant(f"{path}.start", np.array([0], np.int64)),
+            ctx.constant(f"{path}.stop", np.array([2], np.int64))], path)
+        (sizes,) = ctx.node("Concat", [
+            batch_channels, ctx.constant(f"{path}.size", np.array(size, np.int64))], path,
+            axis=0)
+        inputs = [x, "", "", sizes]
+    if layer.mode == "nearest":
+        attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
+                 "nearest_mode": "floor"}
+    else:
+        attrs = {"mode": "linear", "coordinate_transformation_mode":
+                 "align_corners" if layer.align_corners else "pytorch_half_pixel"}
+    return ctx.node("Resize", inputs, path, **attrs)
+
+
 def _batch_norm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     c = layer.num_features
     gamma = _w(layer, "weight") if layer.weight is not None else np.ones(c, np.float32)

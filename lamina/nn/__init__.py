@@ -34,6 +34,7 @@ from lamina.nn.pooling import (
     AvgPool2d,
     MaxPool1d,
     MaxPool2d,
+    Upsample,
 )
 from lamina.nn.rbm import RBM
 from lamina.nn.recurrent import GRU, LSTM, RNN
@@ -46,5 +47,5 @@ __all__ = [
     "GroupNorm", "Identity", "Layer", "LayerList", "LayerNorm", "LeakyReLU", "Linear",
     "MaxPool1d", "MaxPool2d", "MultiheadAttention", "Parameter", "PositionalEncoding", "ReLU",
     "Residual", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Standardize", "Tanh",
-    "TransformerEncoderLayer", "from_config", "init", "layer_types", "register_layer",
+    "TransformerEncoderLayer", "Upsample", "from_config", "init", "layer_types", "register_layer",
 ]

@@ -1,4 +1,4 @@
-"""Pooling layers (max, average and adaptive average, 1-D and 2-D)."""
+"""Pooling layers (max, average and adaptive average, 1-D and 2-D), and Upsample."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.functions.pooling import output_sizes
+from lamina.functions.resample import resample_args
 from lamina.nn.layer import Layer
 from lamina.nn.registry import register_layer
 
@@ -120,3 +121,31 @@ class AdaptiveAvgPool2d(_AdaptivePool):
 
     def __init__(self, output_size: int | tuple[int | None, int | None]) -> None:
         super().__init__(output_size)
+
+
+@register_layer("Upsample")
+class Upsample(Layer):
+    """Resample (N, C, L) or (N, C, H, W) input to `size`, or by `scale_factor`, as
+    PyTorch's Upsample: 'nearest', 'linear' (1-D) or 'bilinear' (2-D). The usual way up in
+    a decoder or U-Net is `[Upsample(scale_factor=2), Conv2d(C, C', 3, padding=1)]`,
+    without the checkerboard a strided transposed convolution can leave.
+
+    Example:
+        >>> nn.Upsample(scale_factor=2, mode="bilinear")(x).shape     # x (8, 16, 7, 7)
+        (8, 16, 14, 14)
+    """
+
+    def __init__(self, size: int | tuple[int, ...] | None = None,
+                 scale_factor: float | tuple[float, ...] | None = None,
+                 mode: str = "nearest", align_corners: bool | None = None) -> None:
+        super().__init__()
+        resample_args(size, scale_factor, mode, align_corners, None, "Upsample")
+        self.size, self.scale_factor = size, scale_factor
+        self.mode, self.align_corners = mode, align_corners
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"size": _plain(self.size), "scale_factor": _plain(self.scale_factor),
+                "mode": self.mode, "align_corners": self.align_corners}

@@ -1,0 +1,149 @@
+"""Resampling to another spatial size: nearest and (bi)linear interpolation, as PyTorch's
+`interpolate` computes them.
+
+Each spatial axis is a product with an (out, in) interpolation matrix (one 1 per row for
+nearest, two weights for linear), and backward is the product with its transpose: exact,
+one GEMM per axis, and the same code for every mode. Nearest at a whole scale factor
+repeats each element instead, and sums the repeated blocks in backward.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.functions.pooling import _along_axes
+
+MODES = {"nearest": (1, 2), "linear": (1,), "bilinear": (2,)}
+
+
+def resample_args(size: Any, scale_factor: Any, mode: str, align_corners: bool | None,
+                  nd: int | None, op: str) -> tuple[Any, Any]:
+    """Check interpolate's arguments (nd: spatial axes, None where not known yet); return
+    size and scale_factor as tuples of nd (or None). A ValueError in `op`'s name; a
+    ShapeError for an input of the wrong rank for the mode."""
+    if mode not in MODES:
+        raise ValueError(f"{op}: mode must be one of {sorted(MODES)}; got {mode!r}")
+    if nd is not None and nd not in MODES[mode]:
+        raise ShapeError(f"{op}: mode {mode!r} resamples {MODES[mode][0] + 2}-d input "
+                         f"(N, C, {'L' if MODES[mode][0] == 1 else 'H, W'}); got {nd + 2}-d")
+    if (size is None) == (scale_factor is None):
+        raise ValueError(f"{op}: give exactly one of size and scale_factor; got size={size!r}, "
+                         f"scale_factor={scale_factor!r}")
+    if align_corners is not None and mode == "nearest":
+        raise ValueError(f"{op}: align_corners is for the linear modes; leave it unset for "
+                         "mode 'nearest'")
+
+    def lifted(v: Any, ok: Any, what: str) -> tuple[Any, ...] | None:
+        if v is None:
+            return None
+        vs = tuple(v) if isinstance(v, (list, tuple)) else (v,) * (nd or 1)
+        if (nd is not None and len(vs) != nd) or not all(ok(a) for a in vs):
+            raise ValueError(f"{op}: {what}; got {v!r}")
+        return vs
+
+    return (lifted(size, lambda a: isinstance(a, (int, np.integer)) and a >= 1,
+                   "size must be an int >= 1, or one per spatial axis"),
+            lifted(scale_factor, lambda a: isinstance(a, (int, float)) and a > 0,
+                   "scale_factor must be a number > 0, or one per spatial axis"))
+
+
+class Interpolate(Function):
+    def __init__(self, size: Any, scale_factor: Any, mode: str,
+                 align_corners: bool | None) -> None:
+        self.size, self.scale_factor = size, scale_factor
+        self.mode, self.align_corners = mode, bool(align_corners)
+
+    def forward(self, x: Any) -> Any:
+        nd = x.ndim - 2
+        op = "interpolate"
+        if nd < 1:
+            raise ShapeError(f"{op}: expected input (N, C, L) or (N, C, H, W); got shape "
+                             f"{x.shape}")
+        size, scale = resample_args(self.size, self.scale_factor, self.mode,
+                                    self.align_corners or None, nd, op)
+        ins = x.shape[2:]
+        outs = size or tuple(math.floor(n * s) for n, s in zip(ins, scale))
+        if min(outs) < 1:
+            raise ShapeError(f"{op}: scale_factor {self.scale_factor!r} shrinks {ins} to {outs}")
+        self.x_shape, self.axes = x.shape, tuple(range(2, x.ndim))
+        self.repeats = None
+        if self.mode == "nearest" and all(m % n == 0 for n, m in zip(ins, outs)) and \
+                (scale is None or all(m == n * s for n, m, s in zip(ins, outs, scale))):
+            self.repeats = tuple(m // n for n, m in zip(ins, outs))
+            y = x
+            for axis, r in zip(self.axes, self.repeats):
+                y = y.repeat(r, axis=axis) if r > 1 else y
+            return y if y is not x else x.copy()
+        dtype = x.dtype if x.dtype.kind == "f" else np.float64
+        mats = [_matrix(n, m, s, self.mode, self.align_corners, dtype)
+                for n, m, s in zip(ins, outs, scale or (None,) * nd)]
+        # An axis whose matrix is the identity is left as it is.
+        self.mats = [None if a.shape[0] == a.shape[1] and np.array_equal(a, np.eye(len(a)))
+                     else a for a in mats]
+        if all(m is None for m in self.mats):
+            return x.copy()  # never the input's own memory, which later ops may overwrite
+        return _along_axes(x, self.mats, self.axes).astype(x.dtype, copy=False)
+
+    def backward(self, gy: Any) -> Any:
+        if self.repeats is None:
+            return _along_axes(gy, [None if m is None else m.T for m in self.mats], self.axes)
+        # Each input element was repeated into an r_h x r_w block: sum the block, as a sum
+        # of strided slices (NumPy's sum over short strided axes is ~15x slower).
+        n, c, *ins = self.x_shape
+        g = gy.reshape(n, c, *(d for i, r in zip(ins, self.repeats) for d in (i, r)))
+        gx = None
+        for offsets in itertools.product(*(range(r) for r in self.repeats)):
+            part = g[(slice(None), slice(None), *(k for o in offsets for k in (slice(None), o)))]
+            if gx is None:
+                gx = part.copy()
+            else:
+                gx += part
+        return gx
+
+
+def _matrix(n: int, m: int, scale_factor: float | None, mode: str, align_corners: bool,
+            dtype: Any) -> Any:
+    """The (m, n) matrix taking n samples to m along one axis, PyTorch's way: source
+    coordinates step by 1 / scale_factor when it is given, else by n / m."""
+    step = 1 / scale_factor if scale_factor is not None else n / m
+    dst = np.arange(m, dtype=np.float64)
+    out = np.zeros((m, n), dtype)
+    if mode == "nearest":
+        out[np.arange(m), np.minimum(np.floor(dst * step).astype(np.int64), n - 1)] = 1
+        return out
+    if align_corners:
+        src = dst * ((n - 1) / (m - 1) if m > 1 else 0.0)
+    else:
+        src = np.maximum((dst + 0.5) * step - 0.5, 0.0)
+    lo = np.minimum(np.floor(src).astype(np.int64), n - 1)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = src - lo
+    rows = np.arange(m)
+    np.add.at(out, (rows, lo), 1 - frac)
+    np.add.at(out, (rows, hi), frac)
+    return out
+
+
+def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: bool | None = None) -> Tensor:
+    """Resample an (N, C, L) or (N, C, H, W) input to `size`, or by `scale_factor` (output
+    size floor(in * scale)), as PyTorch's `interpolate` (recompute_scale_factor unset).
+
+    Args:
+        mode: 'nearest' (source index floor(i / scale)), 'linear' (3-d input) or
+            'bilinear' (4-d).
+        align_corners: for the linear modes: True maps the corner samples onto each other;
+            False (the default) maps the pixel edges, clamping at the border.
+
+    Example:
+        >>> F.interpolate(x, scale_factor=2).shape     # x (8, 16, 7, 7)
+        (8, 16, 14, 14)
+    """
+    return Interpolate(size, scale_factor, mode, align_corners).apply(x)
