@@ -204,39 +204,48 @@ class BP(Algorithm):
     def _slice(self, model: Layer, params: list[Any], x: Tensor, y: Tensor, share: float
                ) -> tuple[Tensor, Tensor, float]:
         """Forward and backward on one slice, its gradients added in with its weight."""
-        if not self.compiled:
-            output = _one_output(model(x), self.micro_batches)
-            loss = self.loss(output, y)
-            weight = self._weight(output, y, share)
-            loss.backward(np.asarray(weight, loss.dtype))
-            return output, loss, weight
-        plan = self._plan(model, train=True)
         if self.reduction is not None:
-            weight = self._weight(None, y, share)
-            return (*self._planned(plan, x, y, weight), weight)
-        # The weight depends on the output, which the plan gives with the gradients.
+            weight = self._weight(share)
+            return (*self._forward_backward(model, x, y, weight), weight)
+        # The weight depends on how the loss reduces, found from this slice's output: its
+        # gradients are made unweighted, then weighted and added to the earlier slices'.
         so_far = [p.grad for p in params]
         for p in params:
             p.grad = None
-        output, loss = self._planned(plan, x, y, 1.0)
-        weight = self._weight(output, y, share)
+        output, loss = self._forward_backward(model, x, y, 1.0)
+        self.reduction = self._reduction(output, y)
+        weight = self._weight(share)
         _add_weighted(params, so_far, weight)
         return output, loss, weight
 
-    def _planned(self, plan: Any, x: Tensor, y: Tensor, weight: float
-                 ) -> tuple[Tensor, Tensor]:
-        loss = plan(x, y, grad_scale=weight)
-        return _one_output(plan.output, self.micro_batches), loss
+    def _forward_backward(self, model: Layer, x: Tensor, y: Tensor, weight: float
+                          ) -> tuple[Tensor, Tensor]:
+        """The slice's output and loss; its gradients, of weight * loss, added to .grad."""
+        if self.compiled:
+            plan = self._plan(model, train=True)
+            loss = plan(x, y, grad_scale=weight)
+            return self._one_output(plan.output), loss
+        output = self._one_output(model(x))
+        loss = self.loss(output, y)
+        loss.backward(np.asarray(weight, loss.dtype))
+        return output, loss
 
-    def _weight(self, output: Tensor | None, y: Tensor, share: float) -> float:
-        """A slice's weight in the batch's loss: its share of the rows for a mean, 1 for a
-        sum. Which one is found once, from the loss of a slice's output against the same
-        output twice over: a mean gives the same value, a sum twice it."""
-        if self.reduction is None and output is not None:
-            self.reduction = self._reduction(output, y)
+    def _one_output(self, output: Any) -> Tensor:
+        """The output, which must be one tensor: the slices' outputs are joined."""
+        if not isinstance(output, Tensor):
+            raise TypeError(f"bp: micro_batches={self.micro_batches} needs a model with one "
+                            f"output tensor; got {type(output).__name__}")
+        return output
+
+    def _weight(self, share: float) -> float:
+        """A slice's weight in the batch's loss: its share of the rows for a mean (or while
+        unknown), 1 for a sum."""
         return 1.0 if self.reduction == "sum" else share
 
     def _reduction(self, output: Tensor, y: Tensor) -> str | None:
+        """How the loss combines rows, found once, from the loss of a slice's output against
+        the same output twice over: a mean gives the same value, a sum twice it; None while
+        a loss of 0 leaves it open."""
         out = output.data
         labels = y.data if isinstance(y, Tensor) else np.asarray(y)
         with lm.no_grad():
@@ -273,13 +282,6 @@ class BP(Algorithm):
 def _rows(t: Any, lo: int, hi: int) -> Any:
     """Rows lo:hi of a batch tensor, as a new leaf (no op recorded)."""
     return Tensor(t.data[lo:hi]) if isinstance(t, Tensor) else t[lo:hi]
-
-
-def _one_output(output: Any, micro_batches: int) -> Tensor:
-    if not isinstance(output, Tensor):
-        raise TypeError(f"bp: micro_batches={micro_batches} needs a model with one output "
-                        f"tensor; got {type(output).__name__}")
-    return output
 
 
 def _add_weighted(params: list[Any], so_far: list[Any], weight: float) -> None:
