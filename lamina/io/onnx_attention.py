@@ -10,7 +10,9 @@ import numpy as np
 
 from lamina.io.onnx_export import (
     Context,
+    _dims,
     _gelu,
+    _ints,
     _linear,
     _w,
     export_layer,
@@ -78,18 +80,6 @@ def _positions(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     if not layer.batch_first:
         (rows,) = ctx.node("Unsqueeze", [rows, _ints(ctx, path, 1)], path)
     return ctx.node("Add", [x, rows], path)
-
-
-def _ints(ctx: Context, path: str, *values: int) -> str:
-    return ctx.constant(f"{path}.ints", np.array(values, np.int64))
-
-
-def _dims(ctx: Context, x: str, path: str, start: int, stop: int | None = None) -> list[str]:
-    """x's sizes on axes start..stop (one axis by default), as a 1-D int64 tensor, at run
-    time (Shape's own start and stop arrived only in opset 15)."""
-    (shape,) = ctx.node("Shape", [x], path)
-    stop = start + 1 if stop is None else stop
-    return ctx.node("Slice", [shape, _ints(ctx, path, start), _ints(ctx, path, stop)], path)
 
 
 def _in_projections(ctx: Context, layer: Any, path: str, x: str) -> list[str]:

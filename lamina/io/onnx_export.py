@@ -171,6 +171,18 @@ def _w(layer: Layer, name: str) -> np.ndarray:
     return getattr(layer, name).data
 
 
+def _ints(ctx: Context, path: str, *values: int) -> str:
+    return ctx.constant(f"{path}.ints", np.array(values, np.int64))
+
+
+def _dims(ctx: Context, x: str, path: str, start: int, stop: int | None = None) -> list[str]:
+    """x's sizes on axes start..stop (one axis by default), as a 1-D int64 tensor, at run
+    time (Shape's own start and stop arrived only in opset 15)."""
+    (shape,) = ctx.node("Shape", [x], path)
+    stop = start + 1 if stop is None else stop
+    return ctx.node("Slice", [shape, _ints(ctx, path, start), _ints(ctx, path, stop)], path)
+
+
 @register_onnx_exporter("Sequential")
 def _sequential(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     outs = [x]
@@ -294,10 +306,7 @@ def _upsample(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
                                                          np.float32))
         inputs = [x, "", scales]
     elif layer.scale_factor is not None:  # one factor for every spatial axis, however many
-        (shape,) = ctx.node("Shape", [x], path)
-        (spatial,) = ctx.node("Slice", [
-            shape, ctx.constant(f"{path}.start", np.array([2], np.int64)),
-            ctx.constant(f"{path}.stop", np.array([np.iinfo(np.int64).max], np.int64))], path)
+        (spatial,) = _dims(ctx, x, path, 2, np.iinfo(np.int64).max)
         (count,) = ctx.node("Shape", [spatial], path)
         (factors,) = ctx.node("Expand", [
             ctx.constant(f"{path}.factor", np.array([layer.scale_factor], np.float32)), count],
@@ -307,13 +316,8 @@ def _upsample(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
         inputs = [x, "", scales]
     else:
         size = layer.size if isinstance(layer.size, (list, tuple)) else (layer.size,)
-        (shape,) = ctx.node("Shape", [x], path)
-        (batch_channels,) = ctx.node("Slice", [
-            shape, ctx.constant(f"{path}.start", np.array([0], np.int64)),
-            ctx.constant(f"{path}.stop", np.array([2], np.int64))], path)
-        (sizes,) = ctx.node("Concat", [
-            batch_channels, ctx.constant(f"{path}.size", np.array(size, np.int64))], path,
-            axis=0)
+        (batch_channels,) = _dims(ctx, x, path, 0, 2)
+        (sizes,) = ctx.node("Concat", [batch_channels, _ints(ctx, path, *size)], path, axis=0)
         inputs = [x, "", "", sizes]
     if layer.mode == "nearest":
         attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
