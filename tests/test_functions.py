@@ -171,3 +171,21 @@ def test_ops_with_float_constants_compute_integers_in_float64(op) -> None:
     floats = op(lm.tensor(np.array([[-1.0, 0.0, 2.0], [4.0, 6.0, 9.0]])))
     assert ints.dtype == np.float64
     np.testing.assert_array_equal(ints.data, floats.data)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("low,high", [(0, np.inf), (-np.inf, 0), (-1, 2)])
+def test_clamp_equals_maximum_and_minimum(dtype, low, high) -> None:
+    """clamp takes np.clip's faster loop for float32/64: same values, NaN kept, dtype
+    kept, written into `out` when given, for every dtype."""
+    from lamina.functions.activation import clamp
+
+    x = np.array([-3, -1, 0, 1, 2, 5], dtype)
+    if x.dtype.kind == "f":
+        x = np.append(x, np.array([np.nan, -np.inf, np.inf], dtype))
+    want = np.minimum(np.maximum(x, low), high).astype(dtype)
+    out = np.empty_like(x)
+    got = clamp(x, low, high, out=out)
+    assert got is out and got.dtype == x.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(clamp(x, low, high), want)

@@ -25,12 +25,34 @@ def _erf_into(x: Any, out: Any) -> None:
         out[...] = _math_erf(x)
 
 
+_CLIP_FAST = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def clamp(x: Any, low: float = -np.inf, high: float = np.inf, out: Any = None) -> Any:
+    """x limited to [low, high], NaN kept. For float32/64 this is np.clip with both bounds,
+    since NumPy's maximum or minimum against a scalar runs a scalar loop: max(x, 0) took
+    2.5-5x as long as this on 32K-1.6M floats (NumPy 2.4). Other dtypes keep maximum and
+    minimum, which clip does not beat for float16 and which cannot widen an int."""
+    if x.dtype in _CLIP_FAST:
+        return np.clip(x, low, high, out=out)
+    if low != -np.inf:
+        x = np.maximum(x, low, out=out)
+    return x if high == np.inf else np.minimum(x, high, out=out)
+
+
+def softplus_array(x: Any) -> Any:
+    """log(1 + e^x) as max(x, 0) + log1p(e^-|x|): no overflow for large |x|."""
+    y = np.log1p(np.exp(-np.abs(x)))
+    y += clamp(x, 0)
+    return y
+
+
 class ReLU(Function):
     supports_out = True
     elementwise = True
 
     def forward(self, x: Any) -> Any:
-        y = np.maximum(x, 0, out=self.out_buffer(like=x))
+        y = clamp(x, 0, out=self.out_buffer(like=x))
         # A boolean mask (1 byte an element) instead of y itself, so y may be freed once the
         # next op has read it; unless a plan says another op keeps y anyway.
         if not self.needs_input_grad[0]:
@@ -77,8 +99,8 @@ class ELU(Function):
 
     def forward(self, x: Any) -> Any:
         alpha = x.dtype.type(self.alpha)
-        neg = alpha * np.expm1(np.minimum(x, 0))  # 0 where x > 0: y is one term plus zero
-        y = neg + np.maximum(x, 0)
+        neg = alpha * np.expm1(clamp(x, high=0))  # 0 where x > 0: y is one term plus zero
+        y = neg + clamp(x, 0)
         if not self.needs_input_grad[0]:
             self.save_for_backward(None)
             return y
@@ -215,8 +237,7 @@ class Tanh(Function):
 class Softplus(Function):
     def forward(self, x: Any) -> Any:
         self.save_for_backward(x)
-        # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large |x|.
-        return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+        return softplus_array(x)
 
     def backward(self, gy: Any) -> Any:
         (x,) = self.saved_tensors

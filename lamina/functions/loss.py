@@ -9,7 +9,7 @@ import numpy as np
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.activation import log_softmax_array
+from lamina.functions.activation import log_softmax_array, softplus_array
 from lamina.functions.math import mean
 from lamina.functions.math import sum as sum_
 
@@ -171,9 +171,9 @@ class BCEWithLogits(Function):
                 f"{x.shape}, got {y.shape}"
             )
         self.save_for_backward(x, y)
-        # max(x, 0) - x*y + log(1 + e^-|x|) equals -[y log s(x) + (1-y) log(1-s(x))]
-        # without ever computing exp of a large positive number.
-        loss = np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
+        # softplus(x) - x*y equals -[y log s(x) + (1-y) log(1-s(x))] without ever
+        # computing exp of a large positive number.
+        loss = softplus_array(x) - x * y
         if self.reduction == "none":
             return loss
         return np.asarray(loss.mean() if self.reduction == "mean" else loss.sum(), dtype=x.dtype)

@@ -15,6 +15,7 @@ import lamina.functions as F
 from lamina import config
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions.activation import softplus_array
 from lamina.nn import init
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.registry import register_layer
@@ -22,10 +23,6 @@ from lamina.nn.registry import register_layer
 
 def _sigmoid(x: Any) -> Any:
     return np.tanh(x * 0.5) * 0.5 + 0.5
-
-
-def _softplus(x: Any) -> Any:
-    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
 
 
 @register_layer("RBM")
@@ -129,11 +126,11 @@ class RBM(Layer):
         rows = np.arange(v.shape[0])
         flipped[rows, idx] = 1 - flipped[rows, idx]
         gap = self._free_energy_array(flipped) - self._free_energy_array(v)
-        return float(np.mean(self.n_visible * -_softplus(-gap)))
+        return float(np.mean(self.n_visible * -softplus_array(-gap)))
 
     def _free_energy_array(self, v: Any) -> Any:
         pre = v @ self.weight.data.T + self.hidden_bias.data
-        return -(v @ self.visible_bias.data) - _softplus(pre).sum(axis=1)
+        return -(v @ self.visible_bias.data) - softplus_array(pre).sum(axis=1)
 
     def get_config(self) -> dict[str, Any]:
         return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}
