@@ -455,3 +455,6 @@ def test_upsample_decoder_doubles_each_side_and_refuses_bad_configs() -> None:
             nn.from_config({"type": "Upsample", **bad})
     with pytest.raises(lm.ShapeError, match="mode .bilinear. resamples 4-d input"):
         nn.Upsample(scale_factor=2, mode="bilinear")(lm.tensor(np.ones((1, 2, 3), np.float32)))
+    for flag in (False, True):  # any value set, as PyTorch refuses it, in the layer or not
+        with pytest.raises(ValueError, match="interpolate: align_corners is for the linear"):
+            F.interpolate(x, scale_factor=2, align_corners=flag)

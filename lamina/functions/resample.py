@@ -58,7 +58,7 @@ class Interpolate(Function):
     def __init__(self, size: Any, scale_factor: Any, mode: str,
                  align_corners: bool | None) -> None:
         self.size, self.scale_factor = size, scale_factor
-        self.mode, self.align_corners = mode, bool(align_corners)
+        self.mode, self.align_corners = mode, align_corners  # None: unset, as PyTorch's
 
     def forward(self, x: Any) -> Any:
         nd = x.ndim - 2
@@ -67,7 +67,7 @@ class Interpolate(Function):
             raise ShapeError(f"{op}: expected input (N, C, L) or (N, C, H, W); got shape "
                              f"{x.shape}")
         size, scale = resample_args(self.size, self.scale_factor, self.mode,
-                                    self.align_corners or None, nd, op)
+                                    self.align_corners, nd, op)
         ins = x.shape[2:]
         outs = size or tuple(math.floor(n * s) for n, s in zip(ins, scale))
         if min(outs) < 1:
@@ -82,7 +82,7 @@ class Interpolate(Function):
                 y = y.repeat(r, axis=axis) if r > 1 else y
             return y if y is not x else x.copy()
         dtype = x.dtype if x.dtype.kind == "f" else np.float64
-        mats = [_matrix(n, m, s, self.mode, self.align_corners, dtype)
+        mats = [_matrix(n, m, s, self.mode, bool(self.align_corners), dtype)
                 for n, m, s in zip(ins, outs, scale or (None,) * nd)]
         # An axis whose matrix is the identity is left as it is.
         self.mats = [None if a.shape[0] == a.shape[1] and np.array_equal(a, np.eye(len(a)))
