@@ -458,3 +458,23 @@ def test_upsample_decoder_doubles_each_side_and_refuses_bad_configs() -> None:
     for flag in (False, True):  # any value set, as PyTorch refuses it, in the layer or not
         with pytest.raises(ValueError, match="interpolate: align_corners is for the linear"):
             F.interpolate(x, scale_factor=2, align_corners=flag)
+
+
+def test_group_norm_in_float32_keeps_float64_accuracy_and_takes_an_empty_batch() -> None:
+    """The fused op sums per channel and per group; with a large offset in the input its
+    float32 results and gradients still match float64's, and an empty batch passes."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 8, 6, 5)) * 3 + 100
+    w, b, gy = rng.standard_normal(8), rng.standard_normal(8), rng.standard_normal(x.shape)
+    results = []
+    for dtype in (np.float64, np.float32):
+        ts = [lm.tensor(a.astype(dtype), requires_grad=True) for a in (x, w, b)]
+        y = F.group_norm(ts[0], 4, ts[1], ts[2])
+        y.backward(lm.tensor(gy.astype(dtype)))
+        assert y.dtype == dtype
+        results.append([y.data, *(t.grad for t in ts)])
+    for want, got in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
+    empty = lm.tensor(np.ones((0, 8, 3), np.float32), requires_grad=True)
+    F.group_norm(empty, 4).sum().backward()
+    assert empty.grad.shape == (0, 8, 3)

@@ -1,9 +1,9 @@
-"""Normalisation ops. Batch and layer norm, and standardisation by fixed statistics, are
-each fused: one op whose backward is the closed form, not a chain of ops. Group norm is
-layer norm over channel groups, plus a per-channel affine."""
+"""Normalisation ops. Batch, layer and group norm, and standardisation by fixed
+statistics, are each fused: one op whose backward is the closed form, not a chain of ops."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -236,13 +236,93 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
                              f"({c},); got {p.shape}")
     if bias is not None and weight is None:
         raise ValueError("group_norm: bias without weight is not supported; pass both or neither")
-    grouped = x.reshape(x.shape[0], num_groups, -1)
-    y = layer_norm(grouped, grouped.shape[-1], eps=eps).reshape(x.shape)
+    fn = GroupNorm(num_groups, eps)
     if weight is None:
-        return y
-    per_channel = (c,) + (1,) * (x.ndim - 2)
-    y = y * weight.reshape(per_channel)
-    return y if bias is None else y + bias.reshape(per_channel)
+        return fn.apply(x)
+    return fn.apply(x, weight) if bias is None else fn.apply(x, weight, bias)
+
+
+class GroupNorm(Function):
+    """Layer norm over each sample's channel groups, then a per-channel affine, as one op:
+    as a chain (reshape, layer norm, scale, shift) it took 6x PyTorch's time.
+
+    Every pass over the input is one NumPy call over rows as long as they can be: a
+    group's positions, or a whole sample against a per-channel plane. A per-channel
+    factor broadcast along rows of H*W costs NumPy ~130 ns a row, which made a (N, C, 1)
+    product of 32x64x32x32 floats 2.5x slower than the same product against a (C, H*W)
+    plane. Sums and dot products per row are BLAS matrix-vector products."""
+
+    def __init__(self, groups: int, eps: float) -> None:
+        self.groups, self.eps = groups, eps
+
+    def forward(self, x: Any, weight: Any = None, bias: Any = None) -> Any:
+        x = _floating(x)
+        n, c = x.shape[:2]
+        k = c // self.groups * math.prod(x.shape[2:])  # not -1: an empty batch has no size
+        xg = x.reshape(n, self.groups, k)
+        centred = xg - _row_sums(xg)[..., None] / k
+        var = _row_dots(centred, centred) / k
+        invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)[..., None]
+        xhat = np.multiply(centred, invstd, out=centred).reshape(n, c, k * self.groups // c)
+        self.save_for_backward(xhat, invstd, weight)
+        if weight is None:
+            return xhat.reshape(x.shape)
+        y = xhat * _plane(weight, xhat)
+        if bias is not None:
+            y += _plane(bias, xhat)
+        return y.reshape(x.shape)
+
+    def backward(self, gy: Any) -> tuple[Any, ...]:
+        xhat, invstd, weight = self.saved_tensors
+        need = self.needs_input_grad
+        g3 = gy.reshape(xhat.shape)
+        gy_xhat = _row_dots(g3, xhat)  # (N, C): per sample, the scale's gradient
+        gy_sum = _row_sums(g3)
+        grads = [None]
+        if need[0]:
+            gx = self._input_grad(g3, xhat, invstd, weight, gy_xhat, gy_sum)
+            grads[0] = gx.reshape(gy.shape)
+        if len(need) > 1:
+            grads.append(gy_xhat.sum(axis=0) if need[1] else None)
+        if len(need) > 2:
+            grads.append(gy_sum.sum(axis=0) if need[2] else None)
+        return tuple(grads)
+
+    def _input_grad(self, g3: Any, xhat: Any, invstd: Any, weight: Any, gy_xhat: Any,
+                    gy_sum: Any) -> Any:
+        """invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)) over each group, with
+        gxhat = gy * weight; the two means per group come from the per-channel sums."""
+        n, c, s = g3.shape
+        groups = self.groups
+        gxhat = g3 * _plane(weight, g3) if weight is not None else g3.copy()
+        if weight is not None:
+            gy_sum, gy_xhat = gy_sum * weight, gy_xhat * weight
+        per, count = c // groups, c // groups * s
+        mean_g = gy_sum.reshape(n, groups, per).sum(axis=2, keepdims=True) / count
+        mean_gx = gy_xhat.reshape(n, groups, per).sum(axis=2, keepdims=True) / count
+        gx = gxhat.reshape(n, groups, count)
+        gx -= mean_g.astype(gx.dtype, copy=False)
+        drift = xhat.reshape(gx.shape) * mean_gx.astype(gx.dtype, copy=False)
+        gx -= drift
+        gx *= invstd
+        return gx
+
+
+def _row_sums(a: Any) -> Any:
+    """Sums along the last axis (a BLAS product with ones: ~6x NumPy's sum here)."""
+    return a @ np.ones(a.shape[-1], a.dtype)
+
+
+def _row_dots(a: Any, b: Any) -> Any:
+    """Dot products of a's and b's rows along the last axis."""
+    return np.matmul(a[..., None, :], b[..., :, None])[..., 0, 0]
+
+
+def _plane(per_channel: Any, like: Any) -> Any:
+    """A (C,) vector laid out as a (C, positions) plane that broadcasts against (N, C,
+    positions) along whole samples."""
+    return np.broadcast_to(per_channel.astype(like.dtype, copy=False)[:, None],
+                           like.shape[1:]).copy()
 
 
 class Standardize(Function):
