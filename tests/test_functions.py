@@ -189,3 +189,43 @@ def test_clamp_equals_maximum_and_minimum(dtype, low, high) -> None:
     assert got is out and got.dtype == x.dtype
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(clamp(x, low, high), want)
+
+
+def _channel_major(a: np.ndarray) -> np.ndarray:
+    """a's values in memory ordered (C, N, ...), as a convolution writes its output."""
+    return np.ascontiguousarray(np.moveaxis(a, 1, 0)).swapaxes(0, 1)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("layout", ["channel_major", "reversed"])
+def test_batch_norm_equal_in_every_memory_layout(training, layout) -> None:
+    """batch_norm works on channel-major memory in place of sample-major rows; results,
+    gradients and running statistics are the same for every layout, and a planned op's
+    output buffer receives the result even where rows of that layout are copies."""
+    from lamina.functions.normalization import BatchNorm, _Channels
+
+    rng = np.random.default_rng(3)
+    x, gy = rng.standard_normal((2, 3, 4, 5)) * 2 + 1, rng.standard_normal((4, 5, 3, 2))
+    gy = gy.transpose(3, 2, 0, 1)  # the gradient in yet another layout
+    make = _channel_major if layout == "channel_major" else (lambda a: a.transpose(0, 1, 3, 2)
+                                                             .copy().swapaxes(2, 3))
+    assert _Channels(make(x)).first == (layout == "channel_major")  # rows without a copy
+    results = []
+    for arrays in ((x, gy), (make(x), gy)):
+        assert arrays[0].flags.c_contiguous == (len(results) == 0)
+        stats = [np.zeros(3), np.ones(3)]
+        xt = lm.Tensor(arrays[0], requires_grad=True)
+        g = lm.tensor(np.array([1.5, -1.0, 2.0]), requires_grad=True)
+        b = lm.tensor(np.array([0.1, 0.2, 0.3]), requires_grad=True)
+        y = F.batch_norm(xt, g, b, *stats, training=training)
+        y.backward(lm.Tensor(arrays[1]))
+        results.append([y.data, xt.grad, g.grad, b.grad, *stats])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    fn = BatchNorm(np.zeros(3), np.ones(3), training, 0.1, 1e-5)
+    fn.needs_input_grad = (False,)
+    fn.out_buffers = [np.full(x.shape, np.nan)]
+    out = fn.forward(make(x))
+    assert np.may_share_memory(out, fn.out_buffers[0])
+    np.testing.assert_allclose(out, F.batch_norm(lm.tensor(x), None, None, np.zeros(3),
+                                                 np.ones(3), training).data, rtol=1e-12)

@@ -36,36 +36,41 @@ class BatchNorm(Function):
         x = _floating(x)
         if x.ndim < 2:
             raise ShapeError(f"batch_norm: expected input (N, C, ...); got shape {x.shape}")
-        c = x.shape[1]
-        self.axes = (0, *range(2, x.ndim))
-        shape = (1, c) + (1,) * (x.ndim - 2)
+        ch = _Channels(x)
+        x3 = ch.rows(x)
         if self.training:
-            n = x.size // c
+            n = x.size // ch.c
             if n < 2:
                 raise ValueError(
                     f"batch_norm: training needs more than 1 value per channel; got input {x.shape}"
                 )
-            mean = x.mean(axis=self.axes)
-            var = x.var(axis=self.axes)
+            mean = ch.sums(x3) / n
+            centred = x3 - ch.each(mean, x3)
+            var = ch.dots(centred, centred) / n
             self._update_running(mean, var, n)
         else:
             if self.running_mean is None:
                 raise ValueError("batch_norm: eval mode needs running_mean and running_var")
             mean, var = self.running_mean, self.running_var
+            centred = x3 - ch.each(mean, x3)
         invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)
-        xhat = (x - mean.reshape(shape).astype(x.dtype, copy=False)) * invstd.reshape(shape)
+        xhat = np.multiply(centred, ch.each(invstd, x3), out=centred)
         self.save_for_backward(xhat, invstd, gamma)
-        self.shape = shape
-        out = self.out_buffer()
-        if gamma is None:
-            if out is None:
-                return xhat
-            np.copyto(out, xhat)
-            return out
-        y = np.multiply(xhat, gamma.reshape(shape), out=out)
-        if beta is not None:
-            y += beta.reshape(shape)
-        return y
+        self.channels = ch
+        out = self.out_buffer(like=x)
+        out3 = None if out is None else ch.rows(out)
+        if out3 is not None and not np.may_share_memory(out3, out):
+            out3 = None  # a layout that rows() copies: write the result over afterwards
+        y = xhat
+        if gamma is not None:
+            y = np.multiply(xhat, ch.each(gamma, x3), out=out3)
+            if beta is not None:
+                y += ch.each(beta, x3)
+        if out is None:
+            return ch.restore(y)
+        if y is not out3:
+            np.copyto(out, ch.restore(y))
+        return out
 
     def _update_running(self, mean: Any, var: Any, n: int) -> None:
         if self.num_batches_tracked is not None:
@@ -81,16 +86,60 @@ class BatchNorm(Function):
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         xhat, invstd, gamma = self.saved_tensors
-        shape, axes = self.shape, self.axes
-        need = self.needs_input_grad
-        gxhat = gy * gamma.reshape(shape) if gamma is not None else gy
+        ch, need = self.channels, self.needs_input_grad
+        g3 = ch.rows(gy)
+        batch_stats = need[0] and self.training
+        gy_xhat = ch.dots(g3, xhat) if batch_stats or need[1:2] == (True,) else None
+        gy_sum = ch.sums(g3) if batch_stats or need[2:3] == (True,) else None
         gx = None
         if need[0]:
-            if self.training:  # batch statistics (Ioffe & Szegedy, 2015)
-                gx = _standardised_grad(gxhat, xhat, invstd.reshape(shape), axes)
-            else:
-                gx = gxhat * invstd.reshape(shape)
-        return (gx, *_affine_grads(gy, xhat, need, axes))
+            scale = invstd if gamma is None else invstd * gamma
+            gx = g3 * ch.each(scale, g3)
+            if self.training:  # batch statistics (Ioffe & Szegedy, 2015): the closed form
+                # invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), gxhat = gamma*gy
+                n = gy.size // ch.c
+                gx -= ch.each(scale * gy_sum / n, g3)
+                drift = xhat * ch.each(scale * gy_xhat / n, g3)
+                gx -= drift
+            gx = ch.restore(gx)
+        return (gx, *(g if wanted else None for g, wanted in zip((gy_xhat, gy_sum), need[1:])))
+
+
+class _Channels:
+    """An (N, C, ...) array's elements as rows that share a channel, without a copy where
+    its memory allows: (C, N*S) rows for channel-major memory (as convolutions write),
+    else (N, C, S). Per-channel sums are BLAS products with ones, and a per-channel
+    factor is laid out to broadcast along whole rows: NumPy spends ~130 ns on each row it
+    broadcasts a factor along, so (N, C, 1) against rows of H*W ran 2.5x slower than a
+    (C, H*W) plane against whole samples."""
+
+    def __init__(self, x: Any) -> None:
+        self.shape, self.c = x.shape, x.shape[1]
+        self.first = x.ndim > 2 and not x.flags.c_contiguous \
+            and np.moveaxis(x, 1, 0).flags.c_contiguous
+
+    def rows(self, a: Any) -> Any:
+        n, c = self.shape[:2]
+        if self.first:
+            return np.moveaxis(a, 1, 0).reshape(c, n * (a.size // max(n * c, 1)))
+        return a.reshape(n, c, a.size // max(n * c, 1))
+
+    def restore(self, a3: Any) -> Any:
+        if self.first:
+            return np.moveaxis(a3.reshape(self.c, self.shape[0], *self.shape[2:]), 0, 1)
+        return a3.reshape(self.shape)
+
+    def sums(self, a3: Any) -> Any:
+        return _row_sums(a3) if self.first else _row_sums(a3).sum(axis=0)
+
+    def dots(self, a3: Any, b3: Any) -> Any:
+        return _row_dots(a3, b3) if self.first else _row_dots(a3, b3).sum(axis=0)
+
+    def each(self, per_channel: Any, like: Any) -> Any:
+        """per_channel (C,) laid out to broadcast against rows shaped like `like`."""
+        if self.first:
+            return per_channel.astype(like.dtype, copy=False)[:, None]
+        return _plane(per_channel, like)
 
 
 def _standardised_grad(gxhat: Any, xhat: Any, invstd: Any, axes: tuple[int, ...]) -> Any:
