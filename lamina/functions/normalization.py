@@ -142,24 +142,6 @@ class _Channels:
         return _plane(per_channel, like)
 
 
-def _standardised_grad(gxhat: Any, xhat: Any, invstd: Any, axes: tuple[int, ...]) -> Any:
-    """d/dx of xhat = (x - mean) / std, the statistics taken over `axes`:
-    invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))."""
-    return invstd * (gxhat - gxhat.mean(axis=axes, keepdims=True)
-                     - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True))
-
-
-def _affine_grads(gy: Any, xhat: Any, need: tuple[bool, ...], axes: tuple[int, ...]) -> list:
-    """The gradients of the scale and shift that were given (need[1:]), each summed over
-    `axes`, the axes they broadcast over."""
-    grads = []
-    if len(need) > 1:
-        grads.append((gy * xhat).sum(axis=axes) if need[1] else None)
-    if len(need) > 2:
-        grads.append(gy.sum(axis=axes) if need[2] else None)
-    return grads
-
-
 def batch_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None, running_mean: Any,
                running_var: Any, training: bool, momentum: float = 0.1,
                eps: float = 1e-5, num_batches_tracked: Any = None) -> Tensor:
@@ -210,29 +192,41 @@ class LayerNorm(Function):
             if p is not None and p.shape != shape:
                 raise ShapeError(f"layer_norm: {name} must have the normalised shape {shape}; "
                                  f"got {p.shape}")
-        self.axes = tuple(range(x.ndim - k, x.ndim))
-        mean = x.mean(axis=self.axes, keepdims=True)
-        centred = x - mean
-        var = np.square(centred).mean(axis=self.axes, keepdims=True)
-        invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)
+        d = math.prod(shape)
+        rows = x.reshape(math.prod(x.shape[:x.ndim - k]), d)  # a copy only if x is strided
+        centred = rows - (_row_sums(rows) / d)[:, None]
+        var = _row_dots(centred, centred) / d
+        invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)[:, None]
         xhat = np.multiply(centred, invstd, out=centred)
         self.save_for_backward(xhat, invstd, weight)
         if weight is None:
-            return xhat
-        y = xhat * weight
+            return xhat.reshape(x.shape)
+        y = xhat * weight.reshape(-1)
         if bias is not None:
-            y += bias
-        return y
+            y += bias.reshape(-1)
+        return y.reshape(x.shape)
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         xhat, invstd, weight = self.saved_tensors
-        need, axes = self.needs_input_grad, self.axes
-        gx = None
-        if need[0]:  # statistics per sample, over the normalised axes
-            gx = _standardised_grad(gy * weight if weight is not None else gy, xhat, invstd,
-                                    axes)
-        lead = tuple(range(gy.ndim - len(axes)))  # the axes weight and bias broadcast over
-        return (gx, *_affine_grads(gy, xhat, need, lead))
+        need, d = self.needs_input_grad, xhat.shape[1]
+        g2 = gy.reshape(xhat.shape)
+        scale = weight.reshape(-1) if weight is not None else np.ones(d, g2.dtype)
+        ones = np.ones(len(g2), g2.dtype)  # sums over rows and along them: BLAS products
+        prod = np.multiply(g2, xhat) if need[0] or need[1:2] == (True,) else None
+        grads: list[Any] = [None]
+        if len(need) > 1:
+            grads.append((ones @ prod).reshape(self.normalized_shape) if need[1] else None)
+        if len(need) > 2:
+            grads.append((ones @ g2).reshape(self.normalized_shape) if need[2] else None)
+        if need[0]:  # invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)) per row,
+            # gxhat = gy * weight
+            mean_g, mean_gx = (g2 @ scale) / d, (prod @ scale) / d
+            gx = g2 * scale
+            gx *= invstd
+            gx -= (mean_g * invstd[:, 0])[:, None]
+            gx -= np.multiply(xhat, (mean_gx * invstd[:, 0])[:, None], out=prod)
+            grads[0] = gx.reshape(gy.shape)
+        return tuple(grads)
 
 
 def layer_norm(x: Tensor, normalized_shape: int | tuple[int, ...], weight: Tensor | None = None,
