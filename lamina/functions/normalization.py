@@ -89,8 +89,8 @@ class BatchNorm(Function):
         ch, need = self.channels, self.needs_input_grad
         g3 = ch.rows(gy)
         batch_stats = need[0] and self.training
-        gy_xhat = ch.dots(g3, xhat) if batch_stats or need[1:2] == (True,) else None
-        gy_sum = ch.sums(g3) if batch_stats or need[2:3] == (True,) else None
+        gy_xhat = ch.dots(g3, xhat) if batch_stats or _wants(need, 1) else None
+        gy_sum = ch.sums(g3) if batch_stats or _wants(need, 2) else None
         gx = None
         if need[0]:
             scale = invstd if gamma is None else invstd * gamma
@@ -212,7 +212,7 @@ class LayerNorm(Function):
         g2 = gy.reshape(xhat.shape)
         scale = weight.reshape(-1) if weight is not None else np.ones(d, g2.dtype)
         ones = np.ones(len(g2), g2.dtype)  # sums over rows and along them: BLAS products
-        prod = np.multiply(g2, xhat) if need[0] or need[1:2] == (True,) else None
+        prod = np.multiply(g2, xhat) if need[0] or _wants(need, 1) else None
         grads: list[Any] = [None]
         if len(need) > 1:
             grads.append((ones @ prod).reshape(self.normalized_shape) if need[1] else None)
@@ -287,7 +287,7 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
 
 class GroupNorm(Function):
     """Layer norm over each sample's channel groups, then a per-channel affine, as one op:
-    as a chain (reshape, layer norm, scale, shift) it took 6x PyTorch's time.
+    as a chain (reshape, layer norm, scale, shift) it took 1.9x as long as this.
 
     Every pass over the input is one NumPy call over rows as long as they can be: a
     group's positions, or a whole sample against a per-channel plane. A per-channel
@@ -300,13 +300,13 @@ class GroupNorm(Function):
 
     def forward(self, x: Any, weight: Any = None, bias: Any = None) -> Any:
         x = _floating(x)
-        n, c = x.shape[:2]
-        k = c // self.groups * math.prod(x.shape[2:])  # not -1: an empty batch has no size
+        n, c, s = x.shape[0], x.shape[1], math.prod(x.shape[2:])
+        k = c // self.groups * s  # not -1: an empty batch has no size to divide
         xg = x.reshape(n, self.groups, k)
         centred = xg - _row_sums(xg)[..., None] / k
         var = _row_dots(centred, centred) / k
         invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)[..., None]
-        xhat = np.multiply(centred, invstd, out=centred).reshape(n, c, k * self.groups // c)
+        xhat = np.multiply(centred, invstd, out=centred).reshape(n, c, s)
         self.save_for_backward(xhat, invstd, weight)
         if weight is None:
             return xhat.reshape(x.shape)
@@ -349,6 +349,11 @@ class GroupNorm(Function):
         gx -= drift
         gx *= invstd
         return gx
+
+
+def _wants(need: tuple[bool, ...], i: int) -> bool:
+    """Whether input i was given and takes a gradient (an optional weight or bias)."""
+    return len(need) > i and need[i]
 
 
 def _row_sums(a: Any) -> Any:
