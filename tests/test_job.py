@@ -75,6 +75,12 @@ MALFORMED = [
     (GOOD + "scheduler: {type: CosineAnnealingLR, T_max: 0}\n",
      r"^scheduler: CosineAnnealingLR: T_max must be >= 1; got 0$"),
     (GOOD + "algorithm: {type: cd, k: 0}\n", r"^algorithm: cd: k must be >= 1; got 0$"),
+    # Execution plans: bp and bptt only, and bptt's carried state on one thread.
+    (GOOD.replace("epochs: 2", "epochs: 2, compile: true") + "algorithm: {type: cd}\n",
+     r"^trainer\.compile: execution plans are available for the bp and bptt algorithms; got "
+     r"algorithm 'cd'$"),
+    (GOOD.replace("epochs: 2", "epochs: 2, compile: {threads: 2}") + "algorithm: bptt\n",
+     r"^trainer\.compile\.threads: bptt carries each recurrent layer's state"),
     (GOOD + "scheduler: {type: SequentialLR, milestones: [3], schedulers: [{type: LinearWarmup, "
      "warmup_steps: 3}, {type: CosineAnnealingLR, tmax: 5}]}\n",
      r"^scheduler\.schedulers\[1\]\.tmax: unknown argument of CosineAnnealingLR"),

@@ -100,7 +100,7 @@ def test_reading_the_batch_in_python_is_refused(forward, what) -> None:
         compile(Custom(lambda self, x: forward(x)), example_batch=(batch()[0],))
 
 
-def test_outside_state_and_stateful_layers_are_refused() -> None:
+def test_outside_state_and_stateful_layers_split_over_threads_are_refused() -> None:
     kept = lm.tensor(np.ones((1, 3), np.float32))
 
     class ReadsOutside(nn.Layer):
@@ -109,8 +109,70 @@ def test_outside_state_and_stateful_layers_are_refused() -> None:
 
     with pytest.raises(TraceError, match=r"made before the traced call"):
         compile(ReadsOutside(), example_batch=(lm.tensor(np.ones((2, 3), np.float32)),))
-    with pytest.raises(TraceError, match="stateful"):
-        compile(nn.Sequential(nn.LSTM(2, 2, output="sequence", stateful=True)))
+    with pytest.raises(TraceError, match=r"layer 0 is stateful, .*threads=2 cannot split"):
+        compile(nn.Sequential(nn.LSTM(2, 2, output="sequence", stateful=True)), threads=2)
+
+
+def _chunked(model, plan, x, y, loss_fn, bounds):
+    """Loss, gradients and carried state after each chunk of truncated BPTT."""
+    steps = []
+    for lo, hi in bounds:
+        xc, yc = lm.tensor(x[:, lo:hi]), lm.tensor(y[:, lo:hi])
+        if plan is not None:
+            loss = plan(xc, yc)
+        else:
+            loss = loss_fn(model(xc), yc)
+            loss.backward()
+        state = model[1].state
+        steps.append([loss.data, *(p.grad for p in model.parameters()),
+                      *(s.data for s in (state if isinstance(state, tuple) else (state,)))])
+        model[1].detach_state()
+        model.zero_grad()
+    return steps
+
+
+@pytest.mark.parametrize("layer", [nn.RNN, nn.GRU, nn.LSTM])
+def test_a_stateful_layer_carries_its_state_through_a_plan(layer) -> None:
+    """The carried state goes into a planned step as an input and comes back as the
+    layer's new state: chunks of truncated BPTT (from zeros, carried, a shorter last one,
+    then reset) give eager mode's losses, gradients and states, from three programs."""
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 5, (4, 14)), rng.integers(0, 5, (4, 14))
+    bounds = [(0, 5), (5, 10), (10, 14), (0, 5)]
+
+    def loss_fn(out, target):
+        return F.cross_entropy(out.reshape(-1, 5), target.reshape(-1))
+
+    runs = []
+    for planned in (False, True):
+        lm.manual_seed(0)
+        model = nn.Sequential(nn.Embedding(5, 8), layer(8, 16, num_layers=2, batch_first=True,
+                                                        output="sequence", stateful=True),
+                              nn.Linear(16, 5))
+        plan = compile(model, loss_fn) if planned else None
+        runs.append(_chunked(model, plan, x, y, loss_fn, bounds[:3]))
+        model[1].reset_state()
+        runs[-1] += _chunked(model, plan, x, y, loss_fn, bounds[3:])
+    for eager, planned in zip(*runs):
+        for a, b in zip(eager, planned):
+            close(b, a)
+    assert len(plan.programs) == 3 and plan.traces == 3
+    np.testing.assert_array_equal(runs[1][3][0], runs[1][0][0])  # reset: zeros again
+
+
+def test_an_inference_plan_carries_state_too() -> None:
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(5, 8), nn.GRU(8, 8, batch_first=True, output="sequence",
+                                                     stateful=True))
+    x = np.random.default_rng(1).integers(0, 5, (3, 8))
+    with lm.no_grad():
+        want = [model(lm.tensor(x[:, :4])).data, model(lm.tensor(x[:, 4:])).data]
+        final = model[1].state.data
+    model[1].reset_state()
+    plan = compile(model)
+    got = [plan(lm.tensor(x[:, :4])).data, plan(lm.tensor(x[:, 4:])).data]
+    for a, b in zip(want + [final], got + [model[1].state.data]):
+        close(b, a)
 
 
 def test_a_tensor_counted_from_the_ids_is_refused_not_frozen() -> None:

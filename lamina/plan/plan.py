@@ -55,11 +55,18 @@ class Plan:
 
     def __init__(self, model: Layer, loss_fn: Callable[..., Tensor] | None,
                  verify: bool = True, tune: bool = False, threads: int = 1) -> None:
-        stateful = [n for n, layer in model.named_layers() if getattr(layer, "stateful", False)]
-        if stateful:
-            raise TraceError(f"plan: layer {stateful[0] or type(model).__name__} is stateful; "
-                             "its state crosses calls, which a plan cannot capture. "
-                             "Compile the model with stateful: false.")
+        carriers = _carriers(model)
+        if carriers and threads > 1:
+            raise TraceError(f"plan: layer {carriers[0][0] or type(model).__name__} is "
+                             "stateful, and its state holds the batch's rows on axis 1, "
+                             f"which threads={threads} cannot split; compile with threads=1")
+        # Stateful layers' carried state enters each program as inputs after the batch and
+        # leaves as outputs after the model's: the plan hands it back to the layers.
+        self.carriers = [layer for _, layer in carriers]
+        self.given: tuple[Any, ...] = ()  # the carried state's structure this call
+        self.layouts: dict[tuple[Any, ...], list[Any]] = {}  # a program's new state's
+        self.traced: list[Any] = []  # the structure of the new state, in the latest trace
+        self.layout: list[Any] = []  # ... of the latest program run
         if not isinstance(threads, int) or threads < 1:
             raise ValueError(f"plan: threads must be an int >= 1; got {threads!r}")
         if threads > 1:
@@ -96,15 +103,16 @@ class Plan:
                  *(id(b.data) for b in model.buffers()))
         if bound != self.bound:
             self.programs.clear()
+            self.layouts.clear()
             self.bound = bound
         return (*(_settings(layer) for _, layer in model.named_layers()),
-                *(p.requires_grad for p in params),
+                *(p.requires_grad for p in params), self.given,
                 *((a.shape, a.dtype.str) for a in arrays))
 
     def program(self, *batch: Any) -> Program:
         """The compiled program for this batch's signature (tracing it if new); with the
         batch split over threads, the first slice's."""
-        self._runner(_arrays(batch))
+        self._runner(self._inputs(batch))
         return self.last
 
     def _runner(self, arrays: list[Any]) -> Program | Split:
@@ -113,10 +121,11 @@ class Plan:
             self.programs.move_to_end(key)
         else:
             self.programs[key] = self._compile(arrays)
+            self.layouts[key] = self.traced
             if len(self.programs) > self.max_programs:
-                self.programs.popitem(last=False)
+                self.layouts.pop(self.programs.popitem(last=False)[0], None)
                 self._warn_evicting()
-        self.latest = self.programs[key]
+        self.latest, self.layout = self.programs[key], self.layouts[key]
         return self.latest
 
     def _warn_evicting(self) -> None:
@@ -135,8 +144,9 @@ class Plan:
         if grad_scale != 1.0 and not self.train:
             raise ValueError("plan: grad_scale is for a training plan (compiled with a "
                              "loss); an inference plan has no gradients")
-        arrays = _arrays(batch)
+        arrays = self._inputs(batch)
         results = [Tensor(np.array(r)) for r in self._runner(arrays).run(arrays, grad_scale)]
+        results = self._carry(results)
         if not self.train:
             return results[0] if len(results) == 1 else tuple(results)
         outputs = results[1:]
@@ -165,14 +175,46 @@ class Plan:
         return self.last
 
     # -- compiling --------------------------------------------------------------------------
-    def _step_fn(self) -> Callable[..., Any]:
-        model, loss_fn = self.model, self.loss_fn
-        if loss_fn is None:
-            return lambda x, *rest: model(x, *rest)
+    def _inputs(self, batch: Sequence[Any]) -> list[Any]:
+        """The batch's arrays, then the arrays of the state the stateful layers carry."""
+        self.given = tuple(_structure(layer.state) for layer in self.carriers)
+        return [*_arrays(batch), *(t.data for layer in self.carriers
+                                   for t in _parts(layer.state))]
 
-        def step(x: Tensor, y: Tensor, *rest: Tensor) -> tuple[Tensor, ...]:
-            out = model(x, *rest)
-            return (loss_fn(out, y), *flatten(out))
+    def _carry(self, results: list[Tensor]) -> list[Tensor]:
+        """Hand the new state (the last results; fresh arrays, so detached) to the stateful
+        layers; return the other results."""
+        count = sum(_size(kind) for kind in self.layout)
+        if not count:
+            return results
+        new = iter(results[len(results) - count:])
+        for layer, kind in zip(self.carriers, self.layout):
+            layer.state = _rebuild(kind, [next(new) for _ in range(_size(kind))])
+        return results[:len(results) - count]
+
+    def _step_fn(self) -> Callable[..., Any]:
+        """The step a program traces: the model (and loss) on the batch, from the carried
+        state given as the last arguments, returning the new state last."""
+        model, loss_fn, carriers, given = self.model, self.loss_fn, self.carriers, self.given
+        count = sum(_size(kind) for kind in given)
+
+        def run(args: tuple[Tensor, ...]) -> tuple[Any, list[Tensor]]:
+            batch, state = args[:len(args) - count], iter(args[len(args) - count:])
+            for layer, kind in zip(carriers, given):
+                layer.state = _rebuild(kind, [next(state) for _ in range(_size(kind))])
+            out = model(*batch[:1], *batch[2 if loss_fn else 1:])
+            self.traced = [_structure(layer.state) for layer in carriers]
+            return out, [t for layer in carriers for t in _parts(layer.state)]
+
+        if loss_fn is None:
+            def infer(*args: Tensor) -> Any:
+                out, new = run(args)
+                return (*flatten(out), *new) if new else out
+            return infer
+
+        def step(*args: Tensor) -> tuple[Tensor, ...]:
+            out, new = run(args)
+            return (loss_fn(out, args[1]), *flatten(out), *new)
 
         return step
 
@@ -332,6 +374,7 @@ class _preserved:
         self.grads = [(p, p.grad) for p in self.model.parameters()]
         for p, _ in self.grads:
             p.grad = None
+        self.states = [(layer, layer.state) for _, layer in _carriers(self.model)]
 
     def __exit__(self, *exc: Any) -> None:
         lm.set_rng_state(self.rng)
@@ -339,6 +382,31 @@ class _preserved:
             b.data[...] = saved
         for p, grad in self.grads:
             p.grad = grad
+        for layer, state in self.states:
+            layer.state = state
+
+
+def _carriers(model: Layer) -> list[tuple[str, Layer]]:
+    """(name, layer) of the layers that carry state from one call to the next."""
+    return [(n, layer) for n, layer in model.named_layers() if getattr(layer, "stateful", False)]
+
+
+def _parts(state: Any) -> tuple[Tensor, ...]:
+    """A carried state's tensors: none, one, or a tuple's (an LSTM's h and c)."""
+    return () if state is None else tuple(state) if isinstance(state, tuple) else (state,)
+
+
+def _structure(state: Any) -> Any:
+    """None, "tensor", or a tuple's length: enough to rebuild the state from its parts."""
+    return None if state is None else len(state) if isinstance(state, tuple) else "tensor"
+
+
+def _size(kind: Any) -> int:
+    return 0 if kind is None else 1 if kind == "tensor" else kind
+
+
+def _rebuild(kind: Any, parts: list[Tensor]) -> Any:
+    return None if kind is None else parts[0] if kind == "tensor" else tuple(parts)
 
 
 _PLAIN = (bool, int, float, str, type(None))
@@ -417,13 +485,15 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
         an inference plan's `plan(x)` returns the output.
 
     Raises:
-        TraceError: the model branches in Python on tensor values, reads state from outside
-            the call, or has stateful layers. A branch taken through `tensor.data` is
-            found only when the example and a second, perturbed batch (order reversed,
-            floats negated, integer values swapped) take different paths; every other
-            case is found at once.
+        TraceError: the model branches in Python on tensor values, or reads state from
+            outside the call (a stateful layer's carried state is not outside: it is each
+            program's input, and the new state its output, handed back). A branch taken
+            through `tensor.data` is found only when the example and a second, perturbed
+            batch (order reversed, floats negated, integer values swapped) take different
+            paths; every other case is found at once.
             With threads > 1: an op mixes rows, a random op's input is not rows of the
-            batch in every slice, or the loss is not a mean or sum over rows.
+            batch in every slice, the loss is not a mean or sum over rows, or a layer is
+            stateful.
         ImportError: threads > 1 without threadpoolctl.
 
     Example:

@@ -80,8 +80,8 @@ class Tracer:
             return self._value(t, "const")
         raise TraceError(
             f"plan: the model reads a tensor of shape {t.shape} that was made before the "
-            "traced call and is neither a parameter nor an input (a stateful layer's carried "
-            "state, a cached tensor); a plan would freeze its value. Pass it as an input."
+            "traced call and is neither a parameter nor an input (a cached tensor); a plan "
+            "would freeze its value. Pass it as an input."
         )
 
     # -- hooks called by Function.apply and Tensor ------------------------------------------

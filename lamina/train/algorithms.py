@@ -63,14 +63,14 @@ class Algorithm:
 
     loss: Callable[[Tensor, Any], Tensor] = staticmethod(get_loss("cross_entropy"))
     metrics: dict[str, Callable[[Tensor, Tensor], float]] = {}
-    compiled = False  # run steps through lamina.plan (bp only)
+    compiled = False  # run steps through lamina.plan (bp and bptt)
 
     def use_plan(self, on: bool | dict[str, Any]) -> None:
         """Run this algorithm's steps as compiled execution plans (True, or a dict of
         `lamina.plan.compile`'s options)."""
         if _wants_plan(on):
             raise ValueError(f"{type(self).__name__}: compiled execution plans are available "
-                             "for the bp algorithm only; set trainer.compile: false")
+                             "for the bp and bptt algorithms only; set trainer.compile: false")
 
     def bind(self, loss: Any, metrics: list[str]) -> Algorithm:
         """Set the loss (a name or callable) and the metric names; called by the Trainer."""
@@ -112,8 +112,36 @@ def _loss_and_metrics(self: Algorithm, train: bool) -> list[str]:
     return ["loss", *self.metrics]
 
 
+class _Planned(Algorithm):
+    """An algorithm whose steps may run as execution plans, one per model and mode."""
+
+    def use_plan(self, on: bool | dict[str, Any]) -> None:
+        self.compiled = _wants_plan(on)
+        self.plan_options = dict(on) if isinstance(on, dict) else {}
+        self.plans: dict[int, Any] = {}
+
+    def _plan(self, model: Layer, train: bool) -> Any:
+        from lamina.plan import compile
+
+        key = id(model) * 2 + train
+        if key not in self.plans:
+            self.plans[key] = compile(model, self._plan_loss() if train else None,
+                                      **self.plan_options)
+        return self.plans[key]
+
+    def _plan_loss(self) -> Callable[[Tensor, Any], Tensor]:
+        return self.loss
+
+
+def _push_grads(model: Layer, updater: Any) -> None:
+    """Push every gradient a plan left in .grad (a plan's backward has already finished)."""
+    for name, p in model.named_parameters():
+        if p.grad is not None:
+            updater.push(name, p.grad)
+
+
 @register_algorithm("bp")
-class BP(Algorithm):
+class BP(_Planned):
     """Back-propagation: forward, loss, backward (pushing gradients as they finish), step.
 
     Compiled (`Trainer(compile=True)`), each step replays an execution plan traced once per
@@ -142,20 +170,6 @@ class BP(Algorithm):
         self.micro_batches = micro_batches
         self.reduction: str | None = None  # "mean" or "sum": how the loss combines rows
 
-    def use_plan(self, on: bool | dict[str, Any]) -> None:
-        self.compiled = _wants_plan(on)
-        self.plan_options = dict(on) if isinstance(on, dict) else {}
-        self.plans: dict[int, Any] = {}
-
-    def _plan(self, model: Layer, train: bool) -> Any:
-        from lamina.plan import compile
-
-        key = id(model) * 2 + train
-        if key not in self.plans:
-            self.plans[key] = compile(model, self.loss if train else None,
-                                      **self.plan_options)
-        return self.plans[key]
-
     def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
                         ) -> dict[str, float]:
         x, y = batch[0], batch[1]
@@ -165,9 +179,7 @@ class BP(Algorithm):
         if self.compiled:
             plan = self._plan(model, train=True)
             loss = plan(x, y)
-            for name, p in model.named_parameters():
-                if p.grad is not None:
-                    updater.push(name, p.grad)
+            _push_grads(model, updater)
             updater.step()
             return self._scores(plan.output, y, loss)
         output = model(x)
@@ -303,14 +315,16 @@ def _stateful_layers(model: Layer) -> list[Any]:
 
 
 @register_algorithm("bptt")
-class BPTT(Algorithm):
+class BPTT(_Planned):
     """Truncated back-propagation through time (Williams & Peng, 1990).
 
     Each batch holds sequences (B, T, ...) with per-step targets (B, T). They are cut into
     chunks of `bptt_steps`; after each chunk the parameters are updated and the recurrent
     state is carried into the next chunk but detached, so gradients span one chunk.
     The model's recurrent layers must be stateful (`stateful: true`); their state is reset
-    at the start of every batch.
+    at the start of every batch. Compiled (`Trainer(compile=True)`), each chunk replays an
+    execution plan that takes the carried state as an input and hands back the new one
+    (programs for the first chunk, the later ones, and a shorter last one).
     """
 
     reports = _loss_and_metrics
@@ -335,6 +349,9 @@ class BPTT(Algorithm):
     def _flat(self, output: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
         return output.reshape(-1, output.shape[-1]), y.reshape(-1)
 
+    def _plan_loss(self) -> Callable[[Tensor, Any], Tensor]:
+        return lambda output, target: self.loss(*self._flat(output, target))
+
     def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
                         ) -> dict[str, float]:
         layers = self._layers(model)
@@ -344,9 +361,15 @@ class BPTT(Algorithm):
         count = 0
         for xc, yc in self._chunks(batch):
             updater.pull()
-            output, target = self._flat(model(xc), yc)
-            loss = self.loss(output, target)
-            push_gradients(loss, model, updater)
+            if self.compiled:
+                plan = self._plan(model, train=True)
+                loss = plan(xc, yc)
+                _push_grads(model, updater)
+                output, target = self._flat(plan.output, yc)
+            else:
+                output, target = self._flat(model(xc), yc)
+                loss = self.loss(output, target)
+                push_gradients(loss, model, updater)
             updater.step()
             for layer in layers:
                 layer.detach_state()

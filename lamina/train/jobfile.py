@@ -421,14 +421,18 @@ def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
         if m not in METRICS:
             raise ConfigError(f"trainer.metrics[{i}]: unknown metric {m!r}; "
                               f"one of {sorted(METRICS)}")
-    if trainer.compile is not False and algorithm != "bp":
-        raise ConfigError(f"trainer.compile: execution plans are available for the bp "
-                          f"algorithm only; got algorithm {algorithm!r}")
+    if trainer.compile is not False and algorithm not in ("bp", "bptt"):
+        raise ConfigError(f"trainer.compile: execution plans are available for the bp and "
+                          f"bptt algorithms; got algorithm {algorithm!r}")
     if isinstance(trainer.compile, dict):
         from lamina.plan import compile
 
         check_args(compile, trainer.compile, "trainer.compile",
                    skip=("model", "loss_fn", "example_batch"))
+        if algorithm == "bptt" and trainer.compile.get("threads", 1) != 1:
+            raise ConfigError("trainer.compile.threads: bptt carries each recurrent layer's "
+                              "state with the batch's rows on axis 1, which a plan cannot "
+                              "split over threads; leave threads at 1")
     if trainer.early_stopping is not None:
         check_args(cb.EarlyStopping, trainer.early_stopping, "trainer.early_stopping")
         _builds("trainer.early_stopping", lambda: cb.EarlyStopping(**trainer.early_stopping))
