@@ -176,19 +176,20 @@ def test_ops_with_float_constants_compute_integers_in_float64(op) -> None:
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
 @pytest.mark.parametrize("low,high", [(0, np.inf), (-np.inf, 0), (-1, 2)])
 def test_clamp_equals_maximum_and_minimum(dtype, low, high) -> None:
-    """clamp takes np.clip's faster loop for float32/64: same values, NaN kept, dtype
-    kept, written into `out` when given, for every dtype."""
+    """clamp takes np.clip's faster loop for large float32/64 arrays: same values, NaN
+    kept, dtype kept, written into `out` when given, for every dtype and size."""
     from lamina.functions.activation import clamp
 
     x = np.array([-3, -1, 0, 1, 2, 5], dtype)
     if x.dtype.kind == "f":
         x = np.append(x, np.array([np.nan, -np.inf, np.inf], dtype))
-    want = np.minimum(np.maximum(x, low), high).astype(dtype)
-    out = np.empty_like(x)
-    got = clamp(x, low, high, out=out)
-    assert got is out and got.dtype == x.dtype
-    np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(clamp(x, low, high), want)
+    for a in (x, np.tile(x, 500)):  # small arrays keep maximum/minimum; large ones clip
+        want = np.minimum(np.maximum(a, low), high).astype(dtype)
+        out = np.empty_like(a)
+        got = clamp(a, low, high, out=out)
+        assert got is out and got.dtype == a.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(clamp(a, low, high), want)
 
 
 def _channel_major(a: np.ndarray) -> np.ndarray:
