@@ -16,6 +16,7 @@ import lamina as lm
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
 from lamina.parallel import bounds
+from lamina.plan import carry
 from lamina.plan.program import Program, pick, timed_step
 from lamina.plan.split import (
     Split,
@@ -55,14 +56,14 @@ class Plan:
 
     def __init__(self, model: Layer, loss_fn: Callable[..., Tensor] | None,
                  verify: bool = True, tune: bool = False, threads: int = 1) -> None:
-        carriers = _carriers(model)
-        if carriers and threads > 1:
-            raise TraceError(f"plan: layer {carriers[0][0] or type(model).__name__} is "
+        stateful = carry.carriers(model)
+        if stateful and threads > 1:
+            raise TraceError(f"plan: layer {stateful[0][0] or type(model).__name__} is "
                              "stateful, and its state holds the batch's rows on axis 1, "
                              f"which threads={threads} cannot split; compile with threads=1")
         # Stateful layers' carried state enters each program as inputs after the batch and
         # leaves as outputs after the model's: the plan hands it back to the layers.
-        self.carriers = [layer for _, layer in carriers]
+        self.carriers = [layer for _, layer in stateful]
         self.given: tuple[Any, ...] = ()  # the carried state's structure this call
         self.layouts: dict[tuple[Any, ...], list[Any]] = {}  # a program's new state's
         self.traced: list[Any] = []  # the structure of the new state, in the latest trace
@@ -177,34 +178,28 @@ class Plan:
     # -- compiling --------------------------------------------------------------------------
     def _inputs(self, batch: Sequence[Any]) -> list[Any]:
         """The batch's arrays, then the arrays of the state the stateful layers carry."""
-        self.given = tuple(_structure(layer.state) for layer in self.carriers)
-        return [*_arrays(batch), *(t.data for layer in self.carriers
-                                   for t in _parts(layer.state))]
+        self.given = carry.kinds(self.carriers)
+        return [*_arrays(batch), *(t.data for t in carry.parts(self.carriers))]
 
     def _carry(self, results: list[Tensor]) -> list[Tensor]:
         """Hand the new state (the last results; fresh arrays, so detached) to the stateful
         layers; return the other results."""
-        count = sum(_size(kind) for kind in self.layout)
-        if not count:
-            return results
-        new = iter(results[len(results) - count:])
-        for layer, kind in zip(self.carriers, self.layout):
-            layer.state = _rebuild(kind, [next(new) for _ in range(_size(kind))])
-        return results[:len(results) - count]
+        kept = len(results) - carry.count(self.layout)
+        carry.hand_back(self.carriers, self.layout, results[kept:])
+        return results[:kept]
 
     def _step_fn(self) -> Callable[..., Any]:
         """The step a program traces: the model (and loss) on the batch, from the carried
         state given as the last arguments, returning the new state last."""
         model, loss_fn, carriers, given = self.model, self.loss_fn, self.carriers, self.given
-        count = sum(_size(kind) for kind in given)
+        n_batch = -carry.count(given) or None  # the batch: every argument but the state's
 
         def run(args: tuple[Tensor, ...]) -> tuple[Any, list[Tensor]]:
-            batch, state = args[:len(args) - count], iter(args[len(args) - count:])
-            for layer, kind in zip(carriers, given):
-                layer.state = _rebuild(kind, [next(state) for _ in range(_size(kind))])
+            batch = args[:n_batch]
+            carry.hand_back(carriers, given, args[len(batch):])
             out = model(*batch[:1], *batch[2 if loss_fn else 1:])
-            self.traced = [_structure(layer.state) for layer in carriers]
-            return out, [t for layer in carriers for t in _parts(layer.state)]
+            self.traced = list(carry.kinds(carriers))
+            return out, carry.parts(carriers)
 
         if loss_fn is None:
             def infer(*args: Tensor) -> Any:
@@ -374,7 +369,7 @@ class _preserved:
         self.grads = [(p, p.grad) for p in self.model.parameters()]
         for p, _ in self.grads:
             p.grad = None
-        self.states = [(layer, layer.state) for _, layer in _carriers(self.model)]
+        self.states = [(layer, layer.state) for _, layer in carry.carriers(self.model)]
 
     def __exit__(self, *exc: Any) -> None:
         lm.set_rng_state(self.rng)
@@ -384,29 +379,6 @@ class _preserved:
             p.grad = grad
         for layer, state in self.states:
             layer.state = state
-
-
-def _carriers(model: Layer) -> list[tuple[str, Layer]]:
-    """(name, layer) of the layers that carry state from one call to the next."""
-    return [(n, layer) for n, layer in model.named_layers() if getattr(layer, "stateful", False)]
-
-
-def _parts(state: Any) -> tuple[Tensor, ...]:
-    """A carried state's tensors: none, one, or a tuple's (an LSTM's h and c)."""
-    return () if state is None else tuple(state) if isinstance(state, tuple) else (state,)
-
-
-def _structure(state: Any) -> Any:
-    """None, "tensor", or a tuple's length: enough to rebuild the state from its parts."""
-    return None if state is None else len(state) if isinstance(state, tuple) else "tensor"
-
-
-def _size(kind: Any) -> int:
-    return 0 if kind is None else 1 if kind == "tensor" else kind
-
-
-def _rebuild(kind: Any, parts: list[Tensor]) -> Any:
-    return None if kind is None else parts[0] if kind == "tensor" else tuple(parts)
 
 
 _PLAIN = (bool, int, float, str, type(None))

@@ -134,7 +134,8 @@ class _Planned(Algorithm):
 
 
 def _push_grads(model: Layer, updater: Any) -> None:
-    """Push every gradient a plan left in .grad (a plan's backward has already finished)."""
+    """Push every gradient in .grad once backward has finished (a plan's, or the slices'
+    summed), rather than streaming them as eager backward makes them."""
     for name, p in model.named_parameters():
         if p.grad is not None:
             updater.push(name, p.grad)
@@ -207,9 +208,7 @@ class BP(_Planned):
         with lm.no_grad():
             whole = self.loss(output, y)
         self._check_combined(whole.item(), combined, params)
-        for name, p in model.named_parameters():
-            if p.grad is not None:
-                updater.push(name, p.grad)
+        _push_grads(model, updater)
         updater.step()
         return self._scores(output, y, whole)
 
