@@ -42,6 +42,11 @@ def clamp(x: Any, low: float = -np.inf, high: float = np.inf, out: Any = None) -
     return x if high == np.inf else np.minimum(x, high, out=out)
 
 
+def sigmoid_array(x: Any) -> Any:
+    """1 / (1 + e^-x) as 0.5 * tanh(x / 2) + 0.5: never overflows."""
+    return np.tanh(x * 0.5) * 0.5 + 0.5
+
+
 def softplus_array(x: Any) -> Any:
     """log(1 + e^x) as max(x, 0) + log1p(e^-|x|): no overflow for large |x|."""
     y = np.log1p(np.exp(-np.abs(x)))

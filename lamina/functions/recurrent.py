@@ -14,10 +14,7 @@ import numpy as np
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-
-
-def _sigmoid(x: Any) -> Any:
-    return np.tanh(x * 0.5) * 0.5 + 0.5
+from lamina.functions.activation import sigmoid_array
 
 
 class LSTMCell(Function):
@@ -31,9 +28,9 @@ class LSTMCell(Function):
                 f"got {gates.shape}"
             )
         act = np.empty_like(gates)
-        act[:, : 2 * hsize] = _sigmoid(gates[:, : 2 * hsize])
+        act[:, : 2 * hsize] = sigmoid_array(gates[:, : 2 * hsize])
         act[:, 2 * hsize : 3 * hsize] = np.tanh(gates[:, 2 * hsize : 3 * hsize])
-        act[:, 3 * hsize :] = _sigmoid(gates[:, 3 * hsize :])
+        act[:, 3 * hsize :] = sigmoid_array(gates[:, 3 * hsize :])
         i, f, g, o = np.split(act, 4, axis=1)
         c = f * c_prev + i * g
         tc = np.tanh(c)
@@ -162,8 +159,8 @@ class GRUCell(Function):
             )
         xr, xz, xn = np.split(gx, 3, axis=1)
         hr, hz, hn = np.split(gh, 3, axis=1)
-        r = _sigmoid(xr + hr)
-        z = _sigmoid(xz + hz)
+        r = sigmoid_array(xr + hr)
+        z = sigmoid_array(xz + hz)
         n = np.tanh(xn + r * hn)
         self.save_for_backward(r, z, n, hn, h_prev)
         return (1 - z) * n + z * h_prev

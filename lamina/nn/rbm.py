@@ -15,14 +15,10 @@ import lamina.functions as F
 from lamina import config
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.activation import softplus_array
+from lamina.functions.activation import sigmoid_array, softplus_array
 from lamina.nn import init
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.registry import register_layer
-
-
-def _sigmoid(x: Any) -> Any:
-    return np.tanh(x * 0.5) * 0.5 + 0.5
 
 
 @register_layer("RBM")
@@ -73,11 +69,11 @@ class RBM(Layer):
     # -- sampling, on plain arrays: no graph is recorded ---------------------------------
     def hidden_probs(self, v: Any) -> Any:
         """p(h = 1 | v), shape (N, n_hidden)."""
-        return _sigmoid(v @ self.weight.data.T + self.hidden_bias.data)
+        return sigmoid_array(v @ self.weight.data.T + self.hidden_bias.data)
 
     def visible_probs(self, h: Any) -> Any:
         """p(v = 1 | h), shape (N, n_visible)."""
-        return _sigmoid(h @ self.weight.data + self.visible_bias.data)
+        return sigmoid_array(h @ self.weight.data + self.visible_bias.data)
 
     def sample_hidden(self, v: Any) -> tuple[Any, Any]:
         """(p(h|v), a Bernoulli sample of h)."""
