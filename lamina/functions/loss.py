@@ -50,15 +50,22 @@ class _Picked(Function):
     def rows(self, x: Any, labels: Any) -> Any:
         """Validate labels and return the scores as (M, C) rows; remembers the layout."""
         rows, t = _class_rows(self.op, x, labels)
+        c = rows.shape[1]
+        self.x_shape, self.labels_shape = x.shape, labels.shape
+        lo, hi = (t.min(), t.max()) if t.size else (0, -1)
+        if self.weight is None and not lo <= self.ignore_index <= hi and lo >= 0 and hi < c:
+            # Every row counts, each with weight 1: the usual case, and five passes over
+            # the labels fewer than the general one below.
+            self.t, self.valid, self.row_weight = t, None, None
+            self.count = (t.size or 1.0) if self.reduction == "mean" else 1
+            return rows
         valid = t != self.ignore_index
         t = np.where(valid, t, 0)
-        c = rows.shape[1]
         if t.size and (t.min() < 0 or t.max() >= c):
             bad = t[(t < 0) | (t >= c)]
             raise IndexError(f"{self.op}: labels must lie in [0, {c}) (or equal ignore_index "
                              f"{self.ignore_index}); got {np.unique(bad)[:5].tolist()}")
         self.t, self.valid = t, valid
-        self.x_shape, self.labels_shape = x.shape, labels.shape
         # Each row's weight: 0 where ignored, else its class's weight (1 without weights).
         self.row_weight = valid.astype(rows.dtype)
         if self.weight is not None:
@@ -70,9 +77,17 @@ class _Picked(Function):
         self.count = (float(self.row_weight.sum()) or 1.0) if self.reduction == "mean" else 1
         return rows
 
+    def weights(self, dtype: Any) -> tuple[Any, Any]:
+        """Each row's weight and whether it counts, as arrays (rows() may leave them None:
+        every row counts, with weight 1)."""
+        if self.row_weight is None:
+            return np.ones(self.t.size, dtype), np.ones(self.t.size, bool)
+        return self.row_weight, self.valid
+
     def picked(self, rows: Any) -> Any:
         """-rows[i, label_i] per row, times the row's weight (0 where ignored)."""
-        return -rows[np.arange(self.t.size), self.t] * self.row_weight
+        scores = rows[np.arange(self.t.size), self.t]
+        return -scores if self.row_weight is None else -scores * self.row_weight
 
     def reduce(self, losses: Any) -> Any:
         """Per-row losses, reduced."""
@@ -84,12 +99,12 @@ class _Picked(Function):
 
     def scatter(self, g_rows: Any, gy: Any) -> Any:
         """Scale row gradients (weighted already) by gy; lay them out like the input."""
-        scale = gy.reshape(-1, 1) if self.reduction == "none" else gy / self.count
-        g = g_rows * scale
+        # g_rows is the caller's own fresh array: scaled in place, keeping its dtype.
+        g_rows *= gy.reshape(-1, 1) if self.reduction == "none" else gy / self.count
         if len(self.x_shape) > 2:
             n, c = self.x_shape[:2]
-            g = np.moveaxis(g.reshape(n, *self.x_shape[2:], c), -1, 1)
-        return g.astype(g_rows.dtype, copy=False)
+            return np.moveaxis(g_rows.reshape(n, *self.x_shape[2:], c), -1, 1)
+        return g_rows
 
 
 class CrossEntropy(_Picked):
@@ -124,7 +139,7 @@ class CrossEntropy(_Picked):
         if not self.smoothing:
             return losses
         w = self._class_weight(logp.dtype)
-        spread = -(logp.sum(axis=1) if w is None else logp @ w) * self.valid
+        spread = -(logp.sum(axis=1) if w is None else logp @ w) * self.weights(logp.dtype)[1]
         e = self.smoothing
         return (1 - e) * losses + (e / logp.shape[1]) * spread
 
@@ -135,15 +150,20 @@ class CrossEntropy(_Picked):
         else:
             g = np.exp(self.logp)
         e, c = self.smoothing, g.shape[1]
-        picked = (1 - e) * self.row_weight  # d/dx of -logp[label]: softmax - onehot
+        rows = np.arange(self.t.size)
+        if self.row_weight is None and not e:
+            g[rows, self.t] -= 1  # d/dx of -logp[label]: softmax - onehot
+            return self.scatter(g, gy), None
+        row_weight, valid = self.weights(g.dtype)
+        picked = (1 - e) * row_weight
         if not e:
             g *= picked[:, None]
         else:  # d/dx of -sum_c w_c logp[c]: sum(w) softmax - w
             w = self._class_weight(g.dtype)
             total = c if w is None else w.sum()
-            g *= (picked + (e / c) * total * self.valid)[:, None]
-            g -= (e / c) * self.valid[:, None] * (1 if w is None else w)
-        g[np.arange(self.t.size), self.t] -= picked
+            g *= (picked + (e / c) * total * valid)[:, None]
+            g -= (e / c) * valid[:, None] * (1 if w is None else w)
+        g[rows, self.t] -= picked
         return self.scatter(g, gy), None
 
 
@@ -155,7 +175,7 @@ class NLL(_Picked):
 
     def backward(self, gy: Any) -> tuple[Any, None]:
         g = np.zeros(*self.rows_meta)
-        g[np.arange(self.t.size), self.t] = -self.row_weight
+        g[np.arange(self.t.size), self.t] = -self.weights(g.dtype)[0]
         return self.scatter(g, gy), None
 
 
