@@ -97,18 +97,19 @@ class Plan:
         (a few microseconds), so that a layer put in eval mode, a dropout rate or a
         temperature changed, or a parameter frozen after compiling never runs a stale
         program. Drops every program if the model's tensors were replaced."""
-        model, params = self.model, list(self.model.parameters())
+        layers = _tree(self.model)
+        params = [p for layer in layers for p in layer._params.values()]
         # A program reads each parameter's .data afresh, but binds the parameter itself and
         # each buffer's array (batch norm updates its statistics in place).
-        bound = (*((id(p), p.data.dtype, p.data.shape) for p in params),
-                 *(id(b.data) for b in model.buffers()))
+        bound = ([(id(p), p.data.dtype, p.data.shape) for p in params],
+                 [id(b.data) for layer in layers for b in layer._buffers.values()])
         if bound != self.bound:
             self.programs.clear()
             self.layouts.clear()
             self.bound = bound
-        return (*(_settings(layer) for _, layer in model.named_layers()),
-                *(p.requires_grad for p in params), self.given,
-                *((a.shape, a.dtype.str) for a in arrays))
+        return (tuple([_settings(layer) for layer in layers]),
+                tuple([p.requires_grad for p in params]), self.given,
+                tuple([(a.shape, a.dtype.str) for a in arrays]))
 
     def program(self, *batch: Any) -> Program:
         """The compiled program for this batch's signature (tracing it if new); with the
@@ -381,13 +382,24 @@ class _preserved:
             layer.state = state
 
 
-_PLAIN = (bool, int, float, str, type(None))
+_PLAIN = frozenset((bool, int, float, str, type(None)))
 
 
 def _settings(layer: Layer) -> tuple[Any, ...]:
     """The layer's attributes that a trace bakes in as Python values: its mode and plain
     numbers, flags and names (a dropout rate, a temperature a schedule anneals)."""
-    return tuple((k, v) for k, v in vars(layer).items() if type(v) in _PLAIN)
+    return tuple([(k, v) for k, v in vars(layer).items() if type(v) in _PLAIN])
+
+
+def _tree(model: Layer) -> list[Layer]:
+    """The model and every descendant, parents first: named_layers without the names,
+    which _key walks at every call."""
+    layers, todo = [], [model]
+    while todo:
+        layer = todo.pop()
+        layers.append(layer)
+        todo.extend(reversed(layer._children.values()))
+    return layers
 
 
 def _check_constants(first: Trace, second: Trace) -> None:

@@ -289,34 +289,39 @@ class Program:
                               for t, n in enumerate(self.forward)]
         start = len(self.forward)
         self.backward_steps = [
-            (n.fn, tuple((v, trace.kinds[v] == "param") if need else None
+            (n.fn, tuple((v, trace.tensors[v] if trace.kinds[v] == "param" else None)
+                         if need else None
                          for v, need in zip(n.inputs, n.fn.needs_input_grad)),
              tuple((v, trace.shapes[v], trace.dtypes[v]) for v in n.outputs),
              tuple(self.frees.get(start + j, ())))
             for j, n in enumerate(self.backward)]
 
     def _backward(self, env: list[Any], scale: float) -> None:
-        trace, loss = self.trace, env[self.loss]
+        loss = env[self.loss]
         grads: dict[int, Any] = {self.loss: np.full_like(loss, self.seed * scale)}
         given: set[int] = set()
         if self.collected is not None:
             self.collected.clear()
+        param_grad = self._param_grad
         for fn, inputs, outputs, frees in self.backward_steps:
             gys = [grads.pop(v, None) for v, _, _ in outputs]
-            for i, (g, (_, shape, dtype)) in enumerate(zip(gys, outputs)):
-                if g is None:
+            for i, g in enumerate(gys):
+                if g is None:  # an output that no later op read takes zeros
+                    _, shape, dtype = outputs[i]
                     gys[i] = np.zeros(shape, dtype)
             gxs = fn.backward(*gys)
-            if not isinstance(gxs, tuple):
+            if type(gxs) is not tuple:
                 gxs = (gxs,)
             for wanted, g in zip(inputs, gxs):
                 if wanted is None:
                     continue
-                v, is_param = wanted
-                if is_param:
-                    self._param_grad(trace.tensors[v], g, given)
+                v, param = wanted
+                if param is not None:
+                    param_grad(param, g, given)
+                elif v in grads:
+                    grads[v] = grads[v] + g
                 else:
-                    grads[v] = g if v not in grads else grads[v] + g
+                    grads[v] = g
             for v in frees:
                 env[v] = None
 
