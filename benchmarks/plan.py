@@ -12,6 +12,7 @@ For each workload prints, each framework in its own process with its threads pin
     eager, and the ratios. Eager and planned steps alternate within one process, since one process
     differs from the next by 10-30% on a shared machine; lamina's and PyTorch's
     processes run round-robin, `--rounds` each, and the medians over rounds are shown;
+  * planned over eager: the median over rounds of each process's ratio, and its range;
   * for the MLP, a floor: the same step written by hand in NumPy (the fewest calls, into
     preallocated arrays; workloads.numpy_mlp_step), alternating with the other two. Its
     first loss must equal theirs.
@@ -129,12 +130,15 @@ def main() -> None:
           "process, PyTorch runs in its own")
     print(f"{'workload':10s} {'eager MB':>9s} {'plan MB':>8s} {'ratio':>6s} {'plan est':>9s} "
           f"{'eager ms':>9s} {'plan ms':>8s} {'torch ms':>9s} {'numpy ms':>9s} "
-          f"{'plan/eager':>10s} {'plan/torch':>10s} {'plan/numpy':>10s}")
+          f"{'plan/eager':>10s} {'(range)':>11s} {'plan/torch':>10s} {'plan/numpy':>10s}")
     for name, size in CASES:
         # Round-robin lamina's and torch's processes and take medians over the rounds.
         rounds = [[run(f, name, size, args.threads, args.repeats) for f in ("lamina", "torch")]
                   for _ in range(args.rounds)]
         lam, torch = (_medians([r[i] for r in rounds]) for i in range(2))
+        # Eager and planned share each process, so their ratio per process is steadier
+        # than either time; its range over the rounds shows what the noise allows.
+        ratios = [r[0]["planned_ms"] / r[0]["eager_ms"] for r in rounds]
         mb = 1 / 2**20
         torch_ms = torch["torch_ms"] if torch else None
         numpy_ms = lam.get("numpy_ms")
@@ -142,7 +146,7 @@ def main() -> None:
               f"{lam['planned_peak'] * mb:8.1f} {lam['planned_peak'] / lam['eager_peak']:6.2f} "
               f"{lam['bytes_with_reuse'] * mb:9.1f} {lam['eager_ms']:9.2f} "
               f"{lam['planned_ms']:8.2f} {_cell(torch_ms, 9)} {_cell(numpy_ms, 9)} "
-              f"{lam['planned_ms'] / lam['eager_ms']:10.2f} "
+              f"{statistics.median(ratios):10.2f} {min(ratios):5.2f}-{max(ratios):<5.2f} "
               f"{_cell(torch_ms and lam['planned_ms'] / torch_ms, 10)} "
               f"{_cell(numpy_ms and lam['planned_ms'] / numpy_ms, 10)}")
 
