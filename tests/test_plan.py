@@ -323,6 +323,22 @@ def test_replacing_a_layer_or_a_buffer_array_drops_the_stale_programs() -> None:
     assert plan.traces == 4
 
 
+def test_a_new_buffer_array_is_seen_with_no_layer_attribute_assigned() -> None:
+    # The plan re-reads the model only after a layer edit, or when a tensor's array or
+    # requires_grad moved: a buffer given a new array, and nothing else, must count.
+    model, (x, y) = bn_net(), batch()
+    plan = compile(model, F.cross_entropy, (x, y))
+    model.eval()
+    assert_plan_tracks_eager(model, plan, x, y)
+    traces = plan.traces
+    model[1].running_mean.data = np.full(8, 0.5, np.float32)
+    assert_plan_tracks_eager(model, plan, x, y)
+    assert plan.traces == traces + 1
+    model[1].running_mean.data[...] = 0.25  # new values in the same array: no new trace
+    assert_plan_tracks_eager(model, plan, x, y)
+    assert plan.traces == traces + 1
+
+
 def test_compiling_changes_no_state() -> None:
     lm.manual_seed(3)
     model = _cnn()

@@ -28,6 +28,21 @@ class Parameter(Tensor):
         return f"Parameter(shape={self.shape}, dtype={self.dtype})"
 
 
+_edit_count = 0
+
+
+def edit_count() -> int:
+    """How many times any layer's attributes have been assigned or deleted, modes
+    included: a compiled plan re-reads a model's settings only when this moved."""
+    return _edit_count
+
+
+def edited() -> None:
+    """Count an edit that bypasses Layer.__setattr__ (object.__setattr__ on a layer)."""
+    global _edit_count
+    _edit_count += 1
+
+
 class Layer:
     """Base class of every layer: a forward computation with its parameters and children.
 
@@ -49,6 +64,7 @@ class Layer:
 
     # -- registration ---------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
+        edited()
         if "_params" not in self.__dict__:
             raise RuntimeError(
                 f"{type(self).__name__}: call super().__init__() before assigning attributes"
@@ -68,6 +84,7 @@ class Layer:
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
+        edited()
         for table in (self._params, self._buffers, self._children):
             table.pop(name, None)
         object.__delattr__(self, name)
@@ -122,6 +139,7 @@ class Layer:
         """Switch the tree to training mode (dropout active, batch statistics)."""
         for _, layer in self.named_layers():
             object.__setattr__(layer, "training", bool(mode))
+        edited()
         return self
 
     def eval(self) -> Layer:
