@@ -20,6 +20,7 @@ import numpy as np
 from lamina.autograd.engine import accumulate_grad
 from lamina.functions.activation import ReLU
 from lamina.functions.pooling import MaxPool
+from lamina.plan.emit import emit
 from lamina.plan.trace import Node, Trace
 
 # How much faster than the op's default kernel (its first variant) another must time to
@@ -251,79 +252,15 @@ class Program:
         gradients are those of `scale` times the loss."""
         if self.buffers is None:
             self._prepare()
-        env = list(self.env)
-        for v, a in zip(self.trace.inputs, arrays):
-            env[v] = a
-        for v, p in self.params:
-            env[v] = p.data
-        for fn, inputs, outputs, frees in self.forward_steps:
-            ys = fn.forward(*[env[v] for v in inputs])
-            # No loop variable may hold an output: it would outlive the value's last use.
-            if isinstance(ys, tuple):
-                for i, v in enumerate(outputs):
-                    env[v] = ys[i]
-            else:
-                env[outputs[0]] = ys
-            del ys
-            for v in frees:
-                env[v] = None
-        results = tuple(env[v] for v in self.trace.outputs)
-        if self.after_forward is not None:  # e.g. a memory probe in benchmarks/plan.py
-            self.after_forward()
-        if self.train:
-            self._backward(env, scale)
-        return results
+        return self.step(arrays, scale)
 
     def _prepare(self) -> None:
-        """Allocate the slots and lay out each step as plain tuples, once: the loops in
-        run and _backward then do no lookups an op's inputs and outputs do not need."""
-        trace = self.trace
+        """Allocate the slots and generate the step's code (see emit), once."""
         self.buffers = [np.empty(shape, dtype) for shape, dtype in self.slot_meta]
         for n in self.forward:
             n.fn.out_buffers = [self.buffers[self.slots[v]] if v in self.slots else None
                                 for v in n.outputs]
-        self.env = [trace.arrays[v] if kind == "const" else None
-                    for v, kind in enumerate(trace.kinds)]
-        self.forward_steps = [(n.fn, tuple(n.inputs), tuple(n.outputs),
-                               tuple(self.frees.get(t, ())))
-                              for t, n in enumerate(self.forward)]
-        start = len(self.forward)
-        self.backward_steps = [
-            (n.fn, tuple((v, trace.tensors[v] if trace.kinds[v] == "param" else None)
-                         if need else None
-                         for v, need in zip(n.inputs, n.fn.needs_input_grad)),
-             tuple((v, trace.shapes[v], trace.dtypes[v]) for v in n.outputs),
-             tuple(self.frees.get(start + j, ())))
-            for j, n in enumerate(self.backward)]
-
-    def _backward(self, env: list[Any], scale: float) -> None:
-        loss = env[self.loss]
-        grads: dict[int, Any] = {self.loss: np.full_like(loss, self.seed * scale)}
-        given: set[int] = set()
-        if self.collected is not None:
-            self.collected.clear()
-        param_grad = self._param_grad
-        for fn, inputs, outputs, frees in self.backward_steps:
-            gys = [grads.pop(v, None) for v, _, _ in outputs]
-            for i, g in enumerate(gys):
-                if g is None:  # an output that no later op read takes zeros
-                    _, shape, dtype = outputs[i]
-                    gys[i] = np.zeros(shape, dtype)
-            gxs = fn.backward(*gys)
-            if type(gxs) is not tuple:
-                gxs = (gxs,)
-            for wanted, g in zip(inputs, gxs):
-                if wanted is None:
-                    continue
-                v, param = wanted
-                if param is not None:
-                    param_grad(param, g, given)
-                elif v in grads:
-                    grads[v] = grads[v] + g
-                else:
-                    grads[v] = g
-            for v in frees:
-                env[v] = None
+        self.step, self.source = emit(self)
 
     def _param_grad(self, p: Any, g: Any, given: set[int]) -> None:
         if self.collected is None:

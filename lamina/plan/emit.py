@@ -1,0 +1,103 @@
+"""A program's step as generated Python: one straight-line function, each value a local.
+
+Running the ops from a loop over step tuples costs, per op, a list of inputs built from an
+environment list, tuple unpacking, and a dictionary of pending gradients; in a training
+step, where the GEMMs leave the caches cold, that bookkeeping cost 80 us of a 3 ms MLP
+step. The generated function does only the calls: `v7 = F2(v5, P1)`. Values are freed
+where the program's liveness says (`v5 = None`), gradients once read, exactly as the loop
+did, so memory use is unchanged. `Program.source` holds the text, for reading.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from lamina.plan.program import Program
+
+
+def emit(program: Program) -> tuple[Any, str]:
+    """The function `run(arrays, scale)` for the program, and its source."""
+    trace = program.trace
+    names: dict[str, Any] = {"np": np, "prog": program}
+
+    def value(v: int) -> str:
+        if trace.kinds[v] == "const":
+            names[f"c{v}"] = trace.arrays[v]
+            return f"c{v}"
+        return f"v{v}"
+
+    lines = ["def run(arrays, scale):"]
+    lines += [f"    v{v} = arrays[{i}]" for i, v in enumerate(trace.inputs)]
+    for v, p in program.params:  # each parameter's array read afresh at every run
+        names[f"p{v}"] = p
+        lines.append(f"    v{v} = p{v}.data")
+    for t, n in enumerate(program.forward):
+        names[f"f{t}"] = n.fn.forward
+        call = f"f{t}({', '.join(value(v) for v in n.inputs)})"
+        if len(n.outputs) == 1:
+            out = f"v{n.outputs[0]}"
+            lines += [f"    {out} = {call}",
+                      f"    if {out}.__class__ is tuple:", f"        {out} = {out}[0]"]
+        else:
+            lines.append(f"    _y = {call}")
+            lines += [f"    v{v} = _y[{i}]" for i, v in enumerate(n.outputs)]
+            lines.append("    _y = None")
+        lines += _frees(program, t, trace)
+    lines.append(f"    results = ({''.join(value(v) + ', ' for v in trace.outputs)})")
+    lines += ["    if prog.after_forward is not None:", "        prog.after_forward()"]
+    if program.train:
+        lines += _backward(program, names)
+    lines.append("    return results")
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<plan program {id(program):#x}>", "exec"), names)  # noqa: S102
+    return names["run"], source
+
+
+def _frees(program: Program, t: int, trace: Any) -> list[str]:
+    """Drop the values whose last use is step t (constants stay: the trace holds them)."""
+    return [f"    v{v} = None" for v in program.frees.get(t, ())
+            if trace.kinds[v] != "const"]
+
+
+def _backward(program: Program, names: dict[str, Any]) -> list[str]:
+    trace = program.trace
+    loss = program.loss
+    names["param_grad"] = program._param_grad
+    lines = ["    given = set()",
+             "    if prog.collected is not None:", "        prog.collected.clear()",
+             f"    g{loss} = np.full_like(v{loss}, prog.seed * scale)"]
+    pending = {loss}  # values whose gradient a local holds
+    start = len(program.forward)
+    for j, n in enumerate(program.backward):
+        grads = []
+        for k, v in enumerate(n.outputs):
+            if v in pending:
+                # an op may have handed back None for it: zeros, as for an unread output
+                names[f"z{j}_{k}"] = (trace.shapes[v], trace.dtypes[v])
+                lines += [f"    if g{v} is None:", f"        g{v} = np.zeros(*z{j}_{k})"]
+                grads.append(f"g{v}")
+            else:  # an output no later op read takes zeros
+                names[f"z{j}_{k}"] = (trace.shapes[v], trace.dtypes[v])
+                grads.append(f"np.zeros(*z{j}_{k})")
+        names[f"b{j}"] = n.fn.backward
+        lines += [f"    _g = b{j}({', '.join(grads)})",
+                  "    if _g.__class__ is not tuple:", "        _g = (_g,)"]
+        lines += [f"    g{v} = None" for v in n.outputs if v in pending]
+        pending -= set(n.outputs)
+        for i, (v, need) in enumerate(zip(n.inputs, n.fn.needs_input_grad)):
+            if not need:
+                continue
+            if trace.kinds[v] == "param":
+                names[f"p{v}"] = trace.tensors[v]
+                lines.append(f"    param_grad(p{v}, _g[{i}], given)")
+            elif v in pending:
+                lines.append(f"    g{v} = g{v} + _g[{i}]")
+            else:
+                lines.append(f"    g{v} = _g[{i}]")
+                pending.add(v)
+        lines.append("    _g = None")
+        lines += _frees(program, start + j, trace)
+    return lines
