@@ -3,7 +3,7 @@
 Running the ops from a loop over step tuples costs, per op, a list of inputs built from an
 environment list, tuple unpacking, and a dictionary of pending gradients; in a training
 step, where the GEMMs leave the caches cold, that bookkeeping cost 80 us of a 3 ms MLP
-step. The generated function does only the calls: `v7 = F2(v5, P1)`. Values are freed
+step. The generated function does only the calls: `v4 = f0(v0, v2, v3)`. Values are freed
 where the program's liveness says (`v5 = None`), gradients once read, exactly as the loop
 did, so memory use is unchanged. `Program.source` holds the text, for reading.
 """
@@ -45,7 +45,7 @@ def emit(program: Program) -> tuple[Any, str]:
             lines.append(f"    _y = {call}")
             lines += [f"    v{v} = _y[{i}]" for i, v in enumerate(n.outputs)]
             lines.append("    _y = None")
-        lines += _frees(program, t, trace)
+        lines += _frees(program, t)
     lines.append(f"    results = ({''.join(value(v) + ', ' for v in trace.outputs)})")
     lines += ["    if prog.after_forward is not None:", "        prog.after_forward()"]
     if program.train:
@@ -56,10 +56,10 @@ def emit(program: Program) -> tuple[Any, str]:
     return names["run"], source
 
 
-def _frees(program: Program, t: int, trace: Any) -> list[str]:
+def _frees(program: Program, t: int) -> list[str]:
     """Drop the values whose last use is step t (constants stay: the trace holds them)."""
     return [f"    v{v} = None" for v in program.frees.get(t, ())
-            if trace.kinds[v] != "const"]
+            if program.trace.kinds[v] != "const"]
 
 
 def _backward(program: Program, names: dict[str, Any]) -> list[str]:
@@ -74,13 +74,12 @@ def _backward(program: Program, names: dict[str, Any]) -> list[str]:
     for j, n in enumerate(program.backward):
         grads = []
         for k, v in enumerate(n.outputs):
+            names[f"z{j}_{k}"] = (trace.shapes[v], trace.dtypes[v])
             if v in pending:
                 # an op may have handed back None for it: zeros, as for an unread output
-                names[f"z{j}_{k}"] = (trace.shapes[v], trace.dtypes[v])
                 lines += [f"    if g{v} is None:", f"        g{v} = np.zeros(*z{j}_{k})"]
                 grads.append(f"g{v}")
             else:  # an output no later op read takes zeros
-                names[f"z{j}_{k}"] = (trace.shapes[v], trace.dtypes[v])
                 grads.append(f"np.zeros(*z{j}_{k})")
         names[f"b{j}"] = n.fn.backward
         lines += [f"    _g = b{j}({', '.join(grads)})",
@@ -99,5 +98,5 @@ def _backward(program: Program, names: dict[str, Any]) -> list[str]:
                 lines.append(f"    g{v} = _g[{i}]")
                 pending.add(v)
         lines.append("    _g = None")
-        lines += _frees(program, start + j, trace)
+        lines += _frees(program, start + j)
     return lines
