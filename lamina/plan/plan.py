@@ -14,9 +14,10 @@ import numpy as np
 
 import lamina as lm
 from lamina.autograd.tensor import Tensor
-from lamina.nn.layer import Layer, edit_count, edited
+from lamina.nn.layer import Layer, edited
 from lamina.parallel import bounds
 from lamina.plan import carry
+from lamina.plan.key import ModelKey
 from lamina.plan.program import Program, pick, timed_step
 from lamina.plan.split import (
     Split,
@@ -77,8 +78,7 @@ class Plan:
         self.programs: OrderedDict[tuple[Any, ...], Program | Split] = OrderedDict()
         self.max_programs = MAX_PROGRAMS
         self.evicting = False  # warned that programs are being dropped
-        self.bound: tuple[Any, ...] = ()  # what the programs were traced on (see _key)
-        self.model_key: tuple[Any, ...] | None = None  # see _model_key
+        self.model_key = ModelKey(model)
         self.traces = 0
         self.output: Tensor | None = None
         self.latest: Program | Split | None = None  # the runner of the latest batch
@@ -98,39 +98,11 @@ class Plan:
         so that a layer put in eval mode, a dropout rate or a temperature changed, or a
         parameter frozen after compiling never runs a stale program. Drops every program
         if the model's tensors were replaced."""
-        return (self._model_key(), self.given,
-                tuple([(a.shape, a.dtype.str) for a in arrays]))
-
-    def _model_key(self) -> tuple[Any, ...]:
-        """The model's part of the key. Read afresh only when a layer attribute was
-        assigned since the last call (edit_count), or a parameter's array or
-        requires_grad, or a buffer's array, changed: a step's Python runs with caches
-        cold from the GEMMs, where walking every layer's attributes cost 35 us of a
-        3 ms MLP step."""
-        cached = self.model_key
-        if cached is not None and cached[0] == edit_count():
-            for t, data, flag in cached[1]:
-                if t.data is not data or t._requires_grad is not flag:
-                    break
-            else:
-                return cached[2]
-        layers = _tree(self.model)
-        params = [p for layer in layers for p in layer._params.values()]
-        buffers = [b for layer in layers for b in layer._buffers.values()]
-        # A program reads each parameter's .data afresh, but binds the parameter itself and
-        # each buffer's array (batch norm updates its statistics in place).
-        bound = ([(id(p), p.data.dtype, p.data.shape) for p in params],
-                 [id(b.data) for b in buffers])
-        if bound != self.bound:
+        model_key, rebound = self.model_key()
+        if rebound:
             self.programs.clear()
             self.layouts.clear()
-            self.bound = bound
-        key = (tuple([_settings(layer) for layer in layers]),
-               tuple([p._requires_grad for p in params]))
-        # Holding the arrays keeps their ids from being reused while cached.
-        self.model_key = (edit_count(), [(t, t.data, t._requires_grad)
-                                         for t in (*params, *buffers)], key)
-        return key
+        return (model_key, self.given, tuple([(a.shape, a.dtype.str) for a in arrays]))
 
     def program(self, *batch: Any) -> Program:
         """The compiled program for this batch's signature (tracing it if new); with the
@@ -402,26 +374,6 @@ class _preserved:
             p.grad = grad
         for layer, state in self.states:
             layer.state = state
-
-
-_PLAIN = frozenset((bool, int, float, str, type(None)))
-
-
-def _settings(layer: Layer) -> tuple[Any, ...]:
-    """The layer's attributes that a trace bakes in as Python values: its mode and plain
-    numbers, flags and names (a dropout rate, a temperature a schedule anneals)."""
-    return tuple([(k, v) for k, v in vars(layer).items() if type(v) in _PLAIN])
-
-
-def _tree(model: Layer) -> list[Layer]:
-    """The model and every descendant, parents first: named_layers without the names,
-    which _key walks at every call."""
-    layers, todo = [], [model]
-    while todo:
-        layer = todo.pop()
-        layers.append(layer)
-        todo.extend(reversed(layer._children.values()))
-    return layers
 
 
 def _check_constants(first: Trace, second: Trace) -> None:
