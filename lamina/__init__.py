@@ -9,6 +9,7 @@
 
 # First, before anything loads NumPy: it sets how long OpenBLAS's idle threads spin.
 from lamina import parallel  # noqa: I001
+from lamina import allocator  # noqa: F401  (keeps freed memory: lamina/allocator.py)
 from lamina import data, functions, io, nn, optim, plan, train  # noqa: E402  (lm.nn, ...)
 from lamina.autograd import (
     Function,
