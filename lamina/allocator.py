@@ -2,7 +2,7 @@
 
 NumPy takes array memory from the C library's malloc. glibc's malloc gives memory back to
 the OS whenever more than its trim threshold lies free at the top of the heap, and that
-threshold follows the largest block freed so far (twice it, 32 MiB at most). An eager
+threshold follows the largest block freed so far (twice its size, 64 MiB at most). An eager
 step frees everything its graph held at once, usually more than that, so the heap shrinks
 after every step and grows again in the next, and every page of the regrowth is a page
 fault: 5,400 per step (about 10 ms) in the standard CNN's eager step here, 5,500 in the
