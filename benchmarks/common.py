@@ -11,8 +11,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lamina.parallel import BLAS_THREAD_TIMEOUT
-
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -47,6 +45,8 @@ def run_isolated(script: str, args: Sequence[str], threads: int,
                  optional_torch: bool = False) -> dict[str, Any] | None:
     """Run `script args` in a fresh process with pinned threads; parse its last line as
     JSON. Returns None when it needed torch and torch is not installed."""
+    from lamina.parallel import BLAS_THREAD_TIMEOUT
+
     env = {**os.environ, **{v: str(threads) for v in THREAD_VARS}}
     # As under `lamina train`, where lamina loads before NumPy and sets it; these scripts
     # load NumPy first.
@@ -58,3 +58,17 @@ def run_isolated(script: str, args: Sequence[str], threads: int,
             return None
         raise RuntimeError(f"{script} {' '.join(args)} failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def import_torch(threads: int) -> Any:
+    """PyTorch, with `threads` threads, for a process that measures PyTorch alone. That
+    process must not load lamina (nor this module load it): `import lamina` changes glibc's
+    malloc settings for the whole process (lamina/allocator.py), which speeds PyTorch up
+    too, and PyTorch is measured as its users run it."""
+    if "lamina" in sys.modules:
+        raise RuntimeError("lamina is loaded in PyTorch's benchmark process: its malloc "
+                           "settings would change PyTorch's figures")
+    import torch
+
+    torch.set_num_threads(threads)
+    return torch

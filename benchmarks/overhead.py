@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import median_seconds, pin_threads, run_isolated  # noqa: E402
+from common import import_torch, median_seconds, pin_threads, run_isolated  # noqa: E402
 
 CHAIN = 10_000
 
@@ -141,9 +141,7 @@ def main() -> None:
     pin_threads(args.threads)
     if args.only:
         if args.only == "torch":
-            import torch
-
-            torch.set_num_threads(args.threads)
+            import_torch(args.threads)
         print(json.dumps(measure(args.only, args.repeats)))
         return
     def isolated(framework: str) -> dict | None:

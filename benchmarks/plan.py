@@ -16,6 +16,8 @@ For each workload prints, each framework in its own process with its threads pin
   * for the MLP, a floor: the same step written by hand in NumPy (the fewest calls, into
     preallocated arrays; workloads.numpy_mlp_step), alternating with the other two. Its
     first loss must equal theirs.
+PyTorch's processes never load lamina, so they keep glibc's default malloc settings (see
+benchmarks/run.py).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
-from common import run_isolated, step_times  # noqa: E402
+from common import import_torch, run_isolated, step_times  # noqa: E402
 
 CASES = [("mlp", 32), ("mlp", 128), ("cnn", 64), ("lstm", 32)]
 BLOCK = 10  # steps per block when eager and planned alternate; the first two untimed
@@ -76,9 +78,7 @@ def interleaved_ms(steps: list, repeats: int, block: int = BLOCK) -> list[float]
 
 def measure(framework: str, name: str, size: int, repeats: int) -> dict[str, float]:
     if framework == "torch":
-        import torch
-
-        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+        import_torch(int(os.environ.get("OMP_NUM_THREADS", "2")))
         return {"torch_ms": interleaved_ms([workloads.torch_step(name, size)], repeats)[0]}
     import lamina as lm
 

@@ -8,6 +8,11 @@ pays for another's imports or allocator state. For each: median, p10 and p90 ste
 samples/s, peak RSS of the process, and the ratio of lamina's median to PyTorch's. The
 first losses are compared across frameworks: the same weights and data must give the
 same loss, or the comparison is void.
+
+PyTorch's processes never load lamina, whose import raises glibc's malloc thresholds for
+the whole process (lamina/allocator.py): PyTorch runs as its users get it. To give every
+process lamina's settings, export MALLOC_TRIM_THRESHOLD_=268435456 and
+MALLOC_MMAP_THRESHOLD_=33554432 first.
 """
 
 from __future__ import annotations
@@ -23,16 +28,14 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
-from common import run_isolated, step_times  # noqa: E402
+from common import import_torch, run_isolated, step_times  # noqa: E402
 
 FRAMEWORKS = ("eager", "planned", "torch")
 
 
 def measure(framework: str, name: str, steps: int) -> dict[str, float]:
     if framework == "torch":
-        import torch
-
-        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+        import_torch(int(os.environ["OMP_NUM_THREADS"]))
         step = workloads.torch_step(name)
     else:
         step = workloads.lamina_step(name, planned=framework == "planned",
