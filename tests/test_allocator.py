@@ -49,17 +49,26 @@ def faults_per_step(importing: str, **env: str) -> float:
     return float(python(STEPS, importing, **env))
 
 
-def test_freed_memory_is_reused_without_page_faults() -> None:
-    # 40 MiB freed at once is over glibc's moving trim threshold (8 MiB after 4 MiB
-    # blocks): without lamina the heap shrinks and all 10,240 pages fault back in.
-    assert faults_per_step("numpy") > 5000
+@pytest.fixture(scope="module")
+def baseline() -> float:
+    """Faults per step with NumPy alone. 40 MiB freed at once is over glibc's moving trim
+    threshold (8 MiB after 4 MiB blocks), so the heap shrinks and its pages fault back in:
+    about 5,100 per step here. Where the kernel backs the heap with huge pages there are
+    few faults to save, and nothing to see."""
+    faults = faults_per_step("numpy")
+    if faults < 1000:
+        pytest.skip(f"NumPy alone faults {faults:.0f} times per step here")
+    return faults
+
+
+def test_freed_memory_is_reused_without_page_faults(baseline: float) -> None:
     assert faults_per_step("lamina") < 50
 
 
-def test_a_malloc_setting_in_the_environment_wins() -> None:
+def test_a_malloc_setting_in_the_environment_wins(baseline: float) -> None:
     # The user's own threshold keeps glibc's mmap threshold at 128 KiB, so every 4 MiB
     # array is mapped afresh: lamina left malloc as the user set it.
-    assert faults_per_step("lamina", MALLOC_TRIM_THRESHOLD_=str(1 << 30)) > 5000
+    assert faults_per_step("lamina", MALLOC_TRIM_THRESHOLD_=str(1 << 30)) > baseline / 2
     code = "import lamina; print(lamina.allocator.kept)"
     for env in ({"MALLOC_MMAP_THRESHOLD_": "65536"},
                 {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1000000"}, {}):
