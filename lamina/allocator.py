@@ -33,7 +33,7 @@ USER_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP
 def keep_freed_memory() -> bool:
     """Raise glibc's trim threshold (see the module's docstring). Returns whether malloc's
     settings were changed: False off glibc, or where the environment sets them."""
-    if not _glibc():
+    if not on_glibc():
         return False
     if any(v in os.environ for v in USER_SETTINGS) or "glibc.malloc." in os.environ.get(
             "GLIBC_TUNABLES", ""):
@@ -45,7 +45,7 @@ def keep_freed_memory() -> bool:
                 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
 
 
-def _glibc() -> bool:
+def on_glibc() -> bool:
     try:
         return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
     except (AttributeError, ValueError, OSError):  # not a POSIX system, or not glibc

@@ -12,7 +12,7 @@ import pytest
 
 from lamina import allocator
 
-pytestmark = pytest.mark.skipif(not allocator._glibc(), reason="glibc's malloc only")
+pytestmark = pytest.mark.skipif(not allocator.on_glibc(), reason="glibc's malloc only")
 
 # An eager step in miniature: ten 4 MiB arrays made and touched, then all freed at once.
 # Prints the page faults per step after two warm-up steps.
