@@ -19,6 +19,7 @@ import numpy as np
 
 from lamina.autograd.engine import accumulate_grad
 from lamina.functions.activation import ReLU
+from lamina.functions.conv_pool import ConvMaxPool, fusable
 from lamina.functions.pooling import MaxPool
 from lamina.plan.emit import emit
 from lamina.plan.trace import Node, Trace
@@ -37,7 +38,7 @@ class Program:
         kept = _prune(trace.nodes, trace.outputs, len(trace.kinds))
         self.pruned = [n for n in trace.nodes if n not in kept]
         self.rewrites: list[str] = []
-        self.forward = _toposort(self._pool_before_relu(kept), trace)
+        self.forward = _toposort(self._fuse_conv_pool(self._pool_before_relu(kept)), trace)
         self.grad_values = self._needs_grad() if train else set()
         # An op is in backward where its (float) outputs take gradient: a comparison of a
         # value that does, which gives booleans, is not.
@@ -105,6 +106,29 @@ class Program:
             out[out.index(pool)] = Node(relu.fn, [pooled], pool.outputs, pool.index)
             self.rewrites.append(f"{pool.name}#{pool.index}(ReLU#{relu.index}(x)) -> "
                                  f"ReLU(MaxPool(x))")
+        return out
+
+    def _fuse_conv_pool(self, nodes: list[Node]) -> list[Node]:
+        """max_pool(conv(x, W, b)) -> ConvMaxPool(x, W, b) where nothing else reads the
+        convolution's output and the fusion pays (see functions/conv_pool.py)."""
+        trace = self.trace
+        readers: dict[int, int] = defaultdict(int)
+        for n in nodes:
+            for v in n.inputs:
+                readers[v] += 1
+        maker = {v: n for n in nodes for v in n.outputs}
+        out = list(nodes)
+        for pool in nodes:
+            conv = maker.get(pool.inputs[0])
+            if not (conv is not None and len(conv.inputs) > 1 and readers[pool.inputs[0]] == 1
+                    and pool.inputs[0] not in trace.outputs
+                    and isinstance(trace.arrays[pool.inputs[0]], np.ndarray)
+                    and fusable(conv.fn, pool.fn, trace.shapes[conv.inputs[1]])):
+                continue
+            out[out.index(conv)] = Node(ConvMaxPool(conv.fn, pool.fn), conv.inputs,
+                                        pool.outputs, conv.index)
+            out.remove(pool)
+            self.rewrites.append(f"{pool.name}({conv.name}#{conv.index}(x)) -> ConvMaxPool(x)")
         return out
 
     # -- analysis ---------------------------------------------------------------------------
