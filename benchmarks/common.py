@@ -60,6 +60,24 @@ def run_isolated(script: str, args: Sequence[str], threads: int,
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def blas_line() -> str:
+    """Which BLAS NumPy runs, with which kernels: a GEMM-bound step's time depends on it
+    (this machine's AVX-512 kernels run GEMMs up to 2x faster than its AVX2 ones)."""
+    import numpy  # noqa: F401 (loads the library threadpoolctl looks for)
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "NumPy's BLAS: unknown (pip install threadpoolctl to see it)"
+    libs = [f"{i['internal_api']} {i.get('version') or ''} ({i.get('architecture') or '?'} "
+            "kernels)" for i in threadpool_info() if i["user_api"] == "blas"]
+    line = "NumPy's BLAS: " + (", ".join(libs) or "none found")
+    pinned = os.environ.get("OPENBLAS_CORETYPE")
+    if pinned:
+        line += (f"; OPENBLAS_CORETYPE={pinned} picks them (unset it, and OPENBLAS_L2_SIZE, for "
+                 "the kernels OpenBLAS picks for this CPU)")
+    return line
+
+
 def import_torch(threads: int) -> Any:
     """PyTorch, with `threads` threads, for a process that measures PyTorch alone. That
     process must not load lamina (nor this module load it): `import lamina` changes glibc's

@@ -1,6 +1,6 @@
 """Execution plans against eager lamina and eager PyTorch on the standard workloads.
 
-    python benchmarks/plan.py [--threads 2] [--repeats 20] [--rounds 3]
+    python benchmarks/plan.py [--threads 2] [--repeats 20] [--rounds 3] [--cases cnn/64 ...]
 
 For each workload prints, each framework in its own process with its threads pinned:
   * memory held for backward: the bytes alive at the end of the forward pass, measured
@@ -31,7 +31,7 @@ import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
-from common import import_torch, run_isolated, step_times  # noqa: E402
+from common import blas_line, import_torch, run_isolated, step_times  # noqa: E402
 
 CASES = [("mlp", 32), ("mlp", 128), ("cnn", 64), ("lstm", 32)]
 BLOCK = 10  # steps per block when eager and planned alternate; the first two untimed
@@ -118,6 +118,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3,
                         help="processes per framework and workload, run round-robin")
+    parser.add_argument("--cases", nargs="+", default=[f"{n}/{b}" for n, b in CASES],
+                        choices=[f"{n}/{b}" for n, b in CASES], metavar="WORKLOAD/BATCH",
+                        help="the cases to run (default: all)")
     parser.add_argument("--only", nargs=3, metavar=("FRAMEWORK", "WORKLOAD", "BATCH"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -128,10 +131,11 @@ def main() -> None:
     print(f"threads={args.threads} repeats={args.repeats} rounds={args.rounds}; lamina eager "
           f"and planned (compile(..., tune=True)) alternate in blocks of {BLOCK} steps in one "
           "process, PyTorch runs in its own")
+    print(blas_line())
     print(f"{'workload':10s} {'eager MB':>9s} {'plan MB':>8s} {'ratio':>6s} {'plan est':>9s} "
           f"{'eager ms':>9s} {'plan ms':>8s} {'torch ms':>9s} {'numpy ms':>9s} "
           f"{'plan/eager':>10s} {'(range)':>11s} {'plan/torch':>10s} {'plan/numpy':>10s}")
-    for name, size in CASES:
+    for name, size in (c for c in CASES if f"{c[0]}/{c[1]}" in args.cases):
         # Round-robin lamina's and torch's processes and take medians over the rounds.
         rounds = [[run(f, name, size, args.threads, args.repeats) for f in ("lamina", "torch")]
                   for _ in range(args.rounds)]

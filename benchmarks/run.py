@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
-from common import import_torch, run_isolated, step_times  # noqa: E402
+from common import blas_line, import_torch, run_isolated, step_times  # noqa: E402
 
 FRAMEWORKS = ("eager", "planned", "torch")
 
@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"threads={args.threads}, {args.steps} timed steps; Python "
           f"{platform.python_version()}, NumPy {np.__version__}")
+    print(blas_line())
     header = (f"{'workload':9s} {'framework':9s} {'median ms':>10s} {'p10':>7s} {'p90':>7s} "
               f"{'samples/s':>10s} {'RSS MB':>7s} {'vs torch':>8s} {'1st loss':>9s}")
     print(header)
