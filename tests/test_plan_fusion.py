@@ -140,3 +140,53 @@ def test_a_convolution_read_by_another_op_is_not_fused() -> None:
     planned, eager = eager_and_planned(model, lambda out, _: out, x, x, step=plan)
     for name, g in eager[1].items():
         np.testing.assert_allclose(planned[1][name], g, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("variant", Conv(2, 1, 0, 1, 1).variants)
+def test_a_cropped_convolution_is_the_top_left_of_the_whole(variant) -> None:
+    """Conv.crop computes output rows and columns [0, crop) only: the whole convolution's
+    output sliced, and the gradients of the whole one with zeros beyond the crop."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 5, 9, 8))
+    w, b = rng.standard_normal((3, 5, 3, 3)), rng.standard_normal(3)
+    gy = rng.standard_normal((2, 3, 6, 5))
+    results = []
+    for crop in (None, (6, 5)):
+        conv = Conv(2, 1, 1, 1, 1)
+        conv.planned, conv.variant, conv.crop = True, variant, crop
+        conv.needs_input_grad = (True, True, True)
+        y = conv.forward(x, w, b)
+        whole = np.zeros(y.shape)
+        whole[:, :, :6, :5] = gy
+        results.append((y[:, :, :6, :5], *conv.backward(gy if crop else whole)))
+    assert results[1][0].shape == (2, 3, 6, 5)
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _cropped_cnn(nd):
+    conv, pool = (nn.Conv1d, nn.MaxPool1d) if nd == 1 else (nn.Conv2d, nn.MaxPool2d)
+    return nn.Sequential(conv(4, 6, 3), nn.ReLU(), pool(2), nn.Flatten(),
+                         nn.Linear(6 * 4 ** nd, 3))
+
+
+@pytest.mark.parametrize("nd", [1, 2])
+@pytest.mark.parametrize("tune", [False, True])
+def test_a_plan_computes_only_the_convolution_outputs_pooling_reads(nd, tune) -> None:
+    lm.manual_seed(0)
+    model = _cropped_cnn(nd)
+    rng = np.random.default_rng(6)
+    x = lm.tensor(rng.standard_normal((5, 4, *(11,) * nd)).astype(np.float32))
+    y = lm.tensor(np.array([0, 1, 2, 0, 1]))
+    plan = compile(model, F.cross_entropy, (x, y), tune=tune)
+    size = "8x8 of its 9x9" if nd == 2 else "1x8 of its 1x9"
+    assert f"Conv#0 computes {size} outputs" in plan.describe()
+    assert plan.last.forward[0].fn.crop is not None
+    assert_plan_tracks_eager(model, plan, x, y)
+
+
+def test_a_convolution_pooled_with_padding_is_not_cropped() -> None:
+    model = nn.Sequential(nn.Conv2d(4, 6, 3), nn.MaxPool2d(2, padding=1), nn.Flatten())
+    x = lm.tensor(np.random.default_rng(7).standard_normal((2, 4, 11, 11)).astype(np.float32))
+    plan = compile(model, lambda out, _: out.sum(), (x, x))
+    assert "computes" not in plan.describe()

@@ -88,6 +88,9 @@ class Conv(Function):
     """N-D convolution for N in (1, 2) with stride, padding, dilation and groups."""
 
     supports_out = True
+    # Set by an execution plan whose only reader of the output, a max pooling, never reads
+    # its last rows or columns: compute output rows and columns [0, crop) only.
+    crop: tuple[int, int] | None = None
 
     def __init__(self, nd: int, stride: Any, padding: Any, dilation: Any, groups: int) -> None:
         op = f"conv{nd}d"
@@ -123,6 +126,8 @@ class Conv(Function):
                 f"{self.op}: input is smaller than the (dilated) kernel; got input "
                 f"{x.shape}, kernel {(kh, kw)}, padding {(ph, pw)}, dilation {(dh, dw)}"
             )
+        if self.crop is not None:
+            oh, ow = min(oh, self.crop[0]), min(ow, self.crop[1])
         self.meta = (x.shape, W.shape, (oh, ow))
         col, cols = self._im2col(x)
         Wm = W.reshape(g, o // g, cg * kh * kw)

@@ -19,6 +19,7 @@ import numpy as np
 
 from lamina.autograd.engine import accumulate_grad
 from lamina.functions.activation import ReLU
+from lamina.functions.conv import Conv, out_size
 from lamina.functions.conv_pool import ConvMaxPool, fusable
 from lamina.functions.pooling import MaxPool
 from lamina.plan.emit import emit
@@ -38,7 +39,9 @@ class Program:
         kept = _prune(trace.nodes, trace.outputs, len(trace.kinds))
         self.pruned = [n for n in trace.nodes if n not in kept]
         self.rewrites: list[str] = []
-        self.forward = _toposort(self._fuse_conv_pool(self._pool_before_relu(kept)), trace)
+        nodes = self._fuse_conv_pool(self._pool_before_relu(kept))
+        self._crop_for_pool(nodes)
+        self.forward = _toposort(nodes, trace)
         self.grad_values = self._needs_grad() if train else set()
         # An op is in backward where its (float) outputs take gradient: a comparison of a
         # value that does, which gives booleans, is not.
@@ -130,6 +133,33 @@ class Program:
             out.remove(pool)
             self.rewrites.append(f"{pool.name}({conv.name}#{conv.index}(x)) -> ConvMaxPool(x)")
         return out
+
+    def _crop_for_pool(self, nodes: list[Node]) -> None:
+        """A convolution read only by an unpadded max pooling that never reads its last
+        rows or columns (an 11x11 output pooled 2x2 to 5x5) computes only what is read."""
+        trace = self.trace
+        readers: dict[int, int] = defaultdict(int)
+        for n in nodes:
+            for v in n.inputs:
+                readers[v] += 1
+        maker = {v: n for n in nodes for v in n.outputs}
+        for pool in nodes:
+            v = pool.inputs[0]
+            conv = maker.get(v)
+            if not (isinstance(pool.fn, MaxPool) and not any(pool.fn.p) and conv is not None
+                    and type(conv.fn) is Conv and readers[v] == 1 and v not in trace.outputs
+                    and isinstance(trace.arrays[v], np.ndarray)):
+                continue
+            shape = trace.shapes[v]
+            size = (1, shape[2]) if pool.fn.nd == 1 else shape[2:]
+            read = tuple((out_size(n, k, s, 0, 1) - 1) * s + k
+                         for n, k, s in zip(size, pool.fn.k, pool.fn.s))
+            if read == tuple(size):
+                continue
+            conv.fn.crop = read
+            trace.shapes[v] = (*shape[:2], *read[2 - pool.fn.nd:])
+            self.rewrites.append(f"{conv.name}#{conv.index} computes {read[0]}x{read[1]} of "
+                                 f"its {size[0]}x{size[1]} outputs (the rest unpooled)")
 
     # -- analysis ---------------------------------------------------------------------------
     def _probe(self) -> list[Any]:
