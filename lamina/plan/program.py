@@ -87,11 +87,7 @@ class Program:
         function, and where a window's max is <= 0 both orders pass no gradient. The ReLU
         then runs on the pooled array, a kernel-area times smaller."""
         trace = self.trace
-        readers: dict[int, int] = defaultdict(int)
-        for n in nodes:
-            for v in n.inputs:
-                readers[v] += 1
-        maker = {v: n for n in nodes for v in n.outputs}
+        readers, maker = _wiring(nodes)
         out = list(nodes)
         for pool in nodes:
             relu = maker.get(pool.inputs[0])
@@ -115,11 +111,7 @@ class Program:
         """max_pool(conv(x, W, b)) -> ConvMaxPool(x, W, b) where nothing else reads the
         convolution's output and the fusion pays (see functions/conv_pool.py)."""
         trace = self.trace
-        readers: dict[int, int] = defaultdict(int)
-        for n in nodes:
-            for v in n.inputs:
-                readers[v] += 1
-        maker = {v: n for n in nodes for v in n.outputs}
+        readers, maker = _wiring(nodes)
         out = list(nodes)
         for pool in nodes:
             conv = maker.get(pool.inputs[0])
@@ -138,11 +130,7 @@ class Program:
         """A convolution read only by an unpadded max pooling that never reads its last
         rows or columns (an 11x11 output pooled 2x2 to 5x5) computes only what is read."""
         trace = self.trace
-        readers: dict[int, int] = defaultdict(int)
-        for n in nodes:
-            for v in n.inputs:
-                readers[v] += 1
-        maker = {v: n for n in nodes for v in n.outputs}
+        readers, maker = _wiring(nodes)
         for pool in nodes:
             v = pool.inputs[0]
             conv = maker.get(v)
@@ -385,6 +373,15 @@ def timed_step(run: Any, arrays: list[Any], params: list[Any]) -> float:
     start = time.perf_counter()
     run(arrays)
     return time.perf_counter() - start
+
+
+def _wiring(nodes: list[Node]) -> tuple[dict[int, int], dict[int, Node]]:
+    """How many nodes read each value, and the node making each."""
+    readers: dict[int, int] = defaultdict(int)
+    for n in nodes:
+        for v in n.inputs:
+            readers[v] += 1
+    return readers, {v: n for n in nodes for v in n.outputs}
 
 
 def _prune(nodes: list[Node], outputs: list[int], n_values: int) -> list[Node]:
