@@ -21,8 +21,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lamina.autograd.function import Function
-from lamina.functions.conv import Conv, out_size
-from lamina.functions.pooling import MaxPool
+from lamina.functions.conv import Conv, out_size, windows
+from lamina.functions.pooling import MaxPool, first_max, max_of
 
 
 def fusable(conv: Any, pool: Any, weight_shape: tuple[int, ...]) -> bool:
@@ -62,16 +62,11 @@ class ConvMaxPool(Function):
             mem += b.reshape(o, 1, 1)
         planes = [mem[:, k] for k in range(kk)]
         out = self.out_buffer()
-        y = np.empty((o, cells), mem.dtype) if out is None else out.reshape(o, cells)
-        if kk == 1:
-            y[...] = planes[0]
-        else:
-            np.maximum(planes[0], planes[1], out=y)
-        for plane in planes[2:]:
-            np.maximum(y, plane, out=y)
+        y = max_of(planes, np.empty((o, cells), mem.dtype) if out is None
+                   else out.reshape(o, cells))
         need = self.needs_input_grad
         if any(need):
-            self.idx = _first_max(planes, y)
+            self.idx = first_max(planes, y)
             self.save_for_backward(x if need[1] else None, W if need[0] else None)
         y = y.reshape(o, x.shape[0], *self.pooled).transpose(1, 0, 2, 3)
         return y[:, :, 0, :] if self.nd == 1 else y
@@ -88,11 +83,11 @@ class ConvMaxPool(Function):
         self.x_shape, self.w_shape, self.pooled = x.shape, w_shape, pooled
         self.cells = n * pooled[0] * pooled[1]
         xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
-        sn, sc, sy, sx = xp.strides
-        view = as_strided(xp, shape=(c, kh, kw, qh, qw, n, *pooled),
-                          strides=(sc, sy * dh, sx * dw, sy * sh, sx * sw, sn, sy * sh * qh,
-                                   sx * sw * qw), writeable=False)
-        return view.reshape(g, cg * kh * kw, qh * qw * self.cells)
+        win = windows(xp, (kh, kw), (sh, sw), (dh, dw), (pooled[0] * qh, pooled[1] * qw))
+        # output row r = PH index * qh + window row: split, then window offsets first
+        win = win.reshape(n, c, pooled[0], qh, pooled[1], qw, kh, kw)
+        return win.transpose(1, 6, 7, 3, 5, 0, 2, 4).reshape(g, cg * kh * kw,
+                                                             qh * qw * self.cells)
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         x, W = self.saved_tensors
@@ -137,16 +132,3 @@ class ConvMaxPool(Function):
                 at += gcol[:, i, j]
         return gxp.transpose(1, 0, 2, 3)[:, :, ph:ph + h, pw:pw + w]
 
-
-def _first_max(planes: list[Any], y: Any) -> Any:
-    """Per window, the index of the first plane equal to the maximum y (PyTorch's pick on
-    ties): e0 + e0*e1 + e0*e1*e2 + ..., e_k = "plane k is not the maximum"."""
-    idx = np.zeros(y.shape, np.uint8 if len(planes) < 256 else np.int32)
-    if len(planes) == 1:
-        return idx
-    not_yet = np.not_equal(planes[0], y)
-    idx += not_yet
-    for plane in planes[1:-1]:
-        np.logical_and(not_yet, np.not_equal(plane, y), out=not_yet)
-        idx += not_yet
-    return idx

@@ -78,23 +78,9 @@ class MaxPool(_Pool):
         # y keeps x's memory order (a convolution's output is channel-major), so no op
         # between them transposes.
         out = self.out_buffer(like=planes[0])
-        y = np.empty_like(planes[0]) if out is None else out
-        if len(planes) == 1:
-            y[...] = planes[0]
-        else:
-            np.maximum(planes[0], planes[1], out=y)
-        for plane in planes[2:]:
-            np.maximum(y, plane, out=y)
-        if not self.needs_input_grad[0]:  # inference: no index to keep (half the work)
-            return self._out(y)
-        # The first maximum's index, as PyTorch picks among ties, by arithmetic on
-        # "plane k is not the max" masks e_k: idx = e0 * (1 + e1 * (1 + e2 * (...))).
-        # Several times faster than an argmax over copied windows.
-        idx = np.zeros_like(y, np.uint8 if len(planes) < 256 else np.int32)
-        for plane in reversed(planes[:-1]):
-            idx += 1
-            idx *= plane != y
-        self.idx = idx
+        y = max_of(planes, np.empty_like(planes[0]) if out is None else out)
+        if self.needs_input_grad[0]:  # inference keeps no index (half the work)
+            self.idx = first_max(planes, y)
         return self._out(y)
 
     def backward(self, gy: Any) -> Any:
@@ -116,6 +102,29 @@ class MaxPool(_Pool):
             else:
                 plane += gy * (self.idx == k)
         return self._unpad(gxp)
+
+
+def max_of(planes: list[Any], y: Any) -> Any:
+    """The planes' elementwise maximum, written into y (returned)."""
+    if len(planes) == 1:
+        y[...] = planes[0]
+    else:
+        np.maximum(planes[0], planes[1], out=y)
+    for plane in planes[2:]:
+        np.maximum(y, plane, out=y)
+    return y
+
+
+def first_max(planes: list[Any], y: Any) -> Any:
+    """Per element, the index of the first plane equal to the maximum y, as PyTorch picks
+    among ties, in y's memory order. By arithmetic on "plane k is not the max" masks e_k,
+    idx = e0 * (1 + e1 * (1 + e2 * (...))): several times faster than an argmax over
+    copied windows."""
+    idx = np.zeros_like(y, np.uint8 if len(planes) < 256 else np.int32)
+    for plane in reversed(planes[:-1]):
+        idx += 1
+        idx *= plane != y
+    return idx
 
 
 class AvgPool(_Pool):
