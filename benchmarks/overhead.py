@@ -93,7 +93,7 @@ def lamina_mlp() -> Callable[[], object]:
         for i, p in enumerate(params):  # SGD, momentum 0.9, lr 0.01 (PyTorch's rule)
             v = p.grad if velocity[i] is None else velocity[i] * 0.9 + p.grad
             velocity[i] = v
-            p.data -= 0.01 * v
+            p.array -= 0.01 * v
             p.grad = None
         return loss.item()
 

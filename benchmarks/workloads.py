@@ -199,7 +199,7 @@ def numpy_mlp_step(size: int | None = None) -> Callable[[], float]:
     model = lamina_model("mlp")
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     params = list(model.parameters())
-    weights_, biases = [p.data for p in params[::2]], [p.data for p in params[1::2]]
+    weights_, biases = [p.array for p in params[::2]], [p.array for p in params[1::2]]
     x, y = batch("mlp", size)
     n, rows = len(y), np.arange(len(y))
     hidden = [np.empty((n, w.shape[0]), np.float32) for w in weights_]

@@ -41,10 +41,10 @@ def main() -> None:
         loss = F.cross_entropy(logits, y)
         loss.backward()
         for p in params:
-            p.data -= lr * p.grad
+            p.array -= lr * p.grad
             p.grad = None
         if step % 200 == 0:
-            accuracy = (logits.data.argmax(axis=1) == y.data).mean()
+            accuracy = (logits.array.argmax(axis=1) == y.array).mean()
             print(f"step {step:4d}  loss {loss.item():.4f}  accuracy {accuracy:.3f}")
 
 

@@ -207,12 +207,12 @@ def cmd_info(args: argparse.Namespace) -> int:
         for name, layer in layers:
             x = layer(x)
             out = x[0] if isinstance(x, tuple) else x
-            n = sum(p.size for p in layer.parameters())
+            n = sum(p.numel() for p in layer.parameters())
             rows.append((name or "-", type(layer).__name__, str(("N", *out.shape[1:])), f"{n:,}"))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
-    total = sum(p.size for p in model.parameters())
+    total = sum(p.numel() for p in model.parameters())
     print(f"total parameters: {total:,}   input shape: {['N', *data.info['input_shape']]}")
     sizes = [(name, len(loader.dataset)) for name, loader in
              (("train", data.train), ("validation", data.val), ("test", data.test)) if loader]
@@ -258,7 +258,7 @@ def generate(model: Any, vocab: str, prime: str, length: int, temperature: float
     with lm.no_grad():
         logits = model(lm.tensor(np.array([ids if stateful or not window else ids[-window:]])))
         for _ in range(length):
-            z = logits.data[0, -1].astype(np.float64) / max(temperature, 1e-6)
+            z = logits.array[0, -1].astype(np.float64) / max(temperature, 1e-6)
             p = np.exp(z - z.max())
             ids.append(int(rng.choice(len(vocab), p=p / p.sum())))
             context = ids[-1:] if stateful else ids[-window:] if window else ids

@@ -72,7 +72,7 @@ unary("abs", F.abs, np.abs, lambda x: x.abs(), make=away_from_zero)
 unary("clip", lambda x: F.clip(x, -0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5),
       lambda x: x.clamp(-0.5, 0.5), make=away_from_zero)
 unary("abs_method", lambda x: x.abs(), np.abs, lambda x: x.abs(), make=away_from_zero)
-unary("clip_method", lambda x: x.clip(hi=0.5), lambda x: np.minimum(x, 0.5),
+unary("clip_method", lambda x: x.clip(max=0.5), lambda x: np.minimum(x, 0.5),
       lambda x: x.clamp(max=0.5), make=away_from_zero)
 
 for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
@@ -94,17 +94,17 @@ for shape, axis, keep in [((), None, False), ((3,), None, False), ((2, 3), 0, Fa
     CASES.append(Case(f"mean{tag}", lambda x, a=axis, k=keep: x.mean(a, k),
                       lambda x, a=axis, k=keep: np.mean(x, axis=a, keepdims=k),
                       inputs(randn(*shape)), _torch_reduce("mean")))
-    CASES.append(Case(f"max{tag}", lambda x, a=axis, k=keep: x.max(a, k),
+    CASES.append(Case(f"max{tag}", lambda x, a=axis, k=keep: x.amax(a, k),
                       lambda x, a=axis, k=keep: np.max(x, axis=a, keepdims=k),
                       inputs(randn(*shape)), _torch_reduce("amax")))
-    CASES.append(Case(f"min{tag}", lambda x, a=axis, k=keep: x.min(a, k),
+    CASES.append(Case(f"min{tag}", lambda x, a=axis, k=keep: x.amin(a, k),
                       lambda x, a=axis, k=keep: np.min(x, axis=a, keepdims=k),
                       inputs(randn(*shape)), _torch_reduce("amin")))
 
 CASES += [
     Case("reshape", lambda x: x.reshape(3, -1), lambda x: x.reshape(3, -1),
          inputs(randn(2, 3, 2)), lambda x: x.reshape(3, -1)),
-    Case("transpose", lambda x: x.transpose(2, 0, 1), lambda x: x.transpose(2, 0, 1),
+    Case("permute", lambda x: x.permute(2, 0, 1), lambda x: x.transpose(2, 0, 1),
          inputs(randn(2, 3, 4)), lambda x: x.permute(2, 0, 1)),
     Case("T", lambda x: x.T, lambda x: x.T, inputs(randn(2, 3)), lambda x: x.T),
     Case("broadcast_to", lambda x: F.broadcast_to(x, (2, 3, 4)),
@@ -115,7 +115,7 @@ CASES += [
     Case("getitem_int", lambda x: x[1], lambda x: x[1], inputs(randn(3, 5)), lambda x: x[1]),
     Case("getitem_intarray_repeats", lambda x: x[[0, 2, 0, 0]], lambda x: x[[0, 2, 0, 0]],
          inputs(randn(3, 2)), lambda x: x[[0, 2, 0, 0]]),
-    Case("getitem_mask", lambda x: x[x.data > 0], lambda x: x[x > 0], inputs(randn(4, 3))),
+    Case("getitem_mask", lambda x: x[x.array > 0], lambda x: x[x > 0], inputs(randn(4, 3))),
     Case("getitem_newaxis_ellipsis", lambda x: x[None, ..., 0], lambda x: x[None, ..., 0],
          inputs(randn(2, 3)), lambda x: x[None, ..., 0]),
 ]

@@ -44,7 +44,7 @@ def test_bptt_learns_to_copy_across_chunk_boundaries() -> None:
     model.eval()
     model[1].reset_state()
     with lm.no_grad():
-        pred = np.concatenate([model(lm.tensor(x[:64, t:t + 5])).data.argmax(-1)
+        pred = np.concatenate([model(lm.tensor(x[:64, t:t + 5])).array.argmax(-1)
                                for t in range(0, 20, 5)], axis=1)
     starts = pred[:, 5::5] == y[:64, 5::5]  # chunk starts: the previous chunk's last symbol
     assert starts.mean() > 0.95
@@ -149,7 +149,7 @@ def _micro_run(micro_batches: int, loss: Any = "cross_entropy", compile: bool = 
     trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.1, momentum=0.9), loss=loss,
                       algorithm=BP(micro_batches=micro_batches), compile=compile)
     history = trainer.fit(DataLoader(ArrayDataset(x, y), batch_size=batch_size), epochs=2)
-    return history, [p.data.copy() for p in model.parameters()]
+    return history, [p.array.copy() for p in model.parameters()]
 
 
 @pytest.mark.parametrize("compile", [False, True])
@@ -182,14 +182,14 @@ def test_micro_batches_refuse_a_mean_that_counts_rows_unequally(compile) -> None
     rng = np.random.default_rng(1)
     x, y = rng.standard_normal((8, 4)).astype(np.float32), np.array([0, 0, 0, 0, 1, 1, 1, 0])
     model = nn.Linear(4, 2)
-    before = [p.data.copy() for p in model.parameters()]
+    before = [p.array.copy() for p in model.parameters()]
     trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.1),
                       loss={"type": "cross_entropy", "weight": [1.0, 5.0]},
                       algorithm=BP(micro_batches=2), compile=compile)
     with pytest.raises(ValueError, match=r"micro_batches=2: the batch's loss is .* counts rows "
                                          r"unequally .* reduction: sum"):
         trainer.fit(DataLoader(ArrayDataset(x, y), batch_size=8), epochs=1)
-    assert all(np.array_equal(a, p.data) for a, p in zip(before, model.parameters()))
+    assert all(np.array_equal(a, p.array) for a, p in zip(before, model.parameters()))
     assert all(p.grad is None for p in model.parameters())
 
 

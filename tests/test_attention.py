@@ -17,7 +17,7 @@ def _x(*shape, seed=0):
 
 def _float64(layer):
     for p in layer.parameters():
-        p.data = p.data.astype(np.float64)
+        p.array = p.array.astype(np.float64)
     return layer
 
 
@@ -35,7 +35,7 @@ def test_a_causal_position_sees_only_itself_and_the_past(causal) -> None:
 def test_attention_weights_are_a_softmax_over_the_keys() -> None:
     q, k = _x(1, 3, 4), _x(1, 5, 4, seed=1)
     v = np.eye(5)[None]  # one-hot values: the output rows are the attention weights
-    w = F.scaled_dot_product_attention(*(lm.tensor(a) for a in (q, k, v))).data
+    w = F.scaled_dot_product_attention(*(lm.tensor(a) for a in (q, k, v))).array
     np.testing.assert_allclose(w.sum(axis=-1), 1, rtol=1e-12)
     scores = q[0] @ k[0].T / 2
     np.testing.assert_allclose(w[0], np.exp(scores) / np.exp(scores).sum(1, keepdims=True),
@@ -55,7 +55,7 @@ def test_cross_attention_matches_pytorch() -> None:
     ty = theirs(tq, tkv, tkv, need_weights=False)[0]
     ly.sum().backward()
     ty.sum().backward()
-    np.testing.assert_allclose(ly.data, ty.detach().numpy(), atol=1e-5)
+    np.testing.assert_allclose(ly.array, ty.detach().numpy(), atol=1e-5)
     np.testing.assert_allclose(lkv.grad, tkv.grad.numpy(), atol=1e-5)
     np.testing.assert_allclose(ours.in_proj_weight.grad, theirs.in_proj_weight.grad.numpy(),
                                atol=1e-5)
@@ -129,19 +129,19 @@ def test_a_causal_model_exports_at_opset_14_and_17(tmp_path) -> None:
         path = lm.io.export_onnx(model, x, tmp_path / f"m{opset}.onnx", opset=opset)
         session = ort.InferenceSession(str(path))
         (y,) = session.run(None, {session.get_inputs()[0].name: x})
-        np.testing.assert_allclose(y, model(lm.tensor(x)).data, atol=1e-5)
+        np.testing.assert_allclose(y, model(lm.tensor(x)).array, atol=1e-5)
 
 
 def test_sinusoidal_positions_follow_the_closed_form() -> None:
     pos = nn.PositionalEncoding(4, max_len=50)
     assert list(pos.state_dict()) == []  # the same for every model: not saved
-    y = pos(lm.tensor(np.zeros((2, 30, 4)))).data
+    y = pos(lm.tensor(np.zeros((2, 30, 4)))).array
     p = np.arange(30.0)
     np.testing.assert_allclose(y[1], np.stack([np.sin(p), np.cos(p), np.sin(p / 100),
                                                np.cos(p / 100)], axis=1), atol=1e-6)
     # odd width: column 4 is sin(pos / 10000^(4/5)), with no cos beside it
     odd = nn.PositionalEncoding(5, max_len=3, batch_first=False)(lm.tensor(np.zeros((3, 2, 5))))
-    np.testing.assert_allclose(odd.data[2, 0, [0, 1, 4]], [np.sin(2), np.cos(2), np.sin(2 / 10**3.2)],
+    np.testing.assert_allclose(odd.array[2, 0, [0, 1, 4]], [np.sin(2), np.cos(2), np.sin(2 / 10**3.2)],
                                atol=1e-6)
 
 
@@ -189,7 +189,7 @@ def test_sampling_a_stateless_model_reads_the_last_window_again_each_step() -> N
     text = generate(model, vocab, "abcab", length=6, temperature=1e-9, window=4)
     ids = [vocab.index(c) for c in "abcab"]
     for _ in range(6):  # greedy, by hand, from the last 4 characters each time
-        ids.append(int(model(lm.tensor(np.array([ids[-4:]]))).data[0, -1].argmax()))
+        ids.append(int(model(lm.tensor(np.array([ids[-4:]]))).array[0, -1].argmax()))
     assert text == "".join(vocab[i] for i in ids)
 
 
@@ -202,8 +202,8 @@ def test_attention_dropout_acts_in_training_only_and_repeats_with_the_seed() -> 
     runs = []
     for _ in range(2):
         lm.manual_seed(7)
-        runs.append(attn(x).data)
+        runs.append(attn(x).array)
     np.testing.assert_array_equal(runs[0], runs[1])
-    assert not np.allclose(runs[0], plain(x).data)
+    assert not np.allclose(runs[0], plain(x).array)
     attn.eval()
-    np.testing.assert_array_equal(attn(x).data, plain(x).data)
+    np.testing.assert_array_equal(attn(x).array, plain(x).array)

@@ -52,7 +52,7 @@ def test_masked_attention_matches_pytorch(name, batch_first) -> None:
     g = _rng(8).standard_normal(ly.shape)
     ty.backward(torch.tensor(g))
     ly.backward(g)
-    np.testing.assert_allclose(ly.data, ty.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(ly.array, ty.detach().numpy(), atol=1e-12)
     np.testing.assert_allclose(lq.grad, tq.grad.numpy(), atol=1e-12)
     np.testing.assert_allclose(lkv.grad, tkv.grad.numpy(), atol=1e-12)
     np.testing.assert_allclose(ours.in_proj_weight.grad, theirs.in_proj_weight.grad.numpy(),
@@ -74,7 +74,7 @@ def test_an_encoder_layer_with_padding_matches_pytorch(norm_first) -> None:
     ly = ours(lx, src_mask=causal, src_key_padding_mask=PADDING)
     ty.sum().backward()
     ly.sum().backward()
-    np.testing.assert_allclose(ly.data, ty.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(ly.array, ty.detach().numpy(), atol=1e-12)
     np.testing.assert_allclose(lx.grad, tx.grad.numpy(), atol=1e-12)
 
 
@@ -85,9 +85,9 @@ def test_a_padded_batch_gives_each_sequence_what_it_gives_alone() -> None:
     x = _rng(10).standard_normal((3, 5, E))
     padding = np.arange(5)[None] >= np.array(lengths)[:, None]
     x[padding] = 1e3  # whatever the padding holds must not matter
-    batched = attn(lm.tensor(x), key_padding_mask=padding).data
+    batched = attn(lm.tensor(x), key_padding_mask=padding).array
     for i, n in enumerate(lengths):
-        alone = attn(lm.tensor(x[i:i + 1, :n])).data
+        alone = attn(lm.tensor(x[i:i + 1, :n])).array
         np.testing.assert_allclose(batched[i, :n], alone[0], rtol=1e-12, atol=1e-12)
 
 
@@ -97,7 +97,7 @@ def test_a_query_with_no_key_left_gets_zeros_and_passes_no_gradient() -> None:
     everything = np.ones((B, S), bool)
     everything[0] = False  # the first sequence keeps its keys
     y = attn(x, key_padding_mask=everything)
-    np.testing.assert_array_equal(y.data[1], 0.0)
+    np.testing.assert_array_equal(y.array[1], 0.0)
     y.sum().backward()
     assert np.isfinite(x.grad).all() and np.isfinite(attn.in_proj_weight.grad).all()
     np.testing.assert_array_equal(x.grad[1], 0.0)
@@ -126,15 +126,15 @@ def test_a_mask_made_from_the_ids_follows_every_batch_in_a_plan() -> None:
     plan = lm.plan.compile(model, F.cross_entropy, (ids, y))
     for seed in range(3):
         other = lm.tensor(_rng(seed).integers(0, 7, (2, 5)))
-        other.data[:, -2:] = 0
-        other.data[1, :] = 0 if seed == 2 else other.data[1, :]  # a sequence of padding only
+        other.array[:, -2:] = 0
+        other.array[1, :] = 0 if seed == 2 else other.array[1, :]  # a sequence of padding only
         model.zero_grad()
-        loss = float(plan(other, y).data)
+        loss = float(plan(other, y).array)
         grads = [p.grad.copy() for p in model.parameters()]
         model.zero_grad()
         eager = F.cross_entropy(model(other), y)
         eager.backward()
-        assert loss == pytest.approx(float(eager.data), rel=1e-6)
+        assert loss == pytest.approx(float(eager.array), rel=1e-6)
         for g, p in zip(grads, model.parameters()):
             np.testing.assert_allclose(g, p.grad, rtol=1e-5, atol=1e-6)
     assert plan.traces == 1

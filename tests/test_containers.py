@@ -17,8 +17,8 @@ import lamina.nn as nn
 
 def _linear(in_features, out_features, rng):
     layer = nn.Linear(in_features, out_features)
-    layer.weight.data = rng.standard_normal((out_features, in_features))
-    layer.bias.data = rng.standard_normal(out_features)
+    layer.weight.array = rng.standard_normal((out_features, in_features))
+    layer.bias.array = rng.standard_normal(out_features)
     return layer
 
 
@@ -29,8 +29,8 @@ def test_residual_adds_its_input_and_passes_the_gradient_straight_through() -> N
     xt = lm.tensor(x, requires_grad=True)
     y = nn.Residual(fc)(xt)
     (y * lm.tensor(g)).sum().backward()
-    w, b = fc.weight.data, fc.bias.data
-    np.testing.assert_allclose(y.data, x @ w.T + b + x, rtol=1e-12)
+    w, b = fc.weight.array, fc.bias.array
+    np.testing.assert_allclose(y.array, x @ w.T + b + x, rtol=1e-12)
     np.testing.assert_allclose(xt.grad, g @ w + g, rtol=1e-12)  # d(xW^T + x)/dx
     np.testing.assert_allclose(fc.weight.grad, g.T @ x, rtol=1e-12)
 
@@ -40,8 +40,8 @@ def test_residual_with_a_shortcut_layer_adds_that_instead() -> None:
     body, proj = _linear(4, 2, rng), _linear(4, 2, rng)
     x = rng.standard_normal((5, 4))
     y = nn.Residual(body, nn.Tanh(), shortcut=proj)(lm.tensor(x))
-    expected = np.tanh(x @ body.weight.data.T + body.bias.data)
-    np.testing.assert_allclose(y.data, expected + x @ proj.weight.data.T + proj.bias.data,
+    expected = np.tanh(x @ body.weight.array.T + body.bias.array)
+    np.testing.assert_allclose(y.array, expected + x @ proj.weight.array.T + proj.bias.array,
                                rtol=1e-12)
 
 
@@ -53,9 +53,9 @@ def test_concat_joins_branches_and_sums_their_gradients() -> None:
     y = nn.Concat(a, b)(xt)
     (y * lm.tensor(g)).sum().backward()
     np.testing.assert_allclose(
-        y.data, np.concatenate([x @ a.weight.data.T + a.bias.data,
-                                x @ b.weight.data.T + b.bias.data], axis=1), rtol=1e-12)
-    np.testing.assert_allclose(xt.grad, g[:, :2] @ a.weight.data + g[:, 2:] @ b.weight.data,
+        y.array, np.concatenate([x @ a.weight.array.T + a.bias.array,
+                                x @ b.weight.array.T + b.bias.array], axis=1), rtol=1e-12)
+    np.testing.assert_allclose(xt.grad, g[:, :2] @ a.weight.array + g[:, 2:] @ b.weight.array,
                                rtol=1e-12)
 
 
@@ -70,7 +70,7 @@ def test_layer_norm_normalises_each_sample_alike_in_train_and_eval() -> None:
     norm = nn.LayerNorm(7)
     for mode in (norm.train, norm.eval):
         mode()
-        y = norm(lm.tensor(x, dtype="float32")).data
+        y = norm(lm.tensor(x, dtype="float32")).array
         np.testing.assert_allclose(y.mean(axis=1), 0, atol=1e-6)
         np.testing.assert_allclose(y.var(axis=1), 1, rtol=1e-4)  # eps = 1e-5 against var ~25
     assert [n for n, _ in norm.named_parameters()] == ["weight", "bias"]
@@ -89,7 +89,7 @@ def test_container_children_read_as_pytorch_names() -> None:
     again = nn.from_config(model.to_config())
     again.load_state_dict(model.state_dict())
     x = lm.tensor(np.ones((2, 4), np.float32))
-    np.testing.assert_array_equal(again(x).data, model(x).data)
+    np.testing.assert_array_equal(again(x).array, model(x).array)
 
 
 def test_shape_errors_name_the_container_and_the_fix() -> None:

@@ -31,7 +31,7 @@ def test_loader_batches_shuffles_by_seed_and_epoch_and_drops_last() -> None:
 
     def order(loader, epoch):
         loader.set_epoch(epoch)
-        return np.concatenate([b[1].data for b in loader])
+        return np.concatenate([b[1].array for b in loader])
 
     a, b = DataLoader(ds, 3, shuffle=True, seed=1), DataLoader(ds, 3, shuffle=True, seed=1)
     assert np.array_equal(order(a, 0), order(b, 0))
@@ -49,7 +49,7 @@ def test_loader_collates_datasets_without_get_batch() -> None:
             return np.array([i], np.float32), np.int64(i * i)
 
     x, y = next(iter(DataLoader(Squares(), batch_size=5)))
-    assert x.shape == (5, 1) and list(y.data) == [0, 1, 4, 9, 16]
+    assert x.shape == (5, 1) and list(y.array) == [0, 1, 4, 9, 16]
 
 
 def test_array_dataset_checks_lengths() -> None:
@@ -88,7 +88,7 @@ def test_a_subset_batches_through_its_dataset() -> None:
     ds = ArrayDataset(np.arange(20, dtype=np.float32)[:, None], np.arange(20))
     subset = Subset(ds, [7, 2, 11])
     x, y = next(iter(DataLoader(subset, 3)))
-    assert y.data.tolist() == [7, 2, 11] and x.shape == (3, 1)
+    assert y.array.tolist() == [7, 2, 11] and x.shape == (3, 1)
 
     class NoBatch(Dataset):
         def __len__(self):
@@ -102,7 +102,7 @@ def test_a_subset_batches_through_its_dataset() -> None:
     pairs = []
     x, y = next(iter(DataLoader(plain, 2, collate=lambda s: (pairs.append(s) or
                                                              default_collate(s)))))
-    assert y.data.tolist() == [4, 1] and len(pairs) == 1
+    assert y.array.tolist() == [4, 1] and len(pairs) == 1
 
 
 def _write_idx(path, array, compress):
@@ -203,7 +203,7 @@ def test_shards_are_equal_disjoint_parts_of_each_epochs_order() -> None:
     parts = [DataLoader(ds, 2, shuffle=True, seed=4, shard=(i, 2)) for i in range(2)]
     for loader in (whole, *parts):
         loader.set_epoch(3)
-    got = [np.concatenate([b[1].data for b in p]) for p in parts]
+    got = [np.concatenate([b[1].array for b in p]) for p in parts]
     assert [len(g) for g in got] == [5, 5] and [len(p) for p in parts] == [3, 3]
     np.testing.assert_array_equal(np.concatenate(got), whole.order()[:10])  # one left over
     with pytest.raises(ValueError, match=r"shard must be \(index, count\)"):

@@ -95,7 +95,7 @@ def test_bsp_equals_single_process_training_on_the_concatenated_batch(cluster_en
             opt.step()
             opt.zero_grad()
     for (n, p), (_, q) in zip(model.named_parameters(), local.named_parameters()):
-        np.testing.assert_allclose(p.data, q.data, rtol=1e-6, atol=1e-7, err_msg=n)
+        np.testing.assert_allclose(p.array, q.array, rtol=1e-6, atol=1e-7, err_msg=n)
 
 
 def test_bsp_runs_are_bit_identical(cluster_env, tmp_path):
@@ -103,7 +103,7 @@ def test_bsp_runs_are_bit_identical(cluster_env, tmp_path):
     a, _ = _run(_job(path), epochs=1)
     b, _ = _run(_job(path), epochs=1)
     for (n, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
-        np.testing.assert_array_equal(p.data, q.data, err_msg=n)
+        np.testing.assert_array_equal(p.array, q.array, err_msg=n)
 
 
 def test_ssp_never_lets_a_worker_run_more_than_s_ahead(cluster_env, tmp_path):
@@ -161,7 +161,7 @@ def test_a_killed_worker_restarts_rejoins_and_the_run_completes(cluster_env, tmp
         stats = cluster.stats()
         assert [s["version"] for s in stats] == [160, 160]  # no step lost or repeated
         cluster.pull_into(model)
-        accuracy = (model(lm.tensor(x)).data.argmax(1) == y).mean()
+        accuracy = (model(lm.tensor(x)).array.argmax(1) == y).mean()
         assert accuracy > 0.8
     finally:
         cluster.shutdown()
@@ -217,7 +217,7 @@ def test_bptt_trains_every_epoch_and_equals_local_training(cluster_env, tmp_path
         for batch in loader:
             bptt.train_one_batch(local, batch, updater)
     for (n, p), (_, q) in zip(model.named_parameters(), local.named_parameters()):
-        np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-6, err_msg=n)
+        np.testing.assert_allclose(p.array, q.array, rtol=1e-5, atol=1e-6, err_msg=n)
 
 
 def test_a_worker_killed_between_bptt_chunks_redoes_its_batch_without_repeating_a_push(
@@ -332,10 +332,10 @@ def test_batch_norm_statistics_are_the_workers_average(cluster_env, tmp_path):
             assert int(got["0.count"]) == len(x)
         cluster.sync_buffers(model)
         want = (before[0]["2.running_mean"] + before[1]["2.running_mean"]) / 2
-        np.testing.assert_allclose(model[2].running_mean.data, want, rtol=1e-6)
-        np.testing.assert_array_equal(model[0].mean.data, before[0]["0.mean"])
+        np.testing.assert_allclose(model[2].running_mean.array, want, rtol=1e-6)
+        np.testing.assert_array_equal(model[0].mean.array, before[0]["0.mean"])
         after = ray.get([w.buffers.remote() for w in cluster.workers])
-        np.testing.assert_allclose(after[1]["2.running_var"], model[2].running_var.data)
+        np.testing.assert_allclose(after[1]["2.running_var"], model[2].running_var.array)
     finally:
         cluster.shutdown()
 
@@ -387,7 +387,7 @@ def test_a_two_stage_partition_equals_the_unsplit_model(cluster_env):
         grads = pipe.gradients()
         want = model(lm.tensor(x))
         F.cross_entropy(want, y).backward()
-        np.testing.assert_allclose(out.data, want.data, rtol=1e-6)
+        np.testing.assert_allclose(out.array, want.array, rtol=1e-6)
         assert set(grads) == {n for n, _ in model.named_parameters()}
         for n, p in model.named_parameters():
             np.testing.assert_allclose(grads[n], p.grad, rtol=1e-6, atol=1e-7, err_msg=n)
@@ -425,7 +425,7 @@ def test_a_partition_trains_with_an_optimizer_per_stage_like_the_unsplit_model(c
         model.eval()
         pipe.eval()
         x = rng.standard_normal((4, 6)).astype(np.float32)
-        np.testing.assert_allclose(pipe.forward(x).data, model(lm.tensor(x)).data, rtol=1e-5)
+        np.testing.assert_allclose(pipe.forward(x).array, model(lm.tensor(x)).array, rtol=1e-5)
         fresh = {n: np.full_like(v, 0.5) for n, v in state.items()}
         pipe.load_state_dict(fresh)
         assert all(np.array_equal(pipe.state_dict()[n], v) for n, v in fresh.items())

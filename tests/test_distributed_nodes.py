@@ -54,7 +54,7 @@ def test_a_job_joins_a_running_two_node_cluster_and_trains(two_nodes, tmp_path):
     assert len(ray.nodes()) == 2  # joined the running cluster, did not start its own
     assert scores["accuracy"] > 0.8
     saved = lm.io.read(tmp_path / "nodes" / "checkpoints" / "last.safetensors")[0]
-    np.testing.assert_array_equal(saved["0.weight"], run.model[0].weight.data)
+    np.testing.assert_array_equal(saved["0.weight"], run.model[0].weight.array)
     assert len(list((tmp_path / "nodes" / "checkpoints" / "servers").iterdir())) == 2
 
 

@@ -44,7 +44,7 @@ def test_forward_matches_reference(case: Case) -> None:
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.shape == np.shape(w)
-        np.testing.assert_allclose(g.data, w, rtol=case.rtol, atol=case.atol)
+        np.testing.assert_allclose(g.array, w, rtol=case.rtol, atol=case.atol)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -59,7 +59,7 @@ def test_float32_keeps_dtype_and_gradient_shapes(case: Case) -> None:
     ys = _outs(case.fn(*xs))
     for y, w in zip(ys, _outs(case.ref(*arrays))):
         assert y.dtype == np.float32
-        np.testing.assert_allclose(y.data, w, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(y.array, w, rtol=1e-4, atol=1e-4)
     sum(((y * 1.0).sum() for y in ys), lm.tensor(0.0)).backward()
     for x in xs:
         if x.requires_grad:
@@ -73,14 +73,14 @@ def test_no_graph_under_no_grad(case: Case) -> None:
     pooling's index) when no input wants a gradient."""
     xs = _tensors(_inputs(case))
     lm.manual_seed(0)
-    want = [y.data for y in _outs(case.fn(*xs))]
+    want = [y.array for y in _outs(case.fn(*xs))]
     lm.manual_seed(0)
     with lm.no_grad():
         ys = _outs(case.fn(*xs))
     assert all(y.creator is None and not y.requires_grad for y in ys)
     assert all(isinstance(w, np.ndarray) for w in want)  # never a NumPy scalar
     for y, w in zip(ys, want):
-        np.testing.assert_array_equal(y.data, w)
+        np.testing.assert_array_equal(y.array, w)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -89,7 +89,7 @@ def test_inputs_and_incoming_gradients_are_left_alone(case: Case) -> None:
     eager backward hands one gradient array to several ops (an add passes its gy to
     both inputs), so one op scaling it in place would corrupt its neighbours'."""
     xs = _tensors(_inputs(case))
-    before = [x.data.copy() for x in xs]
+    before = [x.array.copy() for x in xs]
     ys = [y for y in _outs(case.fn(*xs)) if y.requires_grad]
     rng = np.random.default_rng(1)
     gys = [rng.standard_normal(y.shape).astype(y.dtype) for y in ys]
@@ -97,7 +97,7 @@ def test_inputs_and_incoming_gradients_are_left_alone(case: Case) -> None:
     for i, (y, g) in enumerate(zip(ys, gys)):
         y.backward(g, retain_graph=i + 1 < len(ys))
     for x, b in zip(xs, before):
-        np.testing.assert_array_equal(x.data, b)
+        np.testing.assert_array_equal(x.array, b)
     for g, b in zip(gys, given):
         np.testing.assert_array_equal(g, b)
 
@@ -122,11 +122,11 @@ def test_strided_inputs_give_the_same_results(case: Case) -> None:
     for make in (lambda a: a, _strided):
         # Tensor(), not lm.tensor(): a copy would make the view contiguous again.
         xs = [lm.Tensor(make(a), requires_grad=a.dtype.kind == "f") for a in arrays]
-        assert make is not _strided or all(x.data.size < 2 or not x.data.flags.c_contiguous
+        assert make is not _strided or all(x.array.size < 2 or not x.array.flags.c_contiguous
                                            for x in xs)
         ys = [y for y in _outs(case.fn(*xs)) if y.requires_grad]
         sum(((y * y).sum() for y in ys), lm.tensor(0.0, dtype=np.float64)).backward()
-        results.append([y.data for y in ys] + [x.grad for x in xs if x.requires_grad])
+        results.append([y.array for y in ys] + [x.grad for x in xs if x.requires_grad])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
@@ -156,7 +156,7 @@ def test_every_kernel_variant_matches_reference_and_gradients(case, cls, variant
     arrays = _inputs(case)
     got = _outs(case.fn(*_tensors(arrays, requires_grad=False)))
     for g, w in zip(got, _outs(case.ref(*arrays))):
-        np.testing.assert_allclose(g.data, w, rtol=case.rtol, atol=case.atol)
+        np.testing.assert_allclose(g.array, w, rtol=case.rtol, atol=case.atol)
     assert lm.gradcheck(case.fn, _tensors(arrays), atol=case.grad_atol)
 
 
@@ -170,7 +170,7 @@ def test_ops_with_float_constants_compute_integers_in_float64(op) -> None:
     ints = op(lm.tensor(np.array([[-1, 0, 2], [4, 6, 9]])))
     floats = op(lm.tensor(np.array([[-1.0, 0.0, 2.0], [4.0, 6.0, 9.0]])))
     assert ints.dtype == np.float64
-    np.testing.assert_array_equal(ints.data, floats.data)
+    np.testing.assert_array_equal(ints.array, floats.array)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
@@ -220,7 +220,7 @@ def test_batch_norm_equal_in_every_memory_layout(training, layout) -> None:
         b = lm.tensor(np.array([0.1, 0.2, 0.3]), requires_grad=True)
         y = F.batch_norm(xt, g, b, *stats, training=training)
         y.backward(lm.Tensor(arrays[1]))
-        results.append([y.data, xt.grad, g.grad, b.grad, *stats])
+        results.append([y.array, xt.grad, g.grad, b.grad, *stats])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     fn = BatchNorm(np.zeros(3), np.ones(3), training, 0.1, 1e-5)
@@ -229,4 +229,4 @@ def test_batch_norm_equal_in_every_memory_layout(training, layout) -> None:
     out = fn.forward(make(x))
     assert np.may_share_memory(out, fn.out_buffers[0])
     np.testing.assert_allclose(out, F.batch_norm(lm.tensor(x), None, None, np.zeros(3),
-                                                 np.ones(3), training).data, rtol=1e-12)
+                                                 np.ones(3), training).array, rtol=1e-12)

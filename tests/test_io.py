@@ -28,10 +28,10 @@ def test_round_trip_restores_weights_buffers_config_and_extra(tmp_path) -> None:
     lm.manual_seed(42)
     other = _model().eval()
     info = lm.io.load(path, other)
-    np.testing.assert_array_equal(model(_x()).data, other(_x()).data)
+    np.testing.assert_array_equal(model(_x()).array, other(_x()).array)
     assert info["extra"] == {"epoch": 3, "note": "ok"}
     assert nn.from_config(info["config"]).to_config() == model.to_config()
-    assert int(other[1].num_batches_tracked.data) == 1
+    assert int(other[1].num_batches_tracked.array) == 1
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt.safetensors"]  # no temporary left
 
 
@@ -125,5 +125,5 @@ def test_a_pytorch_state_dict_saved_as_safetensors_loads_as_is(tmp_path) -> None
     info = lm.io.load(path, ours)
     assert info["config"] is None and info["extra"] == {}
     x = _x()
-    want = theirs(torch.tensor(x.data)).detach().numpy()
-    np.testing.assert_allclose(ours(x).data, want, rtol=1e-5, atol=1e-6)
+    want = theirs(torch.tensor(x.array)).detach().numpy()
+    np.testing.assert_allclose(ours(x).array, want, rtol=1e-5, atol=1e-6)

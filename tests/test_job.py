@@ -313,7 +313,7 @@ def test_parameter_groups_train_and_resume_exactly(tmp_path) -> None:
     resumed, _ = train(load_config(_write(tmp_path, groups), [*where, "name=cut"]),
                        resume=True)
     for (n, p), (_, q) in zip(full.model.named_parameters(), resumed.model.named_parameters()):
-        np.testing.assert_array_equal(p.data, q.data, err_msg=n)
+        np.testing.assert_array_equal(p.array, q.array, err_msg=n)
 
 
 def test_a_crash_in_training_names_the_checkpoint_to_resume_from(tmp_path) -> None:

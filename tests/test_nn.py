@@ -21,7 +21,7 @@ def _build(name):
 
 def _run(layer, x, seed=5):
     lm.manual_seed(seed)  # the same dropout mask on every call
-    return [y.data.copy() for y in flat_outputs(layer(lm.tensor(x)))]
+    return [y.array.copy() for y in flat_outputs(layer(lm.tensor(x)))]
 
 
 def test_every_registered_layer_has_a_case() -> None:
@@ -60,7 +60,7 @@ def test_gradients_wrt_input_and_parameters(name) -> None:
     layer, x = _build(name)
     for p in list(layer.parameters()) + list(layer.buffers()):
         if p.dtype == np.float32:
-            p.data = p.data.astype(np.float64)
+            p.array = p.array.astype(np.float64)
     params = list(layer.parameters())
     xt = lm.tensor(x.astype(np.float64) if x.dtype.kind == "f" else x,
                    requires_grad=x.dtype.kind == "f")
@@ -149,13 +149,13 @@ def test_buffers_train_eval_and_zero_grad() -> None:
     model.eval()
     assert not any(layer.training for _, layer in model.named_layers())
     x = lm.tensor(np.ones((4, 3), np.float32))
-    np.testing.assert_array_equal(model(x).data, model(x).data)  # dropout off, running stats
+    np.testing.assert_array_equal(model(x).array, model(x).array)  # dropout off, running stats
     model.train()
     model(x).sum().backward()
     assert model[0].weight.grad is not None
     model.zero_grad()
     assert all(p.grad is None for p in model.parameters())
-    assert int(model[1].num_batches_tracked.data) == 1
+    assert int(model[1].num_batches_tracked.array) == 1
 
 
 def test_load_state_dict_names_every_problem() -> None:
@@ -179,7 +179,7 @@ def test_load_state_dict_keeps_dtype_and_copies() -> None:
     fc.load_state_dict({"weight": w, "bias": np.zeros(2)})
     assert fc.weight.dtype == np.float32
     w[0, 0] = 100
-    assert fc.weight.data[0, 0] == 0
+    assert fc.weight.array[0, 0] == 0
 
 
 def test_repr_shows_the_tree_with_shapes() -> None:
@@ -217,10 +217,10 @@ def test_float64_input_to_a_float32_layer_names_the_layer_and_both_fixes() -> No
     with pytest.raises(lm.DTypeError, match=r"^GRU: input 1 is float64"):  # the state too
         nn.GRU(3, 4)(lm.tensor(x[None], dtype="float32"), lm.tensor(np.zeros((1, 1, 4))))
     assert issubclass(lm.DTypeError, lm.ShapeError)  # located and reported as shape errors
-    expected = model(lm.tensor(x, dtype="float32")).data
+    expected = model(lm.tensor(x, dtype="float32")).array
     assert model.to("float64") is model
     assert {p.dtype for p in model.parameters()} == {np.dtype(np.float64)}
-    np.testing.assert_allclose(model(lm.tensor(x)).data, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model(lm.tensor(x)).array, expected, rtol=1e-5, atol=1e-6)
     with pytest.raises(TypeError, match="must stay floating point; got dtype int64"):
         model.to("int64")
 
@@ -234,7 +234,7 @@ def test_layer_to_converts_buffers_and_drops_gradients_but_keeps_the_parameters(
     assert norm.weight is weight and weight.grad is None  # optimizers keep their references
     assert norm.running_mean.dtype == norm.running_var.dtype == np.float64
     assert norm.num_batches_tracked.dtype.kind == "i"  # integer buffers stay
-    np.testing.assert_array_equal(norm.running_var.data, np.float32(0.9))  # 0.9*1 + 0.1*0, kept
+    np.testing.assert_array_equal(norm.running_var.array, np.float32(0.9))  # 0.9*1 + 0.1*0, kept
 
 
 def test_an_op_that_promotes_gives_each_input_its_gradient_in_its_own_dtype() -> None:
@@ -315,9 +315,9 @@ def test_a_global_pool_head_takes_inputs_of_any_size() -> None:
         y = model(lm.tensor(x))
         assert y.shape == (4, 3)
         # Global pooling is the channel mean: the head applied to it by hand agrees.
-        features = F.silu(model[1](model[0](lm.tensor(x)))).data.mean(axis=(2, 3))
-        np.testing.assert_allclose(y.data, features @ model[5].weight.data.T
-                                   + model[5].bias.data, rtol=1e-5, atol=1e-6)
+        features = F.silu(model[1](model[0](lm.tensor(x)))).array.mean(axis=(2, 3))
+        np.testing.assert_allclose(y.array, features @ model[5].weight.array.T
+                                   + model[5].bias.array, rtol=1e-5, atol=1e-6)
 
 
 def test_a_strided_transposed_convolution_undoes_the_conv_shape() -> None:
@@ -336,9 +336,9 @@ def test_group_norm_treats_each_sample_alone_in_training_and_evaluation() -> Non
     lm.manual_seed(0)
     norm = nn.GroupNorm(2, 4)
     x = np.random.default_rng(1).standard_normal((5, 4, 3)).astype(np.float32) * 3 + 1
-    whole = norm(lm.tensor(x)).data
+    whole = norm(lm.tensor(x)).array
     norm.eval()
-    alone = np.concatenate([norm(lm.tensor(x[i:i + 1])).data for i in range(5)])
+    alone = np.concatenate([norm(lm.tensor(x[i:i + 1])).array for i in range(5)])
     np.testing.assert_allclose(whole, alone, rtol=1e-6, atol=1e-6)
     groups = whole.reshape(5, 2, -1)
     np.testing.assert_allclose(groups.mean(axis=2), 0, atol=1e-5)
@@ -369,40 +369,40 @@ def test_default_initialisation_matches_pytorch_bounds() -> None:
     lm.manual_seed(0)
     fc = nn.Linear(400, 300)
     bound = 1 / np.sqrt(400)
-    assert np.abs(fc.weight.data).max() <= bound and np.abs(fc.weight.data).max() > 0.95 * bound
-    assert np.abs(fc.bias.data).max() <= bound
+    assert np.abs(fc.weight.array).max() <= bound and np.abs(fc.weight.array).max() > 0.95 * bound
+    assert np.abs(fc.bias.array).max() <= bound
     conv = nn.Conv2d(8, 16, 3, groups=2)
     bound = 1 / np.sqrt(4 * 9)
-    assert np.abs(conv.weight.data).max() <= bound
-    assert abs(conv.weight.data.std() - bound / np.sqrt(3)) < 0.1 * bound  # std of U(-b, b)
+    assert np.abs(conv.weight.array).max() <= bound
+    assert abs(conv.weight.array.std() - bound / np.sqrt(3)) < 0.1 * bound  # std of U(-b, b)
     emb = nn.Embedding(1000, 50)
-    assert abs(emb.weight.data.std() - 1) < 0.02
+    assert abs(emb.weight.array.std() - 1) < 0.02
     lstm = nn.LSTM(10, 25)
-    assert max(np.abs(p.data).max() for p in lstm.parameters()) <= 1 / 5
+    assert max(np.abs(p.array).max() for p in lstm.parameters()) <= 1 / 5
     bn = nn.BatchNorm1d(3)
-    np.testing.assert_array_equal(bn.weight.data, 1)
-    np.testing.assert_array_equal(bn.running_var.data, 1)
+    np.testing.assert_array_equal(bn.weight.array, 1)
+    np.testing.assert_array_equal(bn.running_var.array, 1)
 
 
 def test_initialisers() -> None:
     t = lm.Tensor(np.empty((200, 300), np.float32))
     nn.init.xavier_uniform_(t)
     a = np.sqrt(6 / 500)
-    assert t.data.max() <= a and t.data.max() > 0.95 * a
+    assert t.array.max() <= a and t.array.max() > 0.95 * a
     nn.init.kaiming_normal_(t, nonlinearity="relu")
-    assert abs(t.data.std() - np.sqrt(2 / 300)) < 0.002
+    assert abs(t.array.std() - np.sqrt(2 / 300)) < 0.002
     nn.init.orthogonal_(t)
-    np.testing.assert_allclose(t.data @ t.data.T, np.eye(200), atol=1e-5)
+    np.testing.assert_allclose(t.array @ t.array.T, np.eye(200), atol=1e-5)
     nn.init.zeros_(t)
-    assert not t.data.any()
+    assert not t.array.any()
     nn.init.ones_(t)
-    assert (t.data == 1).all()
+    assert (t.array == 1).all()
     lm.manual_seed(4)
     nn.init.normal_(t, 1.0, 2.0)
-    first = t.data.copy()
+    first = t.array.copy()
     lm.manual_seed(4)
     nn.init.normal_(t, 1.0, 2.0)
-    np.testing.assert_array_equal(first, t.data)
+    np.testing.assert_array_equal(first, t.array)
     assert abs(first.mean() - 1) < 0.05 and abs(first.std() - 2) < 0.05
 
 
@@ -427,12 +427,12 @@ def test_rbm_free_energy_matches_brute_force_marginal() -> None:
     nn.init.normal_(rbm.weight, 0, 1.0)
     nn.init.normal_(rbm.visible_bias, 0, 1.0)
     nn.init.normal_(rbm.hidden_bias, 0, 1.0)
-    W, b, c = (p.data.astype(np.float64) for p in (rbm.weight, rbm.visible_bias, rbm.hidden_bias))
+    W, b, c = (p.array.astype(np.float64) for p in (rbm.weight, rbm.visible_bias, rbm.hidden_bias))
     v = np.array([[1, 0, 1], [0, 1, 1]], np.float64)
     hs = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], np.float64)
     # F(v) = -log sum_h exp(-E(v, h)), E = -v.b - h.c - h W v
     brute = -np.log(np.exp(v @ b[:, None] + (hs @ c)[None, :] + v @ W.T @ hs.T).sum(axis=1))
-    got = rbm.free_energy(lm.tensor(v.astype(np.float32))).data
+    got = rbm.free_energy(lm.tensor(v.astype(np.float32))).array
     np.testing.assert_allclose(got, brute, rtol=1e-5)
     assert rbm.reconstruction_error(v) > 0
     assert rbm.pseudo_log_likelihood(v) < 0
@@ -444,8 +444,8 @@ def test_upsample_decoder_doubles_each_side_and_refuses_bad_configs() -> None:
                             nn.Conv2d(4, 1, 3, padding=1))
     x = lm.tensor(np.random.default_rng(0).standard_normal((2, 8, 7, 7)).astype(np.float32))
     assert decoder(x).shape == (2, 1, 28, 28)
-    up = nn.Upsample(scale_factor=2)(x).data
-    np.testing.assert_array_equal(up, x.data.repeat(2, axis=2).repeat(2, axis=3))
+    up = nn.Upsample(scale_factor=2)(x).array
+    np.testing.assert_array_equal(up, x.array.repeat(2, axis=2).repeat(2, axis=3))
     for bad, words in [({}, "give exactly one of size and scale_factor"),
                        ({"size": 4, "scale_factor": 2}, "give exactly one of size and"),
                        ({"scale_factor": 2, "mode": "bicubic"}, "mode must be one of"),
@@ -472,7 +472,7 @@ def test_group_norm_in_float32_keeps_float64_accuracy_and_takes_an_empty_batch()
         y = F.group_norm(ts[0], 4, ts[1], ts[2])
         y.backward(lm.tensor(gy.astype(dtype)))
         assert y.dtype == dtype
-        results.append([y.data, *(t.grad for t in ts)])
+        results.append([y.array, *(t.grad for t in ts)])
     for want, got in zip(*results):
         np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
     empty = lm.tensor(np.ones((0, 8, 3), np.float32), requires_grad=True)

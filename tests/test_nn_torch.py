@@ -189,7 +189,7 @@ def test_layer_matches_pytorch(name) -> None:
     sum((y * lm.tensor(w)).sum() for y, w in zip(ly, weights)).backward()
     sum((y * torch.tensor(w)).sum() for y, w in zip(ty, weights)).backward()
     for a, b in zip(ly, ty):
-        _compare(a.data, b.detach().numpy())
+        _compare(a.array, b.detach().numpy())
     if shape is not None:
         _compare(lx.grad, tx.grad.numpy())
     for (n, p), (tn, tp) in zip(ours.named_parameters(), theirs.named_parameters()):
@@ -217,15 +217,15 @@ def test_batch_norm_train_and_eval_match_pytorch(kind, shape) -> None:
         w = rng.standard_normal(shape).astype(np.float32)
         (ly * lm.tensor(w)).sum().backward()
         (ty * torch.tensor(w)).sum().backward()
-        _compare(ly.data, ty.detach().numpy())
+        _compare(ly.array, ty.detach().numpy())
         _compare(lx.grad, tx.grad.numpy())
         _compare(ours.weight.grad, theirs.weight.grad.numpy())
         _compare(ours.bias.grad, theirs.bias.grad.numpy())
         ours.zero_grad()
         theirs.zero_grad()
-    _compare(ours.running_mean.data, theirs.running_mean.numpy())
-    _compare(ours.running_var.data, theirs.running_var.numpy())
-    assert int(ours.num_batches_tracked.data) == int(theirs.num_batches_tracked) == 4
+    _compare(ours.running_mean.array, theirs.running_mean.numpy())
+    _compare(ours.running_var.array, theirs.running_var.numpy())
+    assert int(ours.num_batches_tracked.array) == int(theirs.num_batches_tracked) == 4
     ours.eval()
     theirs.eval()
     x = rng.standard_normal(shape).astype(np.float32)
@@ -233,7 +233,7 @@ def test_batch_norm_train_and_eval_match_pytorch(kind, shape) -> None:
     ly, ty = ours(lx), theirs(tx)
     ly.sum().backward()
     ty.sum().backward()
-    _compare(ly.data, ty.detach().numpy())
+    _compare(ly.array, ty.detach().numpy())
     _compare(lx.grad, tx.grad.numpy())
 
 

@@ -39,7 +39,7 @@ def _check(model, make, tmp_path, time_major=False, tol=1e-5):
         for _, layer in model.named_layers():  # the graph is stateless: compare from zero state
             if hasattr(layer, "reset_state"):
                 layer.reset_state()
-        want = [t.data for t in flatten(model(lm.tensor(x)))]
+        want = [t.array for t in flatten(model(lm.tensor(x)))]
         assert len(got) == len(want)
         for a, b in zip(got, want):
             np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

@@ -23,7 +23,7 @@ def _three_steps(opt_cls, **kw):
     for g in GRADS:
         p.grad = np.array([g])
         opt.step()
-        out.append(float(p.data[0]))
+        out.append(float(p.array[0]))
     return out
 
 
@@ -131,7 +131,7 @@ def test_resume_after_10_steps_is_bit_identical(opt_cls, kw, tmp_path) -> None:
     lm.io.load(tmp_path / "ckpt.safetensors", fresh, fresh_opt)
     resumed, _ = _mlp_run(opt_cls, kw, (10, 20), fresh, fresh_opt)
     for (n, a), (_, b) in zip(straight.named_parameters(), resumed.named_parameters()):
-        np.testing.assert_array_equal(a.data, b.data, err_msg=n)
+        np.testing.assert_array_equal(a.array, b.array, err_msg=n)
 
 
 def test_update_is_chainers_name_for_step_and_missing_grads_are_skipped() -> None:
@@ -140,8 +140,8 @@ def test_update_is_chainers_name_for_step_and_missing_grads_are_skipped() -> Non
     opt = optim.SGD([a, b], lr=0.5)
     a.grad = np.ones(2)
     opt.update()
-    np.testing.assert_array_equal(a.data, [0.5, 0.5])
-    np.testing.assert_array_equal(b.data, [1.0, 1.0])
+    np.testing.assert_array_equal(a.array, [0.5, 0.5])
+    np.testing.assert_array_equal(b.array, [1.0, 1.0])
     opt.zero_grad()
     assert a.grad is None
 
@@ -152,7 +152,7 @@ def test_parameter_groups_have_their_own_hyper_parameters() -> None:
     opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 1.0}], lr=0.1)
     a.grad, b.grad = np.ones(1), np.ones(1)
     opt.step()
-    assert a.data[0] == pytest.approx(0.9) and b.data[0] == pytest.approx(0.0)
+    assert a.array[0] == pytest.approx(0.9) and b.array[0] == pytest.approx(0.0)
     state = opt.state_dict()
     assert [g["params"] for g in state["param_groups"]] == [[0], [1]]
     other = optim.SGD([{"params": [a]}], lr=0.1)
@@ -173,10 +173,10 @@ def test_from_config_puts_each_parameter_in_the_first_group_that_matches_it() ->
                       (["1.weight", "1.bias"], 0.2, 0.0),  # 1.bias matched here first
                       (["0.bias", "3.bias"], 0.1, 0.0)]
     for p in model.parameters():
-        p.grad = np.zeros_like(p.data)
-    before = {n: p.data.copy() for n, p in model.named_parameters()}
+        p.grad = np.zeros_like(p.array)
+    before = {n: p.array.copy() for n, p in model.named_parameters()}
     opt.step()  # zero gradients: only weight decay moves a parameter
-    moved = {n for n, p in model.named_parameters() if not np.array_equal(p.data, before[n])}
+    moved = {n for n, p in model.named_parameters() if not np.array_equal(p.array, before[n])}
     assert moved == {"0.weight", "3.weight"}
 
     with pytest.raises(ValueError, match=r"groups\[0\]\.params: '2\.\*' matches no parameter"):

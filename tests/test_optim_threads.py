@@ -48,7 +48,7 @@ def _run(opt_cls, kw, n_threads: int, steps: int = 4):
         for p in params:
             p.grad = rng.standard_normal(p.shape).astype(np.float32)
         opt.step()
-    return [p.data for p in params], opt
+    return [p.array for p in params], opt
 
 
 @pytest.mark.parametrize("opt_cls, kw", RULES)
@@ -111,7 +111,7 @@ def test_small_or_strided_updates_run_whole(threads) -> None:
     big.grad = np.ones((400, 400), np.float32).T  # a transposed view: not flat-sliceable
     opt.step()
     assert sorted(size for _, size in seen) == [100, 160000]
-    np.testing.assert_array_equal(big.data, 0.5)
+    np.testing.assert_array_equal(big.array, 0.5)
 
 
 class _Rebinds(optim.Optimizer):
@@ -222,7 +222,7 @@ def test_pieces_keep_each_groups_hyper_parameters(threads) -> None:
         for _ in range(3):
             a.grad, b.grad = (rng.standard_normal(p.shape).astype(np.float32) for p in (a, b))
             opt.step()
-        return a.data, b.data
+        return a.array, b.array
 
     for got, want in zip(run(2), run(1)):
         np.testing.assert_array_equal(got, want)

@@ -58,7 +58,7 @@ def test_50_step_trajectory_matches_pytorch_float64(name, kw) -> None:
         tloss.backward()
         opt_t.step()
     for a, b in zip(ours, theirs):
-        np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(a.array, b.detach().numpy(), rtol=1e-6, atol=1e-9)
 
 
 def _pair(make_ours, make_theirs, steps=15, metrics=None):

@@ -103,7 +103,7 @@ def test_inference_plan_runs_forward_only() -> None:
     model = _cnn().eval()
     x = lm.tensor(np.random.default_rng(0).standard_normal((4, 1, 20)).astype(np.float32))
     plan = compile(model, example_batch=(x,))
-    np.testing.assert_array_equal(plan(x).data, model(x).data)
+    np.testing.assert_array_equal(plan(x).array, model(x).array)
     program = plan.last
     assert program.backward == [] and "backward" not in plan.describe()
     assert not any(any(n.fn.needs_input_grad) for n in program.forward)
@@ -169,7 +169,7 @@ def test_ops_keep_inputs_that_outlive_them_instead_of_copies() -> None:
     plan(x, y)
     ce = next(n for n in plan.last.forward if n.name == "CrossEntropy")
     assert 0 in ce.fn.inputs_kept and ce.fn.logp is None
-    np.testing.assert_array_equal(ce.fn.scores, plan.output.data)
+    np.testing.assert_array_equal(ce.fn.scores, plan.output.array)
 
 
 def test_relu_then_max_pool_is_rewritten_and_stays_exact() -> None:
@@ -178,8 +178,8 @@ def test_relu_then_max_pool_is_rewritten_and_stays_exact() -> None:
     x = np.array([[[[-3, -1, 2, 2], [-2, -5, 1, 0], [0, -1, 4, -4], [0, 0, 4, 3]]]], np.float32)
     model = nn.Sequential(nn.Conv2d(1, 1, 1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
                           nn.Linear(4, 3))
-    model[0].weight.data[...] = 1  # an identity convolution whose gradient sees the routing
-    model[0].bias.data[...] = 0
+    model[0].weight.array[...] = 1  # an identity convolution whose gradient sees the routing
+    model[0].bias.array[...] = 0
     xt, y = lm.tensor(np.concatenate([x, -x, x * 0.5])), lm.tensor(np.array([0, 1, 2]))
     plan = compile(model, F.cross_entropy, (xt, y))
     assert "rewritten: MaxPool#2(ReLU#1(x)) -> ReLU(MaxPool(x))" in plan.describe()
@@ -249,7 +249,7 @@ def test_programs_are_kept_for_the_most_recent_signatures_only() -> None:
 
     def run(n):
         x = np.arange(n * 4, dtype=np.float32).reshape(n, 4) / 10
-        np.testing.assert_allclose(plan(lm.tensor(x)).data, model(lm.tensor(x)).data, rtol=1e-6)
+        np.testing.assert_allclose(plan(lm.tensor(x)).array, model(lm.tensor(x)).array, rtol=1e-6)
 
     for n in (1, 2, 3):
         run(n)
@@ -279,9 +279,9 @@ def test_one_layer_put_in_eval_mode_after_compiling_traces_again() -> None:
     model, (x, y) = bn_net(), batch()
     plan = compile(model, F.cross_entropy, (x, y))
     model[1].eval()  # fine-tuning with frozen batch-norm statistics
-    stats = model[1].running_mean.data.copy()
+    stats = model[1].running_mean.array.copy()
     assert_plan_tracks_eager(model, plan, x, y)
-    np.testing.assert_array_equal(model[1].running_mean.data, stats)
+    np.testing.assert_array_equal(model[1].running_mean.array, stats)
     assert plan.traces == 2
 
 
@@ -317,7 +317,7 @@ def test_replacing_a_layer_or_a_buffer_array_drops_the_stale_programs() -> None:
     setattr(model, "3", nn.Linear(8, 3))  # what model.head = nn.Linear(...) does
     assert_plan_tracks_eager(model, plan, x, y)
     assert len(plan.programs) == 1  # the train and eval programs of the old layer are gone
-    model[1].running_var.data = np.full(8, 4.0, np.float32)  # a new array, not new values
+    model[1].running_var.array = np.full(8, 4.0, np.float32)  # a new array, not new values
     model.eval()
     assert_plan_tracks_eager(model, plan, x, y)
     assert plan.traces == 4
@@ -331,10 +331,10 @@ def test_a_new_buffer_array_is_seen_with_no_layer_attribute_assigned() -> None:
     model.eval()
     assert_plan_tracks_eager(model, plan, x, y)
     traces = plan.traces
-    model[1].running_mean.data = np.full(8, 0.5, np.float32)
+    model[1].running_mean.array = np.full(8, 0.5, np.float32)
     assert_plan_tracks_eager(model, plan, x, y)
     assert plan.traces == traces + 1
-    model[1].running_mean.data[...] = 0.25  # new values in the same array: no new trace
+    model[1].running_mean.array[...] = 0.25  # new values in the same array: no new trace
     assert_plan_tracks_eager(model, plan, x, y)
     assert plan.traces == traces + 1
 

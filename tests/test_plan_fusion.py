@@ -75,7 +75,7 @@ def test_equals_the_eager_ops(geometry) -> None:
                  else pool.apply(Conv(nd, s, p, d, groups).apply(x, w, b)))
             gy = np.random.default_rng(2).standard_normal(y.shape).astype(np.float32)
             (y * lm.tensor(gy)).sum().backward()
-            results.append([y.data, x.grad, w.grad, b.grad])
+            results.append([y.array, x.grad, w.grad, b.grad])
         for got, want in zip(*results):
             close(got, want, 1e-6)
 
@@ -109,7 +109,7 @@ def test_fused_inference_plan_keeps_nothing_for_backward() -> None:
     lm.manual_seed(0)
     model, (x, _) = _cnn(), _batch()
     plan = compile(model.eval(), None, (x,))
-    close(plan(x).data, model(x).data, 1e-6)
+    close(plan(x).array, model(x).array, 1e-6)
     fused = plan.last.forward[0].fn
     assert isinstance(fused, ConvMaxPool)
     assert not hasattr(fused, "idx") and fused.saved_tensors == ()

@@ -58,7 +58,7 @@ def _eager(model, loss_fn, x, y):
     loss.backward()
     grads = [p.grad.copy() for p in model.parameters()]
     model.zero_grad()
-    return loss.item(), out.data, grads
+    return loss.item(), out.array, grads
 
 
 @pytest.mark.parametrize("threads, n", [(2, 16), (3, 7), (4, 3)])
@@ -74,7 +74,7 @@ def test_a_split_step_equals_the_eager_step(name, threads, n) -> None:
     parts = min(threads, n)
     assert step.describe().startswith(f"batch split over {parts} threads")
     assert loss.item() == pytest.approx(want_loss, rel=1e-6)
-    _close(step.output.data, want_out)
+    _close(step.output.array, want_out)
     for p, want in zip(model.parameters(), want_grads):
         _close(p.grad, want)
     step(x, y)  # gradients accumulate across calls, as eager backward's do
@@ -159,7 +159,7 @@ def test_dropout_over_rows_that_are_not_the_batchs_is_caught() -> None:
             self.drop, self.out = nn.Dropout(0.5), nn.Linear(4, 10)
 
         def forward(self, x):
-            return self.out(self.drop(x.reshape(-1, 5, 4).transpose(1, 0, 2))).mean(axis=0)
+            return self.out(self.drop(x.reshape(-1, 5, 4).permute(1, 0, 2))).mean(axis=0)
 
     x = lm.tensor(np.random.default_rng(0).standard_normal((8, 20)).astype(np.float32))
     y = lm.tensor(np.zeros(8, np.int64))
@@ -186,7 +186,7 @@ def test_a_split_inference_plan_joins_the_outputs() -> None:
     x = lm.tensor(_batch("cnn", 10, np.random.default_rng(6))[0])
     plan = compile(model, example_batch=(x,), threads=3)
     assert plan.describe().startswith("batch split over 3 threads, rows [0:3), [3:6), [6:10)")
-    _close(plan(x).data, model(x).data)
+    _close(plan(x).array, model(x).array)
     assert all(p.grad is None for p in model.parameters())
 
 

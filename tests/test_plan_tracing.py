@@ -29,11 +29,11 @@ def test_control_flow_on_a_tensor_is_reported_with_its_line() -> None:
 def test_control_flow_through_raw_data_is_caught_by_a_second_trace() -> None:
     def sneaky(self, x):
         h = self.fc(x)
-        return F.relu(h) if h.data.sum() > 0 else F.tanh(h)
+        return F.relu(h) if h.array.sum() > 0 else F.tanh(h)
 
     model = Custom(sneaky, 2)
-    model.fc.weight.data[...] = 1.0  # the branch follows the sign of the input's sum
-    model.fc.bias.data[...] = 0.0
+    model.fc.weight.array[...] = 1.0  # the branch follows the sign of the input's sum
+    model.fc.bias.array[...] = 0.0
     x = lm.tensor(np.ones((2, 4), np.float32))
     with pytest.raises(TraceError, match=r"ops depend on the input values \(op 1 is ReLU for "
                                          r"one input and Tanh for another\)"):
@@ -52,17 +52,17 @@ def test_a_mask_made_by_comparing_the_batch_is_made_again_for_every_batch() -> N
     plan = compile(model, F.cross_entropy, (x, y))
     for seed in range(3):
         other = lm.tensor(np.random.default_rng(seed).standard_normal((6, 4)).astype(np.float32))
-        other.data[0, :2] = 0.0
+        other.array[0, :2] = 0.0
         assert_plan_tracks_eager(model, plan, other, y)
     assert plan.traces == 1
     steps = plan.describe().split("backward")
     assert steps[0].count("Compare") == 3 and "Compare" not in steps[1]  # no gradient
     inference = compile(model, example_batch=(x,))
-    np.testing.assert_array_equal(inference(other).data, model(other).data)
+    np.testing.assert_array_equal(inference(other).array, model(other).array)
 
 
 @pytest.mark.parametrize("make", [
-    lambda x: lm.tensor((x.data > 0).astype(np.float32)),  # the batch's values, untraced
+    lambda x: lm.tensor((x.array > 0).astype(np.float32)),  # the batch's values, untraced
     lambda x: lm.tensor(np.random.default_rng().standard_normal(x.shape).astype(np.float32)),
 ])
 def test_a_tensor_made_from_raw_data_or_at_random_is_refused_not_frozen(make) -> None:
@@ -124,8 +124,8 @@ def _chunked(model, plan, x, y, loss_fn, bounds):
             loss = loss_fn(model(xc), yc)
             loss.backward()
         state = model[1].state
-        steps.append([loss.data, *(p.grad for p in model.parameters()),
-                      *(s.data for s in (state if isinstance(state, tuple) else (state,)))])
+        steps.append([loss.array, *(p.grad for p in model.parameters()),
+                      *(s.array for s in (state if isinstance(state, tuple) else (state,)))])
         model[1].detach_state()
         model.zero_grad()
     return steps
@@ -166,19 +166,19 @@ def test_an_inference_plan_carries_state_too() -> None:
                                                      stateful=True))
     x = np.random.default_rng(1).integers(0, 5, (3, 8))
     with lm.no_grad():
-        want = [model(lm.tensor(x[:, :4])).data, model(lm.tensor(x[:, 4:])).data]
-        final = model[1].state.data
+        want = [model(lm.tensor(x[:, :4])).array, model(lm.tensor(x[:, 4:])).array]
+        final = model[1].state.array
     model[1].reset_state()
     plan = compile(model)
-    got = [plan(lm.tensor(x[:, :4])).data, plan(lm.tensor(x[:, 4:])).data]
-    for a, b in zip(want + [final], got + [model[1].state.data]):
+    got = [plan(lm.tensor(x[:, :4])).array, plan(lm.tensor(x[:, 4:])).array]
+    for a, b in zip(want + [final], got + [model[1].state.array]):
         close(b, a)
 
 
 def test_a_tensor_counted_from_the_ids_is_refused_not_frozen() -> None:
     # Order-invariant: reversing the batch alone leaves the counts as they were.
     def counted(self, ids):
-        counts = np.bincount(ids.data.ravel(), minlength=4)[:4].astype(np.float32)
+        counts = np.bincount(ids.array.ravel(), minlength=4)[:4].astype(np.float32)
         return self.fc(lm.tensor(counts) * ids[:, :1].astype("float32"))
 
     ids = lm.tensor(np.array([[0, 1], [1, 2], [3, 1], [2, 0]]))

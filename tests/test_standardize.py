@@ -30,12 +30,12 @@ def test_adapt_measures_each_features_mean_and_population_std(shape, axis) -> No
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32) * 3 + 2
     layer = nn.Standardize(5, axis=axis).adapt(x)
     rows = np.moveaxis(x.astype(np.float64), axis, -1).reshape(-1, 5)
-    np.testing.assert_allclose(layer.mean.data, rows.mean(axis=0), rtol=1e-6)
-    np.testing.assert_allclose(layer.std.data, rows.std(axis=0), rtol=1e-6)
-    assert int(layer.count.data) == len(rows) and layer.ready
-    y = layer(lm.tensor(x)).data
-    want = (x - np.expand_dims(layer.mean.data, tuple(range(axis % x.ndim + 1 - x.ndim, 0)))
-            ) / np.expand_dims(layer.std.data, tuple(range(axis % x.ndim + 1 - x.ndim, 0)))
+    np.testing.assert_allclose(layer.mean.array, rows.mean(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(layer.std.array, rows.std(axis=0), rtol=1e-6)
+    assert int(layer.count.array) == len(rows) and layer.ready
+    y = layer(lm.tensor(x)).array
+    want = (x - np.expand_dims(layer.mean.array, tuple(range(axis % x.ndim + 1 - x.ndim, 0)))
+            ) / np.expand_dims(layer.std.array, tuple(range(axis % x.ndim + 1 - x.ndim, 0)))
     np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(np.moveaxis(y, axis, -1).reshape(-1, 5).std(axis=0), 1, rtol=1e-4)
 
@@ -45,14 +45,14 @@ def test_batches_give_the_statistics_of_the_whole_and_a_constant_feature_is_only
     x = _features()
     whole = nn.Standardize(5).adapt(x)
     batches = nn.Standardize(5).adapt([(lm.tensor(x[i:i + 7]), None) for i in range(0, 200, 7)])
-    np.testing.assert_allclose(batches.mean.data, whole.mean.data, rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(batches.std.data, whole.std.data, rtol=1e-6)
-    np.testing.assert_allclose(whole.std.data[:4], x[:, :4].astype(np.float64).std(axis=0),
+    np.testing.assert_allclose(batches.mean.array, whole.mean.array, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(batches.std.array, whole.std.array, rtol=1e-6)
+    np.testing.assert_allclose(whole.std.array[:4], x[:, :4].astype(np.float64).std(axis=0),
                                rtol=1e-6)
-    assert whole.std.data[4] == 1.0  # constant: rounding of its mean is not a spread
-    np.testing.assert_allclose(whole(lm.tensor(x)).data[:, 4], 0.0, atol=1e-6)
+    assert whole.std.array[4] == 1.0  # constant: rounding of its mean is not a spread
+    np.testing.assert_allclose(whole(lm.tensor(x)).array[:, 4], 0.0, atol=1e-6)
     again = whole.adapt(x[:10] * 2)  # adapting again replaces, not merges
-    assert int(again.count.data) == 10
+    assert int(again.count.array) == 10
 
 
 def test_gradient_is_one_over_std_and_checked_numerically() -> None:
@@ -92,7 +92,7 @@ def test_statistics_travel_with_the_weights_and_fixed_ones_with_the_config(tmp_p
     assert not loaded.ready  # the config holds no measured statistics...
     lm.io.load(tmp_path / "s.safetensors", loaded)
     assert loaded.ready  # ...the checkpoint does
-    np.testing.assert_array_equal(loaded(lm.tensor(x)).data, layer(lm.tensor(x)).data)
+    np.testing.assert_array_equal(loaded(lm.tensor(x)).array, layer(lm.tensor(x)).array)
     fixed = nn.Standardize(2, mean=0.5, std=[2.0, 4.0])
     rebuilt = nn.from_config(fixed.to_config())
     assert rebuilt.ready and rebuilt.to_config()["std"] == [2.0, 4.0]
@@ -104,7 +104,7 @@ def test_a_plan_follows_statistics_adapted_after_it_was_compiled() -> None:
     model[0].adapt(x)
     plan = lm.plan.compile(model, example_batch=(x,))
     model[0].adapt(_features(50, seed=3))  # in place: the plan reads the buffers each call
-    np.testing.assert_allclose(plan(x).data, model(x).data, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(plan(x).array, model(x).array, rtol=1e-6, atol=1e-6)
     assert plan.traces == 1
 
 
@@ -115,7 +115,7 @@ def test_onnx_export_standardises_as_lamina_does(tmp_path, axis, shape) -> None:
     model = nn.Sequential(nn.Standardize(5, axis=axis).adapt(x))
     path = lm.io.export_onnx(model, x, tmp_path / "s.onnx")
     got = ort.InferenceSession(str(path)).run(None, {"input": x})[0]
-    np.testing.assert_allclose(got, model(lm.tensor(x)).data, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, model(lm.tensor(x)).array, rtol=1e-5, atol=1e-5)
 
 
 JOB = """
@@ -152,11 +152,11 @@ def test_a_job_measures_the_first_layer_on_the_training_split_without_the_held_o
     rows = np.stack([fit[i][0] for i in range(len(fit))]).astype(np.float64)
     assert len(rows) == 225  # 250 less the 10% held out for validation
     layer = run.model[0]
-    np.testing.assert_allclose(layer.mean.data, rows.mean(axis=0), rtol=1e-6)
-    np.testing.assert_allclose(layer.std.data[:4], rows[:, :4].std(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(layer.mean.array, rows.mean(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(layer.std.array[:4], rows[:, :4].std(axis=0), rtol=1e-6)
     restored = lm.nn.from_config(config["model"])
     lm.io.load(run.directory / "checkpoints" / "last.safetensors", restored)
-    np.testing.assert_array_equal(restored[0].std.data, layer.std.data)
+    np.testing.assert_array_equal(restored[0].std.array, layer.std.array)
     unscaled_job, _ = _job(tmp_path, **{"type: Standardize, num_features: 5": "type: Identity"})
     _, unscaled = train(unscaled_job)  # the 1e3-sized feature swamps the others
     assert results["accuracy"] >= 0.9 and unscaled["accuracy"] < 0.8

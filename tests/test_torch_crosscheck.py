@@ -27,7 +27,7 @@ def _run_lamina(case, arrays, weights):
     ys = _outs(case.fn(*xs))
     total = sum(((y * lm.tensor(w)).sum() for y, w in zip(ys, weights)), lm.tensor(0.0, dtype=ys[0].dtype))
     total.backward()
-    return [y.data for y in ys], [x.grad for x in xs if x.requires_grad]
+    return [y.array for y in ys], [x.grad for x in xs if x.requires_grad]
 
 
 def _run_torch(case, arrays, weights):

@@ -39,7 +39,7 @@ def _torch_out(model, x):
 def _lamina_out(model, x):
     with lm.no_grad():
         y = model(lm.tensor(x))
-    return (y[0] if isinstance(y, tuple) else y).data
+    return (y[0] if isinstance(y, tuple) else y).array
 
 
 @pytest.mark.parametrize("i", range(3))

@@ -47,7 +47,7 @@ class _Poison(Callback):
 
     def on_epoch_end(self, trainer, logs):
         if trainer.epoch == 2:
-            trainer.model[0].weight.data[0, 0] = self.value
+            trainer.model[0].weight.array[0, 0] = self.value
 
 
 def _trainer(directory, trigger=None):
@@ -61,7 +61,7 @@ def _trainer(directory, trigger=None):
 
 
 def _weights(trainer):
-    return {n: p.data.copy() for n, p in trainer.model.named_parameters()}
+    return {n: p.array.copy() for n, p in trainer.model.named_parameters()}
 
 
 def test_resume_after_epoch_2_equals_an_uninterrupted_run_bit_for_bit(tmp_path) -> None:
@@ -165,7 +165,7 @@ def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(tmp_path) -
     model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Dropout(0.2), nn.Linear(16, 2))
     info = lm.io.load(tmp_path / "last.safetensors", model)
     assert info["extra"]["epoch"] == 2
-    assert all(np.isfinite(p.data).all() for p in model.parameters())
+    assert all(np.isfinite(p.array).all() for p in model.parameters())
 
 
 def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path) -> None:
@@ -182,14 +182,14 @@ def test_a_nan_gradient_is_caught_before_the_weights_change() -> None:
     model = nn.Linear(2, 2)
     trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.1), loss="mse_loss",
                       metrics=[], callbacks=[NaNGuard()])
-    before = model.weight.data.copy()
+    before = model.weight.array.copy()
     x = np.array([[np.inf, 1.0]], np.float32)
     loader = DataLoader(ArrayDataset(x, np.zeros((1, 2), np.float32)), 1)
     with pytest.raises(NonFiniteError, match=r"not finite at .* The batch itself holds a NaN or "
                                              r"infinity \(part 0 of the batch, shape \(1, 2\)\): "
                                              r"the data needs cleaning, not the learning rate\.$"):
         trainer.fit(loader, 1)
-    np.testing.assert_array_equal(model.weight.data, before)
+    np.testing.assert_array_equal(model.weight.array, before)
 
 
 def test_a_nan_from_finite_data_blames_the_learning_rate(tmp_path) -> None:
@@ -212,12 +212,12 @@ def test_early_stopping_ends_the_run() -> None:
 
 def test_gradient_clipping_bounds_the_update() -> None:
     model = nn.Linear(1, 1, bias=False)
-    model.weight.data[...] = 0
+    model.weight.array[...] = 0
     x = np.array([[100.0]], np.float32)
     trainer = Trainer(model, optim.SGD(model.parameters(), lr=1.0), loss="mse_loss", metrics=[],
                       callbacks=[GradientClipping(max_norm=0.5)])
     trainer.fit(DataLoader(ArrayDataset(x, np.ones((1, 1), np.float32)), 1), 1)
-    assert abs(model.weight.data[0, 0]) == pytest.approx(0.5, rel=1e-5)
+    assert abs(model.weight.array[0, 0]) == pytest.approx(0.5, rel=1e-5)
 
 
 def test_metrics_csv_and_curves_png_are_written(tmp_path) -> None:

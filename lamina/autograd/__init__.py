@@ -1,16 +1,35 @@
-"""Define-by-run autograd: Tensor, Function, the backward engine and gradient checking."""
+"""Define-by-run autograd: Tensor, the backward engine, grad modes, custom ops and gradient
+checking. Mirrors `torch.autograd`: `lamina.autograd.Function` is PyTorch's ctx-style
+custom op, `lamina.autograd.grad` returns gradients without accumulating them."""
 
-from lamina.autograd.engine import backward, backward_stream
-from lamina.autograd.function import Function
+# Tensor's module first: loading it loads the ops its methods call, which need Function.
+from lamina.autograd.tensor import Tensor, tensor  # noqa: I001
+from lamina.autograd.custom import Function, FunctionCtx
+from lamina.autograd.engine import backward, backward_stream, grad
 from lamina.autograd.gradcheck import GradcheckError, gradcheck
-from lamina.autograd.tensor import Tensor, tensor
+from lamina.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 __all__ = [
     "Function",
+    "FunctionCtx",
     "GradcheckError",
     "Tensor",
     "backward",
     "backward_stream",
+    "enable_grad",
+    "grad",
     "gradcheck",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
     "tensor",
 ]

@@ -22,10 +22,84 @@ if TYPE_CHECKING:
     from lamina.autograd.function import Function
 
 
-def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None:
-    """Accumulate d(root)/d(leaf) into `.grad` of every leaf that requires grad."""
-    for _ in _run(root, grad, retain_graph, pending=None):
+def backward(root: Tensor, grad: Any = None, retain_graph: bool = False, inputs: Any = None,
+             create_graph: bool = False) -> None:
+    """Accumulate d(root)/d(leaf) into `.grad` of every leaf that requires grad (only of
+    `inputs`, when given)."""
+    if create_graph:
+        raise NotImplementedError(
+            "backward(create_graph=True): lamina's gradients are not themselves differentiable "
+            "(no double backward); compute higher derivatives by finite differences"
+        )
+    only = None
+    if inputs is not None:
+        only = _capture_set([inputs] if isinstance(inputs, Tensor) else inputs, "backward")
+    for _ in _run(root, grad, retain_graph, pending=None, only=only):
         pass
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple[Tensor | None, ...]:
+    """The gradients of `outputs` with respect to `inputs`, returned, not accumulated.
+
+    Args:
+        outputs: a tensor or a sequence of tensors.
+        inputs: the tensors (leaves or not) to differentiate with respect to.
+        grad_outputs: dL/d(output) for each output; None for one-element outputs.
+        retain_graph: keep the graph for another backward.
+        allow_unused: return None for an input the outputs do not depend on, instead of
+            raising; `materialize_grads=True` returns zeros instead.
+
+    Returns:
+        A tuple with one gradient Tensor (or None) per input.
+
+    Example:
+        >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
+        >>> (g,) = lm.autograd.grad((x * x).sum(), x)
+        >>> g
+        tensor([2., 4.])
+    """
+    if create_graph:
+        raise NotImplementedError(
+            "autograd.grad(create_graph=True): lamina's gradients are not themselves "
+            "differentiable (no double backward)"
+        )
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    gos = ([grad_outputs] if isinstance(grad_outputs, Tensor) or grad_outputs is None
+           and len(outs) == 1 else list(grad_outputs or [None] * len(outs)))
+    capture = _capture_set(ins, "autograd.grad")
+    found: dict[Any, Any] = {}
+    for i, (out, go) in enumerate(zip(outs, gos)):
+        keep = bool(retain_graph) or i < len(outs) - 1
+        for _ in _run(out, go, keep, pending=None, only=capture, found=found):
+            pass
+    results = []
+    for x in ins:
+        g = found.get(_key(x))
+        if g is None and not (allow_unused or materialize_grads):
+            raise RuntimeError(
+                "autograd.grad: one of the differentiated Tensors appears to not have been "
+                "used in the graph; set allow_unused=True if this is the desired behavior"
+            )
+        if g is None and materialize_grads:
+            g = np.zeros_like(x.array)
+        results.append(None if g is None else Tensor(g))
+    return tuple(results)
+
+
+def _key(x: Tensor) -> Any:
+    """Where x's gradient is found: the leaf itself, or (its creator, its output slot)."""
+    return id(x) if x.creator is None else (x.creator, x.output_index)
+
+
+def _capture_set(tensors: Any, who: str) -> set[Any]:
+    for x in tensors:
+        if not isinstance(x, Tensor) or not x.requires_grad:
+            raise RuntimeError(f"{who}: every input must be a Tensor that requires grad; "
+                               f"got {type(x).__name__}")
+    return {_key(x) for x in tensors}
 
 
 def backward_stream(root: Tensor, grad: Any = None, retain_graph: bool = False) -> Iterator[Tensor]:
@@ -63,14 +137,14 @@ def _count_leaf_uses(start: Function) -> dict[int, int]:
 
 def _initial_grad(root: Tensor, grad: Any) -> Any:
     if grad is None:
-        if root.data.size != 1:
+        if root.array.size != 1:
             raise RuntimeError(
                 f"backward: grad can be implicit only for a scalar output; got shape "
                 f"{root.shape}. Pass a gradient of that shape, or reduce first (loss.sum())."
             )
-        return np.ones_like(root.data)
+        return np.ones_like(root.array)
     if isinstance(grad, Tensor):
-        grad = grad.data
+        grad = grad.array
     if not is_array(grad):
         grad = np.asarray(grad, dtype=root.dtype)
     if grad.shape != root.shape:
@@ -81,16 +155,21 @@ def _initial_grad(root: Tensor, grad: Any) -> Any:
     return grad.astype(root.dtype, copy=False)
 
 
-def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | None):
+def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | None,
+         only: set[Any] | None = None, found: dict[Any, Any] | None = None):
+    """The backward walk. `only`: the leaves (by id) and non-leaf outputs (by creator and
+    slot) whose gradients are wanted; with `found`, they are stored there instead of in
+    `.grad` (autograd.grad), else only those leaves accumulate (backward(inputs=...))."""
     if not root.requires_grad:
         raise RuntimeError(
-            "backward: this tensor does not require grad and has no creator; build it from "
-            "a tensor with requires_grad=True, outside no_grad()"
+            "element 0 of tensors does not require grad and does not have a grad_fn: "
+            "backward needs a tensor computed from one with requires_grad=True, outside "
+            "no_grad()"
         )
     gy = _initial_grad(root, grad)
     given: set[int] = {id(gy)}
     if root.creator is None:
-        accumulate_grad(root, gy, given)
+        _deliver(root, gy, given, only, found)
         yield root
         return
     # Pending gradients, per Function, one slot per output. Keyed by the Function (kept
@@ -101,14 +180,20 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
     heap = [(-root.creator.generation, next(order), root.creator)]
     while heap:
         f = heapq.heappop(heap)[2]
-        gxs = _call_backward(f, grads.pop(f))
+        gys = grads.pop(f)
+        if "tensor_hooks" in f.__dict__:
+            _run_output_hooks(f, gys)
+        if found is not None or only is not None:
+            _capture_outputs(f, gys, only, found)
+        _check_versions(f)
+        gxs = _call_backward(f, gys)
         for x, gx, need in zip(f.inputs, gxs, f.needs_input_grad):
             if not need:
                 continue
             gx = _checked_grad(f, x, gx)
             creator = x.creator
             if creator is None:
-                accumulate_grad(x, gx, given)
+                _deliver(x, gx, given, only, found)
                 if pending is not None:
                     pending[id(x)] -= 1
                     if pending[id(x)] == 0:
@@ -154,25 +239,76 @@ def _checked_grad(f: Function, x: Tensor, gx: Any) -> Any:
     own dtype, as PyTorch's autograd gives it."""
     if gx is None:
         raise RuntimeError(f"{f.name}.backward returned None for an input that requires grad")
-    want = x.data.dtype
-    if gx.shape == x.data.shape and gx.dtype != want and gx.dtype.kind == want.kind == "f":
+    want = x.array.dtype
+    if gx.shape == x.array.shape and gx.dtype != want and gx.dtype.kind == want.kind == "f":
         return gx.astype(want)
-    if gx.shape != x.data.shape or gx.dtype != want:
+    if gx.shape != x.array.shape or gx.dtype != want:
         raise ShapeError(
             f"{f.name}.backward: gradient does not match its input; expected shape "
-            f"{x.data.shape} dtype {want}, got shape {gx.shape} dtype {gx.dtype}"
+            f"{x.array.shape} dtype {want}, got shape {gx.shape} dtype {gx.dtype}"
         )
     return gx
+
+
+def _deliver(x: Tensor, gx: Any, given: set[int], only: set[Any] | None,
+             found: dict[Any, Any] | None) -> None:
+    """Hand a leaf its gradient: through its hooks, then into .grad (or `found`)."""
+    if x._hooks:
+        gx = _apply_hooks(x._hooks, gx)
+    if only is not None and id(x) not in only:
+        return
+    if found is not None:
+        prev = found.get(id(x))
+        found[id(x)] = gx if prev is None else prev + gx
+        return
+    accumulate_grad(x, gx, given)
 
 
 def accumulate_grad(x: Tensor, gx: Any, given: set[int]) -> None:
     """Add gx to a leaf's .grad; `given` holds ids of arrays already handed to a leaf."""
     # A leaf must own its .grad, since optimizers and clipping update grads in place: an
     # op may hand one array to several inputs (add returns gy twice) or return a view.
-    if x.grad is None:
+    g = x._grad
+    if g is None:
         if id(gx) in given or not gx.flags.owndata:
             gx = gx.copy()
-        x.grad = gx
+        x._grad = Tensor(gx)
         given.add(id(gx))
     else:
-        x.grad = x.grad + gx
+        x._grad = Tensor(g.array + gx)
+
+
+def _apply_hooks(hooks: list[Any], g: Any) -> Any:
+    for hook in list(hooks):
+        out = hook(Tensor(g))
+        if out is not None:
+            g = out.array if isinstance(out, Tensor) else np.asarray(out)
+    return g
+
+
+def _run_output_hooks(f: Function, gys: list[Any]) -> None:
+    """Hooks registered on f's outputs (register_hook, retain_grad) see their gradients."""
+    for i, hooks in f.tensor_hooks.items():
+        if gys[i] is not None and hooks:
+            gys[i] = _apply_hooks(hooks, gys[i])
+
+
+def _capture_outputs(f: Function, gys: list[Any], only: set[Any] | None,
+                     found: dict[Any, Any] | None) -> None:
+    if found is None:
+        return
+    for i, gy in enumerate(gys):
+        if (f, i) in only and gy is not None:
+            found[(f, i)] = gy
+
+
+def _check_versions(f: Function) -> None:
+    """Refuse to run backward on arrays changed in place since the op saved them."""
+    for vc, version, what in f.saved_versions:
+        if vc[0] != version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by "
+                f"an inplace operation: {what} of {f.name} is at version {vc[0]}; expected "
+                f"version {version} instead. Use the out-of-place op (x = x + y, not "
+                f"x += y), or .clone() the tensor before changing it"
+            )

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import config
+from lamina import config, dtypes
 from lamina.autograd.tensor import Tensor
 
 
@@ -58,6 +58,9 @@ class Function:
     variants: tuple[str, ...] = ()
     variant: str = ""
     saved_tensors: tuple[Any, ...] = ()
+    # (version counter, version at save time, description) for every input or output array
+    # that forward saved: backward checks none was changed in place in between.
+    saved_versions: tuple[tuple[list[int], int, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -96,13 +99,13 @@ class Function:
         """Run `forward` on the inputs' arrays; return a Tensor (or a tuple of them)."""
         xs = inputs
         if not all([isinstance(x, Tensor) for x in inputs]):
-            xs = tuple(x if isinstance(x, Tensor) else Tensor(x) for x in inputs)
+            xs = tuple(x if isinstance(x, Tensor) else Tensor(dtypes.as_array(x)) for x in inputs)
         needs = tuple([x._requires_grad for x in xs])
         record = config.grad_enabled and True in needs
         self.needs_input_grad = needs if record else (False,) * len(xs)
-        ys = self.forward(*[x.data for x in xs])
+        ys = self.forward(*[x.array for x in xs])
         # NumPy returns a scalar, not a 0-d array, from a reduction or a ufunc on 0-d arrays;
-        # a Tensor's data is always an array (so `t.data[...] = v` works on a loss too).
+        # a Tensor's data is always an array (so `t.array[...] = v` works on a loss too).
         if type(ys) is not np.ndarray:
             ys = _no_scalars(ys)
         if not record:
@@ -117,9 +120,29 @@ class Function:
                 outs = tuple(Tensor._from_op(y, self, gen + 1, i) for i, y in enumerate(ys))
             else:
                 outs = Tensor._from_op(ys, self, gen + 1, 0)
+            if self.saved_tensors:
+                self._note_versions(xs, outs)
         if config.tracer is not None:
             config.tracer.record(self, xs, outs)
         return outs
+
+    def _note_versions(self, xs: tuple[Tensor, ...], outs: Any) -> None:
+        """Remember the versions of the inputs and outputs whose arrays forward saved."""
+        notes = []
+        for s in self.saved_tensors:
+            if s is None:
+                continue
+            for i, x in enumerate(xs):
+                if s is x.array:
+                    notes.append((x._vc, x._vc[0], f"input {i} (shape {tuple(s.shape)})"))
+                    break
+            else:
+                for i, y in enumerate(outs if isinstance(outs, tuple) else (outs,)):
+                    if s is y.array:
+                        notes.append((y._vc, 0, f"output {i} (shape {tuple(s.shape)})"))
+                        break
+        if notes:
+            self.saved_versions = tuple(notes)
 
     def release(self) -> None:
         """Drop inputs, saved arrays and every attribute forward kept: frees their memory."""

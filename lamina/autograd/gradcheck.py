@@ -51,7 +51,7 @@ def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6,
     weights = [rng.standard_normal(y.shape) for y in outs]
 
     def objective() -> float:
-        return float(sum(np.sum(y.data * w) for y, w in zip(_outputs(fn(*xs)), weights)))
+        return float(sum(np.sum(y.array * w) for y, w in zip(_outputs(fn(*xs)), weights)))
 
     for x in xs:
         x.grad = None
@@ -66,7 +66,7 @@ def _as_float64(x: Any) -> Tensor:
     if isinstance(x, Tensor) and x.requires_grad and x.dtype == np.float64:
         return x  # used as is, so a layer's own parameters can be checked in place
     requires = isinstance(x, Tensor) and x.requires_grad
-    data = np.array(x.data if isinstance(x, Tensor) else x)
+    data = np.array(x.array if isinstance(x, Tensor) else x)
     if data.dtype.kind == "f":
         data = data.astype(np.float64)
     return Tensor(data, requires_grad=requires)
@@ -80,7 +80,7 @@ def _compare(i: int, x: Tensor, objective: Callable[[], float], eps: float, atol
              rtol: float) -> None:
     analytic = np.zeros(x.shape) if x.grad is None else np.asarray(x.grad, dtype=np.float64)
     numeric = np.zeros(x.shape)
-    flat = x.data.reshape(-1)  # a view: writes below perturb x itself
+    flat = x.array.reshape(-1)  # a view: writes below perturb x itself
     for j in range(flat.size):
         old = flat[j]
         flat[j] = old + eps

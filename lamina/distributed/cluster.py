@@ -49,7 +49,7 @@ def shard_names(model: Layer, servers: int) -> dict[str, int]:
     """Each parameter's server: whole parameters, balanced by size, in a fixed order."""
     load = [0] * servers
     shard_of = {}
-    for name, p in sorted(model.named_parameters(), key=lambda kv: (-kv[1].size, kv[0])):
+    for name, p in sorted(model.named_parameters(), key=lambda kv: (-kv[1].numel(), kv[0])):
         s = int(np.argmin(load))
         shard_of[name] = s
         load[s] += p.size
@@ -103,7 +103,7 @@ class Cluster:
             .remote(i, opt, d["mode"], d["staleness"], d["workers"], d["timeout"],
                     checkpoint_dir, d["checkpoint_every"])
             for i, (n, place) in enumerate(zip(names, spread(d["servers"])))]
-        params = {n: p.data for n, p in model.named_parameters()}
+        params = {n: p.array for n, p in model.named_parameters()}
         ray.get([s.init_params.remote({n: a for n, a in params.items()
                                        if self.shard_of[n] == i})
                  for i, s in enumerate(self.servers)])
@@ -172,7 +172,7 @@ class Cluster:
         for version, shard in self.ray.get([s.pull.remote(-1) for s in self.servers]):
             versions.append(version)
             for n, a in shard.items():
-                params[n].data[...] = a
+                params[n].array[...] = a
         return min(versions)
 
     def sync_buffers(self, model: Layer) -> None:
@@ -191,7 +191,7 @@ class Cluster:
                            ).astype(first.dtype)
         self.ray.get([w.set_buffers.remote(mean) for w in live])
         for n, b in model.named_buffers():
-            b.data[...] = mean[n]
+            b.array[...] = mean[n]
 
     def set_lr(self, lr: float) -> None:
         """Give every server's optimizer this learning rate."""

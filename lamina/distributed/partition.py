@@ -45,16 +45,16 @@ class Stage:
         self.model.train(training)
         self.x = lm.tensor(x, requires_grad=x.dtype.kind == "f")
         self.y = self.model(self.x)
-        return self.y.data
+        return self.y.array
 
     def backward(self, grad: np.ndarray) -> np.ndarray | None:
         """Backpropagate the output's gradient; return the input's."""
         self.y.backward(np.asarray(grad))
-        return self.x.grad
+        return None if self.x.grad is None else self.x.grad.array
 
     def gradients(self) -> dict[str, np.ndarray]:
         """The stage's parameter gradients, by local name; clears them."""
-        out = {n: p.grad for n, p in self.model.named_parameters() if p.grad is not None}
+        out = {n: p.grad.array for n, p in self.model.named_parameters() if p.grad is not None}
         self.model.zero_grad()
         return out
 
@@ -107,7 +107,7 @@ class Pipeline:
 
     def forward(self, x: Any) -> lm.Tensor:
         """Run the stages in order; the result is a leaf Tensor that requires grad."""
-        h = x.data if isinstance(x, lm.Tensor) else np.asarray(x)
+        h = x.array if isinstance(x, lm.Tensor) else np.asarray(x)
         for stage in self.stages:
             h = self.ray.get(stage.forward.remote(h, self.training))
         return lm.tensor(h, requires_grad=True)

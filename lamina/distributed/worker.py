@@ -39,7 +39,7 @@ class PSClient:
         replies = self.ray.get([s.pull.remote(self.worker) for s in self.servers])
         for _, params in replies:
             for name, value in params.items():
-                self.params[name].data[...] = value
+                self.params[name].array[...] = value
 
     def push(self, name: str, grad: Any) -> None:
         """Keep one parameter's gradient for the next step (summed if pushed twice)."""
@@ -65,7 +65,7 @@ class PSClient:
         parts: list[dict[str, np.ndarray]] = [{} for _ in self.servers]
         for name, p in self.params.items():
             g = self.grads.get(name)
-            parts[self.shard_of[name]][name] = g if g is not None else np.zeros_like(p.data)
+            parts[self.shard_of[name]][name] = g if g is not None else np.zeros_like(p.array)
         self.ray.get([s.push.remote(self.worker, tag, part)
                       for s, part in zip(self.servers, parts)])
 
@@ -80,7 +80,7 @@ class PSClient:
             clip_grad_value_(live, self.clip_value)
         if self.clip_norm is not None:
             clip_grad_norm_(live, self.clip_norm)
-        self.grads = {n: p.grad for n, p in self.params.items() if p.grad is not None}
+        self.grads = {n: p.grad.array for n, p in self.params.items() if p.grad is not None}
 
 
 class Worker:
@@ -137,12 +137,12 @@ class Worker:
 
     def buffers(self) -> dict[str, np.ndarray]:
         """This replica's buffers (batch-norm statistics)."""
-        return {n: b.data.copy() for n, b in self.model.named_buffers()}
+        return {n: b.array.copy() for n, b in self.model.named_buffers()}
 
     def set_buffers(self, buffers: dict[str, np.ndarray]) -> None:
         """Replace the replica's buffers (with the workers' average)."""
         for n, b in self.model.named_buffers():
-            b.data[...] = buffers[n]
+            b.array[...] = buffers[n]
 
     def pid(self) -> int:
         """The actor's process id (tests kill it to check restarts)."""

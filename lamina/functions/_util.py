@@ -26,11 +26,11 @@ def as_tensor(value: Any, like: Tensor | None = None) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (int, float, bool)) and like is not None:
-        dtype = like.data.dtype
+        dtype = like.array.dtype
         if isinstance(value, float) and dtype.kind not in "fc":
             dtype = np.float32
         return Tensor(np.asarray(value, dtype=dtype))
-    return Tensor(value)
+    return Tensor(np.asarray(value))
 
 
 def normalize_axis(axis: Any, ndim: int) -> tuple[int, ...]:

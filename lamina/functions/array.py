@@ -269,6 +269,6 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if start > end:
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     shape = x.shape[:start] + (-1,) + x.shape[end + 1:]
-    if x.size == 0:
+    if x.numel() == 0:
         shape = x.shape[:start] + (int(np.prod(x.shape[start:end + 1])),) + x.shape[end + 1:]
     return reshape(x, shape)

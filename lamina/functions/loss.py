@@ -45,7 +45,7 @@ class _Picked(Function):
     def __init__(self, op: str, reduction: str, ignore_index: int, weight: Any = None) -> None:
         _check_reduction(op, reduction)
         self.op, self.reduction, self.ignore_index = op, reduction, ignore_index
-        self.weight = None if weight is None else np.asarray(getattr(weight, "data", weight))
+        self.weight = None if weight is None else np.asarray(getattr(weight, "array", weight))
 
     def rows(self, x: Any, labels: Any) -> Any:
         """Validate labels and return the scores as (M, C) rows; remembers the layout."""

@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from lamina import config
+from lamina import dtypes
 from lamina.autograd.function import Function
+from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import as_tensor, expand_reduced, normalize_axis, sum_to
+from lamina.functions._util import expand_reduced, normalize_axis, sum_to
 
 # -- elementwise binary ops ----------------------------------------------------------------
 
@@ -180,10 +181,38 @@ class PowScalar(Function):
 
 
 def _operands(a: Any, b: Any) -> tuple[Tensor, Tensor]:
-    """Both operands as Tensors; a Python number takes the dtype of the tensor beside it."""
-    if not isinstance(a, Tensor):
-        a = as_tensor(a, b)
-    return a, as_tensor(b, a)
+    """Both operands as Tensors of one dtype, by PyTorch's promotion (`dtypes.result_type`):
+    a Python number takes the tensor's kind, float32 with a 0-d float64 stays float32."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.array.dtype == b.array.dtype:
+        return a, b
+    d = dtypes.result_type(a, b)
+    return cast(a, d), cast(b, d)
+
+
+def cast(v: Any, d: np.dtype) -> Tensor:
+    """v as a Tensor of dtype d: a tensor through the differentiable cast, a constant as is."""
+    if isinstance(v, Tensor):
+        return v if v.array.dtype == d else astype(v, d)
+    return Tensor(np.asarray(v, dtype=d))
+
+
+def promote_all(tensors: list[Tensor]) -> list[Tensor]:
+    """Tensors cast to their common dtype (cat, stack), by PyTorch's promotion."""
+    d = tensors[0].array.dtype
+    for t in tensors[1:]:
+        if t.array.dtype != d:
+            d = dtypes.promote_types(d, t.array.dtype)
+    return [cast(t, d) for t in tensors]
+
+
+def as_operand(v: Any, like: Tensor) -> Tensor:
+    """A Python number on the left of an operator, as a 0-d tensor of its own kind."""
+    return v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtypes.result_type(v, v)))
+
+
+def compare_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
+    """The arrays a comparison works on (NumPy compares mixed dtypes exactly)."""
+    return a.array, b.array if isinstance(b, Tensor) else b
 
 
 def add(a: Any, b: Any) -> Tensor:
@@ -201,9 +230,44 @@ def mul(a: Any, b: Any) -> Tensor:
     return Mul().apply(*_operands(a, b))
 
 
-def div(a: Any, b: Any) -> Tensor:
-    """a / b (true division) with broadcasting."""
-    return Div().apply(*_operands(a, b))
+def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
+    """a / b with broadcasting. Integers divide to the default float dtype (true division);
+    `rounding_mode="trunc"` or `"floor"` rounds the quotient (integers stay integers), and
+    its gradient is zero, as in PyTorch.
+
+    Example:
+        >>> lm.tensor([7, -7]).div(2, rounding_mode="floor")
+        tensor([ 3, -4])
+    """
+    a, b = _operands(a, b)
+    if rounding_mode is None:
+        if a.array.dtype.kind != "f":
+            d = dtypes.get_default_dtype()
+            a, b = cast(a, d), cast(b, d)
+        return Div().apply(a, b)
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor'; got "
+                         f"{rounding_mode!r}")
+    return _rounded_div(a, b, rounding_mode)
+
+
+def _rounded_div(a: Tensor, b: Tensor, mode: str) -> Tensor:
+    def op(x: Any, y: Any) -> Any:
+        if x.dtype.kind in "iu":
+            if mode == "floor":
+                return np.floor_divide(x, y)
+            q = np.abs(x) // np.abs(y)
+            return np.where((x < 0) != (y < 0), -q, q).astype(x.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (np.floor if mode == "floor" else np.trunc)(x / y)
+    return constant_op(op, a, b)
+
+
+def constant_op(op: Any, *xs: Any) -> Tensor:
+    """`op` on the arrays of xs as a recorded op with no gradient (comparisons, rounding,
+    integer and boolean ops): eager mode and a plan's trace see it alike."""
+    with no_grad():
+        return Compare(op).apply(*xs)
 
 
 def pow(a: Any, b: Any) -> Tensor:
@@ -308,31 +372,35 @@ class Clip(Function):
 
 
 class Compare(Function):
-    """An elementwise comparison (np.less, np.equal, ...): a boolean array, no gradient."""
+    """An op whose result has no gradient (np.less, np.equal, floor, ...), on any number
+    of inputs."""
 
     def __init__(self, op: Any) -> None:
         self.op = op
 
-    def forward(self, a: Any, b: Any) -> Any:
-        return self.op(a, b)
+    def forward(self, *xs: Any) -> Any:
+        return self.op(*xs)
 
-    def backward(self, gy: Any) -> Any:
-        return None, None
+    def backward(self, *gys: Any) -> Any:
+        return (None,) * len(self.inputs)
 
 
 def compare(op: Any, a: Tensor, b: Any) -> Tensor:
     """`op(a, b)` as a recorded op that takes no gradient (Tensor's `<`, `==`, ... while a
     plan traces: eager mode computes the array directly)."""
-    with config.no_grad():
-        return Compare(op).apply(a, b)
+    return constant_op(op, a, b)
 
 
 class AsType(Function):
-    def __init__(self, dtype: Any) -> None:
-        self.dtype = np.dtype(dtype)
+    """A cast (and with `copy=True` a row-major copy: clone, contiguous)."""
+
+    def __init__(self, dtype: Any, copy: bool = False) -> None:
+        self.dtype, self.copy = np.dtype(dtype), copy
 
     def forward(self, x: Any) -> Any:
         self.in_dtype = x.dtype
+        if self.copy:
+            return np.array(x, dtype=self.dtype, order="C" if self.copy is True else "K")
         return x.astype(self.dtype)
 
     def backward(self, gy: Any) -> Any:
@@ -370,9 +438,13 @@ def clip(x: Tensor, lo: float | None = None, hi: float | None = None) -> Tensor:
 
 
 def astype(x: Tensor, dtype: Any) -> Tensor:
-    """Convert to `dtype`; the gradient is converted back."""
-    if np.dtype(dtype) == x.dtype:
+    """Convert to `dtype`; the gradient is converted back. Integer and boolean results
+    take no gradient."""
+    dtype = dtypes.resolve(dtype)
+    if dtype == x.dtype:
         return x
+    if dtype.kind not in "fc":
+        return constant_op(lambda a: a.astype(dtype), x)
     return AsType(dtype).apply(x)
 
 

@@ -163,9 +163,9 @@ def batch_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None, running_mea
     Returns:
         A tensor of x's shape.
     """
-    rm = running_mean.data if isinstance(running_mean, Tensor) else running_mean
-    rv = running_var.data if isinstance(running_var, Tensor) else running_var
-    nbt = getattr(num_batches_tracked, "data", num_batches_tracked)
+    rm = running_mean.array if isinstance(running_mean, Tensor) else running_mean
+    rv = running_var.array if isinstance(running_var, Tensor) else running_var
+    nbt = getattr(num_batches_tracked, "array", num_batches_tracked)
     fn = BatchNorm(rm, rv, training, momentum, eps, nbt)
     if gamma is None and beta is None:
         return fn.apply(x)
@@ -414,7 +414,7 @@ def standardize(x: Tensor, mean: Any, std: Any, axis: int = 1) -> Tensor:
     Example:
         >>> F.standardize(x, np.array([0.5, 2.0]), np.array([1.0, 4.0]))  # x (N, 2)
     """
-    mean, std = (np.asarray(getattr(a, "data", a)) for a in (mean, std))
+    mean, std = (np.asarray(getattr(a, "array", a)) for a in (mean, std))
     if mean.ndim != 1 or std.shape != mean.shape:
         raise ShapeError(f"standardize: mean and std must be vectors of one length; got "
                          f"{mean.shape} and {std.shape}")

@@ -116,7 +116,7 @@ def export_onnx(model: Layer, example_input: Any, path: str | os.PathLike,
         raise ImportError("ONNX export needs the onnx package: pip install 'lamina[onnx]'") from e
     if opset < 14:
         raise ExportError(f"export_onnx: opset must be >= 14; got {opset}")
-    x = example_input.data if isinstance(example_input, Tensor) else np.asarray(example_input)
+    x = example_input.array if isinstance(example_input, Tensor) else np.asarray(example_input)
     ctx = Context(opset)
     was_training = model.training
     model.eval()
@@ -161,7 +161,7 @@ def _run(model: Layer, x: np.ndarray) -> list[np.ndarray]:
         layer.reset_state()
     try:
         with lm.no_grad():
-            return [t.data for t in flatten(model(Tensor(x)))]
+            return [t.array for t in flatten(model(Tensor(x)))]
     finally:
         for layer, state in zip(stateful, saved):
             layer.state = state
@@ -169,7 +169,7 @@ def _run(model: Layer, x: np.ndarray) -> list[np.ndarray]:
 
 # -- exporters ---------------------------------------------------------------------------------
 def _w(layer: Layer, name: str) -> np.ndarray:
-    return getattr(layer, name).data
+    return getattr(layer, name).array
 
 
 def _ints(ctx: Context, path: str, *values: int) -> str:

@@ -233,7 +233,8 @@ class Concat(Layer):
         rest = {y.shape[:self.axis % y.ndim] + y.shape[self.axis % y.ndim + 1:]
                 for y in outs if -y.ndim <= self.axis < y.ndim}
         if len(ndim) != 1 or len(rest) != 1:
-            raise ShapeError(f"Concat: branches give {[y.shape for y in outs]}, which cannot "
+            shapes = [tuple(y.shape) for y in outs]
+            raise ShapeError(f"Concat: branches give {shapes}, which cannot "
                              f"be joined along axis {self.axis}: every other axis must match")
         return F.concat(outs, axis=self.axis)
 

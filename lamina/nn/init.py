@@ -16,7 +16,7 @@ from lamina.autograd.tensor import Tensor
 
 
 def _fill(t: Tensor, values: Any) -> Tensor:
-    t.data[...] = np.asarray(values).astype(t.dtype, copy=False)
+    t.array[...] = np.asarray(values).astype(t.dtype, copy=False)
     return t
 
 

@@ -21,11 +21,17 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __init__(self, data: Any, requires_grad: bool = True) -> None:
-        super().__init__(np.asarray(data) if not hasattr(data, "dtype") else data, requires_grad)
+    def __init__(self, data: Any = None, requires_grad: bool = True) -> None:
+        if isinstance(data, Tensor):
+            data = data.array
+        elif data is None:
+            data = np.zeros((0,), np.float32)
+        super().__init__(np.asarray(data) if not hasattr(data, "dtype") else data,
+                         requires_grad=requires_grad)
 
     def __repr__(self) -> str:
-        return f"Parameter(shape={self.shape}, dtype={self.dtype})"
+        return "Parameter containing:\n" + Tensor.__repr__(self).replace(
+            ", requires_grad=True", "") [:-1] + ", requires_grad=True)"
 
 
 _edit_count = 0
@@ -166,8 +172,8 @@ class Layer:
             raise TypeError(f"{type(self).__name__}.to: parameters must stay floating point; "
                             f"got dtype {dtype} (labels and ids may be integers, weights not)")
         for t in (*self.parameters(), *self.buffers()):
-            if t.data.dtype.kind == "f" and t.data.dtype != dtype:
-                t.data, t.grad = t.data.astype(dtype), None
+            if t.array.dtype.kind == "f" and t.array.dtype != dtype:
+                t.array, t.grad = t.array.astype(dtype), None
         return self
 
     # -- forward --------------------------------------------------------------------------
@@ -192,8 +198,8 @@ class Layer:
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
         """Copies of every parameter and buffer as NumPy arrays, by dotted name."""
-        out = {name: to_numpy(p.data).copy() for name, p in self.named_parameters()}
-        out.update({name: to_numpy(b.data).copy() for name, b in self.named_buffers()})
+        out = {name: to_numpy(p.array).copy() for name, p in self.named_parameters()}
+        out.update({name: to_numpy(b.array).copy() for name, b in self.named_buffers()})
         return out
 
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> dict[str, list]:
@@ -214,7 +220,7 @@ class Layer:
         targets.update(dict(self.named_buffers()))
         missing = [k for k in targets if k not in state]
         unexpected = [k for k in state if k not in targets]
-        values = {k: np.asarray(v.data if isinstance(v, Tensor) else v)
+        values = {k: np.asarray(v.array if isinstance(v, Tensor) else v)
                   for k, v in state.items() if k in targets}
         bad = [f"{k}: expected {t.shape}, got {values[k].shape}"
                for k, t in targets.items() if k in values and values[k].shape != t.shape]
@@ -226,7 +232,7 @@ class Layer:
                            f"unexpected keys {unexpected}")
         for k, v in values.items():
             target = targets[k]
-            target.data[...] = v.astype(target.dtype, copy=False)
+            target.array[...] = v.astype(target.dtype, copy=False)
         return {"missing": missing, "unexpected": unexpected}
 
     # -- config ---------------------------------------------------------------------------
@@ -290,7 +296,7 @@ def _check_dtypes(layer: Layer, args: tuple[Any, ...]) -> None:
     """Raise DTypeError where a floating input's dtype is not the layer's parameters'.
     NumPy would promote the step to float64 silently (twice the time and memory, and
     parameters of one dtype given gradients computed in another), and PyTorch refuses."""
-    want = next((p.data.dtype for p in layer._params.values() if p.data.dtype.kind == "f"),
+    want = next((p.array.dtype for p in layer._params.values() if p.array.dtype.kind == "f"),
                 None)
     for i, a in enumerate(args):
         got = a.dtype if isinstance(a, (Tensor, np.ndarray)) else None

@@ -184,7 +184,7 @@ class Standardize(Layer):
 
     Example:
         >>> scale = nn.Standardize(3).adapt(x_train)        # x_train (N, 3)
-        >>> scale(lm.tensor(x_train)).data.std(axis=0)      # ~[1, 1, 1]
+        >>> scale(lm.tensor(x_train)).array.std(axis=0)      # ~[1, 1, 1]
     """
 
     def __init__(self, num_features: int, axis: int = 1,
@@ -203,7 +203,7 @@ class Standardize(Layer):
         self.register_buffer("mean", self._vector("mean", 0.0 if mean is None else mean))
         self.register_buffer("std", self._vector("std", 1.0 if std is None else std))
         self.register_buffer("count", np.zeros((), np.int64))
-        if (self.std.data <= 0).any():
+        if (self.std.array <= 0).any():
             raise ValueError(f"Standardize: std must be > 0; got {std}")
 
     def _vector(self, name: str, value: float | list[float]) -> np.ndarray:
@@ -218,7 +218,7 @@ class Standardize(Layer):
     @property
     def ready(self) -> bool:
         """Whether mean and std are set: given in the config, adapted, or loaded."""
-        return self.fixed or int(self.count.data) > 0
+        return self.fixed or int(self.count.array) > 0
 
     def adapt(self, data: Any) -> Standardize:
         """Measure mean and (population) std of each feature over `data`, replacing any
@@ -242,12 +242,12 @@ class Standardize(Layer):
         std = np.sqrt(m2 / n)
         # Below float32's resolution of the mean, a spread is rounding, not data.
         std[std <= np.finfo(np.float32).eps * np.abs(mean)] = 1.0
-        self.mean.data[...], self.std.data[...], self.count.data[...] = mean, std, n
+        self.mean.array[...], self.std.array[...], self.count.array[...] = mean, std, n
         return self
 
     def _rows(self, x: Any) -> np.ndarray:
         """x as float64 (values, features), the feature axis last."""
-        x = np.asarray(getattr(x, "data", x), np.float64)
+        x = np.asarray(getattr(x, "array", x), np.float64)
         if (x.ndim < 2 or not -x.ndim <= self.axis < x.ndim
                 or x.shape[self.axis] != self.num_features):
             raise ShapeError(f"Standardize.adapt: expected {self.num_features} features on "
@@ -260,7 +260,7 @@ class Standardize(Layer):
                 "Standardize: mean and std are not set. Call layer.adapt(x_train) first (a "
                 "job does this when the layer is the model's first), load a checkpoint, or "
                 "give mean and std in its config.")
-        return F.standardize(x, self.mean.data, self.std.data, self.axis)
+        return F.standardize(x, self.mean.array, self.std.array, self.axis)
 
     def _fits(self, x: Any, *rest: Any) -> str | None:
         shape = getattr(x, "shape", ())
@@ -268,7 +268,7 @@ class Standardize(Layer):
                 if -len(shape) <= self.axis < len(shape) else None)
 
     def get_config(self) -> dict[str, Any]:
-        fixed = ({"mean": self.mean.data.tolist(), "std": self.std.data.tolist()}
+        fixed = ({"mean": self.mean.array.tolist(), "std": self.std.array.tolist()}
                  if self.fixed else {})
         return {"num_features": self.num_features, "axis": self.axis, **fixed}
 

@@ -69,11 +69,11 @@ class RBM(Layer):
     # -- sampling, on plain arrays: no graph is recorded ---------------------------------
     def hidden_probs(self, v: Any) -> Any:
         """p(h = 1 | v), shape (N, n_hidden)."""
-        return sigmoid_array(v @ self.weight.data.T + self.hidden_bias.data)
+        return sigmoid_array(v @ self.weight.array.T + self.hidden_bias.array)
 
     def visible_probs(self, h: Any) -> Any:
         """p(v = 1 | h), shape (N, n_visible)."""
-        return sigmoid_array(h @ self.weight.data + self.visible_bias.data)
+        return sigmoid_array(h @ self.weight.array + self.visible_bias.array)
 
     def sample_hidden(self, v: Any) -> tuple[Any, Any]:
         """(p(h|v), a Bernoulli sample of h)."""
@@ -89,7 +89,7 @@ class RBM(Layer):
         """Run k steps v -> h -> v of block Gibbs sampling; return the last visible sample."""
         if k < 1:
             raise ValueError(f"RBM.gibbs: k must be >= 1; got {k}")
-        v = np.asarray(getattr(v, "data", v))
+        v = np.asarray(getattr(v, "array", v))
         for _ in range(k):
             _, h = self.sample_hidden(v)
             _, v = self.sample_visible(h)
@@ -101,7 +101,7 @@ class RBM(Layer):
         CD-k's update is statistics(data) - statistics(k-step samples); it equals minus
         the gradient of the free-energy difference.
         """
-        v = np.asarray(getattr(v, "data", v))
+        v = np.asarray(getattr(v, "array", v))
         h = self.hidden_probs(v)
         n = v.shape[0]
         return {"weight": h.T @ v / n, "visible_bias": v.mean(axis=0),
@@ -109,14 +109,14 @@ class RBM(Layer):
 
     def reconstruction_error(self, v: Any) -> float:
         """Mean squared error between v and p(v | h ~ p(h|v)), one step, per element."""
-        v = np.asarray(getattr(v, "data", v))
+        v = np.asarray(getattr(v, "array", v))
         recon = self.visible_probs(self.hidden_probs(v))
         return float(np.mean((v - recon) ** 2))
 
     def pseudo_log_likelihood(self, v: Any) -> float:
         """Stochastic pseudo-log-likelihood: n_visible * log s(F(v_flip) - F(v)), one random
         unit flipped per sample (Besag, 1975), averaged over samples."""
-        v = np.asarray(getattr(v, "data", v))
+        v = np.asarray(getattr(v, "array", v))
         idx = config.rng().integers(0, self.n_visible, v.shape[0])
         flipped = v.copy()
         rows = np.arange(v.shape[0])
@@ -125,8 +125,8 @@ class RBM(Layer):
         return float(np.mean(self.n_visible * -softplus_array(-gap)))
 
     def _free_energy_array(self, v: Any) -> Any:
-        pre = v @ self.weight.data.T + self.hidden_bias.data
-        return -(v @ self.visible_bias.data) - softplus_array(pre).sum(axis=1)
+        pre = v @ self.weight.array.T + self.hidden_bias.array
+        return -(v @ self.visible_bias.array) - softplus_array(pre).sum(axis=1)
 
     def get_config(self) -> dict[str, Any]:
         return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}

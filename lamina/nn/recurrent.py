@@ -93,7 +93,7 @@ class _Recurrent(Layer):
 
     def _run(self, x: Tensor, states: list[tuple[Tensor, ...]]) -> tuple[Tensor, list]:
         """Run every layer over time; states[k] is layer k's initial state tuple."""
-        seq = x if not self.batch_first else x.transpose(1, 0, 2)  # time-major inside
+        seq = x if not self.batch_first else x.transpose(0, 1)  # time-major inside
         finals = []
         for k in range(self.num_layers):
             W_ih, b_ih, W_hh, b_hh = self._weights(k)
@@ -106,7 +106,7 @@ class _Recurrent(Layer):
                 outs.append(state[0])
             finals.append(state)
             seq = F.stack(outs, 0)
-        out = seq.transpose(1, 0, 2) if self.batch_first else seq
+        out = seq.transpose(0, 1) if self.batch_first else seq
         return out, finals
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> Any:
@@ -182,14 +182,14 @@ class LSTM(_Recurrent):
 
     def _run(self, x: Tensor, states: list[tuple[Tensor, ...]]) -> tuple[Tensor, list]:
         # The whole time loop of each layer is one fused op (F.lstm_sequence).
-        seq = x if not self.batch_first else x.transpose(1, 0, 2)
+        seq = x if not self.batch_first else x.transpose(0, 1)
         finals = []
         for k in range(self.num_layers):
             W_ih, b_ih, W_hh, b_hh = self._weights(k)
             h0, c0 = states[k]
             seq, hT, cT = F.lstm_sequence(F.linear(seq, W_ih, b_ih), h0, c0, W_hh, b_hh)
             finals.append((hT, cT))
-        return (seq.transpose(1, 0, 2) if self.batch_first else seq), finals
+        return (seq.transpose(0, 1) if self.batch_first else seq), finals
 
     def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None) -> Any:
         batch = self._check(x, state)

@@ -12,7 +12,7 @@ import numpy as np
 def _grads(params: Iterable[Any]) -> list[Any]:
     if hasattr(params, "grad"):
         params = [params]
-    return [p.grad for p in params if p.grad is not None]
+    return [p.grad.array for p in params if p.grad is not None]
 
 
 def clip_grad_norm_(params: Iterable[Any], max_norm: float, norm_type: float = 2.0,

@@ -112,8 +112,8 @@ class Optimizer:
                     continue
                 state = self.state.get(p)
                 if state is None:
-                    state = self.state[p] = self.init_state(p.data, group)
-                update = (p.data, p.grad, state, group)
+                    state = self.state[p] = self.init_state(p.array, group)
+                update = (p.array, p.grad.array, state, group)
                 if (self.elementwise and self.state_complete(state, group)
                         and pieces.splittable(update)):
                     split.append(update)

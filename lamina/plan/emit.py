@@ -33,7 +33,7 @@ def emit(program: Program) -> tuple[Any, str]:
     lines += [f"    v{v} = arrays[{i}]" for i, v in enumerate(trace.inputs)]
     for v, p in program.params:  # each parameter's array read afresh at every run
         names[f"p{v}"] = p
-        lines.append(f"    v{v} = p{v}.data")
+        lines.append(f"    v{v} = p{v}.array")
     for t, n in enumerate(program.forward):
         names[f"f{t}"] = n.fn.forward
         call = f"f{t}({', '.join(value(v) for v in n.inputs)})"

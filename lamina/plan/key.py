@@ -27,23 +27,23 @@ class ModelKey:
         cached = self.cached
         if cached is not None and cached[0] == edit_count():
             for t, data, flag in cached[1]:
-                if t.data is not data or t._requires_grad is not flag:
+                if t.array is not data or t._requires_grad is not flag:
                     break
             else:
                 return cached[2], False
         layers = _tree(self.model)
         params = [p for layer in layers for p in layer._params.values()]
         buffers = [b for layer in layers for b in layer._buffers.values()]
-        # A program reads each parameter's .data afresh, but binds the parameter itself and
+        # A program reads each parameter's .array afresh, but binds the parameter itself and
         # each buffer's array (batch norm updates its statistics in place).
-        bound = ([(id(p), p.data.dtype, p.data.shape) for p in params],
-                 [id(b.data) for b in buffers])
+        bound = ([(id(p), p.array.dtype, p.array.shape) for p in params],
+                 [id(b.array) for b in buffers])
         rebound = bound != self.bound
         self.bound = bound
         key = (tuple([_settings(layer) for layer in layers]),
                tuple([p._requires_grad for p in params]))
         # Holding the arrays keeps their ids from being reused while cached.
-        self.cached = (edit_count(), [(t, t.data, t._requires_grad)
+        self.cached = (edit_count(), [(t, t.array, t._requires_grad)
                                       for t in (*params, *buffers)], key)
         return key, rebound
 

@@ -173,7 +173,7 @@ class Plan:
     def _inputs(self, batch: Sequence[Any]) -> list[Any]:
         """The batch's arrays, then the arrays of the state the stateful layers carry."""
         self.given = carry.kinds(self.carriers)
-        return [*_arrays(batch), *(t.data for t in carry.parts(self.carriers))]
+        return [*_arrays(batch), *(t.array for t in carry.parts(self.carriers))]
 
     def _carry(self, results: list[Tensor]) -> list[Tensor]:
         """Hand the new state (the last results; fresh arrays, so detached) to the stateful
@@ -292,8 +292,8 @@ class Plan:
         (in eval mode if the model draws random numbers: the batch and its slices would
         draw different masks)."""
         with _preserved(self.model), lm.no_grad(), _eval_mode(self.model, random):
-            whole = float(self._step_fn()(*[Tensor(a) for a in arrays])[0].data)
-            parts = [float(self._step_fn()(*[Tensor(a) for a in part])[0].data)
+            whole = float(self._step_fn()(*[Tensor(a) for a in arrays])[0].array)
+            parts = [float(self._step_fn()(*[Tensor(a) for a in part])[0].array)
                      for part in slices(arrays, edges)]
         n = edges[-1][1]
         for weights in ([(hi - lo) / n for lo, hi in edges], [1.0] * len(edges)):
@@ -312,15 +312,16 @@ class Plan:
                 loss = self._step_fn()(*[Tensor(a) for a in arrays])[0]
                 if loss.requires_grad:  # a model with nothing to train has no backward
                     loss.backward()
-                want = [loss.data.copy()]
+                want = [loss.array.copy()]
             else:
                 with lm.no_grad():
-                    want = [t.data for t in flatten(self._step_fn()(*[Tensor(a)
+                    want = [t.array for t in flatten(self._step_fn()(*[Tensor(a)
                                                                       for a in arrays]))]
-            want += [None if p.grad is None else p.grad.copy() for p in params]
+            want += [None if p.grad is None else p.grad.array.copy() for p in params]
         outputs = len(want) - len(params)
         with _preserved(self.model):
-            got = [np.array(r) for r in run(arrays)][:outputs] + [p.grad for p in params]
+            got = [np.array(r) for r in run(arrays)][:outputs] + [
+                None if p.grad is None else p.grad.array for p in params]
         for i, (a, b) in enumerate(zip(want, got)):
             if (a is None) != (b is None) or (a is not None and not np.allclose(
                     a, b, rtol=1e-4, atol=1e-6 * max(1.0, float(np.abs(a).max(initial=0))))):
@@ -333,7 +334,7 @@ class Plan:
 
 
 def _arrays(batch: Sequence[Any]) -> list[Any]:
-    return [b.data if isinstance(b, Tensor) else np.asarray(b) for b in batch]
+    return [b.array if isinstance(b, Tensor) else np.asarray(b) for b in batch]
 
 
 @contextlib.contextmanager
@@ -360,7 +361,7 @@ class _preserved:
 
     def __enter__(self) -> None:
         self.rng = lm.get_rng_state()
-        self.buffers = [(b, b.data.copy()) for b in self.model.buffers()]
+        self.buffers = [(b, b.array.copy()) for b in self.model.buffers()]
         self.grads = [(p, p.grad) for p in self.model.parameters()]
         for p, _ in self.grads:
             p.grad = None
@@ -369,7 +370,7 @@ class _preserved:
     def __exit__(self, *exc: Any) -> None:
         lm.set_rng_state(self.rng)
         for b, saved in self.buffers:
-            b.data[...] = saved
+            b.array[...] = saved
         for p, grad in self.grads:
             p.grad = grad
         for layer, state in self.states:
@@ -379,7 +380,7 @@ class _preserved:
 def _check_constants(first: Trace, second: Trace) -> None:
     """Raise TraceError where a constant made during the call differs between the traces
     of two batches: it was computed from the batch's values outside the ops (through
-    `.data` or NumPy), or drawn at random, and a plan would replay the example's."""
+    `.array` or NumPy), or drawn at random, and a plan would replay the example's."""
     for n in first.nodes:
         for v in n.inputs:
             if first.kinds[v] != "const":
@@ -390,7 +391,7 @@ def _check_constants(first: Trace, second: Trace) -> None:
             raise TraceError(
                 f"plan: op {n.index} ({n.name}) reads a tensor of shape {a.shape} made during "
                 "the call that differs from one batch to another: it was computed from the "
-                "batch's values outside tensor ops (through .data or NumPy), or drawn at "
+                "batch's values outside tensor ops (through .array or NumPy), or drawn at "
                 "random, and a plan would replay the example's. Compute it with tensor ops "
                 "(comparisons and arithmetic on tensors are traced), or train eagerly.")
 
@@ -446,7 +447,7 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
         TraceError: the model branches in Python on tensor values, or reads state from
             outside the call (a stateful layer's carried state is not outside: it is each
             program's input, and the new state its output, handed back). A branch taken
-            through `tensor.data` is found only when the example and a second, perturbed
+            through `tensor.array` is found only when the example and a second, perturbed
             batch (order reversed, floats negated, integer values swapped) take different
             paths; every other case is found at once.
             With threads > 1: an op mixes rows, a random op's input is not rows of the

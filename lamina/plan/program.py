@@ -155,7 +155,7 @@ class Program:
         in a replay (the caller restores RNG and buffers). Returns the values' arrays."""
         env = list(self.trace.arrays)
         for v, p in self.params:
-            env[v] = p.data
+            env[v] = p.array
         for n in self.forward:
             n.fn.out_buffers = None
             ys = n.fn.forward(*[env[v] for v in n.inputs])

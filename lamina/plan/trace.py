@@ -129,7 +129,7 @@ class Tracer:
         for t in self.keep:
             n = self.values.get(id(t))
             if n is not None:
-                arrays[n] = t.data
+                arrays[n] = t.array
         return Trace(self.nodes, self.kinds, self.tensors,
                      [a.shape for a in arrays], [a.dtype for a in arrays], arrays,
                      self.inputs, [self.values[id(t)] for t in outputs])

@@ -138,7 +138,7 @@ def _push_grads(model: Layer, updater: Any) -> None:
     summed), rather than streaming them as eager backward makes them."""
     for name, p in model.named_parameters():
         if p.grad is not None:
-            updater.push(name, p.grad)
+            updater.push(name, p.grad.array)
 
 
 @register_algorithm("bp")
@@ -202,7 +202,7 @@ class BP(_Planned):
         for lo, hi in bounds(len(x), self.micro_batches):
             output, loss, weight = self._slice(model, params, _rows(x, lo, hi),
                                                _rows(y, lo, hi), (hi - lo) / len(x))
-            outputs.append(output.data)
+            outputs.append(output.array)
             combined += weight * loss.item()
         output = Tensor(np.concatenate(outputs))
         with lm.no_grad():
@@ -257,8 +257,8 @@ class BP(_Planned):
         """How the loss combines rows, found once, from the loss of a slice's output against
         the same output twice over: a mean gives the same value, a sum twice it; None while
         a loss of 0 leaves it open."""
-        out = output.data
-        labels = y.data if isinstance(y, Tensor) else np.asarray(y)
+        out = output.array
+        labels = y.array if isinstance(y, Tensor) else np.asarray(y)
         with lm.no_grad():
             once = self.loss(Tensor(out), Tensor(labels)).item()
             twice = self.loss(Tensor(np.concatenate([out, out])),
@@ -292,7 +292,7 @@ class BP(_Planned):
 
 def _rows(t: Any, lo: int, hi: int) -> Any:
     """Rows lo:hi of a batch tensor, as a new leaf (no op recorded)."""
-    return Tensor(t.data[lo:hi]) if isinstance(t, Tensor) else t[lo:hi]
+    return Tensor(t.array[lo:hi]) if isinstance(t, Tensor) else t[lo:hi]
 
 
 def _add_weighted(params: list[Any], so_far: list[Any], weight: float) -> None:
@@ -302,10 +302,11 @@ def _add_weighted(params: list[Any], so_far: list[Any], weight: float) -> None:
         if p.grad is None:
             p.grad = before
             continue
+        g = p.grad.array
         if weight != 1.0:
-            p.grad *= p.grad.dtype.type(weight)
+            g *= g.dtype.type(weight)
         if before is not None:
-            p.grad += before
+            g += before.array
 
 
 def _stateful_layers(model: Layer) -> list[Any]:
@@ -372,7 +373,7 @@ class BPTT(_Planned):
             updater.step()
             for layer in layers:
                 layer.detach_state()
-            n = target.size
+            n = target.numel()
             for k, v in self._scores(output, target, loss).items():
                 totals[k] = totals.get(k, 0.0) + v * n
             count += n
@@ -423,7 +424,7 @@ class CD(Algorithm):
         rbm = _energy_model(model)
         v0 = batch[0].reshape(batch[0].shape[0], -1)
         updater.pull()
-        start = v0.data
+        start = v0.array
         if self.persistent and self.chain is not None and self.chain.shape == v0.shape:
             start = self.chain
         vk = rbm.gibbs(start, self.k)
@@ -441,8 +442,8 @@ class CD(Algorithm):
 
     def _measures(self, rbm: Any, v0: Tensor) -> dict[str, float]:
         with lm.no_grad():
-            return {"recon_error": rbm.reconstruction_error(v0.data),
-                    "pseudo_ll": rbm.pseudo_log_likelihood(v0.data)}
+            return {"recon_error": rbm.reconstruction_error(v0.array),
+                    "pseudo_ll": rbm.pseudo_log_likelihood(v0.array)}
 
     def state_dict(self) -> dict[str, Any]:
         return {"chain": self.chain} if self.chain is not None else {}

@@ -202,7 +202,7 @@ class Checkpoint(Callback):
     def save(self, trainer: Trainer, path: Path) -> None:
         """Write a checkpoint now (refused if a weight is not finite)."""
         for name, p in trainer.model.named_parameters():
-            if not np.isfinite(p.data).all():  # never replace a good file with a broken one
+            if not np.isfinite(p.array).all():  # never replace a good file with a broken one
                 raise NonFiniteError(f"Checkpoint: the weight {name} is not finite; kept "
                                      f"{trainer.last_checkpoint or 'no checkpoint'} as it was")
         lm.io.save(path, trainer.model, trainer.optimizer, extra=trainer.state_dict())
@@ -310,7 +310,7 @@ def _likely_cause(batch: Any) -> str:
     """The fix to suggest: the data's, where the batch itself holds a NaN or infinity
     (which no learning rate cures), else the learning rate's."""
     for i, part in enumerate(batch or ()):
-        a = getattr(part, "data", part)
+        a = getattr(part, "array", part)
         if isinstance(a, np.ndarray) and a.dtype.kind == "f" and not np.isfinite(a).all():
             return (f"The batch itself holds a NaN or infinity (part {i} of the batch, shape "
                     f"{a.shape}): the data needs cleaning, not the learning rate.")
@@ -333,7 +333,7 @@ class NaNGuard(Callback):
 
     def before_step(self, trainer: Trainer, params: list[Any]) -> None:
         for name, p in trainer.model.named_parameters():
-            if p.grad is not None and not np.isfinite(p.grad).all():
+            if p.grad is not None and not np.isfinite(p.grad.array).all():
                 self._fail(trainer, f"the gradient of {name} is not finite")
 
     def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:

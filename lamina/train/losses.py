@@ -35,8 +35,8 @@ LOSSES: dict[str, Callable[[Tensor, Any], Tensor]] = {
 
 def accuracy(output: Tensor, target: Tensor) -> float:
     """Fraction of samples whose highest score is the label (scores on the last axis)."""
-    pred = output.data.reshape(-1, output.shape[-1]).argmax(axis=1)
-    return float((pred == target.data.reshape(-1)).mean())
+    pred = output.array.reshape(-1, output.shape[-1]).argmax(axis=1)
+    return float((pred == target.array.reshape(-1)).mean())
 
 
 METRICS: dict[str, Callable[[Tensor, Tensor], float]] = {"accuracy": accuracy}

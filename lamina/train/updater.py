@@ -36,8 +36,10 @@ class LocalUpdater:
     def push(self, name: str, grad: Any) -> None:
         """Hand in the gradient of one parameter, by its dotted name."""
         p = self.params[name]
-        if p.grad is not grad:
-            p.grad = grad if p.grad is None else p.grad + grad
+        if p.grad is None:
+            p.grad = grad
+        elif p.grad.array is not grad:
+            p.grad = p.grad.array + grad
 
     def step(self) -> None:
         """Apply the optimizer to the pushed gradients, then clear them."""
@@ -58,4 +60,4 @@ def push_gradients(loss: lm.Tensor, model: Layer, updater: Any) -> None:
     for leaf in lm.backward_stream(loss):
         name = names.get(id(leaf))
         if name is not None:
-            updater.push(name, leaf.grad)
+            updater.push(name, leaf.grad.array)

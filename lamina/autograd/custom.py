@@ -1,0 +1,118 @@
+"""Custom ops written PyTorch's way: a `lamina.autograd.Function` subclass with static
+`forward(ctx, ...)` and `backward(ctx, ...)` on Tensors, called through `apply`.
+
+It runs on lamina's own op machinery (`lamina.Function`, which works on arrays): `apply`
+wraps the user's two static methods in one op, so the engine, version checks and plans
+treat it like any built-in op.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamina.autograd.function import Function as _Op
+from lamina.autograd.grad_mode import no_grad
+from lamina.autograd.tensor import Tensor
+
+
+class FunctionCtx:
+    """What `forward` hands to `backward`: saved tensors and any attributes set on it."""
+
+    def __init__(self, needs_input_grad: tuple[bool, ...]) -> None:
+        self.needs_input_grad = needs_input_grad
+        self.to_save: tuple[Any, ...] = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep tensors (or None) for backward; read them back as `ctx.saved_tensors`."""
+        self.to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        return self.to_save
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        """Accepted for PyTorch's API: lamina gives integer outputs no gradient anyway."""
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Accepted for PyTorch's API."""
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = value
+
+
+class _CustomOp(_Op):
+    """One call of a user's autograd.Function, as an op on arrays."""
+
+    def __init__(self, fn: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any],
+                 positions: list[int]) -> None:
+        self.fn, self.args, self.kwargs, self.positions = fn, args, kwargs, positions
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+    def forward(self, *arrays: Any) -> Any:
+        needs = [False] * len(self.args)
+        for p, need in zip(self.positions, self.needs_input_grad):
+            needs[p] = need
+        self.ctx = FunctionCtx(tuple(needs))
+        with no_grad():
+            out = self.fn.forward(self.ctx, *self.args, **self.kwargs)
+        self.args = None  # the inputs stay reachable through ctx only where saved
+        self.single = not isinstance(out, tuple)
+        outs = (out,) if self.single else out
+        self.out_meta = [(o.shape, o.dtype) for o in outs]
+        arrays = tuple(o.array if isinstance(o, Tensor) else o for o in outs)
+        return arrays[0] if self.single else arrays
+
+    def backward(self, *gys: Any) -> tuple[Any, ...]:
+        grads = self.fn.backward(self.ctx, *[Tensor(g) for g in gys])
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        if len(grads) < max(self.positions) + 1:
+            raise RuntimeError(
+                f"function {self.name}Backward returned an incorrect number of gradients "
+                f"(expected one per forward argument, {max(self.positions) + 1} at least, got "
+                f"{len(grads)})")
+        out = []
+        for p, need in zip(self.positions, self.needs_input_grad):
+            g = grads[p]
+            out.append(None if not need or g is None else
+                       (g.array if isinstance(g, Tensor) else g))
+        return tuple(out)
+
+
+class Function:
+    """Base class of a custom op written PyTorch's way.
+
+    Example:
+        >>> class Exp(lm.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         y = x.exp()
+        ...         ctx.save_for_backward(y)
+        ...         return y
+        ...     @staticmethod
+        ...     def backward(ctx, gy):
+        ...         (y,) = ctx.saved_tensors
+        ...         return gy * y
+        >>> y = Exp.apply(lm.tensor([1.0], requires_grad=True))
+    """
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("autograd.Function: define a static forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("autograd.Function: define a static backward(ctx, ...)")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run forward on the arguments and link the result into the graph."""
+        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        if not positions:
+            with no_grad():
+                return cls.forward(FunctionCtx(()), *args, **kwargs)
+        op = _CustomOp(cls, args, kwargs, positions)
+        return op.apply(*[args[i] for i in positions])

@@ -1,0 +1,191 @@
+"""Tensor methods that convert (dtype, device, copies, `new_*`) and the in-place ops
+(`add_`, `fill_`, `normal_`, ...). In-place ops go through `Tensor._inplace`, which keeps
+PyTorch's rules: version counters, and no writes to a leaf that requires grad."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _cast(name: str, dtype: str) -> Any:
+    def method(self: Any, memory_format: Any = None) -> Any:
+        return self.to(dtype)
+    method.__name__ = name
+    method.__doc__ = f"This tensor as {dtype} (itself when it is already)."
+    return method
+
+
+def _inplace(name: str) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._inplace(lambda t: getattr(t, name)(*args, **kwargs))
+    method.__name__ = name + "_"
+    method.__doc__ = f"`{name}` written into this tensor (in place); returns self."
+    return method
+
+
+class ConvertMethods:
+    """to, float, long, type, clone, new_zeros, and the in-place ops ending in `_`."""
+
+    __slots__ = ()
+
+    def to(self, *args: Any, **kwargs: Any) -> Any:
+        """This tensor with another dtype (and on a device, which here is the CPU): `to(dtype)`,
+        `to(device)`, `to(device, dtype)`, `to(other)`; itself when nothing changes, unless
+        `copy=True`.
+
+        Example:
+            >>> lm.tensor([1, 2]).to(lm.float32)
+            tensor([1., 2.])
+        """
+        from lamina import dtypes
+        from lamina.functions.math import astype
+
+        dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
+        dtypes.check_device(kwargs.pop("device", None))
+        kwargs.pop("non_blocking", None), kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if hasattr(a, "array"):
+                dtype = a.dtype
+            elif isinstance(a, (dtypes.device, int)) or (
+                    isinstance(a, str) and dtypes.resolve_name(a) is None):
+                dtypes.check_device(a if not isinstance(a, int) else f"cuda:{a}")
+            elif isinstance(a, bool) or a is None:
+                continue
+            else:
+                dtype = a
+        out = self if dtype is None else astype(self, dtype)
+        return out.clone() if copy and out is self else out
+
+    float, double, half = _cast("float", "float32"), _cast("double", "float64"), _cast(
+        "half", "float16")
+    long, int, short = _cast("long", "int64"), _cast("int", "int32"), _cast("short", "int16")
+    bool, byte, char = _cast("bool", "bool"), _cast("byte", "uint8"), _cast("char", "int8")
+
+    def type(self, dtype: Any = None, non_blocking: Any = False) -> Any:
+        """The type's name ('lamina.FloatTensor') with no argument, else `to(dtype)`
+        (PyTorch's names such as 'torch.LongTensor' accepted)."""
+        from lamina import dtypes
+
+        if dtype is None:
+            return dtypes.tensor_type_name(self.dtype)
+        return self.to(dtypes.from_type_name(dtype))
+
+    def type_as(self, other: Any) -> Any:
+        """This tensor in `other`'s dtype."""
+        return self.to(other.dtype)
+
+    def is_floating_point(self) -> bool:
+        return self.array.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return False
+
+    def cpu(self, memory_format: Any = None) -> Any:
+        """This tensor (lamina's tensors live on the CPU)."""
+        return self
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Any:
+        """Raises: lamina computes on the CPU here."""
+        from lamina import dtypes
+
+        dtypes.check_device("cuda")
+
+    def get_device(self) -> int:
+        return -1
+
+    def clone(self, *, memory_format: Any = None) -> Any:
+        """A copy with its own memory; gradients flow back to this tensor."""
+        from lamina.functions.math import AsType
+
+        return AsType(self.dtype, copy="K").apply(self)
+
+    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Any:
+        """A new leaf from data, in this tensor's dtype unless given."""
+        from lamina.autograd.tensor import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Any:
+        """Zeros of `size`, in this tensor's dtype unless given."""
+        from lamina.creation import zeros
+
+        return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Any:
+        """Ones of `size`, in this tensor's dtype unless given."""
+        from lamina.creation import ones
+
+        return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Any:
+        """`fill_value` in `size`, in this tensor's dtype unless given."""
+        from lamina.creation import full
+
+        return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Any:
+        """A tensor of `size` (zeros), in this tensor's dtype unless given."""
+        return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad)
+
+    # -- in place ------------------------------------------------------------------------
+    def zero_(self) -> Any:
+        """Fill with zeros, in place."""
+        return self.fill_(0)
+
+    def fill_(self, value: Any) -> Any:
+        """Fill with `value` (a number or 0-d tensor), in place."""
+        if hasattr(value, "array"):  # a 0-d tensor: its gradient is the sum of ours
+            return self.copy_(value)
+        return self._write_constant(np.full(self.shape, value))
+
+    def copy_(self, src: Any, non_blocking: bool = False) -> Any:
+        """Copy src's values (broadcast, cast) into this tensor; gradients flow to src."""
+        from lamina.functions.math import cast
+
+        def copied(t: Any) -> Any:
+            s = src if hasattr(src, "array") else type(t)(np.asarray(src))
+            return cast(s, t.dtype).expand(tuple(t.shape)) + 0
+        return self._inplace(copied)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
+        """Fill with normal draws, in place."""
+        from lamina.random import numpy_rng
+
+        draws = numpy_rng(generator).standard_normal(self.shape) * std + mean
+        return self._write_constant(draws)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Any:
+        """Fill with uniform draws from [a, b), in place."""
+        from lamina.random import numpy_rng
+
+        return self._write_constant(numpy_rng(generator).uniform(a, b, self.shape))
+
+    def bernoulli_(self, p: float = 0.5, *, generator: Any = None) -> Any:
+        """Fill with 1 (probability p) or 0, in place."""
+        from lamina.random import numpy_rng
+
+        return self._write_constant(numpy_rng(generator).random(self.shape) < p)
+
+    def _write_constant(self, values: Any) -> Any:
+        return self._inplace(lambda t: type(t)(np.asarray(values, t.dtype)))
+
+    add_, sub_, mul_, div_ = (_inplace(n) for n in ("add", "sub", "mul", "div"))
+    pow_, clamp_, clip_, neg_ = (_inplace(n) for n in ("pow", "clamp", "clip", "neg"))
+    abs_, exp_, log_, sqrt_ = (_inplace(n) for n in ("abs", "exp", "log", "sqrt"))
+    sigmoid_, tanh_, relu_ = (_inplace(n) for n in ("sigmoid", "tanh", "relu"))
+    floor_, ceil_, round_, trunc_ = (_inplace(n) for n in ("floor", "ceil", "round", "trunc"))
+    masked_fill_, index_fill_ = _inplace("masked_fill"), _inplace("index_fill")
+    index_add_, scatter_, scatter_add_ = (_inplace(n) for n in
+                                          ("index_add", "scatter", "scatter_add"))
+    lerp_, fmod_, remainder_ = (_inplace(n) for n in ("lerp", "fmod", "remainder"))
+    addmm_, square_, reciprocal_ = (_inplace(n) for n in ("addmm", "square", "reciprocal"))
+    tril_, triu_ = _inplace("tril"), _inplace("triu")

@@ -1,0 +1,197 @@
+"""Tensor methods that reduce (PyTorch's names: `dim`, `keepdim`; NumPy's `axis`,
+`keepdims` accepted too); the ops are in `lamina.functions.reduction`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _dim(dim: Any, kwargs: dict[str, Any]) -> tuple[Any, bool | None]:
+    """PyTorch's dim / keepdim, or NumPy's axis / keepdims, from one call's arguments."""
+    axis = kwargs.pop("axis", None)
+    keepdims = kwargs.pop("keepdims", None)
+    if kwargs:
+        raise TypeError(f"unexpected keyword arguments {sorted(kwargs)}")
+    return (axis if dim is None else dim), keepdims
+
+
+class ReduceMethods:
+    """sum, mean, std, var, prod, norm, max/min, argmax, sort, topk, median, all, any, ..."""
+
+    __slots__ = ()
+
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
+            **kwargs: Any) -> Any:
+        """Sum over `dim` (all elements by default)."""
+        from lamina.functions.reduction import sum
+
+        dim, kd = _dim(dim, kwargs)
+        return sum(self, dim, keepdim if kd is None else kd, dtype=dtype)
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
+             **kwargs: Any) -> Any:
+        """Mean over `dim` (all elements by default)."""
+        from lamina.functions.reduction import mean
+
+        dim, kd = _dim(dim, kwargs)
+        return mean(self, dim, keepdim if kd is None else kd, dtype=dtype)
+
+    def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+            correction: Any = None, **kwargs: Any) -> Any:
+        """Variance over `dim` (correction 1 by default)."""
+        from lamina.functions.reduction import var
+
+        dim, kd = _dim(dim, kwargs)
+        return var(self, dim, unbiased, keepdim if kd is None else kd, correction=correction)
+
+    def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+            correction: Any = None, **kwargs: Any) -> Any:
+        """Standard deviation over `dim` (correction 1 by default)."""
+        from lamina.functions.reduction import std
+
+        dim, kd = _dim(dim, kwargs)
+        return std(self, dim, unbiased, keepdim if kd is None else kd, correction=correction)
+
+    def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+        """Product over one dim (all elements by default)."""
+        from lamina.functions.reduction import prod
+
+        return prod(self, dim, keepdim, dtype=dtype)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+             dtype: Any = None) -> Any:
+        """The p-norm over `dim` (2-norm of all elements by default)."""
+        from lamina.functions.reduction import norm
+
+        return norm(self, p, dim, keepdim, dtype=dtype)
+
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> Any:
+        """log(sum(exp(x))) over `dim`, computed stably."""
+        from lamina.functions.reduction import logsumexp
+
+        return logsumexp(self, dim, keepdim)
+
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
+        """Running sums along `dim`."""
+        from lamina.functions.reduction import cumsum
+
+        return cumsum(self, dim, dtype=dtype)
+
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Any:
+        """Running products along `dim`."""
+        from lamina.functions.reduction import cumprod
+
+        return cumprod(self, dim, dtype=dtype)
+
+    def max(self, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
+        """The largest element; over a dim, the named tuple (values, indices); against a
+        tensor, the elementwise maximum.
+
+        Example:
+            >>> values, indices = lm.tensor([[1.0, 5.0], [7.0, 2.0]]).max(dim=1)
+            >>> indices
+            tensor([1, 0])
+        """
+        return self._extreme("max", dim, keepdim, kwargs)
+
+    def min(self, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
+        """The smallest element; over a dim, (values, indices); against a tensor, the
+        elementwise minimum."""
+        return self._extreme("min", dim, keepdim, kwargs)
+
+    def _extreme(self, kind: str, dim: Any, keepdim: bool, kwargs: dict[str, Any]) -> Any:
+        from lamina.functions import math
+        from lamina.functions.reduction import max_dim
+
+        if hasattr(dim, "array"):
+            return (math.maximum if kind == "max" else math.minimum)(self, dim)
+        dim, kd = _dim(dim, kwargs)
+        keepdim = keepdim if kd is None else kd
+        if dim is None:
+            if self.array.size == 0:
+                raise RuntimeError(f"{kind}(): Expected reduction dim to be specified for "
+                                   "input.numel() == 0. Specify the reduction dim with the "
+                                   "'dim' argument.")
+            return (math.max if kind == "max" else math.min)(self, None, keepdim)
+        if isinstance(dim, (tuple, list)):  # NumPy-style axes: a plain reduction
+            return (math.max if kind == "max" else math.min)(self, tuple(dim), keepdim)
+        return max_dim(kind, self, dim, keepdim)
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> Any:
+        """The largest value over `dim`; ties share the gradient."""
+        from lamina.functions.reduction import amax
+
+        return amax(self, dim, keepdim)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> Any:
+        """The smallest value over `dim`; ties share the gradient."""
+        from lamina.functions.reduction import amin
+
+        return amin(self, dim, keepdim)
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """Index of the largest value (first of ties)."""
+        from lamina.functions.reduction import argmax
+
+        return argmax(self, dim, keepdim)
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """Index of the smallest value (first of ties)."""
+        from lamina.functions.reduction import argmin
+
+        return argmin(self, dim, keepdim)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        """(values, indices) sorted along `dim`."""
+        from lamina.functions.reduction import sort
+
+        return sort(self, dim, descending, stable)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        """The indices that sort along `dim`."""
+        from lamina.functions.reduction import argsort
+
+        return argsort(self, dim, descending, stable)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        """(values, indices) of the k largest (or smallest) along `dim`."""
+        from lamina.functions.reduction import topk
+
+        return topk(self, k, dim, largest, sorted)
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+        """(values, indices) of the k-th smallest along `dim`."""
+        from lamina.functions.reduction import kthvalue
+
+        return kthvalue(self, k, dim, keepdim)
+
+    def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """The lower median; along a dim, (values, indices)."""
+        from lamina.functions.reduction import median
+
+        return median(self, dim, keepdim)
+
+    def mode(self, dim: int = -1, keepdim: bool = False) -> Any:
+        """(values, indices) of the most frequent value along `dim`."""
+        from lamina.functions.reduction import mode
+
+        return mode(self, dim, keepdim)
+
+    def all(self, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
+        """Whether every element is non-zero (a bool tensor)."""
+        from lamina.functions.reduction import all
+
+        dim, kd = _dim(dim, kwargs)
+        return all(self, dim, keepdim if kd is None else kd)
+
+    def any(self, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
+        """Whether any element is non-zero (a bool tensor)."""
+        from lamina.functions.reduction import any
+
+        dim, kd = _dim(dim, kwargs)
+        return any(self, dim, keepdim if kd is None else kd)
+
+    def count_nonzero(self, dim: Any = None) -> Any:
+        from lamina.functions.reduction import count_nonzero
+
+        return count_nonzero(self, dim)

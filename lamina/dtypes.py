@@ -1,0 +1,255 @@
+"""dtypes, `Size`, `device` and PyTorch's type promotion.
+
+lamina's dtypes are NumPy's (`lamina.float32 is np.dtype("float32")`), so `x.dtype ==
+lamina.float32` holds and arrays pass between the two libraries as they are. What PyTorch
+adds on top of NumPy's rules lives here: the default float dtype, Python numbers that never
+widen a tensor, 0-d tensors that count less than dimensioned ones.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from lamina import config
+
+float16 = half = np.dtype(np.float16)
+float32 = float = np.dtype(np.float32)  # noqa: A001 - PyTorch's alias
+float64 = double = np.dtype(np.float64)
+uint8 = np.dtype(np.uint8)
+int8 = np.dtype(np.int8)
+int16 = short = np.dtype(np.int16)
+int32 = int = np.dtype(np.int32)  # noqa: A001 - PyTorch's alias
+int64 = long = np.dtype(np.int64)
+bool = np.dtype(np.bool_)  # noqa: A001 - PyTorch's name
+
+_PYTHON = {"float": float64, "int": int64, "bool": bool}
+_NAMES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
+          "short": int16, "bool": bool}
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+class Size(tuple):
+    """A tensor's shape (torch.Size): a tuple of ints with `numel()`."""
+
+    def numel(self) -> Any:
+        """The number of elements a tensor of this shape holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"lamina.Size({list(self)})"
+
+    def __str__(self) -> str:
+        # in messages a shape reads as the tuple it is: "expected (2, 3), got (3, 2)"
+        return tuple.__repr__(self)
+
+
+class device:  # noqa: N801 - PyTorch's name
+    """Where a tensor lives. lamina computes with NumPy, so every tensor is on the CPU.
+
+    Example:
+        >>> lm.device("cpu") == lm.zeros(2).device
+        True
+    """
+
+    def __init__(self, type: Any = "cpu", index: Any = None) -> None:  # noqa: A002
+        name = type.type if isinstance(type, device) else str(type).split(":")[0]
+        if name != "cpu":
+            check_device(name)
+        self.type, self.index = "cpu", None
+
+    def __eq__(self, other: Any) -> Any:
+        if isinstance(other, str):
+            return other.split(":")[0] == self.type
+        return isinstance(other, device) and other.type == self.type
+
+    def __hash__(self) -> Any:
+        return hash(self.type)
+
+    def __str__(self) -> str:
+        return self.type
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}')"
+
+
+CPU = device("cpu")
+
+
+def check_device(dev: Any) -> None:
+    """Refuse a device lamina has not got, with the reason; None and the CPU pass."""
+    if dev is None or isinstance(dev, device):
+        return
+    name = str(dev).split(":")[0]
+    if name != "cpu":
+        raise RuntimeError(
+            f"device {dev!r}: lamina computes with NumPy on the CPU, and this machine has no "
+            f"{name} device lamina can use; use 'cpu' (lamina.cuda.is_available() is False)"
+        )
+
+
+def get_default_dtype() -> np.dtype:
+    """The dtype of tensors made from Python floats (float32 unless changed)."""
+    return config.default_dtype
+
+
+def set_default_dtype(d: Any) -> None:
+    """Make `d` (float32 or float64) the dtype of new floating-point tensors.
+
+    Example:
+        >>> lm.set_default_dtype(lm.float64); lm.tensor([1.0]).dtype
+        dtype('float64')
+    """
+    d = resolve(d)
+    if d is None or d.kind != "f":
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the "
+                        f"default type; got {d}")
+    config.default_dtype = d
+
+
+def resolve(d: Any) -> np.dtype | None:
+    """A dtype given as lamina/NumPy dtype, a name ("float32", "torch.long") or a Python
+    type (float means float64, as in PyTorch), as a NumPy dtype; None stays None."""
+    if d is None or isinstance(d, np.dtype):
+        return d
+    if isinstance(d, type) and d.__name__ in _PYTHON and d.__module__ == "builtins":
+        return _PYTHON[d.__name__]
+    if isinstance(d, str):
+        name = d.removeprefix("torch.").removeprefix("lamina.")
+        if name in _NAMES:
+            return _NAMES[name]
+        d = name
+    try:
+        out = np.dtype(d)
+    except TypeError:
+        raise TypeError(f"dtype: {d!r} is not a dtype lamina knows; use lamina.float32, "
+                        "lamina.int64, ...") from None
+    check_kind(out)
+    return out
+
+
+_TYPE_NAMES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16,
+               "LongTensor": int64, "IntTensor": int32, "ShortTensor": int16,
+               "CharTensor": int8, "ByteTensor": uint8, "BoolTensor": bool}
+
+
+def tensor_type_name(d: np.dtype) -> str:
+    """PyTorch's legacy type name of a dtype, under lamina's name: 'lamina.FloatTensor'."""
+    return "lamina." + next(k for k, v in _TYPE_NAMES.items() if v == d)
+
+
+def from_type_name(t: Any) -> np.dtype:
+    """A dtype from a legacy type name ('torch.LongTensor') or anything `resolve` takes."""
+    if isinstance(t, str) and t.endswith("Tensor"):
+        name = t.rsplit(".", 1)[-1]
+        if name not in _TYPE_NAMES:
+            raise TypeError(f"type(): invalid type {t!r}")
+        return _TYPE_NAMES[name]
+    return resolve(t)
+
+
+def resolve_name(name: str) -> np.dtype | None:
+    """The dtype a string names, or None when it names none (a device, say)."""
+    try:
+        return resolve(name)
+    except TypeError:
+        return None
+
+
+def check_kind(d: np.dtype) -> None:
+    """Refuse dtypes a tensor cannot hold: strings, objects, complex numbers."""
+    if d.kind not in "biuf":
+        raise TypeError(
+            f"tensor: dtype {d} is not supported; lamina's tensors hold bool, integer or "
+            "floating-point numbers (convert strings, objects or complex values first)"
+        )
+
+
+def as_array(data: Any, dtype: np.dtype | None = None, copy: Any = None) -> np.ndarray:
+    """`data` (numbers, nested lists, NumPy scalars, tensors in lists) as an array, with
+    PyTorch's inference: Python floats take the default dtype, ints int64, bools bool."""
+    if isinstance(data, (list, tuple)) and data and _holds_tensors(data):
+        data = _unwrap(data)
+    if isinstance(data, np.generic):
+        arr = np.array(data, dtype=dtype)
+    else:
+        arr = np.array(data, dtype=dtype, copy=True if copy else None)
+        if dtype is None and arr.dtype.kind == "f" and not _holds_arrays(data):
+            arr = arr.astype(get_default_dtype(), copy=False)
+        elif dtype is None and arr.dtype.kind in "iu" and not _holds_arrays(data):
+            arr = arr.astype(np.int64, copy=False)
+    check_kind(arr.dtype)
+    return arr
+
+
+def _holds_tensors(seq: Any) -> Any:
+    first = seq[0]
+    return hasattr(first, "array") or (isinstance(first, (list, tuple)) and first
+                                         and _holds_tensors(first))
+
+
+def _holds_arrays(data: Any) -> Any:
+    return isinstance(data, (np.ndarray, np.generic)) or (
+        isinstance(data, (list, tuple)) and data and _holds_arrays(data[0]))
+
+
+def _unwrap(seq: Any) -> Any:
+    return [_unwrap(v) if isinstance(v, (list, tuple)) else getattr(v, "array", v)
+            for v in seq]
+
+
+def result_type(a: Any, b: Any) -> np.dtype:
+    """The dtype of an op on a and b under PyTorch's promotion.
+
+    Operands rank as dimensioned tensors, then 0-d tensors, then Python numbers; the
+    result has the highest category (bool < integer < float) present, taken from the
+    highest-ranked operands of that category. A Python float stands for the default dtype.
+    """
+    groups: list[list[np.dtype]] = [[], [], []]
+    for v in (a, b):
+        arr = getattr(v, "array", None)
+        if arr is not None:
+            groups[0 if arr.ndim else 1].append(arr.dtype)
+        elif isinstance(v, np.ndarray):
+            groups[0 if v.ndim else 1].append(v.dtype)
+        else:
+            groups[2].append(_scalar_dtype(v))
+    result = None
+    for group in reversed(groups):  # from the lowest rank up
+        if not group:
+            continue
+        d = group[0] if len(group) == 1 else promote_types(*group)
+        result = d if result is None else _combine(d, result)
+    return result
+
+
+def _combine(higher: np.dtype, lower: np.dtype) -> np.dtype:
+    """Promotion across ranks: a higher-ranked operand wins unless the lower one is of a
+    higher category, which then lifts the result to that category."""
+    if _CATEGORY[higher.kind] >= _CATEGORY[lower.kind]:
+        return higher
+    return promote_types(higher, lower)
+
+
+def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """PyTorch's promote_types: within a category NumPy's rule; across categories the dtype
+    of the higher category (int64 with float32 is float32, not NumPy's float64)."""
+    ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if ca == cb:
+        return np.promote_types(a, b)
+    return a if ca > cb else b
+
+
+def _scalar_dtype(v: Any) -> np.dtype:
+    if isinstance(v, (builtins.bool, np.bool_)):
+        return bool
+    if isinstance(v, np.generic):
+        return v.dtype if v.dtype.kind != "f" else get_default_dtype()
+    if isinstance(v, (builtins.int, np.integer)):
+        return int64
+    return get_default_dtype()

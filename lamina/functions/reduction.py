@@ -1,0 +1,388 @@
+"""PyTorch's reductions: prod, var/std, norm, logsumexp, cumsum/cumprod, and the ones that
+return (values, indices): max/min over a dim, sort, topk, kthvalue, median, mode.
+
+Every function takes `dim` (an int or a tuple; None: all dims) and `keepdim`. Values that
+come with indices are gathered from the input by those indices, so their gradient goes to
+the element each index names (PyTorch's rule for max(dim), sort, topk, ...), while amax /
+amin split it among ties.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina import dtypes, return_types
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+from lamina.functions._util import expand_reduced
+from lamina.functions.indexing import take_along
+from lamina.functions.math import cast, constant_op, mul
+from lamina.functions.math import sum as _sum
+from lamina.functions.shape import wrap_dim
+
+
+def dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """PyTorch's `dim` argument (None, an int, a tuple; () is all dims) as sorted axes."""
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        return (wrap_dim(dim, ndim, "reduction"),) if ndim else ()
+    return tuple(sorted({wrap_dim(d, ndim, "reduction") for d in dim})) if ndim else ()
+
+
+def sum(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Sum over `dim`; bool and integer tensors sum to int64, as in PyTorch."""
+    if dtype is not None:
+        x = cast(x, dtypes.resolve(dtype))
+    elif x.array.dtype.kind in "biu":
+        x = cast(x, dtypes.int64)
+    return _sum(x, dims(dim, x.ndim), keepdim)
+
+
+def mean(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Mean over `dim` (floating-point tensors only, as in PyTorch)."""
+    if dtype is not None:
+        x = cast(x, dtypes.resolve(dtype))
+    if x.array.dtype.kind != "f":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
+                           f"a floating point or complex dtype. Got: {x.dtype}; use x.float()")
+    axes = dims(dim, x.ndim)
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    if n == 0:
+        return mul(_sum(x, axes, keepdim), float("nan"))
+    return mul(_sum(x, axes, keepdim), 1.0 / n)
+
+
+def var(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    """Variance over `dim`, divided by N - correction (correction 1 by default, Bessel's;
+    `unbiased=False` means correction 0). `x.var(1)` and `x.var(1, unbiased=False)` work as
+    in PyTorch, as does `x.var(False)` (the old unbiased-first form)."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    axes = dims(dim, x.ndim)
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    centred = x - mean(x, axes, keepdim=True)
+    # N - correction <= 0 gives inf (0 * inf = nan for a constant), as PyTorch gives
+    denominator = n - correction
+    scale = 1.0 / denominator if denominator > 0 else float("inf")
+    return mul(_sum(centred * centred, axes, keepdim), scale)
+
+
+def std(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    """Standard deviation: the square root of `var` (same arguments)."""
+    return var(x, dim, unbiased, keepdim, correction=correction) ** 0.5
+
+
+class Prod(Function):
+    """The product along one axis. d(prod)/dx_i is the product of the others, formed from
+    exclusive cumulative products from both sides so that zeros need no division."""
+
+    def __init__(self, axis: int, keepdims: bool) -> None:
+        self.axis, self.keepdims = axis, keepdims
+
+    def forward(self, x: Any) -> Any:
+        self.save_for_backward(x)
+        return np.prod(x, axis=self.axis, keepdims=self.keepdims)
+
+    def backward(self, gy: Any) -> Any:
+        (x,) = self.saved_tensors
+        xm = np.moveaxis(x, self.axis, -1)
+        ones = np.ones(xm.shape[:-1] + (1,), x.dtype)
+        left = np.cumprod(np.concatenate([ones, xm[..., :-1]], -1), -1)
+        right = np.cumprod(np.concatenate([ones, xm[..., :0:-1]], -1), -1)[..., ::-1]
+        gy = expand_reduced(gy, x.shape, (self.axis,), self.keepdims)
+        return (np.moveaxis(left * right, -1, self.axis) * gy).astype(x.dtype, copy=False)
+
+
+def prod(x: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """Product over one dim (None: all elements); integers give int64."""
+    if dtype is not None:
+        x = cast(x, dtypes.resolve(dtype))
+    elif x.array.dtype.kind in "biu":
+        x = cast(x, dtypes.int64)
+    if dim is None:
+        return Prod(0, False).apply(x.reshape(-1))
+    return Prod(wrap_dim(dim, x.ndim, "prod"), keepdim).apply(x)
+
+
+class LogSumExp(Function):
+    """log(sum(exp(x))) over axes, shifted by the max so it never overflows; the gradient
+    is softmax(x)."""
+
+    def __init__(self, axes: tuple[int, ...], keepdims: bool) -> None:
+        self.axes, self.keepdims = axes, keepdims
+
+    def forward(self, x: Any) -> Any:
+        m = np.max(x, axis=self.axes, keepdims=True) if x.size else np.zeros((1,) * x.ndim)
+        m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
+        with np.errstate(divide="ignore"):
+            y = np.log(np.exp(x - m).sum(axis=self.axes, keepdims=True)) + m
+        self.save_for_backward(x, y)
+        return y if self.keepdims else np.squeeze(y, self.axes)
+
+    def backward(self, gy: Any) -> Any:
+        x, y = self.saved_tensors
+        gy = expand_reduced(gy, x.shape, self.axes, self.keepdims)
+        return (gy * np.exp(x - y)).astype(x.dtype, copy=False)
+
+
+def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over `dim`, computed stably."""
+    return LogSumExp(dims(dim, x.ndim), keepdim).apply(x)
+
+
+class CumSum(Function):
+    def __init__(self, axis: int) -> None:
+        self.axis = axis
+
+    def forward(self, x: Any) -> Any:
+        return np.cumsum(x, axis=self.axis, dtype=x.dtype)
+
+    def backward(self, gy: Any) -> Any:
+        # each x_i feeds every later sum: the gradient is gy summed from the end
+        return np.flip(np.cumsum(np.flip(gy, self.axis), axis=self.axis), self.axis)
+
+
+class CumProd(Function):
+    def __init__(self, axis: int) -> None:
+        self.axis = axis
+
+    def forward(self, x: Any) -> Any:
+        y = np.cumprod(x, axis=self.axis, dtype=x.dtype)
+        self.save_for_backward(x, y)
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        x, y = self.saved_tensors
+        a = self.axis
+        if np.all(x != 0):  # d y_j / d x_i = y_j / x_i for j >= i
+            return np.flip(np.cumsum(np.flip(gy * y, a), axis=a), a) / x
+        gx = np.empty_like(x)  # with zeros: the exact products, one position at a time
+        for i in range(x.shape[a]):
+            ones = x.copy()
+            np.moveaxis(ones, a, 0)[i] = 1
+            part = np.moveaxis(np.cumprod(ones, axis=a) * gy, a, 0)[i:].sum(axis=0)
+            np.moveaxis(gx, a, 0)[i] = part
+        return gx
+
+
+def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sums along `dim`; integers accumulate in int64."""
+    x = cast(x, dtypes.resolve(dtype)) if dtype is not None else (
+        cast(x, dtypes.int64) if x.array.dtype.kind in "biu" else x)
+    return CumSum(wrap_dim(dim, x.ndim, "cumsum")).apply(x)
+
+
+def cumprod(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running products along `dim`."""
+    x = cast(x, dtypes.resolve(dtype)) if dtype is not None else (
+        cast(x, dtypes.int64) if x.array.dtype.kind in "biu" else x)
+    return CumProd(wrap_dim(dim, x.ndim, "cumprod")).apply(x)
+
+
+class Norm(Function):
+    """The 2-norm over axes; its gradient x / norm is defined as 0 where the norm is 0, as
+    PyTorch defines it."""
+
+    def __init__(self, axes: tuple[int, ...], keepdims: bool) -> None:
+        self.axes, self.keepdims = axes, keepdims
+
+    def forward(self, x: Any) -> Any:
+        y = np.sqrt(np.square(x).sum(axis=self.axes, keepdims=True))
+        self.save_for_backward(x, y)
+        return y if self.keepdims else np.squeeze(y, self.axes)
+
+    def backward(self, gy: Any) -> Any:
+        x, y = self.saved_tensors
+        gy = expand_reduced(gy, x.shape, self.axes, self.keepdims)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(y == 0, 0, x / y) * gy
+        return g.astype(x.dtype, copy=False)
+
+
+def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """The p-norm over `dim` (all elements by default): p = 2 or "fro" (Euclidean), 1, inf,
+    -inf, 0 (count of non-zeros) or any other number."""
+    from lamina.functions.math import abs as _abs
+    from lamina.functions.math import max as _max
+    from lamina.functions.math import min as _min
+
+    if dtype is not None:
+        x = cast(x, dtypes.resolve(dtype))
+    axes = dims(dim, x.ndim)
+    if p in ("fro", 2, 2.0, None):
+        return Norm(axes, keepdim).apply(x)
+    if p == "nuc":
+        raise NotImplementedError("norm: p='nuc' is not supported; use a matrix SVD")
+    if p == float("inf"):
+        return _max(_abs(x), axes, keepdim)
+    if p == float("-inf"):
+        return _min(_abs(x), axes, keepdim)
+    if p == 0:
+        return sum(x != 0, axes, keepdim).to(x.dtype)
+    return _sum(_abs(x) ** p, axes, keepdim) ** (1.0 / p)
+
+
+def amax(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """The largest value over `dim`; tied maxima share the gradient evenly."""
+    from lamina.functions.math import max as _max
+
+    return _max(x, dims(dim, x.ndim), keepdim)
+
+
+def amin(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """The smallest value over `dim`; tied minima share the gradient evenly."""
+    from lamina.functions.math import min as _min
+
+    return _min(x, dims(dim, x.ndim), keepdim)
+
+
+def argmax(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest value (the first one of ties), over `dim` or the flattened x."""
+    return _arg(np.argmax, x, dim, keepdim)
+
+
+def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest value (the first one of ties)."""
+    return _arg(np.argmin, x, dim, keepdim)
+
+
+def _arg(fn: Any, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    _nonempty(x, fn.__name__, dim)
+    if dim is None:
+        out = constant_op(lambda a: np.asarray(fn(a), np.int64), x)
+        return out.reshape((1,) * x.ndim) if keepdim else out
+    d = wrap_dim(dim, x.ndim, fn.__name__)
+    if x.ndim == 0:
+        return constant_op(lambda a: np.zeros((), np.int64), x)
+    return constant_op(lambda a: fn(a, axis=d, keepdims=keepdim).astype(np.int64), x)
+
+
+def _nonempty(x: Tensor, op: str, dim: Any) -> None:
+    if x.array.size == 0 and (dim is None or x.shape[wrap_dim(dim, x.ndim, op)] == 0):
+        raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() "
+                         "== 0, or the reduced dim to have non-zero size")
+
+
+def with_indices(kind: str, x: Tensor, indices: Tensor, dim: int, keepdim: bool) -> Any:
+    """The (values, indices) named tuple, values gathered from x along `dim`."""
+    values = take_along(x, indices, dim) if x.ndim else x.clone()
+    if not keepdim and x.ndim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return getattr(return_types, kind)(values, indices)
+
+
+def max_dim(kind: str, x: Tensor, dim: int, keepdim: bool = False) -> Any:
+    """max(x, dim) / min(x, dim): (values, indices), first index of ties."""
+    _nonempty(x, kind, dim)
+    d = wrap_dim(dim, x.ndim, kind)
+    fn = np.argmax if kind == "max" else np.argmin
+    idx = constant_op(lambda a: (fn(a, axis=d, keepdims=True) if a.ndim
+                                 else np.zeros((), np.intp)).astype(np.int64), x)
+    return with_indices(kind, x, idx, d, keepdim)
+
+
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """(values, indices) sorted along `dim` (ties keep their order: a stable sort)."""
+    d = wrap_dim(dim, x.ndim, "sort")
+    idx = _sorted_indices(x, d, descending)
+    return with_indices("sort", x, idx, d, True)
+
+
+def _sorted_indices(x: Tensor, d: int, descending: bool) -> Tensor:
+    def order(a: Any) -> Any:
+        if a.ndim == 0:
+            return np.zeros((), np.int64)
+        key = -a if descending and a.dtype.kind != "b" else a
+        if descending and a.dtype.kind == "b":
+            key = ~a
+        return np.argsort(key, axis=d, kind="stable").astype(np.int64)
+    return constant_op(order, x)
+
+
+def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices that sort x along `dim`."""
+    return _sorted_indices(x, wrap_dim(dim, x.ndim, "argsort"), descending)
+
+
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    """(values, indices) of the k largest (or smallest) elements along `dim`, in order."""
+    d = wrap_dim(dim, x.ndim, "topk")
+    if not 0 <= k <= (x.shape[d] if x.ndim else 1):
+        raise RuntimeError(f"topk: selected index k ({k}) out of range for a dim of size "
+                           f"{x.shape[d] if x.ndim else 1}")
+    idx = _sorted_indices(x, d, largest)
+    if x.ndim:
+        idx = idx.narrow(d, 0, k)
+    return with_indices("topk", x, idx, d, True)
+
+
+def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    """(values, indices) of the k-th smallest element along `dim` (k counts from 1)."""
+    d = wrap_dim(dim, x.ndim, "kthvalue")
+    n = x.shape[d] if x.ndim else 1
+    if not 1 <= k <= n:
+        raise IndexError(f"kthvalue(): selected number k ({k}) out of range for a dim of size "
+                         f"{n}")
+    idx = _sorted_indices(x, d, False)
+    if x.ndim:
+        idx = idx.narrow(d, k - 1, 1)
+    return with_indices("kthvalue", x, idx, d, keepdim)
+
+
+def median(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """The lower median (of an even count, the smaller middle value), as PyTorch: a tensor
+    over all elements, or (values, indices) along `dim`."""
+    if dim is None:
+        flat = x.reshape(-1)
+        _nonempty(flat, "median", None)
+        return kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
+    n = x.shape[wrap_dim(dim, x.ndim, "median")] if x.ndim else 1
+    out = kthvalue(x, (n + 1) // 2, dim, keepdim)
+    return return_types.median(out.values, out.indices)
+
+
+def mode(x: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
+    """(values, indices): the most frequent value along `dim` (the smallest of equally
+    frequent ones) and the last index where it occurs, as PyTorch on the CPU."""
+    d = wrap_dim(dim, x.ndim, "mode")
+
+    def last_of_mode(a: Any) -> Any:
+        if a.ndim == 0:
+            return np.zeros((), np.int64)
+        moved = np.moveaxis(a, d, -1)
+        out = np.empty(moved.shape[:-1], np.int64)
+        for pos in np.ndindex(*moved.shape[:-1]):
+            row = moved[pos]
+            vals, counts = np.unique(row, return_counts=True)
+            best = vals[np.argmax(counts)]
+            out[pos] = np.nonzero(row == best)[0][-1]
+        return np.expand_dims(out, d)
+    idx = constant_op(last_of_mode, x)
+    return with_indices("mode", x, idx, d, keepdim)
+
+
+def all(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether every element is true (non-zero), over `dim`; a bool tensor."""
+    axes = dims(dim, x.ndim)
+    return constant_op(lambda a: np.asarray(np.all(a, axis=axes, keepdims=keepdim)), x)
+
+
+def any(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether any element is true (non-zero), over `dim`; a bool tensor."""
+    axes = dims(dim, x.ndim)
+    return constant_op(lambda a: np.asarray(np.any(a, axis=axes, keepdims=keepdim)), x)
+
+
+def count_nonzero(x: Tensor, dim: Any = None) -> Tensor:
+    """How many elements are non-zero, over `dim`; int64."""
+    axes = dims(dim, x.ndim)
+    return constant_op(lambda a: np.asarray(np.count_nonzero(a, axis=axes), np.int64), x)

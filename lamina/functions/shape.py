@@ -1,0 +1,333 @@
+"""PyTorch's shape ops: view, permute, transpose, squeeze, expand, repeat, flip, roll, chunk...
+
+Most are one of the primitives in `array.py` (reshape, transpose, getitem, broadcast) with
+PyTorch's argument conventions; `Tile`, `RepeatInterleave` and `Roll` have gradients of
+their own. Every function takes `dim` as PyTorch names it (negative dims count from the
+end) and errors name the op, the shapes and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.functions.array import broadcast_to, concat, getitem, reshape, split, transpose
+
+
+def wrap_dim(dim: Any, ndim: int, op: str) -> int:
+    """`dim` as a non-negative axis; a 0-d tensor accepts dims -1 and 0, as in PyTorch."""
+    n = max(ndim, 1)
+    if not isinstance(dim, (int, np.integer)) or not -n <= dim < n:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return int(dim) % n
+
+
+def sizes_arg(sizes: tuple[Any, ...]) -> tuple[int, ...]:
+    """`f(2, 3)` and `f((2, 3))` alike, as PyTorch's size arguments."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, np.ndarray)):
+        sizes = tuple(sizes[0])
+    return tuple(int(s) for s in sizes)
+
+
+def share_version(out: Tensor, x: Tensor) -> Tensor:
+    """A result that views x's memory shares its version counter, as PyTorch's views do,
+    so writing through either one is seen by ops that saved the other."""
+    base = out.array.base
+    if base is not None and (base is x.array or base is x.array.base):
+        out._vc = x._vc
+    return out
+
+
+def view(x: Tensor, *shape: Any) -> Tensor:
+    """x's memory seen with another shape (one size may be -1); never copies.
+
+    Raises:
+        RuntimeError: the memory layout cannot be viewed so (after a transpose, say);
+            `reshape` copies when it must.
+
+    Example:
+        >>> lm.arange(6).view(2, -1).shape
+        lamina.Size([2, 3])
+    """
+    shape = sizes_arg(shape)
+    probe = x.array.view()
+    try:
+        probe.shape = shape
+    except (AttributeError, ValueError) as e:
+        if "size" in str(e) or x.array.size != math.prod(s for s in shape if s != -1):
+            raise ShapeError(f"view: shape {list(shape)} is invalid for input of size "
+                             f"{x.array.size}") from None
+        raise RuntimeError(
+            f"view: size {list(shape)} is not compatible with the input's size "
+            f"{tuple(x.shape)} and stride (at least one dimension spans across two "
+            "contiguous subspaces); use .reshape(...) instead") from None
+    return share_version(reshape(x, shape), x)
+
+
+def permute(x: Tensor, *dims: Any) -> Tensor:
+    """x with its dims reordered: `x.permute(2, 0, 1)` (a view)."""
+    dims = sizes_arg(dims)
+    if len(dims) != x.ndim or sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
+        raise RuntimeError(f"permute: dims {list(dims)} must be a permutation of the "
+                           f"{x.ndim} dims of a tensor of shape {tuple(x.shape)}")
+    return share_version(transpose(x, tuple(d % max(x.ndim, 1) for d in dims)), x)
+
+
+def swap_dims(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """x with dims dim0 and dim1 swapped (torch.transpose; NumPy's swapaxes)."""
+    if x.ndim == 0:
+        wrap_dim(dim0, 0, "transpose"), wrap_dim(dim1, 0, "transpose")
+        return x
+    d0, d1 = wrap_dim(dim0, x.ndim, "transpose"), wrap_dim(dim1, x.ndim, "transpose")
+    axes = list(range(x.ndim))
+    axes[d0], axes[d1] = d1, d0
+    return share_version(transpose(x, tuple(axes)), x)
+
+
+def t(x: Tensor) -> Tensor:
+    """The transpose of a matrix; vectors and scalars come back as they are."""
+    if x.ndim > 2:
+        raise RuntimeError(f"t: expects a tensor with <= 2 dimensions, but got {x.ndim}-D; "
+                           "use transpose(dim0, dim1) or permute")
+    return swap_dims(x, 0, 1) if x.ndim == 2 else x
+
+
+def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
+    """Move dims from `source` to `destination` positions (ints or sequences)."""
+    src = [wrap_dim(d, x.ndim, "movedim") for d in ((source,) if isinstance(source, int)
+                                                        else source)]
+    dst = [wrap_dim(d, x.ndim, "movedim") for d in ((destination,)
+                                                    if isinstance(destination, int)
+                                                    else destination)]
+    perm = [d for d in range(x.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return permute(x, *perm)
+
+
+def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+    """x without size-1 dims (only those in `dim`, an int or tuple, when given)."""
+    if dim is None:
+        dims = [i for i, s in enumerate(x.shape) if s == 1]
+    else:
+        dims = [wrap_dim(d, x.ndim, "squeeze") for d in ((dim,) if isinstance(dim, int)
+                                                         else dim)]
+        dims = [d for d in dims if x.ndim and x.shape[d] == 1]
+    shape = tuple(s for i, s in enumerate(x.shape) if i not in dims)
+    return x if shape == tuple(x.shape) else share_version(reshape(x, shape), x)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """x with a size-1 dim inserted at `dim` (-1 appends)."""
+    d = wrap_dim(dim, x.ndim + 1, "unsqueeze")
+    shape = tuple(x.shape)
+    return share_version(reshape(x, shape[:d] + (1,) + shape[d:]), x)
+
+
+def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split dim `dim` into `sizes` (one may be -1)."""
+    d = wrap_dim(dim, x.ndim, "unflatten")
+    shape = tuple(x.shape)
+    return reshape(x, shape[:d] + tuple(sizes) + shape[d + 1:])
+
+
+def expand(x: Tensor, *sizes: Any) -> Tensor:
+    """x broadcast to `sizes` (-1 keeps a dim; new dims go in front), without copying."""
+    sizes = sizes_arg(sizes)
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be "
+                           f"greater or equal to the number of dimensions ({x.ndim})")
+    shape = tuple(x.shape[i - lead] if s == -1 and i >= lead else s
+                  for i, s in enumerate(sizes))
+    for i in range(x.ndim):
+        if x.shape[i] not in (1, shape[i + lead]):
+            raise RuntimeError(
+                f"expand: the expanded size of the tensor ({shape[i + lead]}) must match the "
+                f"existing size ({x.shape[i]}) at non-singleton dimension {i + lead}; "
+                f"target sizes {list(sizes)}, tensor sizes {list(x.shape)}")
+    return x if shape == tuple(x.shape) else broadcast_to(x, shape)
+
+
+class Tile(Function):
+    def __init__(self, reps: tuple[int, ...]) -> None:
+        self.reps = reps
+
+    def forward(self, x: Any) -> Any:
+        self.x_shape = x.shape
+        return np.tile(x, self.reps)
+
+    def backward(self, gy: Any) -> Any:
+        # gy's dim i holds reps[i] copies of x's dim i: split each and sum the copies
+        split_shape = []
+        for r, s in zip(self.reps, self.x_shape):
+            split_shape += [r, s]
+        g = gy.reshape(split_shape).sum(axis=tuple(range(0, len(split_shape), 2)))
+        return g.astype(gy.dtype, copy=False)
+
+
+def repeat(x: Tensor, *sizes: Any) -> Tensor:
+    """x tiled `sizes` times along each dim (torch's repeat is NumPy's tile)."""
+    sizes = sizes_arg(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(f"repeat: number of dimensions of repeat dims ({len(sizes)}) can "
+                           f"not be smaller than number of dimensions of tensor ({x.ndim})")
+    x = reshape(x, (1,) * (len(sizes) - x.ndim) + tuple(x.shape))
+    return Tile(sizes).apply(x)
+
+
+class RepeatInterleave(Function):
+    def __init__(self, repeats: Any, axis: int) -> None:
+        self.repeats, self.axis = repeats, axis
+
+    def forward(self, x: Any) -> Any:
+        self.x_meta = (x.shape, x.dtype)
+        return np.repeat(x, self.repeats, axis=self.axis)
+
+    def backward(self, gy: Any) -> Any:
+        shape, dtype = self.x_meta
+        owner = np.repeat(np.arange(shape[self.axis]), self.repeats)
+        gx = np.zeros(shape, dtype)
+        np.add.at(np.moveaxis(gx, self.axis, 0), owner, np.moveaxis(gy, self.axis, 0))
+        return gx
+
+
+def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None,
+                      output_size: int | None = None) -> Tensor:
+    """Each element (or slice along `dim`) repeated `repeats` times, in place order.
+
+    Example:
+        >>> lm.tensor([1, 2]).repeat_interleave(2)
+        tensor([1, 1, 2, 2])
+    """
+    if dim is None:
+        x, dim = reshape(x, (-1,)), 0
+    reps = repeats.array if isinstance(repeats, Tensor) else repeats
+    return RepeatInterleave(reps, wrap_dim(dim, x.ndim, "repeat_interleave")).apply(x)
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The slice start:start+length of dim `dim` (a view)."""
+    d = wrap_dim(dim, x.ndim, "narrow")
+    start = int(start) + (x.shape[d] if start < 0 else 0)
+    if not 0 <= start <= start + length <= x.shape[d]:
+        raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension "
+                         f"size ({x.shape[d]}) of dim {dim}")
+    key = (slice(None),) * d + (slice(start, start + length),)
+    return share_version(getitem(x, key), x)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """x cut into `chunks` pieces of ceil(size / chunks) along dim (the last may be smaller,
+    and there may be fewer pieces, as in PyTorch)."""
+    if chunks < 1:
+        raise RuntimeError(f"chunk: chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, x.ndim, "chunk")
+    size = max(-(-x.shape[d] // chunks), 1)
+    return split_(x, size, d)
+
+
+def split_(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """torch.split: pieces of one size (the last may be smaller) or of the listed sizes."""
+    d = wrap_dim(dim, x.ndim, "split")
+    if isinstance(split_size_or_sections, (int, np.integer)) and x.shape[d] == 0:
+        return (x,)
+    pieces = split(x, split_size_or_sections, d)
+    return tuple(share_version(p, x) for p in pieces)
+
+
+def flip(x: Tensor, *dims: Any) -> Tensor:
+    """x with the order of elements reversed along `dims`."""
+    dims = sizes_arg(dims)
+    key = [slice(None)] * x.ndim
+    for d in dims:
+        key[wrap_dim(d, x.ndim, "flip")] = slice(None, None, -1)
+    return getitem(x, tuple(key)) if x.ndim else x
+
+
+class Roll(Function):
+    def __init__(self, shifts: tuple[int, ...], axes: tuple[int, ...] | None) -> None:
+        self.shifts, self.axes = shifts, axes
+
+    def forward(self, x: Any) -> Any:
+        return np.roll(x, self.shifts, self.axes)
+
+    def backward(self, gy: Any) -> Any:
+        return np.roll(gy, tuple(-s for s in self.shifts), self.axes)
+
+
+def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """x with elements shifted `shifts` places along `dims` (all elements, flattened order,
+    when dims is None), wrapping around."""
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if dims is None:
+        return reshape(Roll(shifts, None).apply(reshape(x, (-1,))), tuple(x.shape))
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(dims) != len(shifts):
+        raise RuntimeError(f"roll: shifts and dimensions must align; shifts: {len(shifts)}, "
+                           f"dims: {len(dims)}")
+    return Roll(shifts, tuple(wrap_dim(d, x.ndim, "roll") for d in dims)).apply(x)
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join tensors along an existing dim (torch.cat; also `concat`, `concatenate`).
+
+    Tensors of different dtypes are promoted, as in PyTorch; a 1-D empty tensor is skipped.
+
+    Example:
+        >>> lm.cat([lm.zeros(2, 3), lm.ones(1, 3)]).shape
+        lamina.Size([3, 3])
+    """
+    from lamina.functions.math import promote_all
+
+    dim = axis if axis is not None else dim
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
+    if not tensors:
+        raise RuntimeError("cat: expected a non-empty list of Tensors")
+    ndim = tensors[0].ndim
+    if ndim == 0:
+        raise RuntimeError("cat: zero-dimensional tensor cannot be concatenated; use stack")
+    return concat(promote_all(tensors), wrap_dim(dim, ndim, "cat"))
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join same-shaped tensors along a new dim."""
+    from lamina.functions.array import stack as _stack
+    from lamina.functions.math import promote_all
+
+    dim = axis if axis is not None else dim
+    if not tensors:
+        raise RuntimeError("stack: expects a non-empty TensorList")
+    return _stack(promote_all(list(tensors)),
+                  wrap_dim(dim, tensors[0].ndim + 1, "stack"))
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Join along dim 1 (dim 0 for 1-D tensors)."""
+    tensors = [atleast_1d(t) for t in tensors]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Join along dim 0, 1-D tensors taken as rows."""
+    return cat([reshape(t, (1, -1)) if t.ndim < 2 else t for t in tensors], 0)
+
+
+def atleast_1d(x: Tensor) -> Tensor:
+    return reshape(x, (1,)) if x.ndim == 0 else x
+
+
+def contiguous(x: Tensor) -> Tensor:
+    """x itself when its memory is in row-major order, else a row-major copy."""
+    if x.array.flags.c_contiguous:
+        return x
+    from lamina.functions.math import AsType
+
+    return AsType(x.dtype, copy=True).apply(x)
