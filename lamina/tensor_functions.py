@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from lamina.autograd.tensor import Tensor
-from lamina.functions.shape import cat
+from lamina.functions.linalg import einsum  # noqa: F401 (re-exported)
+from lamina.functions.shape import cat, hstack, stack, vstack  # noqa: F401 (re-exported)
 
 concat = concatenate = cat
 

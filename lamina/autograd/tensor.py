@@ -427,7 +427,18 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
         return self.div_(other)
 
     def __getitem__(self, key: Any) -> Tensor:
-        return _array.getitem(self, key)
+        if isinstance(key, tuple) and _mixes_ints_and_arrays(key):
+            # PyTorch applies integer indices first, as selections; NumPy would broadcast
+            # them with the index arrays and move the result's dims
+            picked = _array.getitem(self, tuple(
+                k if _is_int(k) or k is Ellipsis or k is None else slice(None) for k in key))
+            return _array.getitem(picked, tuple(slice(None) if k is None else k
+                                                for k in key if not _is_int(k)))
+        out = _array.getitem(self, key)
+        base = out.array.base
+        if base is not None and (base is self.array or base is self.array.base):
+            out._vc = self._vc  # a view: writes through it are writes to this tensor
+        return out
 
     def __setitem__(self, key: Any, value: Any) -> None:
         from lamina.functions.indexing import setitem
@@ -533,6 +544,16 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
         elif self._requires_grad:
             extra += ", requires_grad=True"
         return f"tensor({body}{extra})"
+
+
+def _is_int(k: Any) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, bool)
+
+
+def _mixes_ints_and_arrays(key: tuple[Any, ...]) -> bool:
+    arrays = any(isinstance(k, (list, np.ndarray)) or (isinstance(k, Tensor) and k.ndim)
+                 for k in key)
+    return arrays and any(_is_int(k) for k in key)
 
 
 # The ufuncs behind Python's operators, and the lamina ops they run as on tensors.

@@ -25,6 +25,12 @@ def _inplace(name: str) -> Any:
     return method
 
 
+def _zero_link(t: Any) -> Any:
+    """0, or t * 0 where t is in the graph: an overwritten tensor still hands its history
+    a gradient (of zeros), as PyTorch's fill_ and copy_ do."""
+    return t * 0 if t.requires_grad else 0
+
+
 class ConvertMethods:
     """to, float, long, type, clone, new_zeros, and the in-place ops ending in `_`."""
 
@@ -153,7 +159,7 @@ class ConvertMethods:
 
         def copied(t: Any) -> Any:
             s = src if hasattr(src, "array") else type(t)(np.asarray(src))
-            return cast(s, t.dtype).expand(tuple(t.shape)) + 0
+            return cast(s, t.dtype).expand(tuple(t.shape)) + _zero_link(t)
         return self._inplace(copied)
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
@@ -176,7 +182,7 @@ class ConvertMethods:
         return self._write_constant(numpy_rng(generator).random(self.shape) < p)
 
     def _write_constant(self, values: Any) -> Any:
-        return self._inplace(lambda t: type(t)(np.asarray(values, t.dtype)))
+        return self._inplace(lambda t: type(t)(np.asarray(values, t.dtype)) + _zero_link(t))
 
     add_, sub_, mul_, div_ = (_inplace(n) for n in ("add", "sub", "mul", "div"))
     pow_, clamp_, clip_, neg_ = (_inplace(n) for n in ("pow", "clamp", "clip", "neg"))

@@ -335,11 +335,27 @@ def softplus(x: Tensor) -> Tensor:
     return Softplus().apply(x)
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """exp(x) / sum(exp(x)) along `axis`, stable for large inputs."""
-    return Softmax(axis).apply(x)
+def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+            axis: int | None = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim` (NumPy's `axis` accepted), stable for large inputs.
+
+    Example:
+        >>> F.softmax(lm.zeros(2, 4), dim=-1)[0, 0].item()
+        0.25
+    """
+    return Softmax(_softmax_dim(x, dim, axis)).apply(x if dtype is None else x.to(dtype))
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """log(softmax(x)) along `axis`, computed stably in one op."""
-    return LogSoftmax(axis).apply(x)
+def _softmax_dim(x: Tensor, dim: int | None, axis: int | None) -> int:
+    """dim, else axis, else PyTorch's old implicit choice: 0 for 0-, 1- and 3-d input."""
+    if dim is None:
+        dim = axis
+    if dim is None:
+        dim = 0 if x.ndim in (0, 1, 3) else 1
+    return dim
+
+
+def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None,
+                *, axis: int | None = None) -> Tensor:
+    """log(softmax(x)) along `dim` (NumPy's `axis` accepted), computed stably in one op."""
+    return LogSoftmax(_softmax_dim(x, dim, axis)).apply(x if dtype is None else x.to(dtype))

@@ -18,6 +18,12 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions.math import _operands, matmul, promote_all
 
 
+def _same_dtype(op: str, a: Tensor, b: Tensor) -> None:
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{op}: self and mat2 must have the same dtype, but got {a.dtype} "
+                           f"and {b.dtype}; convert one with .to(other.dtype)")
+
+
 def _need(op: str, x: Tensor, ndim: int, what: str) -> None:
     if x.ndim != ndim:
         raise RuntimeError(f"{op}: {what} must be a {ndim}-D tensor; got shape "
@@ -28,6 +34,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices (n, m) @ (m, p)."""
     _need("mm", a, 2, "self")
     _need("mm", b, 2, "mat2")
+    _same_dtype("mm", a, b)
     return matmul(a, b)
 
 
@@ -35,6 +42,7 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Batched matrix products (B, n, m) @ (B, m, p); no broadcasting of the batch."""
     _need("bmm", a, 3, "batch1")
     _need("bmm", b, 3, "batch2")
+    _same_dtype("bmm", a, b)
     if a.shape[0] != b.shape[0]:
         raise RuntimeError(f"bmm: batch1 and batch2 must have the same batch size; got "
                            f"{tuple(a.shape)} and {tuple(b.shape)}")
@@ -45,6 +53,7 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
     """A matrix (n, m) times a vector (m,)."""
     _need("mv", a, 2, "self")
     _need("mv", v, 1, "vec")
+    _same_dtype("mv", a, v)
     return matmul(a, v)
 
 

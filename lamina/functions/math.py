@@ -83,7 +83,8 @@ class Mul(_Binary):
 class Div(_Binary):
     supports_out = False  # keeps its output for backward; no buffer needed
     def compute(self, a: Any, b: Any) -> Any:
-        y = a / b
+        with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 is inf, as in PyTorch
+            y = a / b
         self.save_for_backward(b, y if self.needs_input_grad[1] else None)
         return y
 

@@ -1,6 +1,6 @@
 """Layers, built from configs and written back to them. Import as `import lamina.nn as nn`."""
 
-from lamina.nn import init
+from lamina.nn import functional, init
 from lamina.nn.activation import (
     ELU,
     GELU,
@@ -41,6 +41,7 @@ from lamina.nn.recurrent import GRU, LSTM, RNN
 from lamina.nn.registry import ConfigError, from_config, layer_types, register_layer
 
 __all__ = [
+    "functional",
     "ELU", "GELU", "GRU", "LSTM", "RBM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Concat", "ConfigError", "Conv1d",
     "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten",

@@ -1,0 +1,525 @@
+"""The conformance table: one line of PyTorch code per entry, run as written with `torch`
+bound to PyTorch and then to lamina (tests/test_torch_conformance.py).
+
+Names the lines may use (the same values in both libraries; float ones require grad):
+x, y (3, 4); z (2, 3, 4); v (4,); u (3,); m (4, 5); bm (2, 4, 5); bn (2, 5, 3);
+p (3, 4) positive; s 0-d; sq (3, 3); e (0, 4) empty; i (3, 4) int64 in [0, 5);
+j (3, 4) int64 in [1, 5); idx (2,) int64; g (3, 2) int64 < 4; mask (3, 4) bool; t (3,) int64.
+A line that must raise names the exception with "!"; a random line ("~") is compared by
+shape and dtype only.
+"""
+
+LINES = """
+# -- creation
+torch.zeros(2, 3)
+torch.zeros((2, 3))
+torch.zeros(2, 3, dtype=torch.float64)
+torch.ones(4)
+torch.ones(2, 2, dtype=torch.int64)
+torch.full((2, 3), 1.5)
+torch.full((2,), 7)
+torch.full((2,), True)
+torch.eye(3)
+torch.eye(2, 4)
+torch.arange(5)
+torch.arange(1, 7, 2)
+torch.arange(0, 1, 0.25)
+torch.arange(5.0)
+torch.linspace(0, 1, 5)
+torch.linspace(-1, 1, 4, dtype=torch.float64)
+torch.zeros_like(x)
+torch.ones_like(i)
+torch.full_like(x, 3.0)
+torch.empty(2, 3).shape
+torch.empty_like(x).dtype
+torch.tensor([1, 2, 3])
+torch.tensor([1.0, 2.0])
+torch.tensor([[1, 2], [3, 4]], dtype=torch.float32)
+torch.tensor(3.5)
+torch.tensor(True)
+torch.tensor([True, False])
+torch.tensor([])
+torch.as_tensor([1, 2])
+torch.tensor([1, 2]).dtype == torch.int64
+torch.zeros(0, 3)
+x.new_zeros(2, 2)
+x.new_ones((3,))
+x.new_full((2,), 4.0)
+x.new_tensor([1, 2])
+i.new_zeros(2)
+torch.rand(2, 3) ~
+torch.randn(4) ~
+torch.randint(0, 10, (3, 2)) ~
+torch.randint(5, (4,)) ~
+torch.randperm(6) ~
+torch.rand_like(x) ~
+torch.randn_like(x) ~
+torch.randint_like(x, 10) ~
+torch.normal(0.0, 1.0, size=(2, 2)) ~
+torch.bernoulli(torch.full((3,), 0.5)) ~
+torch.multinomial(torch.tensor([0.2, 0.8]), 4, replacement=True) ~
+# -- dtypes and conversion
+x.float()
+x.double()
+x.half()
+x.long()
+x.int()
+x.bool()
+i.float()
+i.to(torch.float64)
+x.to(torch.float64)
+x.to(y)
+x.to("cpu")
+x.type(torch.float64)
+x.type_as(i)
+i.type_as(x)
+x.dtype == torch.float32
+i.dtype == torch.long
+x.is_floating_point()
+i.is_floating_point()
+x.element_size()
+torch.get_default_dtype()
+x.detach()
+x.clone()
+x.cpu()
+x.device == torch.device("cpu")
+x.requires_grad
+x.is_leaf
+(x * 2).is_leaf
+x.detach().requires_grad
+x.tolist()
+i.tolist()
+s.item()
+x.sum().item()
+x.numpy() !RuntimeError
+x.detach().numpy()
+torch.zeros(2).item() !RuntimeError
+# -- promotion
+i + 1
+i + 1.5
+i * 2.0
+i / 2
+i // 2
+i % 3
+i + x
+x + s
+x * 2
+2 - x
+1 / p
+x + i.double()
+i.to(torch.int32) + i
+torch.tensor([1, 2], dtype=torch.int32) + 1
+torch.tensor([1.0], dtype=torch.float64) + torch.tensor(1.0)
+torch.tensor([1, 2]) + torch.tensor(1.5)
+mask + 1
+mask & mask
+~mask
+mask | (x > 0)
+mask ^ (x > 0)
+i & 3
+# -- size and shape
+x.size()
+x.size(1)
+x.size(-1)
+x.shape
+x.shape[0]
+x.dim()
+x.ndimension()
+x.numel()
+z.numel()
+e.numel()
+len(x)
+x.view(4, 3)
+x.view(-1)
+x.view(2, -1)
+z.view(6, 4)
+x.view_as(y)
+x.t().view(12) !RuntimeError
+x.reshape(2, 6)
+x.reshape(-1)
+x.t().reshape(12)
+x.reshape_as(y)
+x.contiguous()
+x.is_contiguous()
+x.t().is_contiguous()
+x.t().contiguous()
+z.permute(2, 0, 1)
+z.permute((1, 2, 0))
+x.transpose(0, 1)
+z.transpose(0, 2)
+z.transpose(-1, -2)
+z.transpose(0, 3) !IndexError
+x.swapaxes(0, 1)
+x.t()
+v.t()
+x.T
+z.mT
+z.movedim(0, -1)
+x.squeeze()
+x.unsqueeze(0)
+x.unsqueeze(-1)
+x.unsqueeze(1).squeeze(1)
+torch.zeros(2, 1, 3, 1).squeeze()
+torch.zeros(2, 1, 3, 1).squeeze(1)
+torch.zeros(2, 1, 3, 1).squeeze(0)
+z.flatten()
+z.flatten(1)
+z.flatten(0, 1)
+z.unflatten(2, (2, 2))
+x.unsqueeze(1).expand(3, 2, 4)
+v.expand(3, 4)
+v.expand(3, -1)
+u.unsqueeze(1).expand_as(x)
+x.repeat(2, 1)
+v.repeat(2, 3)
+x.repeat_interleave(2, dim=0)
+v.repeat_interleave(2)
+torch.tensor([1, 2]).repeat_interleave(torch.tensor([1, 3]))
+x.narrow(1, 1, 2)
+x.narrow(0, 0, 1)
+x.chunk(2, dim=1)
+x.chunk(3)
+torch.arange(5).chunk(2)
+x.split(2, dim=1)
+x.split([1, 2], dim=0)
+x.split(3, 1)
+x.unbind(1)
+x.unbind()
+x.flip(0)
+z.flip(0, 2)
+x.roll(1, 1)
+x.roll(2)
+x.roll((1, 1), (0, 1))
+torch.cat([x, y])
+torch.cat([x, y], dim=1)
+torch.cat((x, y), -1)
+torch.cat([x, i])
+torch.concat([x, y])
+torch.cat([torch.tensor([]), v])
+torch.stack([x, y])
+torch.stack([x, y], dim=2)
+torch.stack([u, u], -1)
+torch.hstack([x, y])
+torch.hstack([v, v])
+torch.vstack([x, y])
+torch.vstack([v, v])
+x.tril()
+x.triu(1)
+sq.tril(-1)
+torch.triu(z)
+torch.diag(v)
+torch.diag(sq)
+torch.diag(x, 1)
+sq.diagonal()
+z.diagonal(0, 1, 2)
+sq.trace()
+# -- indexing
+x[0]
+x[-1]
+x[:, 1]
+x[1:, ::2]
+x[..., 0]
+x[None]
+x[mask]
+x[x > 0]
+x[idx]
+x[:, idx]
+x[[0, 2]]
+z[0, 1:, [0, 2]]
+x[5] !IndexError
+x.gather(1, g)
+z.gather(2, torch.zeros(2, 3, 1, dtype=torch.long))
+x.scatter(1, g, 1.5)
+x.scatter(1, g, y[:, :2])
+x.scatter_add(1, g, y[:, :2])
+x.index_select(0, idx)
+x.index_select(1, idx)
+x.index_add(0, idx, y[:2])
+x.index_fill(1, idx, -1.0)
+x.masked_fill(mask, 0.0)
+x.masked_fill(x < 0, -1)
+x.masked_select(mask)
+x.masked_select(x > 0)
+torch.where(mask, x, y)
+torch.where(x > 0, x, 0.0)
+torch.where(mask, 1.0, x)
+torch.where(mask)
+x.where(mask, y)
+mask.nonzero()
+torch.nonzero(i)
+mask.nonzero(as_tuple=True)
+(x > 0).argwhere()
+# -- elementwise
+x.abs()
+torch.abs(x)
+x.sign()
+x.neg()
+-x
+x.exp()
+x.expm1()
+p.log()
+p.log1p()
+p.log2()
+p.log10()
+p.sqrt()
+p.rsqrt()
+x.square()
+x.pow(2)
+x ** 3
+p.pow(0.5)
+p ** y
+2 ** x
+p.reciprocal()
+x.sin()
+x.cos()
+x.tanh()
+x.sigmoid()
+x.relu()
+torch.relu(x)
+x.erf()
+(x * 3).floor()
+(x * 3).ceil()
+(x * 3).round()
+(x * 3).trunc()
+(x * 3).frac()
+(x * 10).round(decimals=-1)
+torch.round(x, decimals=1)
+x.fmod(0.3)
+x.remainder(0.3)
+torch.fmod(x, p)
+x % 0.5
+i % 3
+torch.tensor([-7, 7]).fmod(3)
+torch.tensor([-7, 7]).remainder(3)
+x.lerp(y, 0.3)
+torch.lerp(x, y, p / 3)
+x.clamp(-0.5, 0.5)
+x.clamp(min=0)
+x.clamp(max=0.2)
+x.clamp(min=y)
+x.clip(-1, 1)
+torch.clamp(i, 1, 3)
+x.add(y)
+x.add(y, alpha=2)
+x.sub(y, alpha=0.5)
+x.mul(y)
+x.div(p)
+x.div(2)
+i.div(2)
+i.div(2, rounding_mode="floor")
+i.div(3, rounding_mode="trunc")
+torch.tensor([-7, 7]).div(2, rounding_mode="trunc")
+torch.tensor([-7.5, 7.5]).div(2, rounding_mode="floor")
+x.true_divide(p)
+x.detach().floor_divide(0.7)
+torch.maximum(x, y)
+torch.minimum(x, y)
+x.max(y)
+torch.max(x, y)
+x.atan2(p)
+x.asin() if False else (x / 4).asin()
+(x / 4).acos()
+x.atan()
+x.sinh()
+x.cosh()
+# -- products
+x @ m
+x.matmul(m)
+torch.matmul(x, v)
+v @ v
+torch.matmul(z, m)
+torch.matmul(v, m)
+x.mm(m)
+torch.mm(x, m)
+x.mm(v) !RuntimeError
+x.mm(m.double() if x.dtype == torch.float32 else m.float()) !RuntimeError
+bm.bmm(bn)
+torch.bmm(bm, bn)
+m.mv(torch.ones(5, dtype=m.dtype))
+torch.mv(x, v)
+v.dot(v)
+torch.dot(v, torch.ones(4, dtype=v.dtype))
+torch.outer(u, v)
+u.outer(v)
+torch.addmm(u.unsqueeze(1), x, m[:, :1])
+torch.addmm(torch.zeros(3, 5, dtype=x.dtype), x, m, beta=0.5, alpha=2)
+x.addmm(sq, x)
+torch.einsum("ij,jk->ik", x, m)
+torch.einsum("ij->ji", x)
+torch.einsum("ij->", x)
+torch.einsum("i,j->ij", u, v)
+torch.einsum("bij,bjk->bik", bm, bn)
+torch.einsum("...j,j->...", z, v)
+torch.einsum("ij,ij->i", x, y)
+torch.einsum("ij,kj", x, y)
+# -- reductions
+x.sum()
+x.sum(0)
+x.sum(dim=1)
+x.sum(1, keepdim=True)
+z.sum((0, 2))
+z.sum(dim=(-1, -2))
+i.sum()
+mask.sum()
+torch.sum(x, 1)
+x.sum(dtype=torch.float64)
+e.sum(0)
+x.mean()
+x.mean(0)
+z.mean((1, 2), keepdim=True)
+torch.mean(x, dim=-1)
+i.mean() !RuntimeError
+x.std()
+x.std(1)
+x.std(0, unbiased=False)
+x.std(1, keepdim=True)
+x.std(correction=0)
+x.var()
+x.var(1)
+x.var(dim=0, correction=2)
+torch.var(z, (0, 1))
+x.prod()
+x.prod(1)
+x.prod(0, keepdim=True)
+i.prod()
+torch.tensor([[0.0, 2.0], [3.0, 4.0]], requires_grad=True).prod(1)
+x.norm()
+x.norm(dim=1)
+x.norm(p=1)
+x.norm(1, dim=0)
+x.norm(float("inf"))
+x.norm(3, dim=1, keepdim=True)
+torch.norm(x)
+x.logsumexp(1)
+x.logsumexp(0, keepdim=True)
+torch.logsumexp(z, dim=(1, 2))
+x.cumsum(1)
+x.cumsum(dim=0)
+i.cumsum(0)
+x.cumprod(1)
+torch.cumsum(v, 0)
+x.max()
+x.min()
+x.max(1)
+x.max(dim=0)
+x.max(1, keepdim=True)
+x.min(0)
+x.max(1)[1]
+x.max(1).values
+x.max(1).indices
+torch.max(x, 1)
+torch.min(x, dim=1, keepdim=True)
+z.max(-1)
+i.max()
+x.amax()
+x.amax(1)
+z.amax((0, 2))
+x.amin(0)
+x.argmax()
+x.argmax(1)
+x.argmax(0, keepdim=True)
+x.argmin()
+x.argmin(dim=1)
+torch.argmax(z, dim=2)
+x.sort()
+x.sort(0)
+x.sort(descending=True)
+x.sort(dim=1, descending=True).indices
+torch.sort(v)
+x.argsort()
+x.argsort(0, descending=True)
+x.topk(2)
+x.topk(2, dim=0)
+x.topk(3, largest=False)
+torch.topk(v, 1)
+x.kthvalue(2)
+x.kthvalue(1, 0)
+x.kthvalue(2, 1, keepdim=True)
+x.median()
+x.median(1)
+x.median(dim=0)
+torch.median(v)
+torch.tensor([1, 2, 2, 3, 3, 3, 1]).mode()
+torch.tensor([[1.0, 1.0, 2.0], [3.0, 2.0, 2.0]]).mode(1)
+mask.all()
+mask.any()
+mask.all(1)
+mask.any(dim=0)
+(x > -10).all()
+x.all()
+torch.any(mask, 1, keepdim=True)
+i.count_nonzero()
+x.count_nonzero(0)
+# -- comparisons
+x == y
+x.eq(y)
+x.ne(0)
+x.lt(y)
+x.le(0.5)
+x.gt(y)
+x.ge(s)
+x > 0
+x < i
+i == 2
+torch.eq(x, x)
+x.isnan()
+(x / 0).isinf()
+(x / 0).isfinite()
+torch.isnan(torch.tensor([1.0, float("nan")]))
+x.allclose(x + 1e-9)
+torch.allclose(x, y)
+x.isclose(x)
+x.equal(x.clone())
+torch.equal(x, y)
+x.logical_not()
+mask.logical_and(x > 0)
+torch.logical_or(mask, x > 0)
+# -- softmax family and activations
+x.softmax(dim=1)
+x.softmax(0)
+x.log_softmax(-1)
+torch.softmax(z, dim=-1)
+torch.log_softmax(x, 1)
+F.softmax(x, dim=1)
+F.log_softmax(x, dim=0)
+F.relu(x)
+# -- in place (on copies: a leaf that requires grad cannot be written)
+x.clone().add_(1)
+x.clone().add_(y, alpha=2)
+x.clone().sub_(y)
+x.clone().mul_(2)
+x.clone().mul_(y)
+x.clone().div_(p)
+x.clone().clamp_(-0.1, 0.1)
+x.clone().zero_()
+x.clone().fill_(2.5)
+x.clone().copy_(y)
+x.clone().copy_(v)
+x.clone().masked_fill_(mask, 9.0)
+x.clone().index_fill_(0, idx, -2.0)
+x.clone().exp_()
+x.clone().relu_()
+x.clone().normal_().shape
+x.clone().uniform_(0, 1).shape
+i.clone().add_(1)
+i.clone().add_(1.5) !RuntimeError
+x.detach().clone().requires_grad_()
+x.add_(1) !RuntimeError
+""".strip().splitlines()
+
+
+def entries() -> list[tuple[str, str]]:
+    """(line, mode): mode '' compares values, '~' shape and dtype, '!Name' the exception."""
+    out = []
+    for raw in LINES:
+        raw = raw.strip()
+        if not raw or raw.startswith("#"):
+            continue
+        if raw.endswith(" ~"):
+            out.append((raw[:-2], "~"))
+        elif " !" in raw:
+            code, err = raw.rsplit(" !", 1)
+            out.append((code, "!" + err))
+        else:
+            out.append((raw, ""))
+    return out
