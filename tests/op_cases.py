@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 from op_cases_losses import LOSS_CASES
+from op_cases_tensor import TENSOR_CASES
 from op_table import Case, away_from_zero, inputs, positive, randn
 from op_table import np_sigmoid as _np_sigmoid
 from op_table import np_softmax as _np_softmax
@@ -556,3 +557,5 @@ def lstm_sequence_ref(xg, h0, c0, W, b):
 
 CASES.append(Case("lstm_sequence", F.lstm_sequence, lstm_sequence_ref,
                   inputs(randn(4, 3, 8), randn(3, 2), randn(3, 2), randn(8, 2), randn(8))))
+
+CASES += TENSOR_CASES

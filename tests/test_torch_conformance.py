@@ -33,7 +33,7 @@ def _inputs(dtype: np.dtype) -> dict[str, np.ndarray]:
 
 
 def _bind(lib, arrays: dict[str, np.ndarray]) -> dict[str, object]:
-    env = {"torch": lib, "F": lib.nn.functional}
+    env = {"torch": lib, "F": lib.nn.functional, "np": np}
     for k, a in arrays.items():
         env[k] = lib.tensor(a.copy(), requires_grad=a.dtype.kind == "f")
     return env
@@ -127,3 +127,15 @@ def _compare_gradients(want, got, tenv, lenv, arrays) -> None:
 
 def test_the_table_is_large() -> None:
     assert len(ENTRIES) >= 300
+
+
+def test_every_listed_name_exists_and_has_a_line() -> None:
+    from torch_lines import CREATION, LINES, NAMES
+
+    text = "\n".join(LINES)
+    for name in NAMES:
+        assert hasattr(lamina.Tensor, name) or hasattr(lamina, name), name
+        assert f".{name}" in text or f"torch.{name}(" in text, f"no line uses {name}"
+    for name in CREATION:
+        assert callable(getattr(lamina, name)), name
+        assert f"torch.{name}(" in text or f".{name}(" in text or name == "tensor", name

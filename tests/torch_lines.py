@@ -504,6 +504,26 @@ x.clone().uniform_(0, 1).shape
 i.clone().add_(1)
 i.clone().add_(1.5) !RuntimeError
 x.detach().clone().requires_grad_()
+# -- empty and 0-d tensors, negative dims
+s.exp()
+s * x
+s.reshape(1)
+s.unsqueeze(0)
+s.sum()
+s.max()
+e.reshape(4, 0)
+torch.cat([e, x])
+e.max(0) !IndexError
+e.t()
+e.sum(-1, keepdim=True)
+x.softmax(-2)
+z.flatten(-2)
+z.unsqueeze(-4)
+z.squeeze(-1)
+x.new_empty(2).shape
+x.clone().index_add_(0, idx, y[:2])
+torch.from_numpy(np.arange(3.0))
+torch.empty_like(x).shape
 x.add_(1) !RuntimeError
 """.strip().splitlines()
 
@@ -523,3 +543,25 @@ def entries() -> list[tuple[str, str]]:
         else:
             out.append((raw, ""))
     return out
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+# The names issue 31 lists: each must exist (a Tensor method, or a lamina function for the
+# joins) and appear in at least one line above.
+NAMES = _words("""size dim ndimension numel element_size view view_as reshape reshape_as contiguous
+is_contiguous permute transpose swapaxes t T mT squeeze unsqueeze flatten unflatten expand
+expand_as repeat repeat_interleave narrow chunk split unbind flip roll cat concat stack hstack
+vstack tril triu diag diagonal trace gather scatter scatter_add index_select index_add
+masked_fill masked_select where nonzero clamp clip abs sign neg exp expm1 log log1p log2 sqrt
+rsqrt square pow reciprocal sin cos tanh sigmoid erf floor ceil round trunc frac fmod
+remainder lerp addmm matmul mm bmm mv dot outer einsum sum mean std var prod norm logsumexp
+cumsum cumprod max min amax amin argmax argmin sort argsort topk kthvalue median mode all any
+eq ne lt le gt ge isnan isinf isfinite allclose equal softmax log_softmax relu float double
+half long int bool type type_as item tolist numpy clone detach new_zeros new_ones new_full
+new_empty new_tensor zero_ fill_ copy_ add_ sub_ mul_ div_ clamp_ normal_ uniform_
+masked_fill_ index_fill_""")
+CREATION = _words("""tensor as_tensor from_numpy zeros ones full empty eye arange linspace zeros_like
+ones_like full_like empty_like rand randn randint randperm rand_like randn_like randint_like
+normal bernoulli multinomial""")

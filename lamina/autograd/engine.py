@@ -124,14 +124,14 @@ def _count_leaf_uses(start: Function) -> dict[int, int]:
     stack, seen = [start], {start}
     while stack:
         f = stack.pop()
-        for x, need in zip(f.inputs, f.needs_input_grad):
+        for x, (creator, _), need in zip(f.inputs, f.input_edges, f.needs_input_grad):
             if not need:
                 continue
-            if x.creator is None:
+            if creator is None:
                 pending[id(x)] = pending.get(id(x), 0) + 1
-            elif x.creator not in seen:
-                seen.add(x.creator)
-                stack.append(x.creator)
+            elif creator not in seen:
+                seen.add(creator)
+                stack.append(creator)
     return pending
 
 
@@ -187,11 +187,13 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
             _capture_outputs(f, gys, only, found)
         _check_versions(f)
         gxs = _call_backward(f, gys)
-        for x, gx, need in zip(f.inputs, gxs, f.needs_input_grad):
+        # Edges as they were when f ran: a tensor written in place since has a new creator,
+        # which only the ops after the write may reach.
+        for x, (creator, i), gx, need in zip(f.inputs, f.input_edges, gxs,
+                                             f.needs_input_grad):
             if not need:
                 continue
             gx = _checked_grad(f, x, gx)
-            creator = x.creator
             if creator is None:
                 _deliver(x, gx, given, only, found)
                 if pending is not None:
@@ -203,7 +205,6 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
             if slots is None:
                 slots = grads[creator] = _slots(creator)
                 heapq.heappush(heap, (-creator.generation, next(order), creator))
-            i = x.output_index
             slots[i] = gx if slots[i] is None else slots[i] + gx
         if not retain_graph:
             f.release()

@@ -112,6 +112,7 @@ class Function:
             outs = tuple(Tensor(y) for y in ys) if isinstance(ys, tuple) else Tensor(ys)
         else:
             self.inputs = xs
+            self.input_edges = tuple([(x.creator, x.output_index) for x in xs])
             self.generation = gen = max([x.generation for x in xs])
             if isinstance(ys, tuple):
                 # The engine feeds zeros to outputs that received no gradient: keep shapes.

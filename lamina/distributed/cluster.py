@@ -52,7 +52,7 @@ def shard_names(model: Layer, servers: int) -> dict[str, int]:
     for name, p in sorted(model.named_parameters(), key=lambda kv: (-kv[1].numel(), kv[0])):
         s = int(np.argmin(load))
         shard_of[name] = s
-        load[s] += p.size
+        load[s] += p.numel()
     return shard_of
 
 

@@ -30,11 +30,15 @@ class Linear(Function):
         # in that layout) reads gx next, and mixed layouts make it a strided pass, 3-8x
         # slower than a contiguous one.
         self.x_transposed = x.ndim == 2 and x.flags.f_contiguous and not x.flags.c_contiguous
-        if x.ndim == 2 and self.variant == "W@x.T":
-            out = self.out_buffer()  # y.T is C-contiguous: y is that buffer's transposed view
-            y = np.matmul(W, x.T, out=None if out is None else out.reshape(out.shape[::-1])).T
-        else:
-            y = np.matmul(x, W.T, out=self.out_buffer())
+        # A non-finite input gives non-finite outputs and no NumPy warning, as in PyTorch
+        # (some BLAS kernels multiply it by padding zeros): the NaN guard reports it.
+        with np.errstate(invalid="ignore", over="ignore"):
+            if x.ndim == 2 and self.variant == "W@x.T":
+                out = self.out_buffer()  # y.T is C-contiguous: that buffer's transposed view
+                y = np.matmul(W, x.T,
+                              out=None if out is None else out.reshape(out.shape[::-1])).T
+            else:
+                y = np.matmul(x, W.T, out=self.out_buffer())
         if b is not None:
             y += b
         return y

@@ -1,6 +1,6 @@
 """Layers, built from configs and written back to them. Import as `import lamina.nn as nn`."""
 
-from lamina.nn import functional, init
+from lamina.nn import functional, init, utils
 from lamina.nn.activation import (
     ELU,
     GELU,
@@ -42,6 +42,7 @@ from lamina.nn.registry import ConfigError, from_config, layer_types, register_l
 
 __all__ = [
     "functional",
+    "utils",
     "ELU", "GELU", "GRU", "LSTM", "RBM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Concat", "ConfigError", "Conv1d",
     "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten",

@@ -7,6 +7,7 @@ parameter read fresh at every run, or a constant made during the call) or an op 
 from __future__ import annotations
 
 import contextlib
+import os
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -142,9 +143,14 @@ def flatten(result: Any) -> list[Any]:
     return [result]
 
 
+# lamina's own files: the installed package's folder, not any folder named lamina (a user's
+# project, or a checkout of lamina itself, may well be called that)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 def _user_frame() -> str:
     for frame in reversed(traceback.extract_stack()[:-3]):
-        if "/lamina/" not in frame.filename.replace("\\", "/"):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE):
             return f" at {frame.filename}:{frame.lineno} ({frame.line})"
     return ""
 

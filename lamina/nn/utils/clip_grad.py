@@ -1,0 +1,34 @@
+"""Gradient clipping with PyTorch's signatures and return types; the work is done by
+`lamina.optim.clip`, which the Trainer calls with plain floats."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.tensor import Tensor
+from lamina.optim import clip
+
+
+def clip_grad_norm_(parameters: Iterable[Any] | Tensor, max_norm: float,
+                    norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                    foreach: Any = None) -> Tensor:
+    """Scale the gradients together so their joint p-norm is at most `max_norm`; returns
+    the norm before clipping, as a 0-d tensor.
+
+    Example:
+        >>> w = lm.tensor([3.0, 4.0], requires_grad=True)
+        >>> (w * w).sum().backward()           # w.grad = [6, 8], norm 10
+        >>> nn.utils.clip_grad_norm_([w], 1.0).item()
+        10.0
+    """
+    total = clip.clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
+    return Tensor(np.asarray(total, np.float32))
+
+
+def clip_grad_value_(parameters: Iterable[Any] | Tensor, clip_value: float,
+                     foreach: Any = None) -> None:
+    """Clamp every gradient element to [-clip_value, clip_value], in place."""
+    clip.clip_grad_value_(parameters, clip_value)
