@@ -52,28 +52,49 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
          out: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
-    """A tensor of ones."""
+    """A tensor of ones.
+
+    Example:
+        >>> lm.ones(2, dtype=lm.int64)
+        tensor([1, 1])
+    """
     return _new(np.ones(_size(size), _float(dtype)), None, device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           out: Any = None, layout: Any = None, pin_memory: bool = False,
           memory_format: Any = None) -> Tensor:
-    """A tensor whose values are not set (zeros here, so runs repeat)."""
+    """A tensor whose values are not set (zeros here, so runs repeat).
+
+    Example:
+        >>> lm.empty(2, 3).shape
+        lamina.Size([2, 3])
+    """
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, out: Any = None, layout: Any = None) -> Tensor:
     """A tensor filled with `fill_value`; its dtype follows the value (a float gives the
-    default dtype, an int int64, a bool bool) unless `dtype` says otherwise."""
+    default dtype, an int int64, a bool bool) unless `dtype` says otherwise.
+
+    Example:
+        >>> lm.full((2,), 7)
+        tensor([7, 7])
+    """
     d = dtypes.resolve(dtype) or dtypes.result_type(fill_value, fill_value)
     return _new(np.full(_size((size,)), fill_value, d), None, device, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
-    """An n x m matrix with ones on the diagonal."""
+    """An n x m matrix with ones on the diagonal.
+
+    Example:
+        >>> lm.eye(2)
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     return _new(np.eye(n, m, dtype=_float(dtype)), None, device, requires_grad)
 
 
@@ -101,14 +122,24 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False, out: Any = None) -> Tensor:
-    """`steps` evenly spaced values from start to end, both included."""
+    """`steps` evenly spaced values from start to end, both included.
+
+    Example:
+        >>> lm.linspace(0, 1, 3)
+        tensor([0. , 0.5, 1. ])
+    """
     return _new(np.linspace(start, end, steps).astype(_float(dtype)), None, device,
                 requires_grad)
 
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
-    """base ** linspace(start, end, steps)."""
+    """base ** linspace(start, end, steps).
+
+    Example:
+        >>> lm.logspace(0, 2, 3)
+        tensor([  1.,  10., 100.])
+    """
     return _new(np.logspace(start, end, steps, base=base).astype(_float(dtype)), None, device,
                 requires_grad)
 
@@ -119,27 +150,47 @@ def _like(x: Tensor, dtype: Any) -> tuple[tuple[int, ...], np.dtype]:
 
 def zeros_like(x: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    """Zeros of x's shape and dtype."""
+    """Zeros of x's shape and dtype.
+
+    Example:
+        >>> lm.zeros_like(lm.tensor([1, 2]))
+        tensor([0, 0])
+    """
     shape, d = _like(x, dtype)
     return _new(np.zeros(shape, d), None, device, requires_grad)
 
 
 def ones_like(x: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    """Ones of x's shape and dtype."""
+    """Ones of x's shape and dtype.
+
+    Example:
+        >>> lm.ones_like(lm.zeros(2))
+        tensor([1., 1.])
+    """
     shape, d = _like(x, dtype)
     return _new(np.ones(shape, d), None, device, requires_grad)
 
 
 def empty_like(x: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    """A tensor of x's shape and dtype (zeros here)."""
+    """A tensor of x's shape and dtype (zeros here).
+
+    Example:
+        >>> lm.empty_like(lm.zeros(2, 3)).shape
+        lamina.Size([2, 3])
+    """
     return zeros_like(x, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full_like(x: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    """`fill_value` in x's shape and dtype."""
+    """`fill_value` in x's shape and dtype.
+
+    Example:
+        >>> lm.full_like(lm.zeros(2), 0.5)
+        tensor([0.5, 0.5])
+    """
     shape, d = _like(x, dtype)
     return _new(np.full(shape, fill_value, d), None, device, requires_grad)
 
@@ -147,14 +198,24 @@ def full_like(x: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
 # -- random ------------------------------------------------------------------------------
 def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, out: Any = None) -> Tensor:
-    """Uniform draws from [0, 1)."""
+    """Uniform draws from [0, 1).
+
+    Example:
+        >>> lm.rand(2, 3).shape
+        lamina.Size([2, 3])
+    """
     draws = numpy_rng(generator).random(_size(size))
     return _new(draws.astype(_float(dtype)), None, device, requires_grad)
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False, out: Any = None) -> Tensor:
-    """Standard normal draws."""
+    """Standard normal draws.
+
+    Example:
+        >>> lm.randn(4).dtype
+        dtype('float32')
+    """
     draws = numpy_rng(generator).standard_normal(_size(size))
     return _new(draws.astype(_float(dtype)), None, device, requires_grad)
 
@@ -162,7 +223,12 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
 def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = None,
             dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from [low, high) (`randint(high, size)` from [0, high));
-    int64 unless `dtype` says otherwise."""
+    int64 unless `dtype` says otherwise.
+
+    Example:
+        >>> lm.randint(0, 10, (2, 2)).dtype
+        dtype('int64')
+    """
     if size is None:
         low, high, size = 0, low, high
     if size is None:
@@ -174,7 +240,12 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
 
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """A random permutation of 0 .. n-1 (int64)."""
+    """A random permutation of 0 .. n-1 (int64).
+
+    Example:
+        >>> sorted(lm.randperm(4).tolist())
+        [0, 1, 2, 3]
+    """
     perm = numpy_rng(generator).permutation(n)
     return _new(perm.astype(dtypes.resolve(dtype) or dtypes.int64), None, device,
                 requires_grad)
@@ -182,7 +253,12 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
 
 def rand_like(x: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, generator: Any = None) -> Tensor:
-    """Uniform [0, 1) draws of x's shape and dtype."""
+    """Uniform [0, 1) draws of x's shape and dtype.
+
+    Example:
+        >>> lm.rand_like(lm.zeros(3)).shape
+        lamina.Size([3])
+    """
     shape, d = _like(x, dtype)
     return rand(shape, dtype=d, device=device, requires_grad=requires_grad,
                 generator=generator)
@@ -190,7 +266,12 @@ def rand_like(x: Tensor, *, dtype: Any = None, device: Any = None,
 
 def randn_like(x: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, generator: Any = None) -> Tensor:
-    """Standard normal draws of x's shape and dtype."""
+    """Standard normal draws of x's shape and dtype.
+
+    Example:
+        >>> lm.randn_like(lm.zeros(3, dtype=lm.float64)).dtype
+        dtype('float64')
+    """
     shape, d = _like(x, dtype)
     return randn(shape, dtype=d, device=device, requires_grad=requires_grad,
                  generator=generator)
@@ -199,7 +280,12 @@ def randn_like(x: Tensor, *, dtype: Any = None, device: Any = None,
 def randint_like(x: Tensor, low: int, high: Any = None, *, dtype: Any = None,
                  device: Any = None, requires_grad: bool = False,
                  generator: Any = None) -> Tensor:
-    """Integers from [low, high) in x's shape and dtype."""
+    """Integers from [low, high) in x's shape and dtype.
+
+    Example:
+        >>> lm.randint_like(lm.zeros(3), 5).shape
+        lamina.Size([3])
+    """
     shape, d = _like(x, dtype)
     if high is None:
         low, high = 0, low
@@ -209,7 +295,14 @@ def randint_like(x: Tensor, low: int, high: Any = None, *, dtype: Any = None,
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None,
            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Normal draws: `normal(mean, std, size)` with numbers, or elementwise with tensors of
-    means and/or standard deviations (the result takes their broadcast shape)."""
+    means and/or standard deviations (the result takes their broadcast shape).
+
+    Example:
+        >>> lm.normal(0.0, 1.0, size=(2, 2)).shape
+        lamina.Size([2, 2])
+        >>> lm.normal(lm.zeros(3), 1.0).shape
+        lamina.Size([3])
+    """
     m = mean.array if isinstance(mean, Tensor) else mean
     s = std.array if isinstance(std, Tensor) else std
     if size is None:
@@ -225,14 +318,24 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
 
 
 def bernoulli(p: Tensor, *, generator: Any = None) -> Tensor:
-    """1 with probability p, elementwise (p's shape and dtype)."""
+    """1 with probability p, elementwise (p's shape and dtype).
+
+    Example:
+        >>> lm.bernoulli(lm.tensor([0.0, 1.0]))
+        tensor([0., 1.])
+    """
     draws = numpy_rng(generator).random(p.shape) < p.array
     return Tensor(draws.astype(p.dtype))
 
 
 def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Any = None) -> Tensor:
-    """Category indices drawn from each row of (unnormalised, non-negative) weights."""
+    """Category indices drawn from each row of (unnormalised, non-negative) weights.
+
+    Example:
+        >>> lm.multinomial(lm.tensor([0.0, 1.0]), 2, replacement=True)
+        tensor([1, 1])
+    """
     rng = numpy_rng(generator)
     w = np.atleast_2d(probs.array).astype(np.float64)
     if (w < 0).any() or not np.isfinite(w).all() or (w.sum(-1) <= 0).any():
@@ -248,7 +351,13 @@ def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor sharing `data`'s memory when it is an array (or tensor) of the asked dtype,
-    a copy otherwise."""
+    a copy otherwise.
+
+    Example:
+        >>> a = np.zeros(2)
+        >>> t = lm.as_tensor(a); t[0] = 1.0; a
+        array([1., 0.])
+    """
     dtypes.check_device(device)
     d = dtypes.resolve(dtype)
     if isinstance(data, Tensor):
@@ -260,7 +369,13 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
-    """A tensor sharing the NumPy array's memory and dtype: writes show through both ways."""
+    """A tensor sharing the NumPy array's memory and dtype: writes show through both ways.
+
+    Example:
+        >>> a = np.zeros(2)
+        >>> t = lm.from_numpy(a); a[1] = 5; t
+        tensor([0., 5.], dtype=lamina.float64)
+    """
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"from_numpy: expected np.ndarray (got {type(arr).__name__})")
     dtypes.check_kind(arr.dtype)

@@ -32,7 +32,13 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
 class Size(tuple):
-    """A tensor's shape (torch.Size): a tuple of ints with `numel()`."""
+    """A tensor's shape (torch.Size): a tuple of ints with `numel()`.
+
+    Example:
+        >>> s = lm.zeros(2, 3).shape
+        >>> s, s.numel(), s[1]
+        (lamina.Size([2, 3]), 6, 3)
+    """
 
     def numel(self) -> Any:
         """The number of elements a tensor of this shape holds."""
@@ -94,7 +100,12 @@ def check_device(dev: Any) -> None:
 
 
 def get_default_dtype() -> np.dtype:
-    """The dtype of tensors made from Python floats (float32 unless changed)."""
+    """The dtype of tensors made from Python floats (float32 unless changed).
+
+    Example:
+        >>> lm.get_default_dtype()
+        dtype('float32')
+    """
     return config.default_dtype
 
 
@@ -238,7 +249,12 @@ def _combine(higher: np.dtype, lower: np.dtype) -> np.dtype:
 
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """PyTorch's promote_types: within a category NumPy's rule; across categories the dtype
-    of the higher category (int64 with float32 is float32, not NumPy's float64)."""
+    of the higher category (int64 with float32 is float32, not NumPy's float64).
+
+    Example:
+        >>> lm.promote_types(lm.int64, lm.float32)
+        dtype('float32')
+    """
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
     if ca == cb:
         return np.promote_types(a, b)

@@ -7,6 +7,11 @@ class ShapeError(ValueError):
     """A tensor's shape does not fit an op or a layer.
 
     Messages read `"<op or layer path>: <what is wrong>; expected <x>, got <y>"`.
+
+    Example:
+        >>> lm.ones(2, 3) @ lm.ones(2, 3)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        lamina.errors.ShapeError: matmul: inner dimensions differ; ...
     """
 
 
@@ -15,10 +20,19 @@ class DTypeError(ShapeError):
 
     A kind of ShapeError: both say an input does not fit, and both are located and reported
     the same way (the layer's path in the model; the job's config path in the CLI).
+
+    Example:
+        >>> issubclass(lm.DTypeError, lm.ShapeError)
+        True
     """
 
 
 class DataError(ValueError):
     """A dataset's files or arrays cannot be used as asked (unparsable, labels that are not
     class indices, train and test samples of different shapes). Messages name the dataset
-    and the file."""
+    and the file.
+
+    Example:
+        >>> issubclass(lm.DataError, ValueError)
+        True
+    """

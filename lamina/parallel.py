@@ -56,12 +56,23 @@ def default_threads() -> int:
 
 
 def get_num_threads() -> int:
-    """How many threads lamina's own parallel work uses (BLAS keeps its own setting)."""
+    """How many threads lamina's own parallel work uses (BLAS keeps its own setting).
+
+    Example:
+        >>> lm.get_num_threads() >= 1
+        True
+    """
     return _threads if _threads is not None else default_threads()
 
 
 def set_num_threads(threads: int) -> None:
-    """Use `threads` threads for lamina's own parallel work; 1 runs everything in the caller."""
+    """Use `threads` threads for lamina's own parallel work; 1 runs everything in the caller.
+
+    Example:
+        >>> n = lm.get_num_threads(); lm.set_num_threads(1); lm.get_num_threads()
+        1
+        >>> lm.set_num_threads(n)
+    """
     global _threads
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"set_num_threads: threads must be an int >= 1, got {threads!r}")

@@ -39,13 +39,24 @@ class Generator:
         return self
 
     def seed(self) -> int:
-        """Reseed from the operating system's entropy; returns the new seed."""
+        """Reseed from the operating system's entropy; returns the new seed.
+
+        Example:
+            >>> isinstance(lm.seed(), int)
+            True
+        """
         seed = int(np.random.SeedSequence().entropy % 2**63)
         self.manual_seed(seed)
         return seed
 
     def initial_seed(self) -> int:
-        """The seed this generator was last seeded with."""
+        """The seed this generator was last seeded with.
+
+        Example:
+            >>> lm.manual_seed(7); lm.initial_seed()
+            <lamina.random.Generator object at 0x7fefd42d0690>
+            7
+        """
         return self._seed
 
     def get_state(self) -> dict[str, Any]:
@@ -66,8 +77,8 @@ def manual_seed(seed: int) -> Generator:
     run repeats; returns it.
 
     Example:
-        >>> lm.manual_seed(0); a = lm.randn(2)
-        >>> lm.manual_seed(0); bool((lm.randn(2) == a).all())
+        >>> _ = lm.manual_seed(0); a = lm.randn(2)
+        >>> _ = lm.manual_seed(0); bool((lm.randn(2) == a).all())
         True
     """
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
@@ -76,22 +87,44 @@ def manual_seed(seed: int) -> Generator:
 
 
 def seed() -> int:
-    """Seed the default generator from the operating system; returns the seed."""
+    """Seed the default generator from the operating system; returns the seed.
+
+    Example:
+        >>> isinstance(lm.seed(), int)
+        True
+    """
     return config.default_generator.seed()
 
 
 def initial_seed() -> int:
-    """The seed the default generator was last seeded with."""
+    """The seed the default generator was last seeded with.
+
+    Example:
+        >>> _ = lm.manual_seed(7); lm.initial_seed()
+        7
+    """
     return config.default_generator.initial_seed()
 
 
 def get_rng_state() -> dict[str, Any]:
-    """A JSON-safe snapshot of the default generator, for checkpoints."""
+    """A JSON-safe snapshot of the default generator, for checkpoints.
+
+    Example:
+        >>> state = lm.get_rng_state(); a = lm.rand(2)
+        >>> lm.set_rng_state(state); bool((lm.rand(2) == a).all())
+        True
+    """
     return config.default_generator.get_state()
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
-    """Restore a snapshot taken by `get_rng_state`."""
+    """Restore a snapshot taken by `get_rng_state`.
+
+    Example:
+        >>> state = lm.get_rng_state(); a = lm.rand(2)
+        >>> lm.set_rng_state(state); bool((lm.rand(2) == a).all())
+        True
+    """
     config.default_generator.set_state(state)
 
 

@@ -44,8 +44,40 @@ def _function(name: str) -> Any:
                             f"{type(input).__name__}")
         return method(input, *args, **kwargs)
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = f"`input.{name}(...)`: see `Tensor.{name}`."
+    first = "x > 0.3" if name in ("bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+                                  "nonzero", "argwhere") else _FIRST.get(name, "x")
+    args = ", ".join([first, *_ARGS.get(name, ())])
+    function.__doc__ = (f"`lamina.{name}(input, ...)` is `input.{name}(...)`: see "
+                        f"`Tensor.{name}`.\n\nExample:\n"
+                        f"    >>> x = lm.tensor([[0.5, 0.75], [0.2, 0.25]])\n"
+                        f"    >>> out = lm.{name}({args})")
     return function
+
+
+_FIRST = {"bmm": "x[None]", "dot": "x[0]", "outer": "x[0]", "ger": "x[0]"}
+# The arguments after `input` in each function's example (none where it takes none).
+_ARGS = {
+    **dict.fromkeys(["pow", "fmod", "remainder", "add", "sub", "subtract", "mul", "multiply",
+                     "div", "divide", "true_divide", "floor_divide", "repeat_interleave",
+                     "roll", "chunk", "split"], ("2",)),
+    **dict.fromkeys(["eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal", "greater",
+                     "greater_equal", "not_equal"], ("0.3",)),
+    **dict.fromkeys(["atan2", "arctan2", "maximum", "minimum", "matmul", "mm", "isclose",
+                     "allclose", "equal", "logical_and", "logical_or", "logical_xor"], ("x",)),
+    **dict.fromkeys(["bitwise_and", "bitwise_or", "bitwise_xor"], ("x > 0.4",)),
+    **dict.fromkeys(["logsumexp", "cumsum", "cumprod", "softmax", "log_softmax", "topk",
+                     "kthvalue", "unsqueeze"], ("1",)),
+    **dict.fromkeys(["transpose", "swapaxes", "swapdims", "movedim", "moveaxis"], ("0", "1")),
+    "lerp": ("x.flip(0)", "0.5"), "clamp": ("0.3", "0.6"), "clip": ("0.3", "0.6"),
+    "bmm": ("x[None]",), "mv": ("x[0]",), "dot": ("x[1]",), "outer": ("x[1]",),
+    "ger": ("x[1]",), "addmm": ("x", "x"), "reshape": ("(4,)",), "unflatten": ("1", "(2, 1)"),
+    "permute": ("(1, 0)",), "narrow": ("1", "0", "1"), "flip": ("(0,)",),
+    "gather": ("1", "lm.tensor([[1], [0]])"), "scatter": ("1", "lm.tensor([[1], [0]])", "9.0"),
+    "scatter_add": ("1", "lm.tensor([[1], [0]])", "x[:, :1]"),
+    "index_select": ("0", "lm.tensor([1])"), "index_add": ("0", "lm.tensor([1])", "x[:1]"),
+    "index_fill": ("1", "lm.tensor([0])", "0.0"), "masked_fill": ("x > 0.3", "0.0"),
+    "masked_select": ("x > 0.3",), "broadcast_to": ("(3, 2, 2)",),
+}
 
 
 globals().update({name: _function(name) for name in _METHODS})
@@ -53,7 +85,13 @@ globals().update({name: _function(name) for name in _METHODS})
 
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # noqa: A002
     """input where condition is true, else other; with the condition alone, the indices of
-    its true elements (one tensor per dim)."""
+    its true elements (one tensor per dim).
+
+    Example:
+        >>> x = lm.tensor([1.0, -2.0])
+        >>> lm.where(x > 0, x, 0.0)
+        tensor([1., 0.])
+    """
     from lamina.functions.math import where as _where
 
     if input is None and other is None:
@@ -62,12 +100,22 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # no
 
 
 def is_tensor(obj: Any) -> bool:
-    """Whether obj is a lamina Tensor."""
+    """Whether obj is a lamina Tensor.
+
+    Example:
+        >>> lm.is_tensor(lm.zeros(1)), lm.is_tensor([0.0])
+        (True, False)
+    """
     return isinstance(obj, Tensor)
 
 
 def is_floating_point(input: Tensor) -> bool:  # noqa: A002
-    """Whether input's dtype is a floating-point one."""
+    """Whether input's dtype is a floating-point one.
+
+    Example:
+        >>> lm.is_floating_point(lm.zeros(1))
+        True
+    """
     return input.is_floating_point()
 
 

@@ -16,7 +16,13 @@ from lamina.autograd.tensor import Tensor
 
 
 class FunctionCtx:
-    """What `forward` hands to `backward`: saved tensors and any attributes set on it."""
+    """What `forward` hands to `backward`: saved tensors and any attributes set on it.
+
+    Example:
+        >>> ctx = lm.autograd.FunctionCtx((True,))
+        >>> ctx.save_for_backward(lm.ones(1)); len(ctx.saved_tensors)
+        1
+    """
 
     def __init__(self, needs_input_grad: tuple[bool, ...]) -> None:
         self.needs_input_grad = needs_input_grad

@@ -25,7 +25,13 @@ if TYPE_CHECKING:
 def backward(root: Tensor, grad: Any = None, retain_graph: bool = False, inputs: Any = None,
              create_graph: bool = False) -> None:
     """Accumulate d(root)/d(leaf) into `.grad` of every leaf that requires grad (only of
-    `inputs`, when given)."""
+    `inputs`, when given).
+
+    Example:
+        >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
+        >>> lm.backward((x * x).sum()); x.grad
+        tensor([2., 4.])
+    """
     if create_graph:
         raise NotImplementedError(
             "backward(create_graph=True): lamina's gradients are not themselves differentiable "
@@ -110,8 +116,10 @@ def backward_stream(root: Tensor, grad: Any = None, retain_graph: bool = False) 
     Leaves come in the order their gradients complete, each exactly once.
 
     Example:
-        >>> for p in lm.backward_stream(loss):
-        ...     client.push(names[id(p)], p.grad)
+        >>> w = lm.ones(2, requires_grad=True); v = lm.ones(2, requires_grad=True)
+        >>> loss = ((w * 2).sum() * 3) + (v * 5).sum()
+        >>> [p.grad.tolist() for p in lm.backward_stream(loss)]   # as each is final
+        [[5.0, 5.0], [6.0, 6.0]]
     """
     if root.creator is None:
         return _run(root, grad, retain_graph, pending=None)

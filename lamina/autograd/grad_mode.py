@@ -49,15 +49,28 @@ class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
     """Record no graph inside the block: results are plain tensors with no grad_fn.
 
     Example:
+        >>> w = lm.ones(2, requires_grad=True)
+        >>> (w * 3).sum().backward()
         >>> with lm.no_grad():
         ...     w -= 0.1 * w.grad      # updates the parameter in place
+        >>> w
+        tensor([0.7, 0.7], requires_grad=True)
     """
 
     mode = False
 
 
 class enable_grad(_GradMode):  # noqa: N801
-    """Record the graph inside the block, even within `no_grad`."""
+    """Record the graph inside the block, even within `no_grad`.
+
+    Example:
+        >>> x = lm.ones(1, requires_grad=True)
+        >>> with lm.no_grad():
+        ...     with lm.enable_grad():
+        ...         y = x * 2
+        >>> y.requires_grad
+        True
+    """
 
     mode = True
 
@@ -67,8 +80,11 @@ class set_grad_enabled(_GradMode):  # noqa: N801
     manager or a decorator.
 
     Example:
-        >>> with lm.set_grad_enabled(is_train):
-        ...     loss = model(x).sum()
+        >>> x = lm.ones(2, requires_grad=True)
+        >>> with lm.set_grad_enabled(False):
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
     """
 
     def __new__(cls, mode: bool) -> Any:
@@ -90,8 +106,11 @@ class inference_mode(_GradMode):  # noqa: N801
     """`no_grad` for inference (`inference_mode(False)` leaves grad mode as it is).
 
     Example:
+        >>> model = nn.Linear(3, 2)
         >>> with lm.inference_mode():
-        ...     logits = model(x)
+        ...     logits = model(lm.ones(1, 3))
+        >>> logits.requires_grad
+        False
     """
 
     def __new__(cls, mode: Any = True) -> Any:
@@ -112,10 +131,22 @@ class inference_mode(_GradMode):  # noqa: N801
 
 
 def is_grad_enabled() -> bool:
-    """Whether operations are recorded for backward right now."""
+    """Whether operations are recorded for backward right now.
+
+    Example:
+        >>> with lm.no_grad():
+        ...     print(lm.is_grad_enabled())
+        False
+    """
     return config.grad_enabled
 
 
 def is_inference_mode_enabled() -> bool:
-    """Whether an `inference_mode` block is active."""
+    """Whether an `inference_mode` block is active.
+
+    Example:
+        >>> with lm.inference_mode():
+        ...     print(lm.is_inference_mode_enabled())
+        True
+    """
     return config.inference

@@ -11,7 +11,12 @@ from lamina.autograd.tensor import Tensor
 
 
 class GradcheckError(AssertionError):
-    """An analytic gradient disagrees with the numerical one; the message says where."""
+    """An analytic gradient disagrees with the numerical one; the message says where.
+
+    Example:
+        >>> issubclass(lm.GradcheckError, AssertionError)
+        True
+    """
 
 
 def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6,

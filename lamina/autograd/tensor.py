@@ -109,7 +109,14 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
     # -- the array, .data and .grad ------------------------------------------------------
     @property
     def data(self) -> Tensor:
-        """A Tensor sharing this one's array, outside the graph and its version counter."""
+        """A Tensor sharing this one's array, outside the graph and its version counter.
+
+        Example:
+            >>> x = lm.tensor([1.0], requires_grad=True)
+            >>> x.data.add_(1); x
+            tensor([2.])
+            tensor([2.], requires_grad=True)
+        """
         return Tensor(self.array)
 
     @data.setter
@@ -118,7 +125,14 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
 
     @property
     def grad(self) -> Tensor | None:
-        """The gradient accumulated by backward (a Tensor), or None before the first."""
+        """The gradient accumulated by backward (a Tensor), or None before the first.
+
+        Example:
+            >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
+            >>> (x * x).sum().backward()
+            >>> x.grad
+            tensor([2., 4.])
+        """
         return self._grad
 
     @grad.setter
@@ -134,6 +148,12 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
 
     @property
     def requires_grad(self) -> bool:
+        """Whether ops on this tensor are recorded for backward.
+
+        Example:
+            >>> lm.zeros(1).requires_grad, lm.zeros(1, requires_grad=True).requires_grad
+            (False, True)
+        """
         return self._requires_grad
 
     @requires_grad.setter
@@ -152,11 +172,24 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
 
     @property
     def grad_fn(self) -> Any:
-        """The Function that produced this tensor, None for a leaf (alias of `creator`)."""
+        """The Function that produced this tensor, None for a leaf (alias of `creator`).
+
+        Example:
+            >>> x = lm.tensor([1.0], requires_grad=True)
+            >>> x.grad_fn is None, (x * 2).grad_fn is not None
+            (True, True)
+        """
         return self.creator
 
     @property
     def is_leaf(self) -> bool:
+        """Whether no op made this tensor (a parameter, an input, a detached value).
+
+        Example:
+            >>> x = lm.tensor([1.0], requires_grad=True)
+            >>> x.is_leaf, (x * 2).is_leaf
+            (True, False)
+        """
         return self.creator is None
 
     @property
@@ -166,22 +199,52 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
 
     @property
     def shape(self) -> dtypes.Size:
+        """The sizes of the dims (a `lamina.Size`, a tuple).
+
+        Example:
+            >>> lm.zeros(2, 3).shape
+            lamina.Size([2, 3])
+        """
         return dtypes.Size(self.array.shape)
 
     @property
     def dtype(self) -> Any:
+        """The element type.
+
+        Example:
+            >>> lm.zeros(2).dtype == lm.float32
+            True
+        """
         return self.array.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of dims.
+
+        Example:
+            >>> lm.zeros(2, 3).ndim
+            2
+        """
         return self.array.ndim
 
     @property
     def device(self) -> dtypes.device:
+        """Where the tensor lives: always the CPU.
+
+        Example:
+            >>> lm.zeros(2).device
+            device(type='cpu')
+        """
         return dtypes.CPU
 
     @property
     def is_cuda(self) -> bool:
+        """False: lamina computes on the CPU.
+
+        Example:
+            >>> lm.zeros(2).is_cuda
+            False
+        """
         return False
 
     def __len__(self) -> int:
@@ -200,6 +263,10 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
 
         Raises:
             RuntimeError: the tensor requires grad (call `.detach().numpy()`), as PyTorch.
+
+        Example:
+            >>> lm.tensor([1, 2]).numpy()
+            array([1, 2])
         """
         if self._requires_grad and not force:
             raise RuntimeError(
@@ -233,7 +300,12 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
         return self.array.item()
 
     def tolist(self) -> Any:
-        """The values as (nested) Python lists of numbers."""
+        """The values as (nested) Python lists of numbers.
+
+        Example:
+            >>> lm.tensor([[1, 2]]).tolist()
+            [[1, 2]]
+        """
         if config.tracer is not None:
             config.tracer.converted(self, "tolist()")
         return to_numpy(self.array).tolist()
@@ -273,22 +345,46 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
         Raises:
             RuntimeError: self is not scalar and no gradient is given, or the graph was
                 freed, or an array an op saved was changed in place since.
+
+        Example:
+            >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
+            >>> (x ** 2).sum().backward()
+            >>> x.grad
+            tensor([2., 4.])
         """
         from lamina.autograd.engine import backward
 
         backward(self, gradient, bool(retain_graph), inputs=inputs, create_graph=create_graph)
 
     def zero_grad(self) -> None:
-        """Forget the accumulated gradient."""
+        """Forget the accumulated gradient.
+
+        Example:
+            >>> x = lm.tensor([1.0], requires_grad=True)
+            >>> (x * 3).sum().backward(); x.zero_grad(); x.grad is None
+            True
+        """
         self._grad = None
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set `requires_grad` in place; returns self."""
+        """Set `requires_grad` in place; returns self.
+
+        Example:
+            >>> lm.zeros(2).requires_grad_().requires_grad
+            True
+        """
         self.requires_grad = requires_grad
         return self
 
     def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in `.grad` after backward."""
+        """Keep this non-leaf tensor's gradient in `.grad` after backward.
+
+        Example:
+            >>> x = lm.tensor([1.0], requires_grad=True)
+            >>> h = x * 3; h.retain_grad(); (h * h).sum().backward()
+            >>> h.grad
+            tensor([6.])
+        """
         if self.creator is None:
             return
         if not self._retains_grad:
@@ -300,7 +396,10 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
         replaces the gradient. Returns a handle whose `remove()` unregisters it.
 
         Example:
+            >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
             >>> h = x.register_hook(lambda g: g * 2)   # doubles x's gradient
+            >>> x.sum().backward(); x.grad
+            tensor([2., 2.])
         """
         if not self._requires_grad:
             raise RuntimeError("register_hook: cannot register a hook on a tensor that "
@@ -319,22 +418,46 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
         return _HookHandle(hooks, hook)
 
     def detach(self) -> Tensor:
-        """A new leaf sharing this tensor's array and version counter, cut from the graph."""
+        """A new leaf sharing this tensor's array and version counter, cut from the graph.
+
+        Example:
+            >>> x = lm.tensor([1.0], requires_grad=True)
+            >>> (x * 2).detach().requires_grad
+            False
+        """
         out = Tensor(self.array)
         out._vc = self._vc
         return out
 
     def copy(self) -> Tensor:
         """A new leaf with a copy of the array, requiring grad as this one does (lamina's
-        name; PyTorch spells it `x.detach().clone()`)."""
+        name; PyTorch spells it `x.detach().clone()`).
+
+        Example:
+            >>> x = lm.tensor([1.0])
+            >>> y = x.copy(); y.add_(1); x
+            tensor([2.])
+            tensor([1.])
+        """
         return Tensor(self.array.copy(), requires_grad=self._requires_grad)
 
     def astype(self, dtype: Any) -> Tensor:
-        """NumPy's name for `to(dtype)`."""
+        """NumPy's name for `to(dtype)`.
+
+        Example:
+            >>> lm.tensor([1.7]).astype('int64')
+            tensor([1])
+        """
         return self.to(dtype)
 
     def detach_(self) -> Tensor:
-        """Cut this tensor from the graph in place; returns self."""
+        """Cut this tensor from the graph in place; returns self.
+
+        Example:
+            >>> x = lm.tensor([1.0], requires_grad=True) * 2
+            >>> x.detach_().is_leaf
+            True
+        """
         self.creator = None
         self.generation = 0
         self._requires_grad = False

@@ -13,15 +13,19 @@ def _cast(name: str, dtype: str) -> Any:
     def method(self: Any, memory_format: Any = None) -> Any:
         return self.to(dtype)
     method.__name__ = name
-    method.__doc__ = f"This tensor as {dtype} (itself when it is already)."
+    method.__doc__ = (f"This tensor as {dtype} (itself when it is already).\n\nExample:\n"
+                      f"    >>> lm.tensor([1.5, 0.0]).{name}().dtype\n"
+                      f"    dtype('{dtype}')")
     return method
 
 
-def _inplace(name: str) -> Any:
+def _inplace(name: str, example: str = "") -> Any:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         return self._inplace(lambda t: getattr(t, name)(*args, **kwargs))
     method.__name__ = name + "_"
-    method.__doc__ = f"`{name}` written into this tensor (in place); returns self."
+    method.__doc__ = (f"`{name}({example})` written into this tensor's memory; returns self.\n\n"
+                      f"Example:\n    >>> x = lm.tensor([[0.5, 0.75], [0.2, 0.25]])\n"
+                      f"    >>> x.{name}_({example}) is x\n    True")
     return method
 
 
@@ -73,7 +77,13 @@ class ConvertMethods:
 
     def type(self, dtype: Any = None, non_blocking: Any = False) -> Any:
         """The type's name ('lamina.FloatTensor') with no argument, else `to(dtype)`
-        (PyTorch's names such as 'torch.LongTensor' accepted)."""
+        (PyTorch's names such as 'torch.LongTensor' accepted).
+
+        Example:
+            >>> x = lm.tensor([1.5])
+            >>> x.type(), x.type('torch.LongTensor')
+            ('lamina.FloatTensor', tensor([1]))
+        """
         from lamina import dtypes
 
         if dtype is None:
@@ -81,80 +91,161 @@ class ConvertMethods:
         return self.to(dtypes.from_type_name(dtype))
 
     def type_as(self, other: Any) -> Any:
-        """This tensor in `other`'s dtype."""
+        """This tensor in `other`'s dtype.
+
+        Example:
+            >>> lm.tensor([1, 2]).type_as(lm.zeros(1)).dtype
+            dtype('float32')
+        """
         return self.to(other.dtype)
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point one.
+
+        Example:
+            >>> lm.zeros(1).is_floating_point(), lm.tensor([1]).is_floating_point()
+            (True, False)
+        """
         return self.array.dtype.kind == "f"
 
     def is_complex(self) -> bool:
+        """False: lamina's tensors hold no complex numbers.
+
+        Example:
+            >>> lm.zeros(1).is_complex()
+            False
+        """
         return False
 
     def cpu(self, memory_format: Any = None) -> Any:
-        """This tensor (lamina's tensors live on the CPU)."""
+        """This tensor (lamina's tensors live on the CPU).
+
+        Example:
+            >>> lm.zeros(1).cpu().device
+            device(type='cpu')
+        """
         return self
 
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Any:
-        """Raises: lamina computes on the CPU here."""
+        """Raises: lamina computes on the CPU here.
+
+        Example:
+            >>> lm.zeros(1).cuda()  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            RuntimeError: device 'cuda': ...
+        """
         from lamina import dtypes
 
         dtypes.check_device("cuda")
 
     def get_device(self) -> int:
+        """-1, PyTorch's number for the CPU.
+
+        Example:
+            >>> lm.zeros(1).get_device()
+            -1
+        """
         return -1
 
     def clone(self, *, memory_format: Any = None) -> Any:
-        """A copy with its own memory; gradients flow back to this tensor."""
+        """A copy with its own memory; gradients flow back to this tensor.
+
+        Example:
+            >>> x = lm.tensor([1.0], requires_grad=True)
+            >>> y = x.clone(); y.sum().backward(); x.grad
+            tensor([1.])
+        """
         from lamina.functions.math import AsType
 
         return AsType(self.dtype, copy="K").apply(self)
 
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Any:
-        """A new leaf from data, in this tensor's dtype unless given."""
+        """A new leaf from data, in this tensor's dtype unless given.
+
+        Example:
+            >>> lm.zeros(1, dtype=lm.float64).new_tensor([1, 2])
+            tensor([1., 2.], dtype=lamina.float64)
+        """
         from lamina.autograd.tensor import tensor
 
         return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Any:
-        """Zeros of `size`, in this tensor's dtype unless given."""
+        """Zeros of `size`, in this tensor's dtype unless given.
+
+        Example:
+            >>> lm.zeros(1, dtype=lm.float64).new_zeros(2)
+            tensor([0., 0.], dtype=lamina.float64)
+        """
         from lamina.creation import zeros
 
         return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Any:
-        """Ones of `size`, in this tensor's dtype unless given."""
+        """Ones of `size`, in this tensor's dtype unless given.
+
+        Example:
+            >>> lm.tensor([1]).new_ones(2)
+            tensor([1, 1])
+        """
         from lamina.creation import ones
 
         return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Any:
-        """`fill_value` in `size`, in this tensor's dtype unless given."""
+        """`fill_value` in `size`, in this tensor's dtype unless given.
+
+        Example:
+            >>> lm.zeros(1).new_full((2,), 7.0)
+            tensor([7., 7.])
+        """
         from lamina.creation import full
 
         return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Any:
-        """A tensor of `size` (zeros), in this tensor's dtype unless given."""
+        """A tensor of `size` (zeros), in this tensor's dtype unless given.
+
+        Example:
+            >>> lm.zeros(1).new_empty(2, 3).shape
+            lamina.Size([2, 3])
+        """
         return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad)
 
     # -- in place ------------------------------------------------------------------------
     def zero_(self) -> Any:
-        """Fill with zeros, in place."""
+        """Fill with zeros, in place.
+
+        Example:
+            >>> lm.ones(2).zero_()
+            tensor([0., 0.])
+        """
         return self.fill_(0)
 
     def fill_(self, value: Any) -> Any:
-        """Fill with `value` (a number or 0-d tensor), in place."""
+        """Fill with `value` (a number or 0-d tensor), in place.
+
+        Example:
+            >>> lm.zeros(2).fill_(3.0)
+            tensor([3., 3.])
+        """
         if hasattr(value, "array"):  # a 0-d tensor: its gradient is the sum of ours
             return self.copy_(value)
         return self._write_constant(np.full(self.shape, value))
 
     def copy_(self, src: Any, non_blocking: bool = False) -> Any:
-        """Copy src's values (broadcast, cast) into this tensor; gradients flow to src."""
+        """Copy src's values (broadcast, cast) into this tensor; gradients flow to src.
+
+        Example:
+            >>> lm.zeros(2, 2).copy_(lm.tensor([1.0, 2.0]))
+            tensor([[1., 2.],
+                    [1., 2.]])
+        """
         from lamina.functions.math import cast
 
         def copied(t: Any) -> Any:
@@ -163,20 +254,35 @@ class ConvertMethods:
         return self._inplace(copied)
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
-        """Fill with normal draws, in place."""
+        """Fill with normal draws, in place.
+
+        Example:
+            >>> lm.empty(3).normal_(0, 1).shape
+            lamina.Size([3])
+        """
         from lamina.random import numpy_rng
 
         draws = numpy_rng(generator).standard_normal(self.shape) * std + mean
         return self._write_constant(draws)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Any:
-        """Fill with uniform draws from [a, b), in place."""
+        """Fill with uniform draws from [a, b), in place.
+
+        Example:
+            >>> bool((lm.empty(3).uniform_(0, 1) < 1).all())
+            True
+        """
         from lamina.random import numpy_rng
 
         return self._write_constant(numpy_rng(generator).uniform(a, b, self.shape))
 
     def bernoulli_(self, p: float = 0.5, *, generator: Any = None) -> Any:
-        """Fill with 1 (probability p) or 0, in place."""
+        """Fill with 1 (probability p) or 0, in place.
+
+        Example:
+            >>> lm.empty(3).bernoulli_(0.5).shape
+            lamina.Size([3])
+        """
         from lamina.random import numpy_rng
 
         return self._write_constant(numpy_rng(generator).random(self.shape) < p)
@@ -184,14 +290,18 @@ class ConvertMethods:
     def _write_constant(self, values: Any) -> Any:
         return self._inplace(lambda t: type(t)(np.asarray(values, t.dtype)) + _zero_link(t))
 
-    add_, sub_, mul_, div_ = (_inplace(n) for n in ("add", "sub", "mul", "div"))
-    pow_, clamp_, clip_, neg_ = (_inplace(n) for n in ("pow", "clamp", "clip", "neg"))
-    abs_, exp_, log_, sqrt_ = (_inplace(n) for n in ("abs", "exp", "log", "sqrt"))
+    add_, sub_, mul_, div_ = (_inplace(n, "2") for n in ("add", "sub", "mul", "div"))
+    pow_, fmod_, remainder_ = (_inplace(n, "2") for n in ("pow", "fmod", "remainder"))
+    clamp_, clip_ = _inplace("clamp", "0.3, 0.6"), _inplace("clip", "0.3, 0.6")
+    neg_, abs_, exp_, log_, sqrt_ = (_inplace(n) for n in ("neg", "abs", "exp", "log", "sqrt"))
     sigmoid_, tanh_, relu_ = (_inplace(n) for n in ("sigmoid", "tanh", "relu"))
     floor_, ceil_, round_, trunc_ = (_inplace(n) for n in ("floor", "ceil", "round", "trunc"))
-    masked_fill_, index_fill_ = _inplace("masked_fill"), _inplace("index_fill")
-    index_add_, scatter_, scatter_add_ = (_inplace(n) for n in
-                                          ("index_add", "scatter", "scatter_add"))
-    lerp_, fmod_, remainder_ = (_inplace(n) for n in ("lerp", "fmod", "remainder"))
-    addmm_, square_, reciprocal_ = (_inplace(n) for n in ("addmm", "square", "reciprocal"))
+    masked_fill_ = _inplace("masked_fill", "x > 0.3, 0.0")
+    index_fill_ = _inplace("index_fill", "1, lm.tensor([0]), 0.0")
+    index_add_ = _inplace("index_add", "0, lm.tensor([1]), x[:1]")
+    scatter_ = _inplace("scatter", "1, lm.tensor([[1], [0]]), 9.0")
+    scatter_add_ = _inplace("scatter_add", "1, lm.tensor([[1], [0]]), x[:, :1]")
+    lerp_ = _inplace("lerp", "x.flip(0), 0.5")
+    addmm_, square_, reciprocal_ = (_inplace("addmm", "x, x"), _inplace("square"),
+                                    _inplace("reciprocal"))
     tril_, triu_ = _inplace("tril"), _inplace("triu")

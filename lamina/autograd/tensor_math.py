@@ -14,7 +14,8 @@ def _unary(name: str) -> Any:
 
         return unary(name, self)
     method.__name__ = name
-    method.__doc__ = f"{name}(x), elementwise."
+    method.__doc__ = (f"{name}(x), elementwise.\n\nExample:\n"
+                      f"    >>> lm.tensor([0.5, 0.25]).{name}().shape\n    lamina.Size([2])")
     return method
 
 
@@ -24,17 +25,22 @@ def _step(name: str) -> Any:
 
         return step(name, self)
     method.__name__ = name
-    method.__doc__ = f"{name}(x), elementwise; its gradient is zero."
+    method.__doc__ = (f"{name}(x), elementwise; its gradient is zero.\n\nExample:\n"
+                      f"    >>> lm.tensor([-1.5, 2.5]).{name}().shape\n    lamina.Size([2])")
     return method
 
 
-def _logic(name: str, op: Any, unary: bool = False) -> Any:
+def _logic(name: str, op: Any) -> Any:
     def method(self: Any, *other: Any) -> Any:
         from lamina.functions.elementwise import logical
 
         return logical(op, self, *other)
+    binary = name.endswith(("_and", "_or", "_xor"))
     method.__name__ = name
-    method.__doc__ = f"{op.__name__}, elementwise (no gradient)."
+    method.__doc__ = (f"NumPy's {op.__name__}, elementwise: a tensor of no gradient.\n\n"
+                      f"Example:\n    >>> m = lm.tensor([True, False])\n"
+                      f"    >>> m.{name}({'~m' if binary else ''}).shape\n"
+                      f"    lamina.Size([2])")
     return method
 
 
@@ -44,13 +50,23 @@ class MathMethods:
     __slots__ = ()
 
     def add(self, other: Any, *, alpha: Any = 1) -> Any:
-        """self + alpha * other."""
+        """self + alpha * other.
+
+        Example:
+            >>> lm.tensor([1.0, 2.0]).add(lm.tensor([1.0, 1.0]), alpha=10)
+            tensor([11., 12.])
+        """
         from lamina.functions.math import add
 
         return add(self, other if alpha == 1 else other * alpha)
 
     def sub(self, other: Any, *, alpha: Any = 1) -> Any:
-        """self - alpha * other."""
+        """self - alpha * other.
+
+        Example:
+            >>> lm.tensor([1.0, 2.0]).sub(1)
+            tensor([0., 1.])
+        """
         from lamina.functions.math import sub
 
         return sub(self, other if alpha == 1 else other * alpha)
@@ -58,7 +74,12 @@ class MathMethods:
     subtract = sub
 
     def mul(self, other: Any) -> Any:
-        """self * other, elementwise."""
+        """self * other, elementwise.
+
+        Example:
+            >>> lm.tensor([1.0, 2.0]).mul(3)
+            tensor([3., 6.])
+        """
         from lamina.functions.math import mul
 
         return mul(self, other)
@@ -66,7 +87,12 @@ class MathMethods:
     multiply = mul
 
     def div(self, other: Any, *, rounding_mode: str | None = None) -> Any:
-        """self / other (true division; or rounded with rounding_mode 'trunc' / 'floor')."""
+        """self / other (true division; or rounded with rounding_mode 'trunc' / 'floor').
+
+        Example:
+            >>> lm.tensor([1, 3]).div(2)
+            tensor([0.5, 1.5])
+        """
         from lamina.functions.math import div
 
         return div(self, other, rounding_mode)
@@ -74,21 +100,43 @@ class MathMethods:
     divide = true_divide = div
 
     def floor_divide(self, other: Any) -> Any:
+        """self / other rounded down (integers stay integers); no gradient.
+
+        Example:
+            >>> lm.tensor([7, -7]).floor_divide(2)
+            tensor([ 3, -4])
+        """
         return self.div(other, rounding_mode="floor")
 
     def pow(self, exponent: Any) -> Any:
-        """self ** exponent."""
+        """self ** exponent.
+
+        Example:
+            >>> lm.tensor([7, -7]).floor_divide(2)
+            tensor([ 3, -4])
+        """
         from lamina.functions.math import pow
 
         return pow(self, exponent)
 
     def neg(self) -> Any:
+        """-self.
+
+        Example:
+            >>> lm.tensor([1.0, -2.0]).neg()
+            tensor([-1.,  2.])
+        """
         return -self
 
     negative = neg
 
     def abs(self) -> Any:
-        """|x|; the gradient at 0 is 0."""
+        """|x|; the gradient at 0 is 0.
+
+        Example:
+            >>> lm.tensor([1.0, -2.0]).neg()
+            tensor([-1.,  2.])
+        """
         from lamina.functions.math import abs
 
         return abs(self)
@@ -96,16 +144,34 @@ class MathMethods:
     absolute = abs
 
     def exp(self) -> Any:
+        """e ** self, elementwise.
+
+        Example:
+            >>> lm.tensor([0.0]).exp()
+            tensor([1.])
+        """
         from lamina.functions.math import exp
 
         return exp(self)
 
     def log(self) -> Any:
+        """The natural logarithm, elementwise.
+
+        Example:
+            >>> lm.tensor([1.0]).log()
+            tensor([0.])
+        """
         from lamina.functions.math import log
 
         return log(self)
 
     def sqrt(self) -> Any:
+        """The square root, elementwise.
+
+        Example:
+            >>> lm.tensor([4.0, 9.0]).sqrt()
+            tensor([2., 3.])
+        """
         from lamina.functions.math import sqrt
 
         return sqrt(self)
@@ -122,51 +188,100 @@ class MathMethods:
     fix = trunc
 
     def round(self, *, decimals: int = 0) -> Any:
-        """Round half to even, to `decimals` places."""
+        """Round half to even, to `decimals` places.
+
+        Example:
+            >>> lm.tensor([0.5, 1.5, 2.25]).round()
+            tensor([0., 2., 2.])
+        """
         from lamina.functions.elementwise import round
 
         return round(self, decimals)
 
     def sigmoid(self) -> Any:
+        """1 / (1 + e ** -self), computed without overflow.
+
+        Example:
+            >>> lm.tensor([0.0]).sigmoid()
+            tensor([0.5])
+        """
         from lamina.functions.activation import sigmoid
 
         return sigmoid(self)
 
     def tanh(self) -> Any:
+        """The hyperbolic tangent, elementwise.
+
+        Example:
+            >>> lm.tensor([0.0]).tanh()
+            tensor([0.])
+        """
         from lamina.functions.activation import tanh
 
         return tanh(self)
 
     def relu(self) -> Any:
+        """max(self, 0); the gradient at 0 is 0.
+
+        Example:
+            >>> lm.tensor([-1.0, 2.0]).relu()
+            tensor([0., 2.])
+        """
         from lamina.functions.activation import relu
 
         return relu(self)
 
     def softmax(self, dim: int, dtype: Any = None) -> Any:
-        """exp(x) / sum(exp(x)) along `dim`."""
+        """exp(x) / sum(exp(x)) along `dim`.
+
+        Example:
+            >>> lm.zeros(1, 4).softmax(dim=1)
+            tensor([[0.25, 0.25, 0.25, 0.25]])
+        """
         from lamina.functions.activation import softmax
 
         return softmax(self if dtype is None else self.to(dtype), dim)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> Any:
-        """log(softmax(x)) along `dim`, computed stably."""
+        """log(softmax(x)) along `dim`, computed stably.
+
+        Example:
+            >>> lm.zeros(1, 2).log_softmax(1).exp()
+            tensor([[0.5, 0.5]])
+        """
         from lamina.functions.activation import log_softmax
 
         return log_softmax(self if dtype is None else self.to(dtype), dim)
 
     def fmod(self, other: Any) -> Any:
-        """Remainder with the sign of self."""
+        """Remainder with the sign of self.
+
+        Example:
+            >>> lm.tensor([-3, 3]).fmod(2)
+            tensor([-1,  1])
+        """
         from lamina.functions.elementwise import fmod
 
         return fmod(self, other)
 
     def remainder(self, other: Any) -> Any:
-        """Remainder with the sign of other (Python's %)."""
+        """Remainder with the sign of other (Python's %).
+
+        Example:
+            >>> lm.tensor([-3, 3]).remainder(2)
+            tensor([1, 1])
+        """
         from lamina.functions.elementwise import remainder
 
         return remainder(self, other)
 
     def atan2(self, other: Any) -> Any:
+        """The angle of the point (other, self), elementwise.
+
+        Example:
+            >>> lm.tensor([1.0]).atan2(lm.tensor([1.0])).item() * 4
+            3.141592502593994
+        """
         from lamina.functions.elementwise import atan2
 
         return atan2(self, other)
@@ -174,13 +289,23 @@ class MathMethods:
     arctan2 = atan2
 
     def lerp(self, end: Any, weight: Any) -> Any:
-        """self + weight * (end - self)."""
+        """self + weight * (end - self).
+
+        Example:
+            >>> lm.tensor([0.0, 10.0]).lerp(lm.tensor([10.0, 20.0]), 0.5)
+            tensor([ 5., 15.])
+        """
         from lamina.functions.elementwise import lerp
 
         return lerp(self, end, weight)
 
     def clamp(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002
-        """Values limited to [min, max]."""
+        """Values limited to [min, max].
+
+        Example:
+            >>> lm.tensor([-2.0, 0.5, 3.0]).clamp(min=0, max=1)
+            tensor([0. , 0.5, 1. ])
+        """
         from lamina.functions.elementwise import clamp
 
         return clamp(self, min, max)
@@ -188,47 +313,103 @@ class MathMethods:
     clip = clamp
 
     def maximum(self, other: Any) -> Any:
+        """The larger of self and other, elementwise (ties split the gradient).
+
+        Example:
+            >>> lm.tensor([1, 5]).maximum(lm.tensor([3, 2]))
+            tensor([3, 5])
+        """
         from lamina.functions.math import maximum
 
         return maximum(self, other)
 
     def minimum(self, other: Any) -> Any:
+        """The smaller of self and other, elementwise (ties split the gradient).
+
+        Example:
+            >>> lm.tensor([1, 5]).minimum(lm.tensor([3, 2]))
+            tensor([1, 2])
+        """
         from lamina.functions.math import minimum
 
         return minimum(self, other)
 
     def where(self, condition: Any, other: Any) -> Any:
-        """self where condition, else other."""
+        """self where condition, else other.
+
+        Example:
+            >>> x = lm.tensor([1.0, -2.0])
+            >>> x.where(x > 0, lm.zeros(2))
+            tensor([1., 0.])
+        """
         from lamina.functions.math import where
 
         return where(condition, self, other)
 
     def matmul(self, other: Any) -> Any:
+        """The matrix product with broadcasting (`@`).
+
+        Example:
+            >>> lm.ones(2, 3).matmul(lm.ones(3, 4)).shape
+            lamina.Size([2, 4])
+        """
         from lamina.functions.math import matmul
 
         return matmul(self, other)
 
     def mm(self, other: Any) -> Any:
+        """The product of two matrices.
+
+        Example:
+            >>> lm.eye(2).mm(lm.ones(2, 2))
+            tensor([[1., 1.],
+                    [1., 1.]])
+        """
         from lamina.functions.linalg import mm
 
         return mm(self, other)
 
     def bmm(self, other: Any) -> Any:
+        """Batched matrix products of two 3-d tensors.
+
+        Example:
+            >>> lm.ones(5, 2, 3).bmm(lm.ones(5, 3, 4)).shape
+            lamina.Size([5, 2, 4])
+        """
         from lamina.functions.linalg import bmm
 
         return bmm(self, other)
 
     def mv(self, vec: Any) -> Any:
+        """A matrix times a vector.
+
+        Example:
+            >>> lm.eye(2).mv(lm.tensor([1.0, 2.0]))
+            tensor([1., 2.])
+        """
         from lamina.functions.linalg import mv
 
         return mv(self, vec)
 
     def dot(self, other: Any) -> Any:
+        """The inner product of two vectors.
+
+        Example:
+            >>> lm.tensor([1.0, 2.0]).dot(lm.tensor([3.0, 4.0]))
+            tensor(11.)
+        """
         from lamina.functions.linalg import dot
 
         return dot(self, other)
 
     def outer(self, other: Any) -> Any:
+        """The outer product of two vectors.
+
+        Example:
+            >>> lm.tensor([1, 2]).outer(lm.tensor([1, 10]))
+            tensor([[ 1, 10],
+                    [ 2, 20]])
+        """
         from lamina.functions.linalg import outer
 
         return outer(self, other)
@@ -236,28 +417,70 @@ class MathMethods:
     ger = outer
 
     def addmm(self, mat1: Any, mat2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
-        """beta * self + alpha * (mat1 @ mat2)."""
+        """beta * self + alpha * (mat1 @ mat2).
+
+        Example:
+            >>> lm.ones(2, 2).addmm(lm.eye(2), lm.eye(2), beta=0.5)
+            tensor([[1.5, 0.5],
+                    [0.5, 1.5]])
+        """
         from lamina.functions.linalg import addmm
 
         return addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
     # comparisons (the operators are on Tensor itself)
     def eq(self, other: Any) -> Any:
+        """self == other, elementwise (a bool tensor).
+
+        Example:
+            >>> lm.tensor([1, 2]).eq(lm.tensor([1, 3]))
+            tensor([ True, False])
+        """
         return self == other
 
     def ne(self, other: Any) -> Any:
+        """self != other, elementwise.
+
+        Example:
+            >>> lm.tensor([1, 2]).ne(1)
+            tensor([False,  True])
+        """
         return self != other
 
     def lt(self, other: Any) -> Any:
+        """self < other, elementwise.
+
+        Example:
+            >>> lm.tensor([1, 2]).lt(2)
+            tensor([ True, False])
+        """
         return self < other
 
     def le(self, other: Any) -> Any:
+        """self <= other, elementwise.
+
+        Example:
+            >>> lm.tensor([1, 2]).le(2)
+            tensor([ True,  True])
+        """
         return self <= other
 
     def gt(self, other: Any) -> Any:
+        """self > other, elementwise.
+
+        Example:
+            >>> lm.tensor([1, 2]).gt(1)
+            tensor([False,  True])
+        """
         return self > other
 
     def ge(self, other: Any) -> Any:
+        """self >= other, elementwise.
+
+        Example:
+            >>> lm.tensor([1, 2]).ge(2)
+            tensor([False,  True])
+        """
         return self >= other
 
     less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
@@ -278,17 +501,35 @@ class MathMethods:
 
     def isclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8,
                 equal_nan: bool = False) -> Any:
+        """|self - other| <= atol + rtol * |other|, elementwise.
+
+        Example:
+            >>> lm.tensor([1.0, 2.0]).isclose(lm.tensor([1.0, 2.1]))
+            tensor([ True, False])
+        """
         from lamina.functions.elementwise import isclose
 
         return isclose(self, other, rtol, atol, equal_nan)
 
     def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8,
                  equal_nan: bool = False) -> bool:
+        """Whether every element is close to other (a Python bool).
+
+        Example:
+            >>> lm.tensor([1.0]).allclose(lm.tensor([1.0 + 1e-9]))
+            True
+        """
         from lamina.functions.elementwise import allclose
 
         return allclose(self, other, rtol, atol, equal_nan)
 
     def equal(self, other: Any) -> bool:
+        """Whether self and other have one shape and the same elements (a Python bool).
+
+        Example:
+            >>> lm.tensor([1, 2]).equal(lm.tensor([1, 2]))
+            True
+        """
         from lamina.functions.elementwise import equal
 
         return equal(self, other)

@@ -22,7 +22,13 @@ class ReduceMethods:
 
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
             **kwargs: Any) -> Any:
-        """Sum over `dim` (all elements by default)."""
+        """Sum over `dim` (all elements by default).
+
+        Example:
+            >>> x = lm.tensor([[1, 2], [3, 4]])
+            >>> x.sum(), x.sum(dim=0), x.sum(1, keepdim=True).shape
+            (tensor(10), tensor([4, 6]), lamina.Size([2, 1]))
+        """
         from lamina.functions.reduction import sum
 
         dim, kd = _dim(dim, kwargs)
@@ -30,7 +36,12 @@ class ReduceMethods:
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
              **kwargs: Any) -> Any:
-        """Mean over `dim` (all elements by default)."""
+        """Mean over `dim` (all elements by default).
+
+        Example:
+            >>> lm.tensor([[1.0, 2.0], [3.0, 4.0]]).mean(dim=1)
+            tensor([1.5, 3.5])
+        """
         from lamina.functions.reduction import mean
 
         dim, kd = _dim(dim, kwargs)
@@ -38,7 +49,12 @@ class ReduceMethods:
 
     def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
             correction: Any = None, **kwargs: Any) -> Any:
-        """Variance over `dim` (correction 1 by default)."""
+        """Variance over `dim` (correction 1 by default).
+
+        Example:
+            >>> lm.tensor([1.0, 2.0, 3.0, 4.0]).var()
+            tensor(1.6666667)
+        """
         from lamina.functions.reduction import var
 
         dim, kd = _dim(dim, kwargs)
@@ -46,39 +62,69 @@ class ReduceMethods:
 
     def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
             correction: Any = None, **kwargs: Any) -> Any:
-        """Standard deviation over `dim` (correction 1 by default)."""
+        """Standard deviation over `dim` (correction 1 by default).
+
+        Example:
+            >>> lm.tensor([1.0, 3.0]).std(unbiased=False)
+            tensor(1.)
+        """
         from lamina.functions.reduction import std
 
         dim, kd = _dim(dim, kwargs)
         return std(self, dim, unbiased, keepdim if kd is None else kd, correction=correction)
 
     def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
-        """Product over one dim (all elements by default)."""
+        """Product over one dim (all elements by default).
+
+        Example:
+            >>> lm.tensor([[1, 2], [3, 4]]).prod(1)
+            tensor([ 2, 12])
+        """
         from lamina.functions.reduction import prod
 
         return prod(self, dim, keepdim, dtype=dtype)
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
              dtype: Any = None) -> Any:
-        """The p-norm over `dim` (2-norm of all elements by default)."""
+        """The p-norm over `dim` (2-norm of all elements by default).
+
+        Example:
+            >>> lm.tensor([3.0, 4.0]).norm()
+            tensor(5.)
+        """
         from lamina.functions.reduction import norm
 
         return norm(self, p, dim, keepdim, dtype=dtype)
 
     def logsumexp(self, dim: Any, keepdim: bool = False) -> Any:
-        """log(sum(exp(x))) over `dim`, computed stably."""
+        """log(sum(exp(x))) over `dim`, computed stably.
+
+        Example:
+            >>> lm.zeros(2, 4).logsumexp(1).exp()
+            tensor([4., 4.])
+        """
         from lamina.functions.reduction import logsumexp
 
         return logsumexp(self, dim, keepdim)
 
     def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
-        """Running sums along `dim`."""
+        """Running sums along `dim`.
+
+        Example:
+            >>> lm.tensor([1, 2, 3]).cumsum(0)
+            tensor([1, 3, 6])
+        """
         from lamina.functions.reduction import cumsum
 
         return cumsum(self, dim, dtype=dtype)
 
     def cumprod(self, dim: int, *, dtype: Any = None) -> Any:
-        """Running products along `dim`."""
+        """Running products along `dim`.
+
+        Example:
+            >>> lm.tensor([1, 2, 3]).cumprod(0)
+            tensor([1, 2, 6])
+        """
         from lamina.functions.reduction import cumprod
 
         return cumprod(self, dim, dtype=dtype)
@@ -96,7 +142,12 @@ class ReduceMethods:
 
     def min(self, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
         """The smallest element; over a dim, (values, indices); against a tensor, the
-        elementwise minimum."""
+        elementwise minimum.
+
+        Example:
+            >>> lm.tensor([[1.0, 5.0], [7.0, 2.0]]).min(dim=0)
+            min(values=tensor([1., 2.]), indices=tensor([0, 1]))
+        """
         return self._extreme("min", dim, keepdim, kwargs)
 
     def _extreme(self, kind: str, dim: Any, keepdim: bool, kwargs: dict[str, Any]) -> Any:
@@ -118,80 +169,146 @@ class ReduceMethods:
         return max_dim(kind, self, dim, keepdim)
 
     def amax(self, dim: Any = (), keepdim: bool = False) -> Any:
-        """The largest value over `dim`; ties share the gradient."""
+        """The largest value over `dim`; ties share the gradient.
+
+        Example:
+            >>> lm.tensor([[1, 5], [7, 2]]).amax(dim=1)
+            tensor([5, 7])
+        """
         from lamina.functions.reduction import amax
 
         return amax(self, dim, keepdim)
 
     def amin(self, dim: Any = (), keepdim: bool = False) -> Any:
-        """The smallest value over `dim`; ties share the gradient."""
+        """The smallest value over `dim`; ties share the gradient.
+
+        Example:
+            >>> lm.tensor([[1, 5], [7, 2]]).amin(1)
+            tensor([1, 2])
+        """
         from lamina.functions.reduction import amin
 
         return amin(self, dim, keepdim)
 
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> Any:
-        """Index of the largest value (first of ties)."""
+        """Index of the largest value (first of ties).
+
+        Example:
+            >>> lm.tensor([[1, 5], [7, 2]]).argmax(dim=1)
+            tensor([1, 0])
+        """
         from lamina.functions.reduction import argmax
 
         return argmax(self, dim, keepdim)
 
     def argmin(self, dim: int | None = None, keepdim: bool = False) -> Any:
-        """Index of the smallest value (first of ties)."""
+        """Index of the smallest value (first of ties).
+
+        Example:
+            >>> lm.tensor([3, 1, 2]).argmin()
+            tensor(1)
+        """
         from lamina.functions.reduction import argmin
 
         return argmin(self, dim, keepdim)
 
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-        """(values, indices) sorted along `dim`."""
+        """(values, indices) sorted along `dim`.
+
+        Example:
+            >>> lm.tensor([3, 1, 2]).sort()
+            sort(values=tensor([1, 2, 3]), indices=tensor([1, 2, 0]))
+        """
         from lamina.functions.reduction import sort
 
         return sort(self, dim, descending, stable)
 
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-        """The indices that sort along `dim`."""
+        """The indices that sort along `dim`.
+
+        Example:
+            >>> lm.tensor([3, 1, 2]).argsort(descending=True)
+            tensor([0, 2, 1])
+        """
         from lamina.functions.reduction import argsort
 
         return argsort(self, dim, descending, stable)
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
-        """(values, indices) of the k largest (or smallest) along `dim`."""
+        """(values, indices) of the k largest (or smallest) along `dim`.
+
+        Example:
+            >>> lm.tensor([3, 1, 2]).topk(2)
+            topk(values=tensor([3, 2]), indices=tensor([0, 2]))
+        """
         from lamina.functions.reduction import topk
 
         return topk(self, k, dim, largest, sorted)
 
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
-        """(values, indices) of the k-th smallest along `dim`."""
+        """(values, indices) of the k-th smallest along `dim`.
+
+        Example:
+            >>> lm.tensor([3, 1, 2]).kthvalue(2)
+            kthvalue(values=tensor(2), indices=tensor(2))
+        """
         from lamina.functions.reduction import kthvalue
 
         return kthvalue(self, k, dim, keepdim)
 
     def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
-        """The lower median; along a dim, (values, indices)."""
+        """The lower median; along a dim, (values, indices).
+
+        Example:
+            >>> lm.tensor([3.0, 1.0, 2.0, 4.0]).median()
+            tensor(2.)
+        """
         from lamina.functions.reduction import median
 
         return median(self, dim, keepdim)
 
     def mode(self, dim: int = -1, keepdim: bool = False) -> Any:
-        """(values, indices) of the most frequent value along `dim`."""
+        """(values, indices) of the most frequent value along `dim`.
+
+        Example:
+            >>> lm.tensor([1, 2, 2, 3]).mode()
+            mode(values=tensor(2), indices=tensor(2))
+        """
         from lamina.functions.reduction import mode
 
         return mode(self, dim, keepdim)
 
     def all(self, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
-        """Whether every element is non-zero (a bool tensor)."""
+        """Whether every element is non-zero (a bool tensor).
+
+        Example:
+            >>> lm.tensor([[True, False], [True, True]]).all(dim=1)
+            tensor([False,  True])
+        """
         from lamina.functions.reduction import all
 
         dim, kd = _dim(dim, kwargs)
         return all(self, dim, keepdim if kd is None else kd)
 
     def any(self, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
-        """Whether any element is non-zero (a bool tensor)."""
+        """Whether any element is non-zero (a bool tensor).
+
+        Example:
+            >>> lm.tensor([[True, False], [False, False]]).any(1)
+            tensor([ True, False])
+        """
         from lamina.functions.reduction import any
 
         dim, kd = _dim(dim, kwargs)
         return any(self, dim, keepdim if kd is None else kd)
 
     def count_nonzero(self, dim: Any = None) -> Any:
+        """How many elements are non-zero, over `dim`.
+
+        Example:
+            >>> lm.tensor([0, 1, 2]).count_nonzero()
+            tensor(2)
+        """
         from lamina.functions.reduction import count_nonzero
 
         return count_nonzero(self, dim)

@@ -25,72 +25,145 @@ class ShapeMethods:
         return self.array.shape[wrap_dim(dim, self.array.ndim, "size")]
 
     def dim(self) -> int:
-        """The number of dims."""
+        """The number of dims.
+
+        Example:
+            >>> lm.zeros(2, 3).dim()
+            2
+        """
         return self.array.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
-        """The number of elements."""
+        """The number of elements.
+
+        Example:
+            >>> lm.zeros(2, 3).numel()
+            6
+        """
         return self.array.size
 
     nelement = numel
 
     def element_size(self) -> int:
-        """Bytes per element."""
+        """Bytes per element.
+
+        Example:
+            >>> lm.zeros(2).element_size()
+            4
+        """
         return self.array.itemsize
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        """Whether the memory is in row-major order."""
+        """Whether the memory is in row-major order.
+
+        Example:
+            >>> x = lm.zeros(2, 3)
+            >>> x.is_contiguous(), x.t().is_contiguous()
+            (True, False)
+        """
         return bool(self.array.flags.c_contiguous)
 
     def contiguous(self, memory_format: Any = None) -> Any:
-        """Self when row-major already, else a row-major copy."""
+        """Self when row-major already, else a row-major copy.
+
+        Example:
+            >>> x = lm.zeros(2, 3).t()
+            >>> x.contiguous().is_contiguous()
+            True
+        """
         from lamina.functions.shape import contiguous
 
         return contiguous(self)
 
     def view(self, *shape: Any) -> Any:
-        """The same memory with another shape (-1 infers one size); never copies."""
+        """The same memory with another shape (-1 infers one size); never copies.
+
+        Example:
+            >>> lm.arange(6).view(2, -1)
+            tensor([[0, 1, 2],
+                    [3, 4, 5]])
+        """
         from lamina.functions.shape import view
 
         return view(self, *shape)
 
     def view_as(self, other: Any) -> Any:
-        """`view(other.shape)`."""
+        """`view(other.shape)`.
+
+        Example:
+            >>> lm.arange(6).view_as(lm.zeros(3, 2)).shape
+            lamina.Size([3, 2])
+        """
         return self.view(tuple(other.shape))
 
     def reshape(self, *shape: Any) -> Any:
-        """The same values with another shape: a view where the memory allows, else a copy."""
+        """The same values with another shape: a view where the memory allows, else a copy.
+
+        Example:
+            >>> lm.arange(6).reshape(3, 2)
+            tensor([[0, 1],
+                    [2, 3],
+                    [4, 5]])
+        """
         from lamina.functions.array import reshape
         from lamina.functions.shape import share_version, sizes_arg
 
         return share_version(reshape(self, sizes_arg(shape)), self)
 
     def reshape_as(self, other: Any) -> Any:
-        """`reshape(other.shape)`."""
+        """`reshape(other.shape)`.
+
+        Example:
+            >>> lm.arange(4).reshape_as(lm.zeros(2, 2)).shape
+            lamina.Size([2, 2])
+        """
         return self.reshape(tuple(other.shape))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:
-        """Dims start_dim..end_dim merged into one."""
+        """Dims start_dim..end_dim merged into one.
+
+        Example:
+            >>> lm.zeros(2, 3, 4).flatten(1).shape
+            lamina.Size([2, 12])
+        """
         from lamina.functions.array import flatten
 
         return flatten(self, start_dim, end_dim)
 
     def unflatten(self, dim: int, sizes: Any) -> Any:
-        """Dim `dim` split into `sizes`."""
+        """Dim `dim` split into `sizes`.
+
+        Example:
+            >>> lm.zeros(2, 6).unflatten(1, (2, 3)).shape
+            lamina.Size([2, 2, 3])
+        """
         from lamina.functions.shape import unflatten
 
         return unflatten(self, dim, sizes)
 
     def permute(self, *dims: Any) -> Any:
-        """Dims reordered: `x.permute(2, 0, 1)`."""
+        """Dims reordered: `x.permute(2, 0, 1)`.
+
+        Example:
+            >>> lm.zeros(2, 3, 4).permute(2, 0, 1).shape
+            lamina.Size([4, 2, 3])
+        """
         from lamina.functions.shape import permute
 
         return permute(self, *dims)
 
     def transpose(self, dim0: int, dim1: int) -> Any:
-        """Dims dim0 and dim1 swapped (PyTorch's transpose; use `permute` to reorder all)."""
+        """Dims dim0 and dim1 swapped (PyTorch's transpose; use `permute` to reorder all).
+
+        Example:
+            >>> x = lm.tensor([[1, 2, 3]])
+            >>> x.transpose(0, 1)
+            tensor([[1],
+                    [2],
+                    [3]])
+        """
         from lamina.functions.shape import swap_dims
 
         return swap_dims(self, dim0, dim1)
@@ -98,23 +171,43 @@ class ShapeMethods:
     swapaxes = swapdims = transpose
 
     def t(self) -> Any:
-        """The transpose of a matrix (tensors of at most 2 dims)."""
+        """The transpose of a matrix (tensors of at most 2 dims).
+
+        Example:
+            >>> lm.tensor([[1, 2, 3]]).t().shape
+            lamina.Size([3, 1])
+        """
         from lamina.functions.shape import t
 
         return t(self)
 
     @property
     def T(self) -> Any:  # noqa: N802 - PyTorch's name
-        """All dims reversed."""
+        """All dims reversed.
+
+        Example:
+            >>> lm.zeros(2, 3, 4).T.shape
+            lamina.Size([4, 3, 2])
+        """
         return self.permute(*reversed(range(self.array.ndim)))
 
     @property
     def mT(self) -> Any:  # noqa: N802
-        """The last two dims swapped (a batch of matrices transposed)."""
+        """The last two dims swapped (a batch of matrices transposed).
+
+        Example:
+            >>> lm.zeros(5, 2, 3).mT.shape
+            lamina.Size([5, 3, 2])
+        """
         return self.transpose(-2, -1)
 
     def movedim(self, source: Any, destination: Any) -> Any:
-        """Dims moved from `source` to `destination`."""
+        """Dims moved from `source` to `destination`.
+
+        Example:
+            >>> lm.zeros(2, 3, 4).movedim(0, -1).shape
+            lamina.Size([3, 4, 2])
+        """
         from lamina.functions.shape import movedim
 
         return movedim(self, source, destination)
@@ -122,64 +215,121 @@ class ShapeMethods:
     moveaxis = movedim
 
     def squeeze(self, dim: Any = None) -> Any:
-        """Size-1 dims removed (only `dim`, an int or tuple, when given)."""
+        """Size-1 dims removed (only `dim`, an int or tuple, when given).
+
+        Example:
+            >>> lm.zeros(2, 1, 3).squeeze().shape
+            lamina.Size([2, 3])
+        """
         from lamina.functions.shape import squeeze
 
         return squeeze(self, dim)
 
     def unsqueeze(self, dim: int) -> Any:
-        """A size-1 dim inserted at `dim`."""
+        """A size-1 dim inserted at `dim`.
+
+        Example:
+            >>> lm.zeros(3).unsqueeze(0).shape
+            lamina.Size([1, 3])
+        """
         from lamina.functions.shape import unsqueeze
 
         return unsqueeze(self, dim)
 
     def expand(self, *sizes: Any) -> Any:
-        """Broadcast to `sizes` (-1 keeps a dim) without copying."""
+        """Broadcast to `sizes` (-1 keeps a dim) without copying.
+
+        Example:
+            >>> lm.tensor([[1], [2]]).expand(2, 3)
+            tensor([[1, 1, 1],
+                    [2, 2, 2]])
+        """
         from lamina.functions.shape import expand
 
         return expand(self, *sizes)
 
     def expand_as(self, other: Any) -> Any:
-        """`expand(other.shape)`."""
+        """`expand(other.shape)`.
+
+        Example:
+            >>> lm.tensor([1, 2]).expand_as(lm.zeros(3, 2)).shape
+            lamina.Size([3, 2])
+        """
         return self.expand(tuple(other.shape))
 
     def broadcast_to(self, size: Any) -> Any:
-        """`expand(size)`."""
+        """`expand(size)`.
+
+        Example:
+            >>> lm.tensor([1, 2]).broadcast_to((2, 2))
+            tensor([[1, 2],
+                    [1, 2]])
+        """
         return self.expand(tuple(size))
 
     def repeat(self, *sizes: Any) -> Any:
-        """Tiled `sizes` times along each dim."""
+        """Tiled `sizes` times along each dim.
+
+        Example:
+            >>> lm.tensor([1, 2]).repeat(2)
+            tensor([1, 2, 1, 2])
+        """
         from lamina.functions.shape import repeat
 
         return repeat(self, *sizes)
 
     def repeat_interleave(self, repeats: Any, dim: int | None = None, *,
                           output_size: int | None = None) -> Any:
-        """Each element repeated `repeats` times in place order."""
+        """Each element repeated `repeats` times in place order.
+
+        Example:
+            >>> lm.tensor([1, 2]).repeat_interleave(2)
+            tensor([1, 1, 2, 2])
+        """
         from lamina.functions.shape import repeat_interleave
 
         return repeat_interleave(self, repeats, dim)
 
     def narrow(self, dim: int, start: int, length: int) -> Any:
-        """The slice start:start+length of `dim`."""
+        """The slice start:start+length of `dim`.
+
+        Example:
+            >>> lm.arange(5).narrow(0, 1, 3)
+            tensor([1, 2, 3])
+        """
         from lamina.functions.shape import narrow
 
         return narrow(self, dim, start, length)
 
     def chunk(self, chunks: int, dim: int = 0) -> Any:
-        """`chunks` pieces of equal size (the last may be smaller)."""
+        """`chunks` pieces of equal size (the last may be smaller).
+
+        Example:
+            >>> lm.arange(5).chunk(2)
+            (tensor([0, 1, 2]), tensor([3, 4]))
+        """
         from lamina.functions.shape import chunk
 
         return chunk(self, chunks, dim)
 
     def split(self, split_size: Any, dim: int = 0) -> Any:
-        """Pieces of `split_size` (or of each listed size) along `dim`."""
+        """Pieces of `split_size` (or of each listed size) along `dim`.
+
+        Example:
+            >>> lm.arange(5).split([2, 3])
+            (tensor([0, 1]), tensor([2, 3, 4]))
+        """
         from lamina.functions.shape import split_
 
         return split_(self, split_size, dim)
 
     def unbind(self, dim: int = 0) -> Any:
-        """The slices along `dim`, that dim removed."""
+        """The slices along `dim`, that dim removed.
+
+        Example:
+            >>> lm.tensor([[1, 2], [3, 4]]).unbind(1)
+            (tensor([1, 3]), tensor([2, 4]))
+        """
         from lamina.functions.array import unbind
         from lamina.functions.shape import share_version, wrap_dim
 
@@ -187,62 +337,134 @@ class ShapeMethods:
                      for p in unbind(self, wrap_dim(dim, self.array.ndim, "unbind")))
 
     def flip(self, *dims: Any) -> Any:
-        """Elements reversed along `dims`."""
+        """Elements reversed along `dims`.
+
+        Example:
+            >>> lm.tensor([1, 2, 3]).flip(0)
+            tensor([3, 2, 1])
+        """
         from lamina.functions.shape import flip
 
         return flip(self, *dims)
 
     def fliplr(self) -> Any:
+        """Columns in reverse order (`flip(1)`).
+
+        Example:
+            >>> lm.tensor([[1, 2]]).fliplr()
+            tensor([[2, 1]])
+        """
         return self.flip(1)
 
     def flipud(self) -> Any:
+        """Rows in reverse order (`flip(0)`).
+
+        Example:
+            >>> lm.tensor([[1], [2]]).flipud()
+            tensor([[2],
+                    [1]])
+        """
         return self.flip(0)
 
     def roll(self, shifts: Any, dims: Any = None) -> Any:
-        """Elements shifted along `dims`, wrapping around."""
+        """Elements shifted along `dims`, wrapping around.
+
+        Example:
+            >>> lm.tensor([[1, 2]]).fliplr()
+            tensor([[2, 1]])
+
+        Example:
+            >>> lm.tensor([[1], [2]]).flipud()
+            tensor([[2],
+                    [1]])
+
+        Example:
+            >>> lm.tensor([1, 2, 3]).roll(1)
+            tensor([3, 1, 2])
+        """
         from lamina.functions.shape import roll
 
         return roll(self, shifts, dims)
 
     def tril(self, diagonal: int = 0) -> Any:
-        """The lower triangle of the last two dims."""
+        """The lower triangle of the last two dims.
+
+        Example:
+            >>> lm.ones(2, 2).tril()
+            tensor([[1., 0.],
+                    [1., 1.]])
+        """
         from lamina.functions.indexing import tril
 
         return tril(self, diagonal)
 
     def triu(self, diagonal: int = 0) -> Any:
-        """The upper triangle of the last two dims."""
+        """The upper triangle of the last two dims.
+
+        Example:
+            >>> lm.ones(2, 2).triu(1)
+            tensor([[0., 1.],
+                    [0., 0.]])
+        """
         from lamina.functions.indexing import triu
 
         return triu(self, diagonal)
 
     def diag(self, diagonal: int = 0) -> Any:
-        """A vector as a diagonal matrix, or a matrix's diagonal as a vector."""
+        """A vector as a diagonal matrix, or a matrix's diagonal as a vector.
+
+        Example:
+            >>> lm.tensor([1, 2]).diag()
+            tensor([[1, 0],
+                    [0, 2]])
+        """
         from lamina.functions.indexing import diag
 
         return diag(self, diagonal)
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
-        """The diagonal of dims (dim1, dim2), as the last dim."""
+        """The diagonal of dims (dim1, dim2), as the last dim.
+
+        Example:
+            >>> lm.tensor([[1, 2], [3, 4]]).diagonal()
+            tensor([1, 4])
+        """
         from lamina.functions.indexing import diagonal
 
         return diagonal(self, offset, dim1, dim2)
 
     def trace(self) -> Any:
-        """The sum of the main diagonal of a matrix."""
+        """The sum of the main diagonal of a matrix.
+
+        Example:
+            >>> lm.tensor([[1.0, 2.0], [3.0, 4.0]]).trace()
+            tensor(5.)
+        """
         from lamina.functions.indexing import trace
 
         return trace(self)
 
     def gather(self, dim: int, index: Any) -> Any:
-        """Values picked along `dim` at `index`."""
+        """Values picked along `dim` at `index`.
+
+        Example:
+            >>> lm.tensor([[1, 2], [3, 4]]).gather(1, lm.tensor([[1], [0]]))
+            tensor([[2],
+                    [3]])
+        """
         from lamina.functions.indexing import gather
 
         return gather(self, dim, index)
 
     def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
                 reduce: str | None = None) -> Any:
-        """A copy with `src` (or `value`) written at `index` along `dim`."""
+        """A copy with `src` (or `value`) written at `index` along `dim`.
+
+        Example:
+            >>> lm.zeros(2, 3).scatter(1, lm.tensor([[2], [0]]), 1.0)
+            tensor([[0., 0., 1.],
+                    [1., 0., 0.]])
+        """
         from lamina.functions.indexing import scatter
 
         if src is not None and not hasattr(src, "array"):
@@ -250,46 +472,91 @@ class ShapeMethods:
         return scatter(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
-        """A copy with `src` added at `index` along `dim`."""
+        """A copy with `src` added at `index` along `dim`.
+
+        Example:
+            >>> lm.zeros(3).scatter_add(0, lm.tensor([0, 0, 2]), lm.ones(3))
+            tensor([2., 0., 1.])
+        """
         from lamina.functions.indexing import scatter_add
 
         return scatter_add(self, dim, index, src)
 
     def index_select(self, dim: int, index: Any) -> Any:
-        """The slices along `dim` at `index`."""
+        """The slices along `dim` at `index`.
+
+        Example:
+            >>> lm.tensor([[1, 2], [3, 4]]).index_select(0, lm.tensor([1]))
+            tensor([[3, 4]])
+        """
         from lamina.functions.indexing import index_select
 
         return index_select(self, dim, index)
 
     def index_add(self, dim: int, index: Any, source: Any, *, alpha: float = 1) -> Any:
-        """A copy with alpha * source added at `index` along `dim`."""
+        """A copy with alpha * source added at `index` along `dim`.
+
+        Example:
+            >>> lm.zeros(3).index_add(0, lm.tensor([0, 2]), lm.ones(2))
+            tensor([1., 0., 1.])
+        """
         from lamina.functions.indexing import index_add
 
         return index_add(self, dim, index, source, alpha=alpha)
 
     def index_fill(self, dim: int, index: Any, value: Any) -> Any:
-        """A copy with `value` in the slices at `index` along `dim`."""
+        """A copy with `value` in the slices at `index` along `dim`.
+
+        Example:
+            >>> lm.zeros(2, 3).index_fill(1, lm.tensor([1]), 5.0)
+            tensor([[0., 5., 0.],
+                    [0., 5., 0.]])
+        """
         from lamina.functions.indexing import index_fill
 
         return index_fill(self, dim, index, value)
 
     def masked_fill(self, mask: Any, value: Any) -> Any:
-        """A copy with `value` where `mask` is true."""
+        """A copy with `value` where `mask` is true.
+
+        Example:
+            >>> x = lm.tensor([1.0, -2.0, 3.0])
+            >>> x.masked_fill(x < 0, 0.0)
+            tensor([1., 0., 3.])
+        """
         from lamina.functions.elementwise import masked_fill
 
         return masked_fill(self, mask, value)
 
     def masked_select(self, mask: Any) -> Any:
-        """The elements where `mask` is true, as a 1-D tensor."""
+        """The elements where `mask` is true, as a 1-D tensor.
+
+        Example:
+            >>> x = lm.tensor([1.0, -2.0, 3.0])
+            >>> x.masked_select(x > 0)
+            tensor([1., 3.])
+        """
         from lamina.functions.indexing import masked_select
 
         return masked_select(self, mask)
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
-        """Indices of the non-zero elements."""
+        """Indices of the non-zero elements.
+
+        Example:
+            >>> lm.tensor([0, 3, 0, 4]).nonzero()
+            tensor([[1],
+                    [3]])
+        """
         from lamina.functions.indexing import nonzero
 
         return nonzero(self, as_tuple=as_tuple)
 
     def argwhere(self) -> Any:
+        """The indices of the non-zero elements, one row each (`nonzero()`).
+
+        Example:
+            >>> lm.tensor([0, 3]).argwhere()
+            tensor([[1]])
+        """
         return self.nonzero()

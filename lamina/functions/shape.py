@@ -298,7 +298,12 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
-    """Join same-shaped tensors along a new dim."""
+    """Join same-shaped tensors along a new dim.
+
+    Example:
+        >>> lm.stack([lm.zeros(2), lm.ones(2)]).shape
+        lamina.Size([2, 2])
+    """
     from lamina.functions.array import stack as _stack
     from lamina.functions.math import promote_all
 
@@ -310,13 +315,24 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
-    """Join along dim 1 (dim 0 for 1-D tensors)."""
+    """Join along dim 1 (dim 0 for 1-D tensors).
+
+    Example:
+        >>> lm.hstack([lm.zeros(2, 1), lm.ones(2, 2)]).shape
+        lamina.Size([2, 3])
+    """
     tensors = [atleast_1d(t) for t in tensors]
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
-    """Join along dim 0, 1-D tensors taken as rows."""
+    """Join along dim 0, 1-D tensors taken as rows.
+
+    Example:
+        >>> lm.vstack([lm.zeros(2), lm.ones(2)])
+        tensor([[0., 0.],
+                [1., 1.]])
+    """
     return cat([reshape(t, (1, -1)) if t.ndim < 2 else t for t in tensors], 0)
 
 

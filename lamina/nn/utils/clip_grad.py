@@ -30,5 +30,11 @@ def clip_grad_norm_(parameters: Iterable[Any] | Tensor, max_norm: float,
 
 def clip_grad_value_(parameters: Iterable[Any] | Tensor, clip_value: float,
                      foreach: Any = None) -> None:
-    """Clamp every gradient element to [-clip_value, clip_value], in place."""
+    """Clamp every gradient element to [-clip_value, clip_value], in place.
+
+    Example:
+        >>> w = lm.tensor([1.0], requires_grad=True); (w * 5).sum().backward()
+        >>> nn.utils.clip_grad_value_([w], 2.0); w.grad
+        tensor([2.])
+    """
     clip.clip_grad_value_(parameters, clip_value)

@@ -20,7 +20,14 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
-    """Copy consecutive slices of `vec` into the parameters, in order."""
+    """Copy consecutive slices of `vec` into the parameters, in order.
+
+    Example:
+        >>> layer = nn.Linear(2, 1)
+        >>> nn.utils.vector_to_parameters(lm.zeros(3), layer.parameters()); layer.bias
+        Parameter containing:
+        tensor([0.], requires_grad=True)
+    """
     if not isinstance(vec, Tensor) or vec.ndim != 1:
         raise TypeError(f"vector_to_parameters: expected a 1-D Tensor; got "
                         f"{type(vec).__name__}")
