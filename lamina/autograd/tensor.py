@@ -8,13 +8,15 @@ the work to the ops in `lamina.functions`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from lamina import config, dtypes
+from lamina.autograd.tensor_autograd import AutogradMethods
+from lamina.autograd.tensor_compare import CompareMethods
 from lamina.autograd.tensor_convert import ConvertMethods
+from lamina.autograd.tensor_index import IndexMethods
 from lamina.autograd.tensor_math import MathMethods
 from lamina.autograd.tensor_reduce import ReduceMethods
 from lamina.autograd.tensor_shape import ShapeMethods
@@ -25,7 +27,8 @@ def _is_float(dtype: Any) -> bool:
     return np.dtype(dtype).kind in "fc"
 
 
-class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
+class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
+             ReduceMethods, ConvertMethods):
     """An n-dimensional array that records how it was computed, for backward.
 
     Attributes:
@@ -247,223 +250,6 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
         """
         return False
 
-    def __len__(self) -> int:
-        if self.array.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
-        return len(self.array)
-
-    def __iter__(self) -> Iterator[Tensor]:
-        if self.array.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
-
-    # -- conversion to Python and NumPy ---------------------------------------------------
-    def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The array as NumPy (shared, not copied, on the CPU).
-
-        Raises:
-            RuntimeError: the tensor requires grad (call `.detach().numpy()`), as PyTorch.
-
-        Example:
-            >>> lm.tensor([1, 2]).numpy()
-            array([1, 2])
-        """
-        if self._requires_grad and not force:
-            raise RuntimeError(
-                "Tensor.numpy: can't call numpy() on a tensor that requires grad; use "
-                "tensor.detach().numpy()"
-            )
-        if config.tracer is not None:
-            config.tracer.converted(self, "numpy()")
-        return to_numpy(self.array)
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if config.tracer is not None:
-            config.tracer.converted(self, "np.asarray()")
-        arr = to_numpy(self.array)
-        return arr.astype(dtype) if dtype is not None else arr
-
-    def item(self) -> Any:
-        """The value of a one-element tensor as a Python number.
-
-        Example:
-            >>> lm.tensor([2.5]).item()
-            2.5
-        """
-        if config.tracer is not None:
-            config.tracer.converted(self, "item()")
-        if self.array.size != 1:
-            raise RuntimeError(
-                f"item: a Tensor with {self.array.size} elements cannot be converted to a "
-                "Python number; only one-element tensors can"
-            )
-        return self.array.item()
-
-    def tolist(self) -> Any:
-        """The values as (nested) Python lists of numbers.
-
-        Example:
-            >>> lm.tensor([[1, 2]]).tolist()
-            [[1, 2]]
-        """
-        if config.tracer is not None:
-            config.tracer.converted(self, "tolist()")
-        return to_numpy(self.array).tolist()
-
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __index__(self) -> int:
-        if self.array.dtype.kind not in "iub" or self.array.size != 1:
-            raise TypeError("only integer tensors of a single element can be an index")
-        return int(self.item())
-
-    def __bool__(self) -> bool:
-        if config.tracer is not None:
-            config.tracer.converted(self, "bool() (an `if` or `while` on a tensor)")
-        if self.array.size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with {self.array.size} elements is ambiguous; use "
-                ".any() or .all()"
-            )
-        return bool(self.array)
-
-    # -- autograd -------------------------------------------------------------------------
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
-        """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that requires grad.
-
-        Args:
-            gradient: dL/d(self), of self's shape; may be omitted only for one element.
-            retain_graph: keep saved arrays so backward can run through the graph again.
-            create_graph: not supported (lamina's gradients are not differentiable).
-            inputs: accumulate only into these tensors' `.grad`.
-
-        Raises:
-            RuntimeError: self is not scalar and no gradient is given, or the graph was
-                freed, or an array an op saved was changed in place since.
-
-        Example:
-            >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
-            >>> (x ** 2).sum().backward()
-            >>> x.grad
-            tensor([2., 4.])
-        """
-        from lamina.autograd.engine import backward
-
-        backward(self, gradient, bool(retain_graph), inputs=inputs, create_graph=create_graph)
-
-    def zero_grad(self) -> None:
-        """Forget the accumulated gradient.
-
-        Example:
-            >>> x = lm.tensor([1.0], requires_grad=True)
-            >>> (x * 3).sum().backward(); x.zero_grad(); x.grad is None
-            True
-        """
-        self._grad = None
-
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set `requires_grad` in place; returns self.
-
-        Example:
-            >>> lm.zeros(2).requires_grad_().requires_grad
-            True
-        """
-        self.requires_grad = requires_grad
-        return self
-
-    def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in `.grad` after backward.
-
-        Example:
-            >>> x = lm.tensor([1.0], requires_grad=True)
-            >>> h = x * 3; h.retain_grad(); (h * h).sum().backward()
-            >>> h.grad
-            tensor([6.])
-        """
-        if self.creator is None:
-            return
-        if not self._retains_grad:
-            self._retains_grad = True
-            self._add_hook(_Retain(self))
-
-    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
-        """Call `hook(grad)` when this tensor's gradient is computed; a returned Tensor
-        replaces the gradient. Returns a handle whose `remove()` unregisters it.
-
-        Example:
-            >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
-            >>> h = x.register_hook(lambda g: g * 2)   # doubles x's gradient
-            >>> x.sum().backward(); x.grad
-            tensor([2., 2.])
-        """
-        if not self._requires_grad:
-            raise RuntimeError("register_hook: cannot register a hook on a tensor that "
-                               "doesn't require gradient")
-        return self._add_hook(hook)
-
-    def _add_hook(self, hook: Any) -> Any:
-        if self.creator is None:
-            if self._hooks is None:
-                self._hooks = []
-            hooks = self._hooks
-        else:
-            table = self.creator.__dict__.setdefault("tensor_hooks", {})
-            hooks = table.setdefault(self.output_index, [])
-        hooks.append(hook)
-        return _HookHandle(hooks, hook)
-
-    def detach(self) -> Tensor:
-        """A new leaf sharing this tensor's array and version counter, cut from the graph.
-
-        Example:
-            >>> x = lm.tensor([1.0], requires_grad=True)
-            >>> (x * 2).detach().requires_grad
-            False
-        """
-        out = Tensor(self.array)
-        out._vc = self._vc
-        return out
-
-    def copy(self) -> Tensor:
-        """A new leaf with a copy of the array, requiring grad as this one does (lamina's
-        name; PyTorch spells it `x.detach().clone()`).
-
-        Example:
-            >>> x = lm.tensor([1.0])
-            >>> y = x.copy(); y.add_(1); x
-            tensor([2.])
-            tensor([1.])
-        """
-        return Tensor(self.array.copy(), requires_grad=self._requires_grad)
-
-    def astype(self, dtype: Any) -> Tensor:
-        """NumPy's name for `to(dtype)`.
-
-        Example:
-            >>> lm.tensor([1.7]).astype('int64')
-            tensor([1])
-        """
-        return self.to(dtype)
-
-    def detach_(self) -> Tensor:
-        """Cut this tensor from the graph in place; returns self.
-
-        Example:
-            >>> x = lm.tensor([1.0], requires_grad=True) * 2
-            >>> x.detach_().is_leaf
-            True
-        """
-        self.creator = None
-        self.generation = 0
-        self._requires_grad = False
-        return self
-
-    # -- operators (in lamina.functions.math) --------------------------------------------
     def __add__(self, other: Any) -> Tensor:
         return _math.add(self, other)
 
@@ -596,64 +382,6 @@ class Tensor(ShapeMethods, MathMethods, ReduceMethods, ConvertMethods):
 
     __hash__ = object.__hash__
 
-    # -- in-place writes ------------------------------------------------------------------
-    def _write(self, result: Tensor) -> Tensor:
-        """Make `result` (computed out of place) this tensor's value, in its own memory.
-
-        PyTorch's in-place rules: a leaf that requires grad may not be written while grad
-        mode is on; a write bumps the version counter shared with every view, so an op
-        that saved this memory for backward fails loudly rather than use the new values.
-        When the result is part of the graph, this tensor takes over its place there.
-        """
-        if config.grad_enabled and self.creator is None and self._requires_grad:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation; "
-                "wrap the update in `with lamina.no_grad():` or use the out-of-place form"
-            )
-        arr = result.array
-        if arr.shape != self.array.shape:
-            raise RuntimeError(
-                f"in-place op: the result of shape {tuple(arr.shape)} does not fit the "
-                f"tensor's shape {tuple(self.shape)}"
-            )
-        if arr.dtype != self.array.dtype and not np.can_cast(arr.dtype, self.array.dtype,
-                                                              "same_kind"):
-            raise RuntimeError(
-                f"in-place op: result type {arr.dtype} can't be cast to the desired output "
-                f"type {self.array.dtype}"
-            )
-        if not self.array.flags.writeable:
-            self.array = self.array.copy()
-        np.copyto(self.array, arr, casting="unsafe")
-        self._vc[0] += 1
-        if config.grad_enabled and result.creator is not None:
-            self.creator = result.creator
-            self.generation = result.generation
-            self.output_index = result.output_index
-            self._requires_grad = True
-        elif config.grad_enabled and self.creator is not None:
-            # overwritten by constants: nothing of the old value reaches the result
-            self.creator, self.generation, self._requires_grad = None, 0, False
-        return self
-
-    def _inplace(self, op: Callable[[Tensor], Tensor]) -> Tensor:
-        """Apply `op` out of place and write its result into this tensor (`add_`, `x[i] = v`).
-
-        While grad mode records, the op reads a copy that stands in this tensor's place in
-        the graph, so an array the op saves for backward is never the one written over.
-        """
-        if not config.grad_enabled:
-            return self._write(op(self))
-        if self.creator is None and self._requires_grad:
-            return self._write(self)  # raises: a leaf that requires grad
-        stand_in = object.__new__(Tensor)
-        stand_in.array = self.array.copy()
-        for slot in ("creator", "generation", "output_index", "_requires_grad"):
-            setattr(stand_in, slot, getattr(self, slot))
-        stand_in._grad, stand_in.name, stand_in._vc = None, None, [0]
-        stand_in._hooks, stand_in._retains_grad = None, False
-        return self._write(op(stand_in))
-
     def __repr__(self) -> str:
         arr = to_numpy(self.array)
         body = np.array2string(arr, separator=", ", prefix="tensor(")
@@ -683,29 +411,6 @@ def _mixes_ints_and_arrays(key: tuple[Any, ...]) -> bool:
 _UFUNC_OPS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div",
               "power": "pow", "matmul": "matmul", "negative": "neg", "maximum": "maximum",
               "minimum": "minimum"}
-
-
-class _Retain:
-    """The hook that `retain_grad` adds: stores the gradient on the tensor it came from."""
-
-    def __init__(self, t: Tensor) -> None:
-        import weakref
-
-        self.ref = weakref.ref(t)
-
-    def __call__(self, grad: Tensor) -> None:
-        t = self.ref()
-        if t is not None:
-            t._grad = grad if t._grad is None else Tensor(t._grad.array + grad.array)
-
-
-class _HookHandle:
-    def __init__(self, hooks: list[Any], hook: Any) -> None:
-        self.hooks, self.hook = hooks, hook
-
-    def remove(self) -> None:
-        if self.hook in self.hooks:
-            self.hooks.remove(self.hook)
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,

@@ -4,9 +4,13 @@ PyTorch's rules: version counters, and no writes to a leaf that requires grad.""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
+from lamina import config
+from lamina.backend import to_numpy
 
 
 def _cast(name: str, dtype: str) -> Any:
@@ -216,6 +220,93 @@ class ConvertMethods:
             lamina.Size([2, 3])
         """
         return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad)
+
+    # -- to Python and NumPy ----------------------------------------------------------------
+    def __len__(self) -> int:
+        if self.array.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return len(self.array)
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.array.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The array as NumPy (shared, not copied, on the CPU).
+
+        Raises:
+            RuntimeError: the tensor requires grad (call `.detach().numpy()`), as PyTorch.
+
+        Example:
+            >>> lm.tensor([1, 2]).numpy()
+            array([1, 2])
+        """
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Tensor.numpy: can't call numpy() on a tensor that requires grad; use "
+                "tensor.detach().numpy()"
+            )
+        if config.tracer is not None:
+            config.tracer.converted(self, "numpy()")
+        return to_numpy(self.array)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if config.tracer is not None:
+            config.tracer.converted(self, "np.asarray()")
+        arr = to_numpy(self.array)
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number.
+
+        Example:
+            >>> lm.tensor([2.5]).item()
+            2.5
+        """
+        if config.tracer is not None:
+            config.tracer.converted(self, "item()")
+        if self.array.size != 1:
+            raise RuntimeError(
+                f"item: a Tensor with {self.array.size} elements cannot be converted to a "
+                "Python number; only one-element tensors can"
+            )
+        return self.array.item()
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists of numbers.
+
+        Example:
+            >>> lm.tensor([[1, 2]]).tolist()
+            [[1, 2]]
+        """
+        if config.tracer is not None:
+            config.tracer.converted(self, "tolist()")
+        return to_numpy(self.array).tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.array.dtype.kind not in "iub" or self.array.size != 1:
+            raise TypeError("only integer tensors of a single element can be an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if config.tracer is not None:
+            config.tracer.converted(self, "bool() (an `if` or `while` on a tensor)")
+        if self.array.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self.array.size} elements is ambiguous; use "
+                ".any() or .all()"
+            )
+        return bool(self.array)
+
+    # -- operators (in lamina.functions.math) --------------------------------------------
 
     # -- in place ------------------------------------------------------------------------
     def zero_(self) -> Any:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 
 def _unary(name: str) -> Any:
     def method(self: Any) -> Any:
@@ -27,20 +25,6 @@ def _step(name: str) -> Any:
     method.__name__ = name
     method.__doc__ = (f"{name}(x), elementwise; its gradient is zero.\n\nExample:\n"
                       f"    >>> lm.tensor([-1.5, 2.5]).{name}().shape\n    lamina.Size([2])")
-    return method
-
-
-def _logic(name: str, op: Any) -> Any:
-    def method(self: Any, *other: Any) -> Any:
-        from lamina.functions.elementwise import logical
-
-        return logical(op, self, *other)
-    binary = name.endswith(("_and", "_or", "_xor"))
-    method.__name__ = name
-    method.__doc__ = (f"NumPy's {op.__name__}, elementwise: a tensor of no gradient.\n\n"
-                      f"Example:\n    >>> m = lm.tensor([True, False])\n"
-                      f"    >>> m.{name}({'~m' if binary else ''}).shape\n"
-                      f"    lamina.Size([2])")
     return method
 
 
@@ -429,107 +413,3 @@ class MathMethods:
         return addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
     # comparisons (the operators are on Tensor itself)
-    def eq(self, other: Any) -> Any:
-        """self == other, elementwise (a bool tensor).
-
-        Example:
-            >>> lm.tensor([1, 2]).eq(lm.tensor([1, 3]))
-            tensor([ True, False])
-        """
-        return self == other
-
-    def ne(self, other: Any) -> Any:
-        """self != other, elementwise.
-
-        Example:
-            >>> lm.tensor([1, 2]).ne(1)
-            tensor([False,  True])
-        """
-        return self != other
-
-    def lt(self, other: Any) -> Any:
-        """self < other, elementwise.
-
-        Example:
-            >>> lm.tensor([1, 2]).lt(2)
-            tensor([ True, False])
-        """
-        return self < other
-
-    def le(self, other: Any) -> Any:
-        """self <= other, elementwise.
-
-        Example:
-            >>> lm.tensor([1, 2]).le(2)
-            tensor([ True,  True])
-        """
-        return self <= other
-
-    def gt(self, other: Any) -> Any:
-        """self > other, elementwise.
-
-        Example:
-            >>> lm.tensor([1, 2]).gt(1)
-            tensor([False,  True])
-        """
-        return self > other
-
-    def ge(self, other: Any) -> Any:
-        """self >= other, elementwise.
-
-        Example:
-            >>> lm.tensor([1, 2]).ge(2)
-            tensor([False,  True])
-        """
-        return self >= other
-
-    less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
-
-    isnan = _logic("isnan", np.isnan)
-    isinf = _logic("isinf", np.isinf)
-    isfinite = _logic("isfinite", np.isfinite)
-    isposinf = _logic("isposinf", np.isposinf)
-    isneginf = _logic("isneginf", np.isneginf)
-    logical_not = _logic("logical_not", np.logical_not)
-    logical_and = _logic("logical_and", np.logical_and)
-    logical_or = _logic("logical_or", np.logical_or)
-    logical_xor = _logic("logical_xor", np.logical_xor)
-    bitwise_not = _logic("bitwise_not", np.invert)
-    bitwise_and = _logic("bitwise_and", np.bitwise_and)
-    bitwise_or = _logic("bitwise_or", np.bitwise_or)
-    bitwise_xor = _logic("bitwise_xor", np.bitwise_xor)
-
-    def isclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8,
-                equal_nan: bool = False) -> Any:
-        """|self - other| <= atol + rtol * |other|, elementwise.
-
-        Example:
-            >>> lm.tensor([1.0, 2.0]).isclose(lm.tensor([1.0, 2.1]))
-            tensor([ True, False])
-        """
-        from lamina.functions.elementwise import isclose
-
-        return isclose(self, other, rtol, atol, equal_nan)
-
-    def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8,
-                 equal_nan: bool = False) -> bool:
-        """Whether every element is close to other (a Python bool).
-
-        Example:
-            >>> lm.tensor([1.0]).allclose(lm.tensor([1.0 + 1e-9]))
-            True
-        """
-        from lamina.functions.elementwise import allclose
-
-        return allclose(self, other, rtol, atol, equal_nan)
-
-    def equal(self, other: Any) -> bool:
-        """Whether self and other have one shape and the same elements (a Python bool).
-
-        Example:
-            >>> lm.tensor([1, 2]).equal(lm.tensor([1, 2]))
-            True
-        """
-        from lamina.functions.elementwise import equal
-
-        return equal(self, other)
