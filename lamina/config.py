@@ -9,6 +9,7 @@ context managers and functions that change this state live in `lamina.autograd.g
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,9 @@ inference: bool = False
 default_dtype: np.dtype = np.dtype(np.float32)
 # The default lamina.Generator (set by lamina.random at import; reseeded by manual_seed).
 default_generator: Any = None
+# Numbers the recorded ops in order, so backward can tell whether an op read a tensor
+# before or after an in-place write re-pointed it.
+op_counter = itertools.count()
 # The active lamina.plan tracer, or None: Function.apply reports every op to it.
 tracer: Any = None
 

@@ -132,9 +132,10 @@ def _count_leaf_uses(start: Function) -> dict[int, int]:
     stack, seen = [start], {start}
     while stack:
         f = stack.pop()
-        for x, (creator, _), need in zip(f.inputs, f.input_edges, f.needs_input_grad):
+        for x, need in zip(f.inputs, f.needs_input_grad):
             if not need:
                 continue
+            creator = x.creator if x._extra is None else _edge(x, f)[0]
             if creator is None:
                 pending[id(x)] = pending.get(id(x), 0) + 1
             elif creator not in seen:
@@ -193,15 +194,19 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
             _run_output_hooks(f, gys)
         if found is not None or only is not None:
             _capture_outputs(f, gys, only, found)
-        _check_versions(f)
+        if f.saved_mask or f.saved_outputs:
+            _check_versions(f)
         gxs = _call_backward(f, gys)
         # Edges as they were when f ran: a tensor written in place since has a new creator,
         # which only the ops after the write may reach.
-        for x, (creator, i), gx, need in zip(f.inputs, f.input_edges, gxs,
-                                             f.needs_input_grad):
+        for x, gx, need in zip(f.inputs, gxs, f.needs_input_grad):
             if not need:
                 continue
             gx = _checked_grad(f, x, gx)
+            if x._extra is None:
+                creator, i = x.creator, x.output_index
+            else:
+                creator, i = _edge(x, f)
             if creator is None:
                 _deliver(x, gx, given, only, found)
                 if pending is not None:
@@ -216,6 +221,15 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
             slots[i] = gx if slots[i] is None else slots[i] + gx
         if not retain_graph:
             f.release()
+
+
+def _edge(x: Tensor, f: Function) -> tuple[Any, int]:
+    """(creator, output slot) of input x as f read it: where x stood in the graph before
+    the first in-place write after f ran, or where it stands now."""
+    for write, creator, i in x._extra.get("past", ()):
+        if f.seq < write:
+            return creator, i
+    return x.creator, x.output_index
 
 
 def _slots(f: Function) -> list[Any]:
@@ -262,8 +276,8 @@ def _checked_grad(f: Function, x: Tensor, gx: Any) -> Any:
 def _deliver(x: Tensor, gx: Any, given: set[int], only: set[Any] | None,
              found: dict[Any, Any] | None) -> None:
     """Hand a leaf its gradient: through its hooks, then into .grad (or `found`)."""
-    if x._hooks:
-        gx = _apply_hooks(x._hooks, gx)
+    if x._extra is not None and x._extra.get("hooks"):
+        gx = _apply_hooks(x._extra["hooks"], gx)
     if only is not None and id(x) not in only:
         return
     if found is not None:
@@ -313,11 +327,25 @@ def _capture_outputs(f: Function, gys: list[Any], only: set[Any] | None,
 
 def _check_versions(f: Function) -> None:
     """Refuse to run backward on arrays changed in place since the op saved them."""
-    for vc, version, what in f.saved_versions:
-        if vc[0] != version:
-            raise RuntimeError(
-                f"one of the variables needed for gradient computation has been modified by "
-                f"an inplace operation: {what} of {f.name} is at version {vc[0]}; expected "
-                f"version {version} instead. Use the out-of-place op (x = x + y, not "
-                f"x += y), or .clone() the tensor before changing it"
-            )
+    mask, i = f.saved_mask, 0
+    while mask:
+        vc = f.inputs[i]._vc if mask & 1 else None
+        if vc is not None:  # None: never written nor viewed, so unchanged
+            at = f.saved_at
+            noted = next((at[k + 1] for k in range(0, len(at), 2) if at[k] == i), 0)
+            if vc[0] != noted:
+                _changed(f, f"input {i} (shape {tuple(f.inputs[i].shape)})", vc[0], noted)
+        mask >>= 1
+        i += 1
+    for vc in f.saved_outputs:
+        if vc[0] != 0:
+            _changed(f, "an output", vc[0], 0)
+
+
+def _changed(f: Function, what: str, now: int, then: int) -> None:
+    raise RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: {what} of {f.name} is at version {now}; expected version "
+        f"{then} instead. Use the out-of-place op (x = x + y, not x += y), or .clone() the "
+        f"tensor before changing it"
+    )

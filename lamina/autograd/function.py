@@ -58,9 +58,12 @@ class Function:
     variants: tuple[str, ...] = ()
     variant: str = ""
     saved_tensors: tuple[Any, ...] = ()
-    # (version counter, version at save time, description) for every input or output array
-    # that forward saved: backward checks none was changed in place in between.
-    saved_versions: tuple[tuple[list[int], int, str], ...] = ()
+    # Which inputs (a bit each; `saved_at`: (position, version) where the version was not 0)
+    # and outputs (their version counters) forward saved: backward checks that none was
+    # changed in place in between.
+    saved_mask: int = 0
+    saved_at: tuple[int, ...] = ()
+    saved_outputs: tuple[list[int], ...] = ()
 
     @property
     def name(self) -> str:
@@ -112,7 +115,7 @@ class Function:
             outs = tuple(Tensor(y) for y in ys) if isinstance(ys, tuple) else Tensor(ys)
         else:
             self.inputs = xs
-            self.input_edges = tuple([(x.creator, x.output_index) for x in xs])
+            self.seq = next(config.op_counter)
             self.generation = gen = max([x.generation for x in xs])
             if isinstance(ys, tuple):
                 # The engine feeds zeros to outputs that received no gradient: keep shapes.
@@ -128,22 +131,31 @@ class Function:
         return outs
 
     def _note_versions(self, xs: tuple[Tensor, ...], outs: Any) -> None:
-        """Remember the versions of the inputs and outputs whose arrays forward saved."""
-        notes = []
+        """Remember which inputs' and outputs' arrays forward saved, for backward to check
+        that none was changed in place since: a bit per input (with its version where not
+        0) and the version counters of saved outputs. Ints, not containers: the garbage
+        collector walks every container a graph holds."""
+        mask, at, outputs = 0, (), ()
         for s in self.saved_tensors:
             if s is None:
                 continue
             for i, x in enumerate(xs):
                 if s is x.array:
-                    notes.append((x._vc, x._vc[0], f"input {i} (shape {tuple(s.shape)})"))
+                    mask |= 1 << i
+                    if x._vc is not None and x._vc[0]:
+                        at += (i, x._vc[0])
                     break
             else:
-                for i, y in enumerate(outs if isinstance(outs, tuple) else (outs,)):
+                for y in outs if type(outs) is tuple else (outs,):
                     if s is y.array:
-                        notes.append((y._vc, 0, f"output {i} (shape {tuple(s.shape)})"))
+                        outputs += (y._counter(),)
                         break
-        if notes:
-            self.saved_versions = tuple(notes)
+        if mask:
+            self.saved_mask = mask
+        if at:
+            self.saved_at = at
+        if outputs:
+            self.saved_outputs = outputs
 
     def release(self) -> None:
         """Drop inputs, saved arrays and every attribute forward kept: frees their memory."""

@@ -49,7 +49,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     """
 
     __slots__ = ("array", "_grad", "_requires_grad", "creator", "generation", "output_index",
-                 "name", "_vc", "_hooks", "_retains_grad", "__weakref__")
+                 "name", "_vc", "_extra", "__weakref__")
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """NumPy's functions on tensors: the arithmetic ufuncs (what `ndarray + tensor` calls)
@@ -84,9 +84,10 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
         self.generation = 0
         self.output_index = 0
         self.name = name
-        self._vc = [0]
-        self._hooks = None
-        self._retains_grad = False
+        # the version counter, a one-element list shared with views; made on first need
+        self._vc = None
+        # rarely used state, in one slot (hooks, retain_grad, places before in-place writes)
+        self._extra = None
         self._requires_grad = False
         if requires_grad:
             self.requires_grad = True
@@ -103,9 +104,8 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
         t.generation = generation
         t.output_index = index
         t.name = None
-        t._vc = [0]
-        t._hooks = None
-        t._retains_grad = False
+        t._vc = None
+        t._extra = None
         t._requires_grad = True
         return t
 
@@ -198,7 +198,20 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     @property
     def _version(self) -> int:
         """How many in-place changes this tensor's memory has seen (shared with its views)."""
-        return self._vc[0]
+        vc = self._vc
+        return vc[0] if vc else 0
+
+    def _extras(self) -> dict[str, Any]:
+        """The rarely used state (hooks, retain_grad, past places), made on first need."""
+        if self._extra is None:
+            self._extra = {}
+        return self._extra
+
+    def _counter(self) -> list[int]:
+        """The version counter, made now if no write or view has needed it yet."""
+        if self._vc is None:
+            self._vc = [0]
+        return self._vc
 
     @property
     def shape(self) -> dtypes.Size:
@@ -346,7 +359,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
         out = _array.getitem(self, key)
         base = out.array.base
         if base is not None and (base is self.array or base is self.array.base):
-            out._vc = self._vc  # a view: writes through it are writes to this tensor
+            out._vc = self._counter()  # a view: writes through it are writes to this tensor
         return out
 
     def __setitem__(self, key: Any, value: Any) -> None:

@@ -82,8 +82,9 @@ class AutogradMethods:
         """
         if self.creator is None:
             return
-        if not self._retains_grad:
-            self._retains_grad = True
+        extra = self._extras()
+        if not extra.get("retains_grad"):
+            extra["retains_grad"] = True
             self._add_hook(_Retain(self))
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
@@ -103,9 +104,7 @@ class AutogradMethods:
 
     def _add_hook(self, hook: Any) -> Any:
         if self.creator is None:
-            if self._hooks is None:
-                self._hooks = []
-            hooks = self._hooks
+            hooks = self._extras().setdefault("hooks", [])
         else:
             table = self.creator.__dict__.setdefault("tensor_hooks", {})
             hooks = table.setdefault(self.output_index, [])
@@ -121,7 +120,7 @@ class AutogradMethods:
             False
         """
         out = _tensor_class()(self.array)
-        out._vc = self._vc
+        out._vc = self._counter()
         return out
 
     def copy(self) -> Tensor:
@@ -187,8 +186,14 @@ class AutogradMethods:
         if not self.array.flags.writeable:
             self.array = self.array.copy()
         np.copyto(self.array, arr, casting="unsafe")
-        self._vc[0] += 1
+        self._counter()[0] += 1
         if config.grad_enabled and result.creator is not None:
+            if self.creator is not None:
+                # ops that read this tensor before the write reach its old place in the
+                # graph: the engine finds it here, by the op numbers
+                extra = self._extras()
+                extra["past"] = [*extra.get("past", ()), (next(config.op_counter), self.creator,
+                                                          self.output_index)]
             self.creator = result.creator
             self.generation = result.generation
             self.output_index = result.output_index
@@ -212,8 +217,7 @@ class AutogradMethods:
         stand_in.array = self.array.copy()
         for slot in ("creator", "generation", "output_index", "_requires_grad"):
             setattr(stand_in, slot, getattr(self, slot))
-        stand_in._grad, stand_in.name, stand_in._vc = None, None, [0]
-        stand_in._hooks, stand_in._retains_grad = None, False
+        stand_in._grad, stand_in.name, stand_in._vc, stand_in._extra = None, None, None, None
         return self._write(op(stand_in))
 
 

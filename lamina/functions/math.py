@@ -184,8 +184,20 @@ class PowScalar(Function):
 def _operands(a: Any, b: Any) -> tuple[Tensor, Tensor]:
     """Both operands as Tensors of one dtype, by PyTorch's promotion (`dtypes.result_type`):
     a Python number takes the tensor's kind, float32 with a 0-d float64 stays float32."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.array.dtype == b.array.dtype:
-        return a, b
+    # The common cases first, each what result_type would give: two tensors of one dtype;
+    # a Python number beside a float tensor, or an int beside an integer tensor.
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            if a.array.dtype == b.array.dtype:
+                return a, b
+        elif type(b) is float or type(b) is int:
+            d = a.array.dtype
+            if d.kind == "f" or (type(b) is int and d.kind in "iu"):
+                return a, Tensor(np.asarray(b, d))
+    elif (type(a) is float or type(a) is int) and isinstance(b, Tensor):
+        d = b.array.dtype
+        if d.kind == "f" or (type(a) is int and d.kind in "iu"):
+            return Tensor(np.asarray(a, d)), b
     d = dtypes.result_type(a, b)
     return cast(a, d), cast(b, d)
 

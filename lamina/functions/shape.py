@@ -41,7 +41,7 @@ def share_version(out: Tensor, x: Tensor) -> Tensor:
     so writing through either one is seen by ops that saved the other."""
     base = out.array.base
     if base is not None and (base is x.array or base is x.array.base):
-        out._vc = x._vc
+        out._vc = x._counter()
     return out
 
 
