@@ -84,29 +84,17 @@ class CompareMethods:
     less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
 
     isnan = _logic("isnan", np.isnan)
-
     isinf = _logic("isinf", np.isinf)
-
     isfinite = _logic("isfinite", np.isfinite)
-
     isposinf = _logic("isposinf", np.isposinf)
-
     isneginf = _logic("isneginf", np.isneginf)
-
     logical_not = _logic("logical_not", np.logical_not)
-
     logical_and = _logic("logical_and", np.logical_and)
-
     logical_or = _logic("logical_or", np.logical_or)
-
     logical_xor = _logic("logical_xor", np.logical_xor)
-
     bitwise_not = _logic("bitwise_not", np.invert)
-
     bitwise_and = _logic("bitwise_and", np.bitwise_and)
-
     bitwise_or = _logic("bitwise_or", np.bitwise_or)
-
     bitwise_xor = _logic("bitwise_xor", np.bitwise_xor)
 
     def isclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8,

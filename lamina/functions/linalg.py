@@ -18,59 +18,48 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions.math import _operands, matmul, promote_all
 
 
-def _same_dtype(op: str, a: Tensor, b: Tensor) -> None:
+def _checked(op: str, a: Tensor, b: Tensor, ndims: tuple[int, int],
+             names: tuple[str, str]) -> Tensor:
+    """a @ b after PyTorch's checks for `op`: each operand's number of dims, one dtype."""
+    for x, ndim, name in zip((a, b), ndims, names):
+        if x.ndim != ndim:
+            raise RuntimeError(f"{op}: {name} must be a {ndim}-D tensor; got shape "
+                               f"{tuple(x.shape)}")
     if a.dtype != b.dtype:
-        raise RuntimeError(f"{op}: self and mat2 must have the same dtype, but got {a.dtype} "
-                           f"and {b.dtype}; convert one with .to(other.dtype)")
-
-
-def _need(op: str, x: Tensor, ndim: int, what: str) -> None:
-    if x.ndim != ndim:
-        raise RuntimeError(f"{op}: {what} must be a {ndim}-D tensor; got shape "
-                           f"{tuple(x.shape)}")
+        raise RuntimeError(f"{op}: expected {names[0]} and {names[1]} to have the same dtype, "
+                           f"but got {a.dtype} and {b.dtype}; convert one with "
+                           ".to(other.dtype)")
+    return matmul(a, b)
 
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices (n, m) @ (m, p)."""
-    _need("mm", a, 2, "self")
-    _need("mm", b, 2, "mat2")
-    _same_dtype("mm", a, b)
-    return matmul(a, b)
+    return _checked("mm", a, b, (2, 2), ("self", "mat2"))
 
 
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Batched matrix products (B, n, m) @ (B, m, p); no broadcasting of the batch."""
-    _need("bmm", a, 3, "batch1")
-    _need("bmm", b, 3, "batch2")
-    _same_dtype("bmm", a, b)
-    if a.shape[0] != b.shape[0]:
+    if a.ndim == b.ndim == 3 and a.shape[0] != b.shape[0]:
         raise RuntimeError(f"bmm: batch1 and batch2 must have the same batch size; got "
                            f"{tuple(a.shape)} and {tuple(b.shape)}")
-    return matmul(a, b)
+    return _checked("bmm", a, b, (3, 3), ("batch1", "batch2"))
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
     """A matrix (n, m) times a vector (m,)."""
-    _need("mv", a, 2, "self")
-    _need("mv", v, 1, "vec")
-    _same_dtype("mv", a, v)
-    return matmul(a, v)
+    return _checked("mv", a, v, (2, 1), ("self", "vec"))
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
     """The inner product of two 1-D tensors of one size."""
-    _need("dot", a, 1, "self")
-    _need("dot", b, 1, "tensor")
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"dot: expected both vectors to have same dtype, but found "
-                           f"{a.dtype} and {b.dtype}")
-    return matmul(a, b)
+    return _checked("dot", a, b, (1, 1), ("self", "tensor"))
 
 
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """The outer product of two vectors: out[i, j] = a[i] * b[j]."""
-    _need("outer", a, 1, "self")
-    _need("outer", b, 1, "vec2")
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"outer: expected two 1-D tensors; got shapes {tuple(a.shape)} and "
+                           f"{tuple(b.shape)}")
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 
