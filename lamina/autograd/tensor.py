@@ -291,13 +291,13 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
         return self.div(other, rounding_mode="floor")
 
     def __rfloordiv__(self, other: Any) -> Tensor:
-        return _math.as_operand(other, self).div(self, rounding_mode="floor")
+        return _operands.as_operand(other, self).div(self, rounding_mode="floor")
 
     def __mod__(self, other: Any) -> Tensor:
         return self.remainder(other)
 
     def __rmod__(self, other: Any) -> Tensor:
-        return _math.as_operand(other, self).remainder(self)
+        return _operands.as_operand(other, self).remainder(self)
 
     def __pow__(self, other: Any) -> Tensor:
         return _math.pow(self, other)
@@ -371,9 +371,9 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     # so a mask made from the batch is made again from every batch, not frozen.
     def _compare(self, op: Any, other: Any) -> Tensor:
         if config.tracer is None:
-            a, b = _math.compare_operands(self, other)
+            a, b = _operands.compare_operands(self, other)
             return Tensor(op(a, b))
-        return _math.compare(op, self, other)
+        return _operands.compare(op, self, other)
 
     def __lt__(self, other: Any) -> Tensor:
         return self._compare(np.less, other)
@@ -462,3 +462,4 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 # Imported last: these modules build on Tensor, and Tensor's operators call them.
 from lamina.functions import array as _array  # noqa: E402
 from lamina.functions import math as _math  # noqa: E402
+from lamina.functions import operands as _operands  # noqa: E402

@@ -54,7 +54,7 @@ class ConvertMethods:
             tensor([1., 2.])
         """
         from lamina import dtypes
-        from lamina.functions.math import astype
+        from lamina.functions.operands import astype
 
         dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
         dtypes.check_device(kwargs.pop("device", None))
@@ -159,7 +159,7 @@ class ConvertMethods:
             >>> y = x.clone(); y.sum().backward(); x.grad
             tensor([1.])
         """
-        from lamina.functions.math import AsType
+        from lamina.functions.operands import AsType
 
         return AsType(self.dtype, copy="K").apply(self)
 
@@ -337,7 +337,7 @@ class ConvertMethods:
             tensor([[1., 2.],
                     [1., 2.]])
         """
-        from lamina.functions.math import cast
+        from lamina.functions.operands import cast
 
         def copied(t: Any) -> Any:
             s = src if hasattr(src, "array") else type(t)(np.asarray(src))

@@ -36,7 +36,6 @@ from lamina.functions.loss import (
 from lamina.functions.math import (
     abs,
     add,
-    astype,
     clip,
     div,
     exp,
@@ -57,6 +56,7 @@ from lamina.functions.math import (
 )
 from lamina.functions.noise import dropout
 from lamina.functions.normalization import batch_norm, group_norm, layer_norm, standardize
+from lamina.functions.operands import astype
 from lamina.functions.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,

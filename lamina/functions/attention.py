@@ -15,9 +15,10 @@ from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.activation import softmax
 from lamina.functions.array import transpose
-from lamina.functions.math import astype, matmul
+from lamina.functions.math import matmul
 from lamina.functions.math import max as maximum
 from lamina.functions.noise import dropout
+from lamina.functions.operands import astype
 
 
 def causal_mask(queries: int, keys: int, dtype: np.dtype) -> np.ndarray:

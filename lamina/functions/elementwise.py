@@ -17,7 +17,8 @@ import numpy as np
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.functions.activation import _erf_into
-from lamina.functions.math import _operands, cast, constant_op, maximum, minimum, where
+from lamina.functions.math import maximum, minimum, where
+from lamina.functions.operands import cast, constant_op, operands
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
@@ -151,7 +152,7 @@ def remainder(a: Any, b: Any) -> Tensor:
 
 
 def _integer_safe(op: Function, array_op: Any, a: Any, b: Any) -> Tensor:
-    a, b = _operands(a, b)
+    a, b = operands(a, b)
     if a.array.dtype.kind in "iub":
         return constant_op(array_op, a, b)
     return op.apply(a, b)
@@ -173,7 +174,7 @@ class Atan2(Function):
 
 def atan2(a: Any, b: Any) -> Tensor:
     """The angle of the point (b, a), elementwise."""
-    return Atan2().apply(*_operands(a, b))
+    return Atan2().apply(*operands(a, b))
 
 
 def lerp(start: Tensor, end: Any, weight: Any) -> Tensor:
@@ -230,14 +231,14 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
 def logical(op: Callable[..., Any], *xs: Any) -> Tensor:
     """A logical or bitwise op on tensors (and numbers), with PyTorch's promotion."""
     if len(xs) == 2:
-        xs = _operands(*xs)
+        xs = operands(*xs)
     return constant_op(op, *xs)
 
 
 def isclose(a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
             equal_nan: bool = False) -> Tensor:
     """|a - b| <= atol + rtol * |b|, elementwise."""
-    return constant_op(lambda x, y: np.isclose(x, y, rtol, atol, equal_nan), *_operands(a, b))
+    return constant_op(lambda x, y: np.isclose(x, y, rtol, atol, equal_nan), *operands(a, b))
 
 
 def allclose(a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8,

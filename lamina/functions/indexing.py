@@ -16,7 +16,7 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import sum_to
-from lamina.functions.math import cast, constant_op
+from lamina.functions.operands import cast, constant_op
 from lamina.functions.shape import wrap_dim
 
 

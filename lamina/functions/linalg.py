@@ -15,7 +15,8 @@ import numpy as np
 
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
-from lamina.functions.math import _operands, matmul, promote_all
+from lamina.functions.math import matmul
+from lamina.functions.operands import promote_all
 
 
 def _checked(op: str, a: Tensor, b: Tensor, ndims: tuple[int, int],
@@ -113,8 +114,6 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     xs = promote_all([x if isinstance(x, Tensor) else Tensor(np.asarray(x)) for x in operands])
-    if len(xs) == 2:
-        xs = list(_operands(*xs))
     inputs, output = _parse(equation.replace(" ", ""), xs)
     for sub in inputs:
         if len(set(sub)) != len(sub):

@@ -9,10 +9,10 @@ import numpy as np
 
 from lamina import dtypes
 from lamina.autograd.function import Function
-from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import expand_reduced, normalize_axis, sum_to
+from lamina.functions.operands import cast, constant_op, operands
 
 # -- elementwise binary ops ----------------------------------------------------------------
 
@@ -181,66 +181,19 @@ class PowScalar(Function):
         return (gy * c * x ** (c - 1)).astype(x.dtype, copy=False)
 
 
-def _operands(a: Any, b: Any) -> tuple[Tensor, Tensor]:
-    """Both operands as Tensors of one dtype, by PyTorch's promotion (`dtypes.result_type`):
-    a Python number takes the tensor's kind, float32 with a 0-d float64 stays float32."""
-    # The common cases first, each what result_type would give: two tensors of one dtype;
-    # a Python number beside a float tensor, or an int beside an integer tensor.
-    if isinstance(a, Tensor):
-        if isinstance(b, Tensor):
-            if a.array.dtype == b.array.dtype:
-                return a, b
-        elif type(b) is float or type(b) is int:
-            d = a.array.dtype
-            if d.kind == "f" or (type(b) is int and d.kind in "iu"):
-                return a, Tensor(np.asarray(b, d))
-    elif (type(a) is float or type(a) is int) and isinstance(b, Tensor):
-        d = b.array.dtype
-        if d.kind == "f" or (type(a) is int and d.kind in "iu"):
-            return Tensor(np.asarray(a, d)), b
-    d = dtypes.result_type(a, b)
-    return cast(a, d), cast(b, d)
-
-
-def cast(v: Any, d: np.dtype) -> Tensor:
-    """v as a Tensor of dtype d: a tensor through the differentiable cast, a constant as is."""
-    if isinstance(v, Tensor):
-        return v if v.array.dtype == d else astype(v, d)
-    return Tensor(np.asarray(v, dtype=d))
-
-
-def promote_all(tensors: list[Tensor]) -> list[Tensor]:
-    """Tensors cast to their common dtype (cat, stack), by PyTorch's promotion."""
-    d = tensors[0].array.dtype
-    for t in tensors[1:]:
-        if t.array.dtype != d:
-            d = dtypes.promote_types(d, t.array.dtype)
-    return [cast(t, d) for t in tensors]
-
-
-def as_operand(v: Any, like: Tensor) -> Tensor:
-    """A Python number on the left of an operator, as a 0-d tensor of its own kind."""
-    return v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtypes.result_type(v, v)))
-
-
-def compare_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
-    """The arrays a comparison works on (NumPy compares mixed dtypes exactly)."""
-    return a.array, b.array if isinstance(b, Tensor) else b
-
-
 def add(a: Any, b: Any) -> Tensor:
     """a + b with NumPy broadcasting; gradients are summed back to each input's shape."""
-    return Add().apply(*_operands(a, b))
+    return Add().apply(*operands(a, b))
 
 
 def sub(a: Any, b: Any) -> Tensor:
     """a - b with broadcasting."""
-    return Sub().apply(*_operands(a, b))
+    return Sub().apply(*operands(a, b))
 
 
 def mul(a: Any, b: Any) -> Tensor:
     """a * b (elementwise) with broadcasting."""
-    return Mul().apply(*_operands(a, b))
+    return Mul().apply(*operands(a, b))
 
 
 def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
@@ -252,7 +205,7 @@ def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
         >>> lm.tensor([7, -7]).div(2, rounding_mode="floor")
         tensor([ 3, -4])
     """
-    a, b = _operands(a, b)
+    a, b = operands(a, b)
     if rounding_mode is None:
         if a.array.dtype.kind != "f":
             d = dtypes.get_default_dtype()
@@ -276,30 +229,23 @@ def _rounded_div(a: Tensor, b: Tensor, mode: str) -> Tensor:
     return constant_op(op, a, b)
 
 
-def constant_op(op: Any, *xs: Any) -> Tensor:
-    """`op` on the arrays of xs as a recorded op with no gradient (comparisons, rounding,
-    integer and boolean ops): eager mode and a plan's trace see it alike."""
-    with no_grad():
-        return Compare(op).apply(*xs)
-
-
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b; a constant Python-number exponent takes a cheaper path."""
     if isinstance(a, Tensor) and isinstance(b, (int, float)) and not isinstance(b, bool):
         return PowScalar(b).apply(a)
-    return Pow().apply(*_operands(a, b))
+    return Pow().apply(*operands(a, b))
 
 
 def maximum(a: Any, b: Any) -> Tensor:
     """The larger of a and b, elementwise with broadcasting (np.maximum); where they tie,
     each gets half the gradient."""
-    return Maximum().apply(*_operands(a, b))
+    return Maximum().apply(*operands(a, b))
 
 
 def minimum(a: Any, b: Any) -> Tensor:
     """The smaller of a and b, elementwise with broadcasting (np.minimum); where they tie,
     each gets half the gradient."""
-    return Minimum().apply(*_operands(a, b))
+    return Minimum().apply(*operands(a, b))
 
 
 def where(cond: Any, a: Any, b: Any) -> Tensor:
@@ -314,7 +260,7 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
     if cond.dtype != np.bool_:
         raise TypeError(f"where: cond must be boolean (a comparison such as x > 0); got "
                         f"{cond.dtype}")
-    return Where().apply(cond, *_operands(a, b))
+    return Where().apply(cond, *operands(a, b))
 
 
 # -- unary elementwise ops -----------------------------------------------------------------
@@ -384,42 +330,6 @@ class Clip(Function):
         return gy * inside
 
 
-class Compare(Function):
-    """An op whose result has no gradient (np.less, np.equal, floor, ...), on any number
-    of inputs."""
-
-    def __init__(self, op: Any) -> None:
-        self.op = op
-
-    def forward(self, *xs: Any) -> Any:
-        return self.op(*xs)
-
-    def backward(self, *gys: Any) -> Any:
-        return (None,) * len(self.inputs)
-
-
-def compare(op: Any, a: Tensor, b: Any) -> Tensor:
-    """`op(a, b)` as a recorded op that takes no gradient (Tensor's `<`, `==`, ... while a
-    plan traces: eager mode computes the array directly)."""
-    return constant_op(op, a, b)
-
-
-class AsType(Function):
-    """A cast (and with `copy=True` a row-major copy: clone, contiguous)."""
-
-    def __init__(self, dtype: Any, copy: bool = False) -> None:
-        self.dtype, self.copy = np.dtype(dtype), copy
-
-    def forward(self, x: Any) -> Any:
-        self.in_dtype = x.dtype
-        if self.copy:
-            return np.array(x, dtype=self.dtype, order="C" if self.copy is True else "K")
-        return x.astype(self.dtype)
-
-    def backward(self, gy: Any) -> Any:
-        return gy.astype(self.in_dtype)
-
-
 def neg(x: Tensor) -> Tensor:
     """-x."""
     return Neg().apply(x)
@@ -448,17 +358,6 @@ def abs(x: Tensor) -> Tensor:
 def clip(x: Tensor, lo: float | None = None, hi: float | None = None) -> Tensor:
     """Clamp x to [lo, hi] (PyTorch's `clamp`); the gradient passes where lo <= x <= hi."""
     return Clip(lo, hi).apply(x)
-
-
-def astype(x: Tensor, dtype: Any) -> Tensor:
-    """Convert to `dtype`; the gradient is converted back. Integer and boolean results
-    take no gradient."""
-    dtype = dtypes.resolve(dtype)
-    if dtype == x.dtype:
-        return x
-    if dtype.kind not in "fc":
-        return constant_op(lambda a: a.astype(dtype), x)
-    return AsType(dtype).apply(x)
 
 
 # -- matrix product ------------------------------------------------------------------------
@@ -502,7 +401,7 @@ def matmul(a: Any, b: Any) -> Tensor:
     Raises:
         ShapeError: the inner dimensions differ; the message shows both shapes.
     """
-    return MatMul().apply(*_operands(a, b))
+    return MatMul().apply(*operands(a, b))
 
 
 # -- reductions ----------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.functions._util import expand_reduced
 from lamina.functions.indexing import take_along
-from lamina.functions.math import cast, constant_op, mul
+from lamina.functions.math import mul
 from lamina.functions.math import sum as _sum
+from lamina.functions.operands import cast, constant_op
 from lamina.functions.shape import wrap_dim
 
 

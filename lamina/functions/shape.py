@@ -285,7 +285,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
         >>> lm.cat([lm.zeros(2, 3), lm.ones(1, 3)]).shape
         lamina.Size([3, 3])
     """
-    from lamina.functions.math import promote_all
+    from lamina.functions.operands import promote_all
 
     dim = axis if axis is not None else dim
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
@@ -305,7 +305,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
         lamina.Size([2, 2])
     """
     from lamina.functions.array import stack as _stack
-    from lamina.functions.math import promote_all
+    from lamina.functions.operands import promote_all
 
     dim = axis if axis is not None else dim
     if not tensors:
@@ -344,6 +344,6 @@ def contiguous(x: Tensor) -> Tensor:
     """x itself when its memory is in row-major order, else a row-major copy."""
     if x.array.flags.c_contiguous:
         return x
-    from lamina.functions.math import AsType
+    from lamina.functions.operands import AsType
 
     return AsType(x.dtype, copy=True).apply(x)

@@ -1,0 +1,115 @@
+"""How ops take their operands: PyTorch's type promotion (`operands`, `cast`,
+`promote_all`), dtype conversions (`astype`, `AsType`), and results that carry no gradient
+(`constant_op`: comparisons, rounding, integer and boolean ops)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina import dtypes
+from lamina.autograd.function import Function
+from lamina.autograd.grad_mode import no_grad
+from lamina.autograd.tensor import Tensor
+
+
+def operands(a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    """Both operands as Tensors of one dtype, by PyTorch's promotion (`dtypes.result_type`):
+    a Python number takes the tensor's kind, float32 with a 0-d float64 stays float32."""
+    # The common cases first, each what result_type would give: two tensors of one dtype;
+    # a Python number beside a float tensor, or an int beside an integer tensor.
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            if a.array.dtype == b.array.dtype:
+                return a, b
+        elif type(b) is float or type(b) is int:
+            d = a.array.dtype
+            if d.kind == "f" or (type(b) is int and d.kind in "iu"):
+                return a, Tensor(np.asarray(b, d))
+    elif (type(a) is float or type(a) is int) and isinstance(b, Tensor):
+        d = b.array.dtype
+        if d.kind == "f" or (type(a) is int and d.kind in "iu"):
+            return Tensor(np.asarray(a, d)), b
+    d = dtypes.result_type(a, b)
+    return cast(a, d), cast(b, d)
+
+
+def cast(v: Any, d: np.dtype) -> Tensor:
+    """v as a Tensor of dtype d: a tensor through the differentiable cast, a constant as is."""
+    if isinstance(v, Tensor):
+        return v if v.array.dtype == d else astype(v, d)
+    return Tensor(np.asarray(v, dtype=d))
+
+
+def promote_all(tensors: list[Tensor]) -> list[Tensor]:
+    """Tensors cast to their common dtype (cat, stack), by PyTorch's promotion."""
+    d = tensors[0].array.dtype
+    for t in tensors[1:]:
+        if t.array.dtype != d:
+            d = dtypes.promote_types(d, t.array.dtype)
+    return [cast(t, d) for t in tensors]
+
+
+def as_operand(v: Any, like: Tensor) -> Tensor:
+    """A Python number on the left of an operator, as a 0-d tensor of its own kind."""
+    return v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtypes.result_type(v, v)))
+
+
+def compare_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
+    """The arrays a comparison works on (NumPy compares mixed dtypes exactly)."""
+    return a.array, b.array if isinstance(b, Tensor) else b
+
+
+def constant_op(op: Any, *xs: Any) -> Tensor:
+    """`op` on the arrays of xs as a recorded op with no gradient (comparisons, rounding,
+    integer and boolean ops): eager mode and a plan's trace see it alike."""
+    with no_grad():
+        return Compare(op).apply(*xs)
+
+
+class Compare(Function):
+    """An op whose result has no gradient (np.less, np.equal, floor, ...), on any number
+    of inputs."""
+
+    def __init__(self, op: Any) -> None:
+        self.op = op
+
+    def forward(self, *xs: Any) -> Any:
+        return self.op(*xs)
+
+    def backward(self, *gys: Any) -> Any:
+        return (None,) * len(self.inputs)
+
+
+def compare(op: Any, a: Tensor, b: Any) -> Tensor:
+    """`op(a, b)` as a recorded op that takes no gradient (Tensor's `<`, `==`, ... while a
+    plan traces: eager mode computes the array directly)."""
+    return constant_op(op, a, b)
+
+
+class AsType(Function):
+    """A cast (and with `copy=True` a row-major copy: clone, contiguous)."""
+
+    def __init__(self, dtype: Any, copy: bool = False) -> None:
+        self.dtype, self.copy = np.dtype(dtype), copy
+
+    def forward(self, x: Any) -> Any:
+        self.in_dtype = x.dtype
+        if self.copy:
+            return np.array(x, dtype=self.dtype, order="C" if self.copy is True else "K")
+        return x.astype(self.dtype)
+
+    def backward(self, gy: Any) -> Any:
+        return gy.astype(self.in_dtype)
+
+
+def astype(x: Tensor, dtype: Any) -> Tensor:
+    """Convert to `dtype`; the gradient is converted back. Integer and boolean results
+    take no gradient."""
+    dtype = dtypes.resolve(dtype)
+    if dtype == x.dtype:
+        return x
+    if dtype.kind not in "fc":
+        return constant_op(lambda a: a.astype(dtype), x)
+    return AsType(dtype).apply(x)
