@@ -114,9 +114,9 @@ def test_a_layer_list_registers_its_layers() -> None:
     model.train()
     model(x).sum().backward()
     assert all(p.grad is not None for p in model.blocks.parameters())
-    with pytest.raises(TypeError, match="LayerList: it holds layers but has no forward"):
+    with pytest.raises(TypeError, match="ModuleList: it holds layers but has no forward"):
         model.blocks(x)
-    with pytest.raises(TypeError, match="LayerList: expected a Layer, got int"):
+    with pytest.raises(TypeError, match="ModuleList: expected a Layer, got int"):
         model.blocks.append(3)
 
 
@@ -170,7 +170,8 @@ def test_load_state_dict_names_every_problem() -> None:
     with pytest.raises(KeyError, match=r"missing keys \['0.bias'\], unexpected keys \['extra.weight'\]"):
         model.load_state_dict(state)
     report = model.load_state_dict(state, strict=False)
-    assert report == {"missing": ["0.bias"], "unexpected": ["extra.weight"]}
+    assert report == (["0.bias"], ["extra.weight"])
+    assert report.missing_keys == ["0.bias"] and report.unexpected_keys == ["extra.weight"]
 
 
 def test_load_state_dict_keeps_dtype_and_copies() -> None:

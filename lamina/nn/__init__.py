@@ -13,12 +13,12 @@ from lamina.nn.activation import (
     Tanh,
 )
 from lamina.nn.attention import MultiheadAttention, PositionalEncoding, TransformerEncoderLayer
-from lamina.nn.container import Concat, Identity, LayerList, Residual, Sequential
+from lamina.nn.container import Concat, Identity, LayerList, ModuleList, Residual, Sequential
 from lamina.nn.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from lamina.nn.dropout import Dropout
 from lamina.nn.embedding import Embedding
 from lamina.nn.flatten import Flatten
-from lamina.nn.layer import Layer, Parameter
+from lamina.nn.layer import Layer, Module, Parameter
 from lamina.nn.linear import Linear
 from lamina.nn.normalization import (
     BatchNorm1d,
@@ -46,7 +46,8 @@ __all__ = [
     "ELU", "GELU", "GRU", "LSTM", "RBM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "AvgPool1d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Concat", "ConfigError", "Conv1d",
     "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten",
-    "GroupNorm", "Identity", "Layer", "LayerList", "LayerNorm", "LeakyReLU", "Linear",
+    "GroupNorm", "Identity", "Layer", "LayerList", "LayerNorm", "Module", "ModuleList",
+    "LeakyReLU", "Linear",
     "MaxPool1d", "MaxPool2d", "MultiheadAttention", "Parameter", "PositionalEncoding", "ReLU",
     "Residual", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Standardize", "Tanh",
     "TransformerEncoderLayer", "Upsample", "from_config", "init", "layer_types", "register_layer",

@@ -41,13 +41,13 @@ class _Ordered(Layer):
         raise NotImplementedError
 
 
-class LayerList(_Ordered):
+class ModuleList(_Ordered):
     """Layers kept in a list and registered, so their parameters train, save and load
     (PyTorch's ModuleList). It has no forward of its own: a layer's forward calls them.
     A plain Python list of layers is refused on assignment, as it would hide them.
 
     Example:
-        >>> self.blocks = nn.LayerList(nn.Linear(64, 64) for _ in range(4))
+        >>> self.blocks = nn.ModuleList(nn.Linear(64, 64) for _ in range(4))
         >>> for block in self.blocks:
         ...     x = block(x).relu()
     """
@@ -57,16 +57,19 @@ class LayerList(_Ordered):
         self.extend(layers)
 
     @classmethod
-    def _of(cls, layers: list[Layer]) -> LayerList:
-        return LayerList(layers)
+    def _of(cls, layers: list[Layer]) -> ModuleList:
+        return ModuleList(layers)
 
     def forward(self, *args: Any) -> Any:
-        raise TypeError("LayerList: it holds layers but has no forward; call them from the "
+        raise TypeError("ModuleList: it holds layers but has no forward; call them from the "
                         "forward of the layer that holds it (nn.Sequential applies layers "
                         "in order)")
 
     def extra_repr(self) -> str:
         return ""
+
+
+LayerList = ModuleList  # lamina's earlier name
 
 
 @register_layer("Sequential")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.backend import to_numpy
 from lamina.errors import DTypeError, ShapeError
+from lamina.nn.module_tree import TreeMethods
 
 
 class Parameter(Tensor):
@@ -49,8 +51,9 @@ def edited() -> None:
     _edit_count += 1
 
 
-class Layer:
-    """Base class of every layer: a forward computation with its parameters and children.
+class Layer(TreeMethods):
+    """Base class of every layer (`nn.Module` is this class, with PyTorch's methods): a
+    forward computation with its parameters and children.
 
     Assign a `Parameter` or a `Layer` to an attribute and it is registered under that name;
     `register_buffer` adds state that is saved but not trained (batch-norm statistics).
@@ -117,12 +120,17 @@ class Layer:
         for name, child in self._children.items():
             yield from child.named_layers(f"{prefix}.{name}" if prefix else name)
 
-    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
-        """Every parameter of the tree with its dotted name, each shared one once."""
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter of the tree (of this module alone without `recurse`) with its
+        dotted name; a shared (tied) one once, unless `remove_duplicate=False`."""
         seen: set[int] = set()
-        for path, layer in self.named_layers(prefix):
+        layers = self.named_layers(prefix) if recurse else [(prefix, self)]
+        for path, layer in layers:
             for name, p in layer._params.items():
-                if id(p) not in seen:
+                if p is None:
+                    continue
+                if not remove_duplicate or id(p) not in seen:
                     seen.add(id(p))
                     yield (f"{path}.{name}" if path else name), p
 
@@ -152,14 +160,19 @@ class Layer:
         """Switch the tree to evaluation mode (dropout off, running statistics)."""
         return self.train(False)
 
-    def zero_grad(self) -> None:
-        """Forget every parameter's accumulated gradient."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's accumulated gradient (set it to None, or with
+        `set_to_none=False` to zeros)."""
         for p in self.parameters():
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad.array[...] = 0
 
-    def to(self, dtype: Any) -> Layer:
-        """Convert every floating parameter and buffer of the tree to `dtype`, in place, as
-        PyTorch's `module.to(dtype)` does; accumulated gradients are dropped. Returns the
+    def to(self, *args: Any, **kwargs: Any) -> Layer:
+        """Convert every floating parameter and buffer of the tree to a dtype, in place, as
+        PyTorch's `module.to(dtype)`, `to(device)`, `to(device, dtype)` and `to(tensor)` do
+        (the device is always the CPU here); accumulated gradients are dropped. Returns the
         layer, so `model = nn.Layer.from_config(cfg).to("float64")` reads as one step.
 
         Example:
@@ -167,7 +180,9 @@ class Layer:
             >>> model.weight.dtype
             dtype('float64')
         """
-        dtype = np.dtype(dtype)
+        dtype = _to_dtype(args, kwargs)
+        if dtype is None:
+            return self
         if dtype.kind != "f":
             raise TypeError(f"{type(self).__name__}.to: parameters must stay floating point; "
                             f"got dtype {dtype} (labels and ids may be integers, weights not)")
@@ -185,6 +200,9 @@ class Layer:
         try:
             if self._params:
                 _check_dtypes(self, args)
+            d = self.__dict__
+            if "_forward_hooks" in d or "_forward_pre_hooks" in d:
+                return self._call_with_hooks(args, kwargs)
             return self.forward(*args, **kwargs)
         except ShapeError as e:
             _blame(e, self, args)
@@ -197,8 +215,10 @@ class Layer:
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
-        """Copies of every parameter and buffer as NumPy arrays, by dotted name."""
-        out = {name: to_numpy(p.array).copy() for name, p in self.named_parameters()}
+        """Copies of every parameter and buffer as NumPy arrays, by dotted name; a tied
+        parameter under each of its names, as PyTorch writes it."""
+        out = {name: to_numpy(p.array).copy()
+               for name, p in self.named_parameters(remove_duplicate=False)}
         out.update({name: to_numpy(b.array).copy() for name, b in self.named_buffers()})
         return out
 
@@ -210,13 +230,17 @@ class Layer:
             strict: raise when a key is missing or unexpected. Shape mismatches always raise.
 
         Returns:
-            {"missing": [...], "unexpected": [...]} (both empty when strict).
+            (missing_keys, unexpected_keys), a named tuple as PyTorch's (both empty when
+            strict).
 
         Raises:
             KeyError: strict and keys are missing or unexpected; lists every one.
             ValueError: a value's shape does not fit; lists every mismatch.
         """
-        targets = dict(self.named_parameters())
+        if not isinstance(state, Mapping):
+            raise TypeError(f"{type(self).__name__}.load_state_dict: expected a mapping of "
+                            f"names to arrays (a state_dict()); got {type(state).__name__}")
+        targets = dict(self.named_parameters(remove_duplicate=False))
         targets.update(dict(self.named_buffers()))
         missing = [k for k in targets if k not in state]
         unexpected = [k for k in state if k not in targets]
@@ -233,7 +257,7 @@ class Layer:
         for k, v in values.items():
             target = targets[k]
             target.array[...] = v.astype(target.dtype, copy=False)
-        return {"missing": missing, "unexpected": unexpected}
+        return IncompatibleKeys(missing, unexpected)
 
     # -- config ---------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
@@ -274,6 +298,31 @@ class Layer:
             lines.append(f"  ({name}): " + repr(child).replace("\n", "\n  "))
         lines.append(")")
         return "\n".join(lines)
+
+
+# PyTorch's names for lamina's own: nn.Module is the base class of every layer.
+Module = Layer
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+def _to_dtype(args: tuple[Any, ...], kwargs: dict[str, Any]) -> np.dtype | None:
+    """The dtype in Module.to's arguments (a dtype, its name, or a tensor's), None if only a
+    device is given; a device other than the CPU is refused."""
+    from lamina import dtypes
+
+    dtype = kwargs.pop("dtype", None)
+    dtypes.check_device(kwargs.pop("device", None))
+    kwargs.pop("non_blocking", None)
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, dtypes.device) or (isinstance(a, str)
+                                                and dtypes.resolve_name(a) is None):
+            dtypes.check_device(a)
+        elif not isinstance(a, bool):
+            dtype = a
+    return None if dtype is None else dtypes.resolve(dtype)
 
 
 def _blame(error: ShapeError, layer: Layer, args: tuple[Any, ...]) -> None:

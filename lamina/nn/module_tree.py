@@ -1,0 +1,222 @@
+"""PyTorch's `nn.Module` methods for walking and editing the tree of a model: modules,
+apply, get_submodule, register_parameter, add_module, requires_grad_, the dtype and
+device moves, and forward hooks. `Layer` (alias `Module`) inherits them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lamina.autograd.tensor import Tensor
+    from lamina.nn.layer import Layer
+
+
+class _RemovableHandle:
+    """What `register_forward_hook` returns: `remove()` unregisters the hook."""
+
+    def __init__(self, hooks: dict[int, Any], key: int) -> None:
+        self.hooks, self.key = hooks, key
+
+    def remove(self) -> None:
+        self.hooks.pop(self.key, None)
+
+
+class TreeMethods:
+    """modules, named_modules, apply, get_submodule, register_parameter, hooks, ..."""
+
+    def named_modules(self, memo: set[int] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Layer]]:
+        """This module and every descendant with its dotted name ('' for this one); a
+        module reached twice is given once unless `remove_duplicate=False`.
+
+        Example:
+            >>> model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+            >>> [name for name, _ in model.named_modules()]
+            ['', '0', '1']
+        """
+        memo = set() if memo is None else memo
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, child in self._children.items():
+            yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                           remove_duplicate)
+
+    def modules(self) -> Iterator[Layer]:
+        """This module and every descendant, each once.
+
+        Example:
+            >>> len(list(nn.Sequential(nn.Linear(2, 3), nn.ReLU()).modules()))
+            3
+        """
+        return (m for _, m in self.named_modules())
+
+    def apply(self, fn: Callable[[Layer], Any]) -> Layer:
+        """Call `fn` on every descendant and then on this module (children first, as
+        PyTorch does); returns self. The usual use is initialisation.
+
+        Example:
+            >>> def init(m):
+            ...     if isinstance(m, nn.Linear):
+            ...         nn.init.zeros_(m.bias)
+            >>> model = nn.Sequential(nn.Linear(2, 3)).apply(init)
+        """
+        for child in self._children.values():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def get_submodule(self, target: str) -> Layer:
+        """The descendant at dotted path `target` ('' is this module).
+
+        Raises:
+            AttributeError: no module at that path; the message names the missing part.
+
+        Example:
+            >>> nn.Sequential(nn.Linear(2, 3)).get_submodule("0")
+            Linear(in_features=2, out_features=3, bias=True)  [weight (3, 2), bias (3,)]
+        """
+        module = self
+        for part in target.split(".") if target else ():
+            if part not in module._children:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{part}` "
+                                     f"(in get_submodule({target!r}))")
+            module = module._children[part]
+        return module
+
+    def get_parameter(self, target: str) -> Tensor:
+        """The parameter at dotted path `target` ("0.weight").
+
+        Example:
+            >>> nn.Sequential(nn.Linear(2, 3)).get_parameter("0.bias").shape
+            lamina.Size([3])
+        """
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if name not in module._params:
+            raise AttributeError(f"{type(module).__name__} has no parameter `{name}`")
+        return module._params[name]
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path `target` ("0.running_mean")."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if name not in module._buffers:
+            raise AttributeError(f"{type(module).__name__} has no buffer `{name}`")
+        return module._buffers[name]
+
+    def register_parameter(self, name: str, param: Any) -> None:
+        """Register `param` (a Parameter, or None to declare the slot) under `name`.
+
+        Example:
+            >>> layer = nn.Linear(2, 2)
+            >>> layer.register_parameter("scale", nn.Parameter(lm.ones(2)))
+            >>> sorted(dict(layer.named_parameters()))
+            ['bias', 'scale', 'weight']
+        """
+        from lamina.nn.layer import Parameter
+
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (nn.Parameter or None required)")
+        setattr(self, name, param)
+
+    def add_module(self, name: str, module: Layer | None) -> None:
+        """Register `module` as a child under `name` (also `register_module`).
+
+        Example:
+            >>> model = nn.Sequential()
+            >>> model.add_module("fc", nn.Linear(2, 2))
+            >>> [n for n, _ in model.named_children()]
+            ['fc']
+        """
+        setattr(self, name, module)
+
+    register_module = add_module
+
+    def requires_grad_(self, requires_grad: bool = True) -> Layer:
+        """Switch gradients of every parameter on or off (freezing a part of a model).
+
+        Example:
+            >>> layer = nn.Linear(2, 2).requires_grad_(False)
+            >>> layer.weight.requires_grad
+            False
+        """
+        for p in self.parameters():
+            p.requires_grad = requires_grad
+        return self
+
+    def cpu(self) -> Layer:
+        """This module (lamina computes on the CPU)."""
+        return self
+
+    def float(self) -> Layer:
+        """Floating parameters and buffers as float32, in place.
+
+        Example:
+            >>> nn.Linear(2, 2).double().float().weight.dtype
+            dtype('float32')
+        """
+        return self.to("float32")
+
+    def double(self) -> Layer:
+        """Floating parameters and buffers as float64, in place."""
+        return self.to("float64")
+
+    def half(self) -> Layer:
+        """Floating parameters and buffers as float16, in place."""
+        return self.to("float16")
+
+    def type(self, dst_type: Any) -> Layer:
+        """Parameters and buffers cast to `dst_type`."""
+        return self.to(dst_type)
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
+        """Call `hook(module, args)` before each forward; a returned value replaces the
+        arguments (a tuple, or one value).
+
+        Example:
+            >>> layer = nn.Linear(2, 2)
+            >>> h = layer.register_forward_pre_hook(lambda m, args: (args[0] * 0,))
+            >>> bool((layer(lm.ones(1, 2)) == layer.bias).all())
+            True
+        """
+        return self._hook("_forward_pre_hooks", hook)
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
+        """Call `hook(module, args, output)` after each forward; a returned value replaces
+        the output.
+
+        Example:
+            >>> layer = nn.Linear(2, 2)
+            >>> seen = []
+            >>> h = layer.register_forward_hook(lambda m, args, out: seen.append(out.shape))
+            >>> _ = layer(lm.ones(5, 2)); seen
+            [lamina.Size([5, 2])]
+        """
+        return self._hook("_forward_hooks", hook)
+
+    def _hook(self, table: str, hook: Callable[..., Any]) -> _RemovableHandle:
+        hooks = self.__dict__.get(table)
+        if hooks is None:
+            hooks = {}
+            object.__setattr__(self, table, hooks)
+        key = max(hooks, default=-1) + 1
+        hooks[key] = hook
+        return _RemovableHandle(hooks, key)
+
+    def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """forward with the pre- and post-hooks around it (only modules that have hooks)."""
+        for hook in list(self.__dict__.get("_forward_pre_hooks", {}).values()):
+            changed = hook(self, args)
+            if changed is not None:
+                args = changed if isinstance(changed, tuple) else (changed,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self.__dict__.get("_forward_hooks", {}).values()):
+            changed = hook(self, args, out)
+            if changed is not None:
+                out = changed
+        return out

@@ -1,0 +1,125 @@
+"""nn.Module's tree API against PyTorch's: the same model written in both, walked, edited,
+hooked, saved with tied weights and loaded across."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lamina
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+
+def _model(lib):
+    nn = lib.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.act = nn.ReLU()
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Linear(3, 4, bias=False)
+            self.blocks = nn.ModuleList([Block(), Block()])
+            self.head = nn.Linear(4, 3, bias=False)
+            self.head.weight = nn.Parameter(self.embed.weight.detach().clone().t()
+                                            .contiguous())
+            self.tied = self.blocks[0].fc  # the same module under a second name
+
+        def forward(self, x):
+            h = self.embed(x)
+            for block in self.blocks:
+                h = block(h)
+            return self.head(h)
+
+    return Net()
+
+
+def test_the_tree_walks_as_pytorchs() -> None:
+    ours, theirs = _model(lamina), _model(torch)
+    assert ([n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()])
+    assert ([n for n, _ in ours.named_modules(remove_duplicate=False)]
+            == [n for n, _ in theirs.named_modules(remove_duplicate=False)])
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert ([n for n, _ in ours.named_parameters(remove_duplicate=False)]
+            == [n for n, _ in theirs.named_parameters(remove_duplicate=False)])
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    order = {lib: [] for lib in ("ours", "theirs")}
+    ours.apply(lambda m: order["ours"].append(type(m).__name__))
+    theirs.apply(lambda m: order["theirs"].append(type(m).__name__))
+    assert order["ours"] == order["theirs"]
+    assert ours.get_submodule("blocks.1.fc").in_features == 4
+    assert tuple(ours.get_parameter("blocks.0.fc.bias").shape) == (4,)
+    with pytest.raises(AttributeError, match="no attribute `nope`"):
+        ours.get_submodule("blocks.nope")
+
+
+def test_a_pytorch_state_dict_with_shared_modules_loads_and_gives_the_same_output() -> None:
+    ours, theirs = _model(lamina), _model(torch)
+    report = ours.load_state_dict({k: v.detach().numpy() for k, v in
+                                   theirs.state_dict().items()})
+    assert report.missing_keys == [] and report.unexpected_keys == []
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(ours(lamina.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    back = theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()})
+    assert back.missing_keys == [] and back.unexpected_keys == []
+
+
+def test_hooks_edit_arguments_and_outputs_as_pytorchs_do() -> None:
+    results = []
+    for lib in (lamina, torch):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(2, 2)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor([[1.0, 2.0], [3.0, 4.0]]))
+            layer.bias.zero_()
+        calls = []
+
+        def after(m, args, out, calls=calls):
+            calls.append(args[0].tolist())
+            return out + 1
+
+        pre = layer.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+        post = layer.register_forward_hook(after)
+        first = layer(lib.ones(1, 2)).tolist()
+        pre.remove()
+        post.remove()
+        second = layer(lib.ones(1, 2)).tolist()
+        results.append((first, second, calls))
+    assert results[0] == results[1]
+
+
+def test_editing_the_tree() -> None:
+    for lib in (lamina, torch):
+        layer = lib.nn.Linear(2, 2)
+        layer.register_parameter("scale", lib.nn.Parameter(lib.ones(2)))
+        assert sorted(dict(layer.named_parameters())) == ["bias", "scale", "weight"]
+        with pytest.raises(TypeError):
+            layer.register_parameter("bad", lib.ones(2))
+        seq = lib.nn.Sequential()
+        seq.add_module("fc", layer)
+        seq.register_module("act", lib.nn.ReLU())
+        assert [n for n, _ in seq.named_children()] == ["fc", "act"]
+        seq.requires_grad_(False)
+        assert not any(p.requires_grad for p in seq.parameters())
+        seq.requires_grad_()
+        (seq(lib.ones(3, 2)).sum() + 0).backward()
+        seq.zero_grad(set_to_none=False)
+        assert all(float(p.grad.abs().sum()) == 0 for p in seq.parameters()
+                   if p.grad is not None)
+        assert seq.fc.weight.grad is not None
+        seq.zero_grad()
+        assert all(p.grad is None for p in seq.parameters())
+        assert seq.double().fc.weight.dtype == lib.float64
+        assert seq.to(lib.float32).fc.weight.dtype == lib.float32
+        assert seq.to("cpu") is seq and seq.cpu() is seq
+        assert isinstance(seq, lib.nn.Module)
