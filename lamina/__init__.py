@@ -88,6 +88,7 @@ from lamina.dtypes import (
     uint8,
 )
 from lamina.errors import DataError, DTypeError, ShapeError
+from lamina.io.serialize import load, save
 from lamina.parallel import get_num_threads, set_num_threads
 from lamina.random import (
     Generator,
@@ -158,6 +159,7 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "linspace",
+    "load",
     "logspace",
     "long",
     "manual_seed",
@@ -180,6 +182,7 @@ __all__ = [
     "randperm",
     "return_types",
     "seed",
+    "save",
     "set_default_dtype",
     "set_grad_enabled",
     "set_num_threads",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import doctest
 import inspect
+import io
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ import lamina
 from lamina.autograd.tensor import Tensor
 
 GLOBS = {"lm": lamina, "lamina": lamina, "np": np, "nn": lamina.nn,
-         "F": lamina.nn.functional}
+         "F": lamina.nn.functional, "io": io}
 
 
 def _public() -> list[tuple[str, object]]:
