@@ -13,7 +13,51 @@ def _binary(*shape):
     return lambda rng: (rng.random(shape) < 0.5).astype(np.float32)
 
 
+def _pair(make_input, make_target):
+    return lambda rng: (make_input(rng), make_target(rng))
+
+
+def _labels(n, c):
+    return lambda rng: rng.integers(0, c, n)
+
+
+def _unit(*shape):
+    return lambda rng: rng.uniform(0.1, 0.9, shape).astype(np.float32)
+
+
+def _signs(*shape):
+    return lambda rng: np.where(rng.random(shape) < 0.5, 1.0, -1.0).astype(np.float32)
+
+
+LOSS_CASES = {
+    "CrossEntropyLoss": ({"type": "CrossEntropyLoss", "weight": [1.0, 2.0, 0.5],
+                          "label_smoothing": 0.1}, _pair(_f(4, 3), _labels(4, 3))),
+    "NLLLoss": ({"type": "NLLLoss", "ignore_index": 1}, _pair(_f(4, 3), _labels(4, 3))),
+    "MSELoss": ({"type": "MSELoss", "reduction": "sum"}, _pair(_f(3, 2), _f(3, 2))),
+    "L1Loss": ({"type": "L1Loss"}, _pair(_f(3, 2), _f(3, 2))),
+    "SmoothL1Loss": ({"type": "SmoothL1Loss", "beta": 0.5}, _pair(_f(3, 2), _f(3, 2))),
+    "HuberLoss": ({"type": "HuberLoss", "delta": 0.5}, _pair(_f(3, 2), _f(3, 2))),
+    "BCELoss": ({"type": "BCELoss"}, _pair(_unit(3, 2), _unit(3, 2))),
+    "BCEWithLogitsLoss": ({"type": "BCEWithLogitsLoss", "pos_weight": [2.0, 0.5]},
+                          _pair(_f(3, 2), _unit(3, 2))),
+    "KLDivLoss": ({"type": "KLDivLoss", "reduction": "batchmean"}, _pair(_f(3, 2), _unit(3, 2))),
+    "SoftMarginLoss": ({"type": "SoftMarginLoss"}, _pair(_f(3, 2), _signs(3, 2))),
+    "PoissonNLLLoss": ({"type": "PoissonNLLLoss"}, _pair(_f(3, 2), _unit(3, 2))),
+    "GaussianNLLLoss": ({"type": "GaussianNLLLoss"},
+                        lambda rng: (_f(3, 2)(rng), _f(3, 2)(rng), _unit(3, 2)(rng))),
+    "CosineEmbeddingLoss": ({"type": "CosineEmbeddingLoss", "margin": 0.1},
+                            lambda rng: (_f(3, 4)(rng), _f(3, 4)(rng), _signs(3)(rng))),
+    "MarginRankingLoss": ({"type": "MarginRankingLoss", "margin": 0.3},
+                          lambda rng: (_f(5)(rng), _f(5)(rng), _signs(5)(rng))),
+    "HingeEmbeddingLoss": ({"type": "HingeEmbeddingLoss"}, _pair(_f(5), _signs(5))),
+    "TripletMarginLoss": ({"type": "TripletMarginLoss", "margin": 2.0},
+                          lambda rng: (_f(3, 4)(rng), _f(3, 4)(rng), _f(3, 4)(rng))),
+    "MultiLabelSoftMarginLoss": ({"type": "MultiLabelSoftMarginLoss"},
+                                 _pair(_f(3, 4), _binary(3, 4))),
+}
+
 LAYER_CASES = {
+    **LOSS_CASES,
     "Linear": ({"type": "Linear", "in_features": 4, "out_features": 3}, _f(2, 4)),
     "Conv1d": ({"type": "Conv1d", "in_channels": 2, "out_channels": 4, "kernel_size": 3,
                 "stride": 2, "padding": 1, "dilation": 1, "groups": 2}, _f(2, 2, 7)),
@@ -91,3 +135,8 @@ def flat_outputs(y):
     if isinstance(y, (tuple, list)):
         return [t for item in y for t in flat_outputs(item)]
     return [y]
+
+
+# The layers a model is built from (losses take a target too: plans and ONNX export work
+# on models, with the loss given apart)
+MODEL_CASES = {k: v for k, v in LAYER_CASES.items() if k not in LOSS_CASES}

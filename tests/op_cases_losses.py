@@ -33,7 +33,7 @@ CLASS_WEIGHT = np.array([0.5, 2.0, 1.0, 3.0])
 
 for reduction in ("mean", "sum", "none"):
     LOSS_CASES.append(Case(f"cross_entropy_{reduction}",
-                           lambda x, t, r=reduction: F.cross_entropy(x, t, r),
+                           lambda x, t, r=reduction: F.cross_entropy(x, t, reduction=r),
                            lambda x, t, r=reduction: ce_ref(x, t, r),
                            inputs(randn(5, 4), ints(4, 5)),
                            lambda x, t, r=reduction: _t().nn.functional.cross_entropy(
@@ -50,14 +50,14 @@ LOSS_CASES += [
          inputs(randn(5, 4), ints(4, 5)), lambda x, t: _t().nn.functional.nll_loss(x, t)),
     Case("mse_loss", F.mse_loss, lambda x, y: ((x - y) ** 2).mean(),
          inputs(randn(4, 3), randn(4, 3)), lambda x, y: _t().nn.functional.mse_loss(x, y)),
-    Case("mse_loss_sum", lambda x, y: F.mse_loss(x, y, "sum"), lambda x, y: ((x - y) ** 2).sum(),
+    Case("mse_loss_sum", lambda x, y: F.mse_loss(x, y, reduction="sum"), lambda x, y: ((x - y) ** 2).sum(),
          inputs(randn(4, 3), randn(4, 3)),
          lambda x, y: _t().nn.functional.mse_loss(x, y, reduction="sum")),
     Case("bce_with_logits", F.binary_cross_entropy_with_logits,
          lambda x, y: np.mean(-(y * np.log(np_sigmoid(x)) + (1 - y) * np.log(1 - np_sigmoid(x)))),
          inputs(randn(4, 3), lambda rng: rng.uniform(0, 1, (4, 3))),
          lambda x, y: _t().nn.functional.binary_cross_entropy_with_logits(x, y)),
-    Case("bce_with_logits_none", lambda x, y: F.binary_cross_entropy_with_logits(x, y, "none"),
+    Case("bce_with_logits_none", lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="none"),
          lambda x, y: -(y * np.log(np_sigmoid(x)) + (1 - y) * np.log(1 - np_sigmoid(x))),
          inputs(randn(5), lambda rng: rng.integers(0, 2, 5).astype(float)),
          lambda x, y: _t().nn.functional.binary_cross_entropy_with_logits(x, y,
@@ -72,7 +72,7 @@ for reduction in ("mean", "sum", "none"):
         kw = {"weight": weight, "label_smoothing": smoothing}
         LOSS_CASES.append(Case(
             f"cross_entropy_{reduction}_weighted{weight is not None}_smoothing{smoothing}",
-            lambda x, t, r=reduction, k=kw: F.cross_entropy(x, t, r, ignore_index=1, **k),
+            lambda x, t, r=reduction, k=kw: F.cross_entropy(x, t, reduction=r, ignore_index=1, **k),
             lambda x, t, r=reduction, k=kw: ce_ref(x, t, r, k["weight"],
                                                    k["label_smoothing"], 1),
             inputs(randn(2, 4, 3), lambda rng: np.array([[0, 1, 2], [3, 3, 1]])),

@@ -19,9 +19,14 @@ def _build(name):
     return layer, x
 
 
+def _inputs(x):
+    """A case's input: one array, or a tuple of them (a loss takes input and target)."""
+    return list(x) if isinstance(x, tuple) else [x]
+
+
 def _run(layer, x, seed=5):
     lm.manual_seed(seed)  # the same dropout mask on every call
-    return [y.array.copy() for y in flat_outputs(layer(lm.tensor(x)))]
+    return [y.array.copy() for y in flat_outputs(layer(*map(lm.tensor, _inputs(x))))]
 
 
 def test_every_registered_layer_has_a_case() -> None:
@@ -62,12 +67,14 @@ def test_gradients_wrt_input_and_parameters(name) -> None:
         if p.dtype == np.float32:
             p.array = p.array.astype(np.float64)
     params = list(layer.parameters())
+    x, *rest = _inputs(x)
     xt = lm.tensor(x.astype(np.float64) if x.dtype.kind == "f" else x,
                    requires_grad=x.dtype.kind == "f")
+    rest = [lm.tensor(a.astype(np.float64) if a.dtype.kind == "f" else a) for a in rest]
 
     def fn(x, *ps):
         lm.manual_seed(3)
-        return tuple(flat_outputs(layer(x)))
+        return tuple(flat_outputs(layer(x, *rest)))
 
     assert lm.gradcheck(fn, [xt, *params], atol=1e-5)
 

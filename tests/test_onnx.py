@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from layer_cases import LAYER_CASES
+from layer_cases import MODEL_CASES
 
 import lamina as lm
 import lamina.nn as nn
@@ -45,9 +45,9 @@ def _check(model, make, tmp_path, time_major=False, tol=1e-5):
             np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("name", sorted(LAYER_CASES))
+@pytest.mark.parametrize("name", sorted(MODEL_CASES))
 def test_every_layer_type_exports(name, tmp_path) -> None:
-    cfg, make = LAYER_CASES[name]
+    cfg, make = MODEL_CASES[name]
     lm.manual_seed(0)
     model = nn.from_config(cfg)
     model(lm.tensor(make(np.random.default_rng(0))))  # batch-norm statistics off defaults

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from layer_cases import LAYER_CASES, flat_outputs
+from layer_cases import MODEL_CASES, flat_outputs
 from plan_cases import (
     assert_plan_tracks_eager,
     batch,
@@ -32,9 +32,9 @@ def _square_loss(out, y):
 
 
 @pytest.mark.parametrize("mode", ["train", "eval"])
-@pytest.mark.parametrize("name", sorted(LAYER_CASES))
+@pytest.mark.parametrize("name", sorted(MODEL_CASES))
 def test_planned_step_equals_eager_for_every_layer(name, mode) -> None:
-    cfg, make = LAYER_CASES[name]
+    cfg, make = MODEL_CASES[name]
     lm.manual_seed(1)
     model = getattr(nn.from_config(cfg), mode)()
     x = lm.tensor(make(np.random.default_rng(0)))

@@ -27,11 +27,32 @@ from lamina.functions.array import (
 from lamina.functions.attention import scaled_dot_product_attention
 from lamina.functions.connection import embedding, linear
 from lamina.functions.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from lamina.functions.indexing import one_hot
 from lamina.functions.loss import (
     binary_cross_entropy_with_logits,
     cross_entropy,
     mse_loss,
     nll_loss,
+)
+from lamina.functions.loss_embedding import (
+    cosine_embedding_loss,
+    cosine_similarity,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multilabel_soft_margin_loss,
+    normalize,
+    pairwise_distance,
+    triplet_margin_loss,
+)
+from lamina.functions.loss_pointwise import (
+    binary_cross_entropy,
+    gaussian_nll_loss,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    poisson_nll_loss,
+    smooth_l1_loss,
+    soft_margin_loss,
 )
 from lamina.functions.math import (
     abs,
@@ -69,6 +90,23 @@ from lamina.functions.recurrent import gru_cell, lstm_cell, lstm_sequence
 from lamina.functions.resample import interpolate
 
 __all__ = [
+    "one_hot",
+    "cosine_embedding_loss",
+    "cosine_similarity",
+    "hinge_embedding_loss",
+    "margin_ranking_loss",
+    "multilabel_soft_margin_loss",
+    "normalize",
+    "pairwise_distance",
+    "triplet_margin_loss",
+    "binary_cross_entropy",
+    "gaussian_nll_loss",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
     "abs",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",

@@ -341,3 +341,22 @@ def setitem(x: Tensor, key: Any, value: Any) -> Tensor:
         np.asarray(value, x.dtype))
     return SetItem(key).apply(x, value)
 
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Integer classes as rows of 0s with a 1 at each class: shape (*tensor.shape, C),
+    int64; C is the largest class + 1 unless given.
+
+    Example:
+        >>> F.one_hot(lm.tensor([0, 2]))
+        tensor([[1, 0, 0],
+                [0, 0, 1]])
+    """
+    ids = tensor.array
+    if ids.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor")
+    n = int(ids.max()) + 1 if num_classes == -1 and ids.size else max(num_classes, 0)
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
+        raise RuntimeError(f"one_hot: class values must be in [0, {n}); got "
+                           f"[{int(ids.min())}, {int(ids.max())}]")
+    return Tensor((ids[..., None] == np.arange(n)).astype(np.int64))
+

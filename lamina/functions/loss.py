@@ -207,46 +207,98 @@ class BCEWithLogits(Function):
         return gx, gt
 
 
-def cross_entropy(logits: Tensor, labels: Any, reduction: str = "mean",
-                  ignore_index: int = -100, weight: Any = None,
-                  label_smoothing: float = 0.0) -> Tensor:
-    """Softmax cross-entropy from unnormalised scores and integer class labels (fused),
-    with PyTorch's arguments and results.
+def legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """PyTorch's deprecated size_average / reduce, where given, as a reduction name."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is not None and not reduce:
+        return "none"
+    return "sum" if size_average is not None and not size_average else "mean"
+
+
+def cross_entropy(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
+                  size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy from unnormalised scores, with PyTorch's arguments and results:
+    integer class targets (fused, stable) or class probabilities of the input's shape.
 
     Args:
-        logits: scores of shape (N, C) or (N, C, d1, ...).
-        labels: integer classes of shape (N,) or (N, d1, ...), values in [0, C).
-        reduction: 'mean' (over non-ignored labels, weighted by their class's weight),
-            'sum' or 'none'.
-        ignore_index: labels equal to this contribute nothing.
+        input: scores of shape (N, C) or (N, C, d1, ...).
+        target: integer classes (N,) or (N, d1, ...), values in [0, C); or probabilities
+            of input's shape.
         weight: optional (C,) weight of each class, for unbalanced classes (a constant:
             it takes no gradient).
+        ignore_index: class targets equal to this contribute nothing.
+        reduction: 'mean' (over non-ignored targets, weighted by their class's weight),
+            'sum' or 'none'.
         label_smoothing: e in [0, 1]: the target is (1 - e) on the label plus e / C on
             every class.
 
     Returns:
-        A scalar tensor, or per-element losses of labels' shape for reduction='none'.
+        A scalar tensor, or per-element losses (target's shape without C) for 'none'.
 
     Raises:
-        ShapeError: labels' shape does not fit logits (both shapes are named).
+        ShapeError: target's shape does not fit input (both shapes are named).
 
     Example:
-        >>> loss = F.cross_entropy(model(x), y)     # (32, 10) scores, (32,) labels
+        >>> scores, y = lm.zeros(4, 10), lm.tensor([1, 2, 3, 4])
+        >>> round(F.cross_entropy(scores, y).item(), 4)   # log(10)
+        2.3026
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if isinstance(target, Tensor) and target.array.dtype.kind == "f":
+        return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
     return CrossEntropy("cross_entropy", reduction, ignore_index, weight,
-                        label_smoothing).apply(logits, labels)
+                        label_smoothing).apply(input, target)
 
 
-def nll_loss(log_probs: Tensor, labels: Any, reduction: str = "mean",
-             ignore_index: int = -100, weight: Any = None) -> Tensor:
-    """Negative log-likelihood of integer labels given log-probabilities (N, C) or
-    (N, C, ...); `weight` (C,) weighs each class, as in PyTorch."""
-    return NLL("nll_loss", reduction, ignore_index, weight).apply(log_probs, labels)
+def _cross_entropy_probabilities(x: Tensor, p: Tensor, weight: Any, reduction: str,
+                                 smoothing: float) -> Tensor:
+    """-sum_c w_c q_c log softmax(x)_c with q = (1 - e) p + e / C; 'mean' divides by the
+    number of rows (times spatial positions), as PyTorch does for probability targets."""
+    from lamina.functions.activation import log_softmax
+
+    _check_reduction("cross_entropy", reduction)
+    if tuple(p.shape) != tuple(x.shape):
+        raise ShapeError(f"cross_entropy: probability targets must have the input's shape; "
+                         f"expected {tuple(x.shape)}, got {tuple(p.shape)}")
+    c = x.shape[1]
+    q = p * (1 - smoothing) + smoothing / c if smoothing else p
+    terms = log_softmax(x, 1) * q
+    if weight is not None:
+        w = weight if isinstance(weight, Tensor) else Tensor(np.asarray(weight, x.dtype))
+        terms = terms * w.reshape((c,) + (1,) * (x.ndim - 2))
+    per = -terms.sum(1)
+    if reduction == "none":
+        return per
+    return per.sum() if reduction == "sum" else per.mean()
 
 
-def mse_loss(x: Tensor, target: Any, reduction: str = "mean") -> Tensor:
-    """Mean squared error between x and a target of the same shape."""
+def nll_loss(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
+             size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+             reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of integer targets given log-probabilities (N, C) or
+    (N, C, ...); `weight` (C,) weighs each class, as in PyTorch.
+
+    Example:
+        >>> F.nll_loss(lm.tensor([[-1.0, -2.0]]), lm.tensor([1])).item()
+        2.0
+    """
+    return NLL("nll_loss", legacy_reduction(size_average, reduce, reduction), ignore_index,
+               weight).apply(input, target)
+
+
+def mse_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa: A002
+             reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Mean squared error between input and a target of the same shape.
+
+    Example:
+        >>> F.mse_loss(lm.tensor([1.0, 3.0]), lm.tensor([0.0, 0.0])).item()
+        5.0
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction("mse_loss", reduction)
+    x = input
     target_shape = getattr(target, "shape", np.shape(target))
     if x.shape != tuple(target_shape):
         raise ShapeError(f"mse_loss: target must match the input; expected {x.shape}, got "
@@ -258,8 +310,32 @@ def mse_loss(x: Tensor, target: Any, reduction: str = "mean") -> Tensor:
     return mean(sq) if reduction == "mean" else sum_(sq)
 
 
-def binary_cross_entropy_with_logits(x: Tensor, target: Any, reduction: str = "mean") -> Tensor:
-    """Binary cross-entropy of sigmoid(x) against targets in [0, 1], computed stably from x."""
+def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
+                                     weight: Any = None, size_average: Any = None,
+                                     reduce: Any = None, reduction: str = "mean",
+                                     pos_weight: Any = None) -> Tensor:
+    """Binary cross-entropy of sigmoid(input) against targets in [0, 1], computed stably
+    from the logits; `weight` scales each element, `pos_weight` the positive term of each
+    class (the last dim).
+
+    Example:
+        >>> round(F.binary_cross_entropy_with_logits(lm.zeros(2), lm.ones(2)).item(), 4)
+        0.6931
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x = input
     if not isinstance(target, Tensor):
         target = Tensor(np.asarray(target, dtype=x.dtype))
-    return BCEWithLogits(reduction).apply(x, target)
+    if weight is None and pos_weight is None:
+        return BCEWithLogits(reduction).apply(x, target)
+    from lamina.functions.activation import softplus
+
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    # (1 - y) x + (1 + (pw - 1) y) softplus(-x): softplus keeps large |x| finite
+    scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * x + scale * softplus(-x)
+    if weight is not None:
+        loss = loss * weight
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()

@@ -20,6 +20,25 @@ from lamina.nn.embedding import Embedding
 from lamina.nn.flatten import Flatten
 from lamina.nn.layer import Layer, Module, Parameter
 from lamina.nn.linear import Linear
+from lamina.nn.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelSoftMarginLoss,
+    NLLLoss,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 from lamina.nn.normalization import (
     BatchNorm1d,
     BatchNorm2d,
@@ -41,6 +60,10 @@ from lamina.nn.recurrent import GRU, LSTM, RNN
 from lamina.nn.registry import ConfigError, from_config, layer_types, register_layer
 
 __all__ = [
+    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+    "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss",
+    "MarginRankingLoss", "MultiLabelSoftMarginLoss", "NLLLoss", "PoissonNLLLoss",
+    "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
     "functional",
     "utils",
     "ELU", "GELU", "GRU", "LSTM", "RBM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",

@@ -218,7 +218,8 @@ def _validate_loss(loss: Any) -> str | dict[str, Any]:
     label_smoothing, say); resolved to the name alone when it has no arguments."""
     name, args = _named(loss, "loss", sorted(LOSSES), kind="loss")
     first_two = list(inspect.signature(LOSSES[name]).parameters)[:2]  # output, target
-    check_args(LOSSES[name], args, "loss", skip=tuple(first_two))
+    # the deprecated size_average and reduce have no place in a new job file
+    check_args(LOSSES[name], args, "loss", skip=(*first_two, "size_average", "reduce"))
     try:
         check_loss_args(args)
     except ValueError as e:  # its message starts with the argument's name
