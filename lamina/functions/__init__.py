@@ -12,6 +12,22 @@ from lamina.functions.activation import (
     softplus,
     tanh,
 )
+from lamina.functions.activation_composite import (
+    celu,
+    glu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    logsigmoid,
+    mish,
+    prelu,
+    relu6,
+    selu,
+    softmin,
+    softsign,
+    tanhshrink,
+    threshold,
+)
 from lamina.functions.array import (
     broadcast_to,
     concat,
@@ -90,6 +106,20 @@ from lamina.functions.recurrent import gru_cell, lstm_cell, lstm_sequence
 from lamina.functions.resample import interpolate
 
 __all__ = [
+    "celu",
+    "glu",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "logsigmoid",
+    "mish",
+    "prelu",
+    "relu6",
+    "selu",
+    "softmin",
+    "softsign",
+    "tanhshrink",
+    "threshold",
     "one_hot",
     "cosine_embedding_loss",
     "cosine_similarity",

@@ -295,17 +295,17 @@ def log_softmax_array(x: Any, axis: int, out: Any = None) -> Any:
     return shifted
 
 
-def relu(x: Tensor) -> Tensor:
+def relu(x: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0) elementwise; the gradient at 0 is 0."""
     return ReLU().apply(x)
 
 
-def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, negative_slope * x otherwise."""
     return LeakyReLU(negative_slope).apply(x)
 
 
-def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
     return ELU(alpha).apply(x)
 
@@ -320,7 +320,7 @@ def sigmoid(x: Tensor) -> Tensor:
     return Sigmoid().apply(x)
 
 
-def silu(x: Tensor) -> Tensor:
+def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (also called swish)."""
     return SiLU().apply(x)
 
@@ -330,8 +330,12 @@ def tanh(x: Tensor) -> Tensor:
     return Tanh().apply(x)
 
 
-def softplus(x: Tensor) -> Tensor:
-    """log(1 + exp(x)), computed stably; its derivative is sigmoid(x)."""
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, computed stably; its derivative is sigmoid(beta x).
+    (`threshold`, PyTorch's switch to the identity for large inputs, is accepted: the
+    stable form needs none.)"""
+    if beta != 1:
+        return Softplus().apply(x * beta) / beta
     return Softplus().apply(x)
 
 

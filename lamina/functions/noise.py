@@ -35,7 +35,7 @@ class Dropout(Function):
         return gy * self.mask
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1 / (1 - p).
 
     Draws from lamina's generator, so `lm.manual_seed` makes the mask repeat.

@@ -121,8 +121,8 @@ def export_onnx(model: Layer, example_input: Any, path: str | os.PathLike,
     was_training = model.training
     model.eval()
     try:
+        results = _run(model, x)  # first: a layer may note what export needs (an input rank)
         outputs = export_layer(ctx, model, "", "input")
-        results = _run(model, x)
         # One more sample: the axes whose length follows it are the outputs' batch axes.
         grown = _run(model, np.concatenate([x, x.take([0], axis=batch_axis)], axis=batch_axis))
     finally:
@@ -342,7 +342,7 @@ def _softplus(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
 
 @register_onnx_exporter("Softmax")
 def _softmax(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
-    return ctx.node("Softmax", [x], path, axis=int(layer.axis))
+    return ctx.node("Softmax", [x], path, axis=int(layer.dim) if layer.dim is not None else -1)
 
 
 @register_onnx_exporter("GELU")

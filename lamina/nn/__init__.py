@@ -2,15 +2,30 @@
 
 from lamina.nn import functional, init, utils
 from lamina.nn.activation import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
     LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
     ReLU,
+    ReLU6,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmin,
     Softplus,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
 from lamina.nn.attention import MultiheadAttention, PositionalEncoding, TransformerEncoderLayer
 from lamina.nn.container import Concat, Identity, LayerList, ModuleList, Residual, Sequential
@@ -60,6 +75,8 @@ from lamina.nn.recurrent import GRU, LSTM, RNN
 from lamina.nn.registry import ConfigError, from_config, layer_types, register_layer
 
 __all__ = [
+    "CELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "LogSoftmax",
+    "Mish", "PReLU", "ReLU6", "SELU", "Softmin", "Softsign", "Tanhshrink", "Threshold",
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
     "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss",
     "MarginRankingLoss", "MultiLabelSoftMarginLoss", "NLLLoss", "PoissonNLLLoss",

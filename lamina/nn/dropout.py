@@ -17,7 +17,7 @@ class Dropout(Layer):
     In eval mode it returns its input unchanged.
     """
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: p must be in [0, 1]; got {p}")
