@@ -12,9 +12,12 @@ from lamina import parallel  # noqa: I001
 from lamina import allocator  # noqa: F401  (keeps freed memory: lamina/allocator.py)
 from lamina import (  # noqa: E402
     accelerator,
+    amp,
+    backends,
     autograd,
     cuda,
     data,
+    distributed,
     functions,
     io,
     nn,
@@ -39,6 +42,11 @@ from lamina.autograd import (
     tensor,
 )
 from lamina.autograd.function import Function
+from lamina.compiler import (
+    compile,
+    get_float32_matmul_precision,
+    set_float32_matmul_precision,
+)
 from lamina.creation import (
     arange,
     as_tensor,
@@ -118,16 +126,20 @@ __all__ = [
     "Variable",
     "__version__",
     "accelerator",
+    "amp",
     "arange",
     "as_tensor",
     "autograd",
+    "backends",
     "backward",
     "backward_stream",
     "bernoulli",
     "bool",
+    "compile",
     "cuda",
     "data",
     "device",
+    "distributed",
     "double",
     "empty",
     "empty_like",
@@ -143,6 +155,7 @@ __all__ = [
     "full_like",
     "functions",
     "get_default_dtype",
+    "get_float32_matmul_precision",
     "get_num_threads",
     "get_rng_state",
     "gradcheck",
@@ -184,6 +197,7 @@ __all__ = [
     "seed",
     "save",
     "set_default_dtype",
+    "set_float32_matmul_precision",
     "set_grad_enabled",
     "set_num_threads",
     "set_rng_state",

@@ -6,6 +6,15 @@
 
 from lamina.distributed.cluster import Cluster, init, shard_names
 from lamina.distributed.partition import Pipeline, Stage
+from lamina.distributed.process_group import (
+    barrier,
+    destroy_process_group,
+    get_rank,
+    get_world_size,
+    init_process_group,
+    is_available,
+    is_initialized,
+)
 from lamina.distributed.server import ParameterServer
 from lamina.distributed.trainer import DistributedTrainer
 from lamina.distributed.worker import PSClient, Worker
@@ -18,6 +27,13 @@ __all__ = [
     "Pipeline",
     "Stage",
     "Worker",
+    "barrier",
+    "destroy_process_group",
+    "get_rank",
+    "get_world_size",
+    "init_process_group",
+    "is_available",
+    "is_initialized",
     "init",
     "shard_names",
 ]

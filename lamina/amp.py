@@ -1,0 +1,91 @@
+"""`lamina.amp`: PyTorch's mixed precision, for scripts that use it, on the CPU.
+
+lamina computes in the dtypes it is given; it has no float16 fast path on the CPU and
+NumPy has no bfloat16. So `autocast` with `enabled=False`, or on the CPU with float16 or
+bfloat16, runs the block as it is (full precision), and `GradScaler` passes the loss and
+steps through unchanged, as PyTorch's do when disabled. Asking for a GPU raises.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from lamina import dtypes
+
+
+class autocast:  # noqa: N801 - PyTorch's name
+    """A context manager and decorator that runs its block in full precision.
+
+    Example:
+        >>> with lm.amp.autocast("cpu", dtype=lm.float16):
+        ...     y = lm.ones(2) * 2
+        >>> y.dtype
+        dtype('float32')
+    """
+
+    def __init__(self, device_type: str = "cpu", dtype: Any = None, enabled: bool = True,
+                 cache_enabled: Any = None) -> None:
+        if enabled:
+            dtypes.check_device(device_type)
+        self.enabled = enabled
+
+    def __enter__(self) -> autocast:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class GradScaler:
+    """Loss scaling for float16 training: with no float16 here, a pass-through.
+
+    Example:
+        >>> scaler = lm.amp.GradScaler()
+        >>> w = lm.ones(1, requires_grad=True); opt = lm.optim.SGD([w], lr=0.1)
+        >>> scaler.scale((w * 2).sum()).backward(); scaler.step(opt); scaler.update()
+        >>> w
+        tensor([0.8], requires_grad=True)
+    """
+
+    def __init__(self, device: str = "cpu", init_scale: float = 2.0**16,
+                 growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True) -> None:
+        self.enabled = enabled
+
+    def scale(self, outputs: Any) -> Any:
+        """The loss, unchanged (scale 1)."""
+        return outputs
+
+    def unscale_(self, optimizer: Any) -> None:
+        """Nothing to unscale."""
+
+    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        """optimizer.step(*args, **kwargs)."""
+        return optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale: Any = None) -> None:
+        """Nothing to update."""
+
+    def get_scale(self) -> float:
+        """1.0."""
+        return 1.0
+
+    def is_enabled(self) -> bool:
+        """False: no scaling happens."""
+        return False
+
+    def state_dict(self) -> dict[str, Any]:
+        """{} (no state)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Accepts a saved state; nothing to restore."""

@@ -1,0 +1,81 @@
+"""What PyTorch scripts touch on a machine with no GPU: lamina answers as PyTorch does on
+the CPU (cuda and mps absent, flags accepted, autocast and GradScaler passing through,
+one process of one), and lamina.compile runs a model through a plan."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lamina
+import lamina.nn as nn
+
+
+def test_gpu_queries_answer_as_pytorch_on_a_cpu_machine() -> None:
+    torch = pytest.importorskip("torch")
+    for lib in (torch, lamina):
+        assert lib.cuda.is_available() is False and lib.cuda.device_count() == 0
+        assert lib.backends.mps.is_available() is False
+        lib.backends.cudnn.benchmark = True
+        lib.backends.cuda.matmul.allow_tf32 = True
+        lib.set_float32_matmul_precision("high")
+        assert lib.get_float32_matmul_precision() == "high"
+        lib.set_float32_matmul_precision("highest")
+        assert lib.distributed.is_available() and not lib.distributed.is_initialized()
+
+
+def test_autocast_and_grad_scaler_pass_through() -> None:
+    w = lamina.ones(2, requires_grad=True)
+    opt = lamina.optim.SGD([w], lr=0.5)
+    scaler = lamina.amp.GradScaler(enabled=False)
+    with lamina.amp.autocast("cpu", dtype=lamina.float16):
+        loss = (w * 3).sum()
+    assert loss.dtype == lamina.float32
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt)
+    scaler.step(opt)
+    scaler.update()
+    assert w.tolist() == [-0.5, -0.5]
+    with pytest.raises(RuntimeError, match="on the CPU"):
+        lamina.amp.autocast("cuda")
+
+
+def test_one_process_of_one_and_the_way_to_distribute() -> None:
+    dist = lamina.distributed
+    assert dist.get_rank() == 0 and dist.get_world_size() == 1
+    with pytest.raises(RuntimeError, match="lamina train JOB.yaml --workers N"):
+        dist.init_process_group("gloo")
+    model = nn.parallel.DistributedDataParallel(nn.Linear(3, 2))
+    assert model(lamina.ones(4, 3)).shape == (4, 2)
+    assert [n for n, _ in model.named_parameters()] == ["module.weight", "module.bias"]
+
+
+def test_compile_plans_inference_and_keeps_training_eager() -> None:
+    lamina.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    fast = lamina.compile(model)
+    x = lamina.tensor(np.random.default_rng(0).standard_normal((5, 4)), dtype=lamina.float32)
+    with lamina.no_grad():
+        planned = fast(x)
+        eager = model(x)
+    assert fast._plan is not None
+    np.testing.assert_allclose(planned.numpy(), eager.numpy(), rtol=1e-6)
+    fast(x).sum().backward()  # in grad mode: the eager graph, gradients as usual
+    assert model[0].weight.grad is not None
+    assert lamina.compile(print) is print
+    assert lamina.compile(disable=True)(model) is model
+
+
+def test_compile_falls_back_to_eager_with_a_note_where_a_plan_cannot_follow() -> None:
+    class Branchy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x) if x.sum().item() > 0 else -self.fc(x)
+
+    fast = lamina.compile(Branchy())
+    with lamina.no_grad(), pytest.warns(UserWarning, match="Branchy runs eagerly"):
+        out = fast(lamina.ones(3, 2))
+    assert out.shape == (3, 2)
