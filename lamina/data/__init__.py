@@ -6,6 +6,7 @@ from lamina.data.dataset import (
     DataLoader,
     Dataset,
     Subset,
+    TensorDataset,
     default_collate,
     random_split,
 )
@@ -15,6 +16,7 @@ __all__ = [
     "DataLoader",
     "Dataset",
     "Subset",
+    "TensorDataset",
     "dataset_names",
     "default_collate",
     "load_dataset",

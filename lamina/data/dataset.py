@@ -116,6 +116,31 @@ def part_sizes(shares: Sequence[float], n: int) -> np.ndarray:
     return counts
 
 
+class TensorDataset(ArrayDataset):
+    """Samples are rows of equally long tensors (PyTorch's TensorDataset): dataset[i] is
+    the tuple of each tensor's row i.
+
+    Example:
+        >>> ds = TensorDataset(lm.zeros(100, 4), lm.zeros(100, dtype=lm.long))
+        >>> x, y = ds[0]; x.shape, len(ds)
+        (lamina.Size([4]), 100)
+    """
+
+    def __init__(self, *tensors: Any) -> None:
+        from lamina.autograd.tensor import Tensor
+
+        self.tensors = tuple(t if isinstance(t, Tensor) else Tensor(np.asarray(t))
+                             for t in tensors)
+        try:
+            super().__init__(*[t.array for t in self.tensors])
+        except ValueError as e:
+            raise ValueError(str(e).replace("ArrayDataset: arrays", "TensorDataset: "
+                                            "tensors")) from None
+
+    def __getitem__(self, index: int) -> tuple[Any, ...]:
+        return tuple(t[index] for t in self.tensors)
+
+
 def default_collate(samples: Sequence[Any]) -> tuple[Any, ...]:
     """Stack a list of samples (tuples of arrays) into a tuple of batch arrays."""
     first = samples[0]

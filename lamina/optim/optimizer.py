@@ -102,9 +102,23 @@ class Optimizer:
         return buf
 
     # -- the loop -------------------------------------------------------------------------
-    def step(self) -> None:
+    def step(self, closure: Any = None) -> Any:
         """Update every parameter that has a gradient. An `elementwise` rule runs in pieces,
-        at once on `lamina.get_num_threads()` threads (see lamina/optim/pieces.py)."""
+        at once on `lamina.get_num_threads()` threads (see lamina/optim/pieces.py).
+
+        Args:
+            closure: PyTorch's optional callable that recomputes the loss (zeroing and
+                filling the gradients); called first, with grad mode on.
+
+        Returns:
+            The closure's loss, or None.
+        """
+        loss = None
+        if closure is not None:
+            from lamina.autograd.grad_mode import enable_grad
+
+            with enable_grad():
+                loss = closure()
         whole, split = [], []
         for group in self.param_groups:
             for p in group["params"]:
@@ -122,6 +136,7 @@ class Optimizer:
         for update in whole:
             self.update_param(*update)
         pieces.run(self.update_param, split, parallel.get_num_threads())
+        return loss
 
     def update(self) -> None:
         """Chainer's name for `step`."""
