@@ -45,3 +45,42 @@ def test_step_with_a_closure_returns_the_loss_and_trains_as_pytorch() -> None:
         runs.append([opt.step(closure).item() for _ in range(10)])
     np.testing.assert_allclose(runs[0], runs[1], rtol=1e-12)
     assert runs[0][-1] < runs[0][0]
+
+
+def _orders(seed: int, epochs: int = 2) -> list[list[int]]:
+    lamina.manual_seed(seed)
+    loader = lamina.utils.data.DataLoader(
+        lamina.utils.data.TensorDataset(lamina.arange(8)), batch_size=8, shuffle=True)
+    return [next(iter(loader))[0].tolist() for _ in range(epochs)]
+
+
+def test_shuffling_draws_a_new_order_each_epoch_decided_by_manual_seed() -> None:
+    first, again, other = _orders(0), _orders(0), _orders(1)
+    assert first == again  # the same seed, the same orders
+    assert first[0] != first[1]  # a new order each epoch, without set_epoch
+    assert first != other  # manual_seed decides them
+    assert sorted(first[0]) == list(range(8))
+    g = lamina.Generator().manual_seed(5)
+    loader = lamina.utils.data.DataLoader(lamina.utils.data.TensorDataset(lamina.arange(8)),
+                                          batch_size=8, shuffle=True, generator=g)
+    h = lamina.Generator().manual_seed(5)
+    twin = lamina.utils.data.DataLoader(lamina.utils.data.TensorDataset(lamina.arange(8)),
+                                        batch_size=8, shuffle=True, generator=h)
+    assert next(iter(loader))[0].tolist() == next(iter(twin))[0].tolist()
+
+
+def test_pytorchs_defaults_and_samplers() -> None:
+    ds = lamina.utils.data.TensorDataset(lamina.arange(6))
+    assert len(list(lamina.utils.data.DataLoader(ds))) == 6  # batch_size 1, as PyTorch
+    by_sampler = lamina.utils.data.DataLoader(ds, batch_size=4, sampler=[5, 4, 3, 2, 1, 0])
+    assert [b[0].tolist() for b in by_sampler] == [[5, 4, 3, 2], [1, 0]]
+    by_batches = lamina.utils.data.DataLoader(ds, batch_sampler=[[0, 2], [4, 1, 3]])
+    assert [b[0].tolist() for b in by_batches] == [[0, 2], [4, 1, 3]]
+    assert len(by_batches) == 2
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        lamina.utils.data.DataLoader(ds, shuffle=True, sampler=[0])
+    loader = lamina.utils.data.DataLoader(ds, batch_size=3, shuffle=True, seed=7)
+    loader.set_epoch(4)
+    a = [b[0].tolist() for b in loader]
+    loader.set_epoch(4)
+    assert [b[0].tolist() for b in loader] == a  # set_epoch pins the order (resume)

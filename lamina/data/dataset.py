@@ -150,50 +150,86 @@ def default_collate(samples: Sequence[Any]) -> tuple[Any, ...]:
 
 
 class DataLoader:
-    """Batches of a dataset, reshuffled every epoch in an order fixed by (seed, epoch).
+    """Batches of a dataset, with PyTorch's signature and defaults (batch_size 1), and a
+    new order every epoch when shuffling.
 
-    The order of epoch e depends only on `seed` and e, so a run resumed at epoch e sees
+    The order of epoch e is a permutation fixed by (seed, e). Without `seed` (PyTorch's
+    way), the seed is drawn from `generator` or lamina's default generator when the loader
+    is made, so `lamina.manual_seed` decides the orders; epochs count up with each pass
+    (or as `set_epoch` says, which the Trainer calls), so a run resumed at epoch e sees
     exactly the batches an uninterrupted run would.
 
     Args:
         dataset: a Dataset (or anything with __len__ and __getitem__).
         batch_size: samples per batch.
         shuffle: permute the samples each epoch.
+        sampler: an iterable of sample indices giving the order (instead of shuffle).
+        batch_sampler: an iterable of lists of indices, one list a batch.
+        num_workers: accepted; batches are loaded in this process.
+        collate_fn: turns a list of samples into a batch (when the dataset has no
+            get_batch); `collate` is lamina's earlier name.
         drop_last: drop a last batch smaller than batch_size.
-        seed: the shuffling seed.
-        collate: turns a list of samples into a batch (when the dataset has no get_batch).
-        shard: (index, count): iterate only part `index` of `count` equal parts of each
-            epoch's order (a data-parallel worker's share; the remainder is left out).
+        generator: the lamina.Generator the seed is drawn from.
+        seed: lamina's: a fixed shuffling seed (job files give one).
+        shard: lamina's: (index, count): iterate only part `index` of `count` equal parts
+            of each epoch's order (a data-parallel worker's share).
 
     Yields:
         Tuples of Tensors, one per field of a sample: (x, y).
+
+    Example:
+        >>> loader = DataLoader(TensorDataset(lm.zeros(10, 2)), batch_size=4, shuffle=True)
+        >>> [len(b[0]) for b in loader]
+        [4, 4, 2]
     """
 
-    def __init__(self, dataset: Any, batch_size: int = 32, shuffle: bool = False,
-                 drop_last: bool = False, seed: int = 0,
-                 collate: Callable[[Sequence[Any]], tuple[Any, ...]] = default_collate,
+    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
+                 sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
+                 collate_fn: Callable[[Sequence[Any]], tuple[Any, ...]] | None = None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Any = None, multiprocessing_context: Any = None,
+                 generator: Any = None, *, prefetch_factor: Any = None,
+                 persistent_workers: bool = False, pin_memory_device: str = "",
+                 in_order: bool = True, seed: int | None = None,
+                 collate: Callable[[Sequence[Any]], tuple[Any, ...]] | None = None,
                  shard: tuple[int, int] = (0, 1)) -> None:
-        if batch_size < 1:
+        if batch_sampler is not None:
+            batch_size = 1
+        if batch_size is None or batch_size < 1:
             raise ValueError(f"DataLoader: batch_size must be >= 1; got {batch_size}")
         if not 0 <= shard[0] < shard[1]:
             raise ValueError(f"DataLoader: shard must be (index, count), 0 <= index < count; "
                              f"got {shard}")
+        if shuffle and sampler is not None:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
         self.shard = shard
         self.dataset, self.batch_size = dataset, batch_size
-        self.shuffle, self.drop_last, self.seed = shuffle, drop_last, seed
-        self.collate = collate
+        self.shuffle, self.drop_last = bool(shuffle), drop_last
+        self.sampler, self.batch_sampler, self.num_workers = sampler, batch_sampler, num_workers
+        if seed is None:
+            from lamina.random import numpy_rng
+
+            seed = int(numpy_rng(generator).integers(2**63)) if self.shuffle else 0
+        self.seed = seed
+        self.collate = collate_fn or collate or default_collate
         self.epoch = 0
+        self._counting = True  # epochs count up per pass until set_epoch takes over
 
     def set_epoch(self, epoch: int) -> None:
         """Choose which epoch's order the next iteration uses."""
         self.epoch = epoch
+        self._counting = False
 
     def order(self) -> np.ndarray:
-        """This epoch's sample order: a permutation fixed by (seed, epoch), or 0..n-1;
-        with a shard, only that shard's equal part of it."""
+        """This epoch's sample order: the sampler's, a permutation fixed by (seed, epoch),
+        or 0..n-1; with a shard, only that shard's equal part of it."""
         n = len(self.dataset)
-        order = (np.random.default_rng([self.seed, self.epoch]).permutation(n)
-                 if self.shuffle else np.arange(n))
+        if self.sampler is not None:
+            order = np.fromiter((int(i) for i in self.sampler), np.int64)
+            n = len(order)
+        else:
+            order = (np.random.default_rng([self.seed, self.epoch]).permutation(n)
+                     if self.shuffle else np.arange(n))
         index, count = self.shard
         if count == 1:
             return order
@@ -201,14 +237,26 @@ class DataLoader:
         return order[index * per:(index + 1) * per]
 
     def __len__(self) -> int:
-        n = len(self.dataset) // self.shard[1]
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        n = (len(self.sampler) if self.sampler is not None else len(self.dataset))
+        n //= self.shard[1]
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
-    def __iter__(self) -> Iterator[tuple[Tensor, ...]]:
+    def _batches(self) -> Iterator[np.ndarray]:
+        if self.batch_sampler is not None:
+            for indices in self.batch_sampler:
+                yield np.asarray(list(indices), np.int64)
+            return
         order = self.order()
-        get_batch = getattr(self.dataset, "get_batch", None)
+        if self._counting:
+            self.epoch += 1
         for start in range(0, len(order), self.batch_size):
-            idx = order[start:start + self.batch_size]
+            yield order[start:start + self.batch_size]
+
+    def __iter__(self) -> Iterator[tuple[Tensor, ...]]:
+        get_batch = getattr(self.dataset, "get_batch", None)
+        for idx in self._batches():
             if self.drop_last and len(idx) < self.batch_size:
                 return
             batch = get_batch(idx) if get_batch else self.collate([self.dataset[i] for i in idx])
