@@ -106,16 +106,18 @@ def lamina_model(name: str) -> Any:
     elif name == "transformer":
         e = WIDTH
         blocks = [layer for _ in range(BLOCKS) for layer in (
-            nn.Residual(nn.LayerNorm(e), nn.MultiheadAttention(e, 4, causal=True)),
+            nn.Residual(nn.LayerNorm(e), nn.MultiheadAttention(e, 4, causal=True,
+                                                               batch_first=True)),
             nn.Residual(nn.LayerNorm(e), nn.Linear(e, 4 * e), nn.GELU(), nn.Linear(4 * e, e)))]
-        model = nn.Sequential(nn.Embedding(VOCAB, e), nn.PositionalEncoding(e, SEQ, learned=True),
+        model = nn.Sequential(nn.Embedding(VOCAB, e),
+                              nn.PositionalEncoding(e, SEQ, learned=True, batch_first=True),
                               *blocks, nn.LayerNorm(e), nn.Linear(e, VOCAB))
     else:
         class LanguageModel(nn.Layer):
             def __init__(self) -> None:
                 super().__init__()
                 self.embed = nn.Embedding(VOCAB, 128)
-                self.lstm = nn.LSTM(128, 256, output="sequence")
+                self.lstm = nn.LSTM(128, 256, output="sequence", batch_first=True)
                 self.out = nn.Linear(256, VOCAB)
 
             def forward(self, x: Any) -> Any:

@@ -35,7 +35,7 @@ def test_bptt_learns_to_copy_across_chunk_boundaries() -> None:
     x = rng.integers(0, 4, (256, 20))
     y = np.concatenate([np.zeros((256, 1), np.int64), x[:, :-1]], axis=1)
     model = nn.Sequential(nn.Embedding(4, 8),
-                          nn.LSTM(8, 32, output="sequence", stateful=True),
+                          nn.LSTM(8, 32, output="sequence", stateful=True, batch_first=True),
                           nn.Linear(32, 4))
     trainer = Trainer(model, optim.Adam(model.parameters(), lr=0.02), algorithm="bptt")
     trainer.algorithm.bptt_steps = 5
@@ -78,7 +78,7 @@ def test_bptt_compiled_trains_as_eager(layer) -> None:
 
 
 def test_bptt_needs_a_stateful_layer() -> None:
-    model = nn.Sequential(nn.Embedding(4, 4), nn.LSTM(4, 4, output="sequence"), nn.Linear(4, 4))
+    model = nn.Sequential(nn.Embedding(4, 4), nn.LSTM(4, 4, output="sequence", batch_first=True), nn.Linear(4, 4))
     trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.1), algorithm="bptt")
     loader = DataLoader(ArrayDataset(np.zeros((4, 6), np.int64), np.zeros((4, 6), np.int64)), 4)
     with pytest.raises(ValueError, match="stateful: true"):

@@ -24,7 +24,7 @@ def _float64(layer):
 @pytest.mark.parametrize("causal", [True, False])
 def test_a_causal_position_sees_only_itself_and_the_past(causal) -> None:
     lm.manual_seed(0)
-    attn = _float64(nn.MultiheadAttention(4, 2, causal=causal))
+    attn = _float64(nn.MultiheadAttention(4, 2, causal=causal, batch_first=True))
     x = lm.tensor(_x(2, 6, 4), requires_grad=True)
     attn(x)[:, 2].sum().backward()  # position 2's output
     reach = np.abs(x.grad).sum(axis=(0, 2))
@@ -46,7 +46,7 @@ def test_cross_attention_matches_pytorch() -> None:
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
     theirs = torch.nn.MultiheadAttention(6, 2, batch_first=True)
-    ours = nn.MultiheadAttention(6, 2)
+    ours = nn.MultiheadAttention(6, 2, batch_first=True)
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     q, kv = _x(2, 3, 6).astype(np.float32), _x(2, 7, 6, seed=1).astype(np.float32)
     lq, lkv = lm.tensor(q, requires_grad=True), lm.tensor(kv, requires_grad=True)
@@ -63,7 +63,7 @@ def test_cross_attention_matches_pytorch() -> None:
 
 def test_a_compiled_causal_model_equals_eager_and_retraces_per_length() -> None:
     lm.manual_seed(0)
-    model = nn.Sequential(nn.Embedding(11, 8), nn.MultiheadAttention(8, 2, causal=True),
+    model = nn.Sequential(nn.Embedding(11, 8), nn.MultiheadAttention(8, 2, causal=True, batch_first=True),
                           nn.LayerNorm(8), nn.Linear(8, 11))
 
     def loss_fn(out, y):
@@ -86,7 +86,7 @@ def test_a_compiled_causal_model_equals_eager_and_retraces_per_length() -> None:
 
 
 def test_shape_errors_say_what_attention_expects() -> None:
-    attn = nn.MultiheadAttention(8, 2)
+    attn = nn.MultiheadAttention(8, 2, batch_first=True)
     with pytest.raises(lm.ShapeError, match=r"^MultiheadAttention: expected query, key and "
                        r"value \(B, T, E\) with E = embed_dim = 8.*got \(2, 5, 6\), .*build the "
                        r"layer with embed_dim=6$"):
@@ -100,15 +100,15 @@ def test_shape_errors_say_what_attention_expects() -> None:
 
 
 @pytest.mark.parametrize("cfg, message", [
-    ({"type": "MultiheadAttention", "embed_dim": 6, "num_heads": 4},
+    ({"type": "MultiheadAttention", "batch_first": True, "embed_dim": 6, "num_heads": 4},
      r"^model: MultiheadAttention: embed_dim \(6\) must be a positive multiple of num_heads "
      r"\(4\)"),
-    ({"type": "MultiheadAttention", "embed_dim": 6, "num_heads": 2, "causal": "yes"},
+    ({"type": "MultiheadAttention", "batch_first": True, "embed_dim": 6, "num_heads": 2, "causal": "yes"},
      r"model\.causal: expected bool, got str 'yes'"),
-    ({"type": "MultiheadAttention", "embed_dim": 6}, r"model\.num_heads: missing"),
-    ({"type": "TransformerEncoderLayer", "d_model": 8, "nhead": 2, "activation": "tanh"},
+    ({"type": "MultiheadAttention", "batch_first": True, "embed_dim": 6}, r"model\.num_heads: missing"),
+    ({"type": "TransformerEncoderLayer", "batch_first": True, "d_model": 8, "nhead": 2, "activation": "tanh"},
      r"model\.activation: expected one of 'relu', 'gelu', got str 'tanh'"),
-    ({"type": "TransformerEncoderLayer", "d_model": 8, "nhead": 3},
+    ({"type": "TransformerEncoderLayer", "batch_first": True, "d_model": 8, "nhead": 3},
      r"^model: TransformerEncoderLayer: MultiheadAttention: embed_dim \(8\) must be a "
      r"positive multiple of num_heads \(3\)"),
 ])
@@ -122,7 +122,7 @@ def test_a_causal_model_exports_at_opset_14_and_17(tmp_path) -> None:
     lowest lamina writes) has."""
     ort = pytest.importorskip("onnxruntime")
     lm.manual_seed(0)
-    model = nn.Sequential(nn.Embedding(10, 8), nn.MultiheadAttention(8, 2, causal=True),
+    model = nn.Sequential(nn.Embedding(10, 8), nn.MultiheadAttention(8, 2, causal=True, batch_first=True),
                           nn.Linear(8, 10)).eval()
     x = np.random.default_rng(0).integers(0, 10, (3, 7))
     for opset in (14, 17):
@@ -133,7 +133,7 @@ def test_a_causal_model_exports_at_opset_14_and_17(tmp_path) -> None:
 
 
 def test_sinusoidal_positions_follow_the_closed_form() -> None:
-    pos = nn.PositionalEncoding(4, max_len=50)
+    pos = nn.PositionalEncoding(4, max_len=50, batch_first=True)
     assert list(pos.state_dict()) == []  # the same for every model: not saved
     y = pos(lm.tensor(np.zeros((2, 30, 4)))).array
     p = np.arange(30.0)
@@ -146,7 +146,7 @@ def test_sinusoidal_positions_follow_the_closed_form() -> None:
 
 
 def test_learned_positions_train_only_the_rows_used() -> None:
-    pos = nn.PositionalEncoding(3, max_len=10, learned=True)
+    pos = nn.PositionalEncoding(3, max_len=10, learned=True, batch_first=True)
     x = lm.tensor(np.ones((2, 4, 3), np.float32))
     pos(x).sum().backward()
     np.testing.assert_array_equal(pos.weight.grad[:4], 2.0)  # two samples
@@ -183,8 +183,8 @@ def test_sampling_a_stateless_model_reads_the_last_window_again_each_step() -> N
     from lamina.cli import generate
 
     lm.manual_seed(0)
-    model = nn.Sequential(nn.Embedding(6, 8), nn.PositionalEncoding(8, max_len=4),
-                          nn.MultiheadAttention(8, 2, causal=True), nn.Linear(8, 6)).eval()
+    model = nn.Sequential(nn.Embedding(6, 8), nn.PositionalEncoding(8, max_len=4, batch_first=True),
+                          nn.MultiheadAttention(8, 2, causal=True, batch_first=True), nn.Linear(8, 6)).eval()
     vocab = "abcdef"
     text = generate(model, vocab, "abcab", length=6, temperature=1e-9, window=4)
     ids = [vocab.index(c) for c in "abcab"]
@@ -195,8 +195,8 @@ def test_sampling_a_stateless_model_reads_the_last_window_again_each_step() -> N
 
 def test_attention_dropout_acts_in_training_only_and_repeats_with_the_seed() -> None:
     lm.manual_seed(0)
-    attn = _float64(nn.MultiheadAttention(4, 2, dropout=0.5))
-    plain = _float64(nn.MultiheadAttention(4, 2))
+    attn = _float64(nn.MultiheadAttention(4, 2, dropout=0.5, batch_first=True))
+    plain = _float64(nn.MultiheadAttention(4, 2, batch_first=True))
     plain.load_state_dict(attn.state_dict())
     x = lm.tensor(_x(3, 5, 4))
     runs = []

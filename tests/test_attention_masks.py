@@ -65,7 +65,7 @@ def test_an_encoder_layer_with_padding_matches_pytorch(norm_first) -> None:
     torch.manual_seed(0)
     theirs = torch.nn.TransformerEncoderLayer(E, H, 8, dropout=0.0, batch_first=True,
                                               norm_first=norm_first).double().eval()
-    ours = nn.TransformerEncoderLayer(E, H, 8, norm_first=norm_first).to("float64").eval()
+    ours = nn.TransformerEncoderLayer(E, H, 8, norm_first=norm_first, batch_first=True).to("float64").eval()
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     x = _rng(9).standard_normal((B, S, E))
     causal = np.triu(np.ones((S, S), bool), 1)
@@ -80,7 +80,7 @@ def test_an_encoder_layer_with_padding_matches_pytorch(norm_first) -> None:
 
 def test_a_padded_batch_gives_each_sequence_what_it_gives_alone() -> None:
     lm.manual_seed(0)
-    attn = nn.MultiheadAttention(E, H, causal=True).to("float64")
+    attn = nn.MultiheadAttention(E, H, causal=True, batch_first=True).to("float64")
     lengths = [3, 5, 1]
     x = _rng(10).standard_normal((3, 5, E))
     padding = np.arange(5)[None] >= np.array(lengths)[:, None]
@@ -92,7 +92,7 @@ def test_a_padded_batch_gives_each_sequence_what_it_gives_alone() -> None:
 
 
 def test_a_query_with_no_key_left_gets_zeros_and_passes_no_gradient() -> None:
-    attn = nn.MultiheadAttention(E, H, bias=False).to("float64")
+    attn = nn.MultiheadAttention(E, H, bias=False, batch_first=True).to("float64")
     x = lm.tensor(_rng(11).standard_normal((B, S, E)), requires_grad=True)
     everything = np.ones((B, S), bool)
     everything[0] = False  # the first sequence keeps its keys
@@ -110,7 +110,7 @@ class PaddedClassifier(nn.Layer):
     def __init__(self) -> None:
         super().__init__()
         self.embed = nn.Embedding(7, E)
-        self.attn = nn.MultiheadAttention(E, H)
+        self.attn = nn.MultiheadAttention(E, H, batch_first=True)
         self.head = nn.Linear(E, 3)
 
     def forward(self, ids):
@@ -151,7 +151,7 @@ def test_a_mask_made_from_the_ids_follows_every_batch_in_a_plan() -> None:
      r"PyTorch\) or floating"),
 ])
 def test_mask_errors_name_the_mask_and_the_shapes_it_takes(kwargs, error, message) -> None:
-    attn = nn.MultiheadAttention(E, H)
+    attn = nn.MultiheadAttention(E, H, batch_first=True)
     q = lm.tensor(np.ones((B, L, E), np.float32))
     kv = lm.tensor(np.ones((B, S, E), np.float32))
     with pytest.raises(error, match=message):

@@ -117,8 +117,8 @@ def test_shape_errors_name_the_container_and_the_fix() -> None:
 def test_a_recurrent_layers_tuple_inside_a_container_names_the_fix(container) -> None:
     x = lm.tensor(np.ones((2, 5, 3), np.float32))
     with pytest.raises(TypeError, match=r"a layer inside returns a tuple.*output='sequence'"):
-        container(nn.GRU(3, 3))(x)
-    assert container(nn.GRU(3, 3, output="sequence"))(x).ndim == 3  # the fix works
+        container(nn.GRU(3, 3, batch_first=True))(x)
+    assert container(nn.GRU(3, 3, output="sequence", batch_first=True))(x).ndim == 3  # the fix works
 
 
 @pytest.mark.parametrize("cfg, message", [

@@ -178,7 +178,7 @@ def _text_job(tmp_path, sequences, workers=2, epochs=2, shuffle=True):
                  "test_fraction": 0.0, "val_fraction": 0.0, "batch_size": 8, "shuffle": shuffle},
         "model": {"type": "Sequential", "layers": [
             {"type": "Embedding", "num_embeddings": 97, "embedding_dim": 8},
-            {"type": "LSTM", "input_size": 8, "hidden_size": 16, "output": "sequence",
+            {"type": "LSTM", "batch_first": True, "input_size": 8, "hidden_size": 16, "output": "sequence",
              "stateful": True},
             {"type": "Linear", "in_features": 16, "out_features": 97}]},
         "optimizer": {"type": "SGD", "lr": 0.5},

@@ -209,9 +209,9 @@ def test_shape_errors_name_the_layer_path_and_shapes() -> None:
     with pytest.raises(lm.ShapeError, match=r"^BatchNorm2d: expected input of 4 dims with 3 channels.*got shape \(2, 3\)"):
         nn.BatchNorm2d(3)(lm.tensor(np.ones((2, 3), np.float32)))
     with pytest.raises(lm.ShapeError, match=r"LSTM: expected input \(B, T, input_size\) with input_size 3; got shape \(2, 5, 4\)"):
-        nn.LSTM(3, 4)(lm.tensor(np.ones((2, 5, 4), np.float32)))
+        nn.LSTM(3, 4, batch_first=True)(lm.tensor(np.ones((2, 5, 4), np.float32)))
     with pytest.raises(lm.ShapeError, match=r"GRU: expected initial state of shape \(1, 2, 4\); got \(1, 3, 4\)"):
-        nn.GRU(3, 4)(lm.tensor(np.ones((2, 5, 3), np.float32)),
+        nn.GRU(3, 4, batch_first=True)(lm.tensor(np.ones((2, 5, 3), np.float32)),
                      lm.tensor(np.zeros((1, 3, 4), np.float32)))
 
 
@@ -223,7 +223,7 @@ def test_float64_input_to_a_float32_layer_names_the_layer_and_both_fixes() -> No
                        r"dtype='float32'\).*model.to\('float64'\)\)$"):
         model(lm.tensor(x))
     with pytest.raises(lm.DTypeError, match=r"^GRU: input 1 is float64"):  # the state too
-        nn.GRU(3, 4)(lm.tensor(x[None], dtype="float32"), lm.tensor(np.zeros((1, 1, 4))))
+        nn.GRU(3, 4, batch_first=True)(lm.tensor(x[None], dtype="float32"), lm.tensor(np.zeros((1, 1, 4))))
     assert issubclass(lm.DTypeError, lm.ShapeError)  # located and reported as shape errors
     expected = model(lm.tensor(x, dtype="float32")).array
     assert model.to("float64") is model
@@ -261,7 +261,7 @@ def test_an_op_that_promotes_gives_each_input_its_gradient_in_its_own_dtype() ->
     (nn.Conv1d(3, 4, 3), (2, 5, 6), "in_channels=5"),
     (nn.BatchNorm1d(3), (2, 6), "num_features=6"),
     (nn.BatchNorm2d(3), (2, 6, 4, 4), "num_features=6"),
-    (nn.LSTM(3, 4), (2, 5, 7), "input_size=7"),
+    (nn.LSTM(3, 4, batch_first=True), (2, 5, 7), "input_size=7"),
     (nn.RBM(5, 3), (2, 6), "n_visible=6"),
     (nn.GroupNorm(2, 4), (2, 6, 3), "num_channels=6"),
     (nn.ConvTranspose2d(3, 2, 3), (2, 4, 5, 5), "in_channels=4"),
@@ -274,7 +274,7 @@ def test_a_size_mismatch_names_the_argument_that_fits(layer, shape, fix) -> None
 @pytest.mark.parametrize("layer, args", [
     (nn.Conv2d(3, 4, 3), [(2, 3, 6)]),  # wrong rank: no single argument fits
     (nn.Conv2d(4, 4, 3, groups=2), [(2, 3, 6, 6)]),  # 3 channels cannot split in 2 groups
-    (nn.GRU(3, 4), [(2, 5, 3), (1, 3, 4)]),  # the input is right, its initial state is not
+    (nn.GRU(3, 4, batch_first=True), [(2, 5, 3), (1, 3, 4)]),  # the input is right, its initial state is not
     (nn.GroupNorm(2, 4), [(2, 5, 3)]),  # 5 channels cannot form 2 groups
 ])
 def test_no_fix_is_offered_where_no_argument_fits(layer, args) -> None:
@@ -385,7 +385,7 @@ def test_default_initialisation_matches_pytorch_bounds() -> None:
     assert abs(conv.weight.array.std() - bound / np.sqrt(3)) < 0.1 * bound  # std of U(-b, b)
     emb = nn.Embedding(1000, 50)
     assert abs(emb.weight.array.std() - 1) < 0.02
-    lstm = nn.LSTM(10, 25)
+    lstm = nn.LSTM(10, 25, batch_first=True)
     assert max(np.abs(p.array).max() for p in lstm.parameters()) <= 1 / 5
     bn = nn.BatchNorm1d(3)
     np.testing.assert_array_equal(bn.weight.array, 1)

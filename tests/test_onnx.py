@@ -79,9 +79,9 @@ def test_a_model_with_every_exportable_layer(tmp_path) -> None:
     seq = nn.Sequential(nn.Conv1d(3, 6, 3, padding=1), nn.ReLU(), nn.MaxPool1d(2),
                         nn.AvgPool1d(2), nn.Flatten(), nn.Linear(24, 4))
     _check(seq, lambda rng: rng.standard_normal((2, 3, 16)).astype(np.float32), tmp_path)
-    lm_model = nn.Sequential(nn.Embedding(20, 6), nn.LSTM(6, 8, output="sequence"),
-                             nn.GRU(8, 8, num_layers=2, output="sequence"),
-                             nn.RNN(8, 8, output="last"), nn.Linear(8, 20))
+    lm_model = nn.Sequential(nn.Embedding(20, 6), nn.LSTM(6, 8, output="sequence", batch_first=True),
+                             nn.GRU(8, 8, num_layers=2, output="sequence", batch_first=True),
+                             nn.RNN(8, 8, output="last", batch_first=True), nn.Linear(8, 20))
     _check(lm_model, lambda rng: rng.integers(0, 20, (2, 7)), tmp_path)
 
 

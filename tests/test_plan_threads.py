@@ -24,7 +24,7 @@ class _Tagger(nn.Layer):
 
     def __init__(self) -> None:
         super().__init__()
-        self.embed, self.lstm = nn.Embedding(12, 6), nn.LSTM(6, 8, output="sequence")
+        self.embed, self.lstm = nn.Embedding(12, 6), nn.LSTM(6, 8, output="sequence", batch_first=True)
         self.out = nn.Linear(8, 12)
 
     def forward(self, x):
@@ -45,8 +45,8 @@ MODELS = {
     "cnn": (_cnn, F.cross_entropy),
     "lstm": (_Tagger, lambda out, y: F.cross_entropy(out, y.reshape(-1))),
     "transformer": (lambda: nn.Sequential(
-        nn.Embedding(12, 8), nn.PositionalEncoding(8, max_len=5),
-        nn.Residual(nn.LayerNorm(8), nn.MultiheadAttention(8, 2, causal=True)),
+        nn.Embedding(12, 8), nn.PositionalEncoding(8, max_len=5, batch_first=True),
+        nn.Residual(nn.LayerNorm(8), nn.MultiheadAttention(8, 2, causal=True, batch_first=True)),
         nn.Linear(8, 12)), lambda out, y: F.cross_entropy(out.reshape(-1, 12), y.reshape(-1))),
 }
 

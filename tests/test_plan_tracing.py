@@ -110,7 +110,7 @@ def test_outside_state_and_stateful_layers_split_over_threads_are_refused() -> N
     with pytest.raises(TraceError, match=r"made before the traced call"):
         compile(ReadsOutside(), example_batch=(lm.tensor(np.ones((2, 3), np.float32)),))
     with pytest.raises(TraceError, match=r"layer 0 is stateful, .*threads=2 cannot split"):
-        compile(nn.Sequential(nn.LSTM(2, 2, output="sequence", stateful=True)), threads=2)
+        compile(nn.Sequential(nn.LSTM(2, 2, output="sequence", stateful=True, batch_first=True)), threads=2)
 
 
 def _chunked(model, plan, x, y, loss_fn, bounds):

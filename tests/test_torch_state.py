@@ -22,10 +22,10 @@ def _pairs():
          lambda: tnn.Sequential(tnn.Conv2d(1, 4, 3), tnn.BatchNorm2d(4), tnn.ReLU(),
                                 tnn.MaxPool2d(2), tnn.Flatten(), tnn.Linear(36, 5)),
          lambda rng: rng.standard_normal((3, 1, 8, 8)).astype(np.float32)),
-        (lambda: nn.LSTM(4, 6, num_layers=2, output="sequence"),
+        (lambda: nn.LSTM(4, 6, num_layers=2, output="sequence", batch_first=True),
          lambda: tnn.LSTM(4, 6, 2, batch_first=True),
          lambda rng: rng.standard_normal((2, 5, 4)).astype(np.float32)),
-        (lambda: nn.GRU(4, 6), lambda: tnn.GRU(4, 6, batch_first=True),
+        (lambda: nn.GRU(4, 6, batch_first=True), lambda: tnn.GRU(4, 6, batch_first=True),
          lambda rng: rng.standard_normal((2, 5, 4)).astype(np.float32)),
     ]
 

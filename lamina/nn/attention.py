@@ -32,20 +32,20 @@ class MultiheadAttention(Layer):
         dropout: in training, drop this share of the attention weights.
         bias: learn biases in the input and output projections.
         causal: position i attends to positions 0..i only (a decoder, or a language model).
-        batch_first: input (B, T, E); False takes (T, B, E) as PyTorch's default does.
+        batch_first: input (B, T, E); False (PyTorch's default) takes (T, B, E).
 
     Parameters are PyTorch's: `in_proj_weight` (3E, E) holding the query, key and value
     projections stacked, `in_proj_bias` (3E,), and `out_proj.weight`, `out_proj.bias`; so
     a `torch.nn.MultiheadAttention` state dict loads as it is.
 
     Example:
-        >>> attn = nn.MultiheadAttention(64, 4, causal=True)
+        >>> attn = nn.MultiheadAttention(64, 4, causal=True, batch_first=True)
         >>> attn(lm.tensor(np.zeros((8, 20, 64), np.float32))).shape
         (8, 20, 64)
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 causal: bool = False, batch_first: bool = True) -> None:
+                 causal: bool = False, batch_first: bool = False) -> None:
         super().__init__()
         if embed_dim < 1 or num_heads < 1 or embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim ({embed_dim}) must be a positive "
@@ -171,16 +171,16 @@ class PositionalEncoding(Layer):
         max_len: the longest sequence it takes.
         learned: learn `weight` (max_len, embedding_dim), drawn from N(0, 0.02^2), instead
             of the sinusoids (which are not saved: they are the same for every model).
-        batch_first: input (B, T, E); False takes (T, B, E).
+        batch_first: input (B, T, E); False (the default, as PyTorch's) takes (T, B, E).
 
     Example:
-        >>> pos = nn.PositionalEncoding(64, max_len=128)
+        >>> pos = nn.PositionalEncoding(64, max_len=128, batch_first=True)
         >>> pos(lm.tensor(np.zeros((8, 20, 64), np.float32))).shape
         (8, 20, 64)
     """
 
     def __init__(self, embedding_dim: int, max_len: int = 512, learned: bool = False,
-                 batch_first: bool = True) -> None:
+                 batch_first: bool = False) -> None:
         super().__init__()
         if embedding_dim < 1 or max_len < 1:
             raise ValueError(f"PositionalEncoding: embedding_dim and max_len must be >= 1; got "
@@ -246,19 +246,20 @@ class TransformerEncoderLayer(Layer):
         dropout: in training, on the attention weights and after each sub-layer.
         activation: "relu" or "gelu".
         layer_norm_eps: the norms' eps.
-        batch_first: input (B, T, E); False takes (T, B, E).
+        batch_first: input (B, T, E); False (the default, as PyTorch's) takes (T, B, E).
         norm_first: normalise before each sub-layer (pre-norm, as most trained today)
             instead of after (the original post-norm, PyTorch's default).
         bias: biases in the linear layers and the norms.
         causal: position i attends to positions 0..i only.
 
     Example:
-        >>> block = nn.TransformerEncoderLayer(64, 4, 256, norm_first=True, causal=True)
+        >>> block = nn.TransformerEncoderLayer(64, 4, 256, norm_first=True, causal=True,
+        ...                                    batch_first=True)
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation: Literal["relu", "gelu"] = "relu",
-                 layer_norm_eps: float = 1e-5, batch_first: bool = True,
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, causal: bool = False) -> None:
         super().__init__()
         if activation not in ("relu", "gelu"):

@@ -134,7 +134,8 @@ def _map_state(state: Any, fn: Any) -> Any:
 class RNN(_Recurrent):
     """Elman RNN: h_t = act(x_t @ W_ih.T + b_ih + h_{t-1} @ W_hh.T + b_hh), act tanh or relu.
 
-    Shapes: input (B, T, input_size) (batch_first, the default) or (T, B, input_size);
+    Shapes: input (T, B, input_size) (the default, as PyTorch's) or (B, T, input_size)
+    with batch_first;
     h0 (num_layers, B, hidden_size). Returns (output (B, T, hidden_size), h_n).
 
     Args (beyond PyTorch's):
@@ -148,7 +149,7 @@ class RNN(_Recurrent):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: Literal["tanh", "relu"] = "tanh", bias: bool = True,
-                 batch_first: bool = True, output: Output = "tuple",
+                 batch_first: bool = False, output: Output = "tuple",
                  stateful: bool = False) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
@@ -176,7 +177,7 @@ class LSTM(_Recurrent):
     gates = 4
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = True, output: Output = "tuple",
+                 bias: bool = True, batch_first: bool = False, output: Output = "tuple",
                  stateful: bool = False) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, output, stateful)
 
@@ -212,7 +213,7 @@ class GRU(_Recurrent):
     gates = 3
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = True, output: Output = "tuple",
+                 bias: bool = True, batch_first: bool = False, output: Output = "tuple",
                  stateful: bool = False) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, output, stateful)
 
