@@ -123,3 +123,49 @@ def test_editing_the_tree() -> None:
         assert seq.to(lib.float32).fc.weight.dtype == lib.float32
         assert seq.to("cpu") is seq and seq.cpu() is seq
         assert isinstance(seq, lib.nn.Module)
+
+
+@pytest.mark.parametrize("kind", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_recurrent_cells_match_pytorch_step_by_step(kind: str) -> None:
+    rng = np.random.default_rng(4)
+    xs = rng.standard_normal((3, 2, 5))  # 3 steps of a batch of 2
+    theirs = getattr(torch.nn, kind)(5, 4).double()
+    ours = getattr(lamina.nn, kind)(5, 4).double()
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    results = []
+    for lib, cell in ((lamina, ours), (torch, theirs)):
+        x = lib.tensor(xs, requires_grad=True)
+        state, outs = None, []
+        for t in range(3):
+            state = cell(x[t], state)
+            outs.append(state[0] if kind == "LSTMCell" else state)
+        total = sum((o * (i + 1)).sum() for i, o in enumerate(outs))
+        total.backward()
+        results.append((lib.stack(outs).detach().numpy(), x.grad.numpy(),
+                        cell.weight_hh.grad.numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    single = ours(lamina.tensor(xs[0, 0]))  # an unbatched input gives unbatched states
+    assert (single[0] if kind == "LSTMCell" else single).shape == (4,)
+
+
+def test_initialisers_match_pytorchs_definitions() -> None:
+    for lib in (lamina, torch):
+        eye = lib.nn.init.eye_(lib.empty(2, 3))
+        assert eye.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+        kernel = lib.nn.init.dirac_(lib.empty(4, 2, 3), groups=2)
+        x = lib.tensor(np.random.default_rng(0).standard_normal((1, 4, 5)))
+        out = lib.nn.functional.conv1d(x, kernel.double(), padding=1, groups=2)
+        # a dirac kernel passes its input through: in each of the 2 groups, output
+        # channel d of the group is input channel d of the group
+        assert np.allclose(out.numpy(), x.numpy())
+        w = lib.nn.init.sparse_(lib.empty(10, 6), sparsity=0.3)
+        assert all(int((w[:, j] == 0).sum()) == 3 for j in range(6))
+    lamina.manual_seed(0)
+    w = lamina.nn.init.trunc_normal_(lamina.empty(50000), mean=1.0, std=2.0, a=-1.0, b=2.0)
+    assert w.min().item() >= -1.0 and w.max().item() <= 2.0
+    torch.manual_seed(0)
+    t = torch.nn.init.trunc_normal_(torch.empty(50000), mean=1.0, std=2.0, a=-1.0, b=2.0)
+    assert abs(w.mean().item() - t.mean().item()) < 0.02
+    assert abs(w.std().item() - t.std().item()) < 0.02

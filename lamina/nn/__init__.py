@@ -73,8 +73,12 @@ from lamina.nn.pooling import (
 from lamina.nn.rbm import RBM
 from lamina.nn.recurrent import GRU, LSTM, RNN
 from lamina.nn.registry import ConfigError, from_config, layer_types, register_layer
+from lamina.nn.rnn_cell import GRUCell, LSTMCell, RNNCell
 
 __all__ = [
+    "GRUCell",
+    "LSTMCell",
+    "RNNCell",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AvgPool1d",

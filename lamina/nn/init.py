@@ -118,6 +118,86 @@ def orthogonal_(t: Tensor, gain: float = 1.0) -> Tensor:
     return _fill(t, gain * q.reshape(t.shape))
 
 
+def eye_(t: Tensor) -> Tensor:
+    """The identity matrix (ones on the diagonal of a 2-d tensor).
+
+    Example:
+        >>> nn.init.eye_(lm.empty(2, 3))
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
+    if t.ndim != 2:
+        raise ValueError(f"eye_: only tensors with 2 dimensions are supported; got {t.ndim}")
+    return _fill(t, np.eye(*t.shape))
+
+
+def dirac_(t: Tensor, groups: int = 1) -> Tensor:
+    """A convolution kernel (out, in, *k) that passes its input through unchanged: 1 at
+    the centre of channel i's kernel for input channel i (per group), 0 elsewhere."""
+    if t.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_: only tensors with 3, 4 or 5 dimensions are supported; "
+                         f"got {t.ndim}")
+    out_per_group = t.shape[0] // groups
+    values = np.zeros(t.shape)
+    centre = tuple(k // 2 for k in t.shape[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, t.shape[1])):
+            values[(g * out_per_group + d, d, *centre)] = 1
+    return _fill(t, values)
+
+
+def trunc_normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0) -> Tensor:
+    """N(mean, std^2) truncated to [a, b] (by inverting the normal CDF of a uniform draw
+    between the bounds' CDFs, as PyTorch does).
+
+    Example:
+        >>> w = nn.init.trunc_normal_(lm.empty(1000), std=1.0, a=-0.5, b=0.5)
+        >>> bool(w.abs().max() <= 0.5)
+        True
+    """
+    def cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    u = config.rng().uniform(2 * lo - 1, 2 * hi - 1, t.shape)
+    values = _erfinv(u) * std * math.sqrt(2.0) + mean
+    return _fill(t, np.clip(values, a, b))
+
+
+def _erfinv(y: np.ndarray) -> np.ndarray:
+    """The inverse error function by Newton's method (SciPy is not a dependency of
+    lamina's core): from a rough start, a few steps reach float64 accuracy."""
+    from lamina.functions.elementwise import _erf
+
+    w = -np.log((1.0 - y) * (1.0 + y))
+    x = np.where(w < 5, 0.886 * y, np.sign(y) * np.sqrt(np.maximum(w - 2.5, 0)))
+    for _ in range(50):
+        step = (_erf(x) - y) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
+        x = x - step
+        if np.abs(step).max(initial=0) < 1e-12:
+            break
+    return x
+
+
+def sparse_(t: Tensor, sparsity: float, std: float = 0.01) -> Tensor:
+    """N(0, std^2) with a share `sparsity` of each column set to zero (Martens, 2010).
+
+    Example:
+        >>> w = nn.init.sparse_(lm.empty(10, 4), sparsity=0.5)
+        >>> [int((w[:, j] == 0).sum()) for j in range(4)]
+        [5, 5, 5, 5]
+    """
+    if t.ndim != 2:
+        raise ValueError(f"sparse_: only tensors with 2 dimensions are supported; got {t.ndim}")
+    rows, cols = t.shape
+    zeros = int(math.ceil(sparsity * rows))
+    values = config.rng().normal(0.0, std, (rows, cols))
+    for j in range(cols):
+        values[config.rng().permutation(rows)[:zeros], j] = 0
+    return _fill(t, values)
+
+
 def default_linear_(weight: Tensor, bias: Tensor | None, fan_in: int) -> None:
     """PyTorch's default for Linear and Conv: kaiming_uniform_(a=sqrt(5)) and a bias from
     U(-1/sqrt(fan_in), 1/sqrt(fan_in)), which bounds the weights by 1/sqrt(fan_in) too."""
