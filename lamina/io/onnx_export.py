@@ -394,32 +394,39 @@ def _rbm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
 _GATE_ORDER = {"RNN": [0], "LSTM": [0, 3, 1, 2], "GRU": [1, 0, 2]}
 
 
+def recurrent_op(ctx: Context, layer: Any, op: str, seq: str, path: str, suffix: str
+                 ) -> list[str]:
+    """ONNX's RNN, LSTM or GRU op over `seq` (T, B, I) with a layer's weights named
+    weight_ih{suffix}, ..., its gate blocks in ONNX's order; returns the op's outputs."""
+    order, h = _GATE_ORDER[op], layer.hidden_size
+
+    def blocks(a: np.ndarray) -> np.ndarray:
+        return np.concatenate([a[g * h:(g + 1) * h] for g in order])
+
+    W = blocks(_w(layer, f"weight_ih{suffix}"))[None]
+    R = blocks(_w(layer, f"weight_hh{suffix}"))[None]
+    zeros = np.zeros(len(order) * h, W.dtype)
+    b_ih = blocks(_w(layer, f"bias_ih{suffix}")) if layer.bias else zeros
+    b_hh = blocks(_w(layer, f"bias_hh{suffix}")) if layer.bias else zeros
+    inputs = [seq, ctx.constant(f"{path}.W{suffix}", W), ctx.constant(f"{path}.R{suffix}", R),
+              ctx.constant(f"{path}.B{suffix}", np.concatenate([b_ih, b_hh])[None])]
+    attrs: dict[str, Any] = {"hidden_size": h}
+    if op == "RNN":
+        attrs["activations"] = ["Tanh" if layer.nonlinearity == "tanh" else "Relu"]
+    if op == "GRU":
+        attrs["linear_before_reset"] = 1  # r * (W_hn h + b_hn), as PyTorch computes
+    return ctx.node(op, inputs, f"{path}{suffix}", n_outputs=3 if op == "LSTM" else 2,
+                    **attrs)
+
+
 def _recurrent(op: str) -> Exporter:
     def export(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
-        order = _GATE_ORDER[op]
-        h = layer.hidden_size
         seq = x
         if layer.batch_first:  # ONNX runtimes implement the time-major layout (layout=0)
             (seq,) = ctx.node("Transpose", [seq], path, perm=[1, 0, 2])
         finals: list[list[str]] = []
         for k in range(layer.num_layers):
-            def blocks(a: np.ndarray) -> np.ndarray:
-                return np.concatenate([a[g * h:(g + 1) * h] for g in order])
-
-            W = blocks(_w(layer, f"weight_ih_l{k}"))[None]
-            R = blocks(_w(layer, f"weight_hh_l{k}"))[None]
-            zeros = np.zeros(len(order) * h, W.dtype)
-            b_ih = blocks(_w(layer, f"bias_ih_l{k}")) if layer.bias else zeros
-            b_hh = blocks(_w(layer, f"bias_hh_l{k}")) if layer.bias else zeros
-            inputs = [seq, ctx.constant(f"{path}.W{k}", W), ctx.constant(f"{path}.R{k}", R),
-                      ctx.constant(f"{path}.B{k}", np.concatenate([b_ih, b_hh])[None])]
-            attrs: dict[str, Any] = {"hidden_size": h}
-            if op == "RNN":
-                attrs["activations"] = ["Tanh" if layer.nonlinearity == "tanh" else "Relu"]
-            if op == "GRU":
-                attrs["linear_before_reset"] = 1  # r * (W_hn h + b_hn), as PyTorch computes
-            outs = ctx.node(op, inputs, f"{path}.l{k}", n_outputs=3 if op == "LSTM" else 2,
-                            **attrs)
+            outs = recurrent_op(ctx, layer, op, seq, path, f"_l{k}")
             # Y is (T, directions=1, B, H); the final states are (1, B, H).
             (seq,) = ctx.node("Squeeze", [outs[0], ctx.constant(f"{path}.ax1", np.array([1]))],
                               path)
