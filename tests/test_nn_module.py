@@ -169,3 +169,41 @@ def test_initialisers_match_pytorchs_definitions() -> None:
     t = torch.nn.init.trunc_normal_(torch.empty(50000), mean=1.0, std=2.0, a=-1.0, b=2.0)
     assert abs(w.mean().item() - t.mean().item()) < 0.02
     assert abs(w.std().item() - t.std().item()) < 0.02
+
+
+def _keyed(lib):
+    nn = lib.nn
+    from collections import OrderedDict
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.trunk = nn.Sequential(OrderedDict([("fc", nn.Linear(3, 4)), ("act", nn.ReLU())]))
+            self.heads = nn.ModuleDict({"cls": nn.Linear(4, 2), "box": nn.Linear(4, 1)})
+            self.scales = nn.ParameterList([nn.Parameter(lib.ones(2)), lib.zeros(1)])
+            self.extra = nn.ParameterDict({"temp": nn.Parameter(lib.ones(1))})
+
+        def forward(self, x):
+            h = self.trunk(x)
+            return self.heads["cls"](h) * self.scales[0] * self.extra["temp"]
+
+    return Net()
+
+
+def test_keyed_and_parameter_containers_name_things_as_pytorch() -> None:
+    ours, theirs = _keyed(lamina), _keyed(torch)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    x = np.random.default_rng(2).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(ours(lamina.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-6)
+    assert sorted(ours.heads) == sorted(theirs.heads) and "cls" in ours.heads
+    assert len(ours.scales) == len(theirs.scales) == 2
+    assert isinstance(ours.scales[1], lamina.nn.Parameter)
+    ours.heads.pop("box")
+    assert list(ours.heads.keys()) == ["cls"]
+    again = lamina.nn.from_config(ours.trunk.to_config())
+    assert list(again.state_dict()) == ["fc.weight", "fc.bias"]
+    with pytest.raises(TypeError, match=r"hold them in nn\.ModuleDict"):
+        ours.plain = {"a": lamina.nn.Linear(2, 2)}

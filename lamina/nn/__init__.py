@@ -29,6 +29,7 @@ from lamina.nn.activation import (
 )
 from lamina.nn.attention import MultiheadAttention, PositionalEncoding, TransformerEncoderLayer
 from lamina.nn.container import Concat, Identity, LayerList, ModuleList, Residual, Sequential
+from lamina.nn.container_dict import ModuleDict, ParameterDict, ParameterList
 from lamina.nn.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from lamina.nn.dropout import Dropout
 from lamina.nn.embedding import Embedding
@@ -76,6 +77,9 @@ from lamina.nn.registry import ConfigError, from_config, layer_types, register_l
 from lamina.nn.rnn_cell import GRUCell, LSTMCell, RNNCell
 
 __all__ = [
+    "ModuleDict",
+    "ParameterDict",
+    "ParameterList",
     "GRUCell",
     "LSTMCell",
     "RNNCell",

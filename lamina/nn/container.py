@@ -76,17 +76,26 @@ LayerList = ModuleList  # lamina's earlier name
 class Sequential(_Ordered):
     """Layers applied in order; each one's output is the next one's input.
 
-    Children are named "0", "1", ... so parameters read `0.weight`, as in PyTorch.
-    Config: {"type": "Sequential", "layers": [{"type": "Linear", ...}, ...]}.
+    Children are named "0", "1", ... so parameters read `0.weight`, as in PyTorch; built
+    from an OrderedDict, they take its names (`fc.weight`).
+    Config: {"type": "Sequential", "layers": [{"type": "Linear", ...}, ...]}, plus
+    "names": [...] where the children are named.
 
     Example:
         >>> model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
         >>> model[0], len(model)
     """
 
-    def __init__(self, *layers: Layer) -> None:
+    def __init__(self, *layers: Any) -> None:
         super().__init__()
-        self.extend(layers)
+        if len(layers) == 1 and isinstance(layers[0], Mapping):
+            for name, layer in layers[0].items():
+                if not isinstance(layer, Layer):
+                    raise TypeError(f"Sequential: expected a Layer for {name!r}, got "
+                                    f"{type(layer).__name__}")
+                setattr(self, name, layer)
+        else:
+            self.extend(layers)
 
     @classmethod
     def _of(cls, layers: list[Layer]) -> Sequential:
@@ -98,15 +107,26 @@ class Sequential(_Ordered):
         return x
 
     def get_config(self) -> dict[str, Any]:
-        return {"layers": [layer.to_config() for layer in self]}
+        config: dict[str, Any] = {"layers": [layer.to_config() for layer in self]}
+        names = list(self._children)
+        if names != [str(i) for i in range(len(names))]:
+            config["names"] = names
+        return config
 
     def extra_repr(self) -> str:
         return ""
 
     @classmethod
     def from_config_args(cls, args: Mapping[str, Any], path: str) -> Sequential:
-        _only(args, {"layers"}, path, "Sequential")
-        return cls(*_layers(args, "layers", path))
+        _only(args, {"layers", "names"}, path, "Sequential")
+        layers = _layers(args, "layers", path)
+        names = args.get("names")
+        if names is None:
+            return cls(*layers)
+        if not isinstance(names, list) or len(names) != len(layers):
+            raise ConfigError(f"{path}.names: expected one name per layer ({len(layers)}); "
+                              f"got {names!r}")
+        return cls(dict(zip(names, layers)))
 
 
 def _only(args: Mapping[str, Any], allowed: set[str], path: str, name: str) -> None:

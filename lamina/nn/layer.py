@@ -373,14 +373,15 @@ def _refuse_unregistered(layer: Layer, name: str, value: list | tuple | dict) ->
     where = f"{type(layer).__name__}.{name}"
     kind = type(value).__name__
     if any(isinstance(v, Layer) for v in items):
+        holder = "nn.ModuleDict({...})" if kind == "dict" else "nn.ModuleList([...])"
         raise TypeError(f"{where}: layers in a plain {kind} are not registered, so their "
-                        "parameters would neither train nor be saved; hold them in "
-                        "nn.LayerList([...]) (or nn.Sequential(...) to apply them in order)")
+                        f"parameters would neither train nor be saved; hold them in {holder} "
+                        "(or nn.Sequential(...) to apply them in order)")
     if any(isinstance(v, Parameter) for v in items):
+        holder = "nn.ParameterDict" if kind == "dict" else "nn.ParameterList"
         raise TypeError(f"{where}: parameters in a plain {kind} are not registered, so they "
-                        "would neither train nor be saved; assign each to its own attribute "
-                        f"(setattr(self, f'{name}{{i}}', p)) or keep them in a layer of "
-                        "their own")
+                        f"would neither train nor be saved; hold them in {holder}(...), or "
+                        f"assign each to its own attribute (setattr(self, f'{name}{{i}}', p))")
 
 
 def _check_name(layer: Layer, name: str) -> None:

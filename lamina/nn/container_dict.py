@@ -1,0 +1,185 @@
+"""PyTorch's keyed and parameter containers: ModuleDict, ParameterList, ParameterDict.
+
+Like ModuleList they have no forward: a module's forward reads them. What they hold is
+registered under its key (or position), so it trains, saves and loads under the names
+PyTorch gives it (`heads.cls.weight`, `scales.0`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.tensor import Tensor
+from lamina.nn.layer import Layer, Parameter
+
+
+class ModuleDict(Layer):
+    """Modules by name, registered.
+
+    Example:
+        >>> heads = nn.ModuleDict({"cls": nn.Linear(4, 3), "box": nn.Linear(4, 2)})
+        >>> sorted(heads), heads["box"].out_features
+        (['box', 'cls'], 2)
+    """
+
+    def __init__(self, modules: Mapping[str, Layer] | Iterable[tuple[str, Layer]] | None = None
+                 ) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Layer:
+        return self._children[key]
+
+    def __setitem__(self, key: str, module: Layer) -> None:
+        if not isinstance(module, Layer):
+            raise TypeError(f"ModuleDict: {key!r} must be a Module, got {type(module).__name__}")
+        setattr(self, key, module)
+
+    def __delitem__(self, key: str) -> None:
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._children)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._children)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._children
+
+    def keys(self) -> Iterable[str]:
+        """The names, in insertion order."""
+        return self._children.keys()
+
+    def values(self) -> Iterable[Layer]:
+        """The modules, in insertion order."""
+        return self._children.values()
+
+    def items(self) -> Iterable[tuple[str, Layer]]:
+        """(name, module) pairs, in insertion order."""
+        return self._children.items()
+
+    def update(self, modules: Mapping[str, Layer] | Iterable[tuple[str, Layer]]) -> None:
+        """Add or replace modules from a mapping or (name, module) pairs."""
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for key, module in pairs:
+            self[key] = module
+
+    def pop(self, key: str) -> Layer:
+        """Remove and return the module under `key`."""
+        module = self._children[key]
+        del self[key]
+        return module
+
+    def forward(self, *args: Any) -> Any:
+        """Refused: a ModuleDict holds modules; the module that owns it calls them."""
+        raise TypeError("ModuleDict: it holds modules but has no forward; call them from the "
+                        "forward of the module that holds it")
+
+
+def _parameter(value: Any) -> Parameter:
+    """A Parameter as PyTorch's containers make one: tensors and arrays are wrapped."""
+    if isinstance(value, Parameter):
+        return value
+    return Parameter(value.array if isinstance(value, Tensor) else np.asarray(value))
+
+
+class ParameterList(Layer):
+    """Parameters in a list, registered as "0", "1", ...
+
+    Example:
+        >>> scales = nn.ParameterList([nn.Parameter(lm.ones(2)) for _ in range(3)])
+        >>> len(scales), [n for n, _ in scales.named_parameters()]
+        (3, ['0', '1', '2'])
+    """
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        for v in values or ():
+            self.append(v)
+
+    def append(self, value: Any) -> ParameterList:
+        """Add a parameter at the end (a tensor is made a Parameter)."""
+        setattr(self, str(len(self._params)), _parameter(value))
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        """Add parameters at the end, in order."""
+        for v in values:
+            self.append(v)
+        return self
+
+    def __getitem__(self, index: int) -> Parameter:
+        return list(self._params.values())[index]
+
+    def __setitem__(self, index: int, value: Any) -> None:
+        setattr(self, str(index % len(self)), _parameter(value))
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self._params.values())
+
+    def forward(self, *args: Any) -> Any:
+        """Refused: a ParameterList holds parameters for another module's forward."""
+        raise TypeError("ParameterList: it holds parameters but has no forward")
+
+
+class ParameterDict(Layer):
+    """Parameters by name, registered.
+
+    Example:
+        >>> p = nn.ParameterDict({"scale": nn.Parameter(lm.ones(2))})
+        >>> p["scale"].shape, "scale" in p
+        (lamina.Size([2]), True)
+    """
+
+    def __init__(self, parameters: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._params[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        setattr(self, key, _parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._params)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._params
+
+    def keys(self) -> Iterable[str]:
+        """The names, in insertion order."""
+        return self._params.keys()
+
+    def values(self) -> Iterable[Parameter]:
+        """The parameters, in insertion order."""
+        return self._params.values()
+
+    def items(self) -> Iterable[tuple[str, Parameter]]:
+        """(name, parameter) pairs, in insertion order."""
+        return self._params.items()
+
+    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        """Add or replace parameters from a mapping or (name, value) pairs."""
+        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        for key, value in pairs:
+            self[key] = value
+
+    def forward(self, *args: Any) -> Any:
+        """Refused: a ParameterDict holds parameters for another module's forward."""
+        raise TypeError("ParameterDict: it holds parameters but has no forward")
