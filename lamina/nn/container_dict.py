@@ -16,7 +16,63 @@ from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer, Parameter
 
 
-class ModuleDict(Layer):
+class _Keyed(Layer):
+    """The dict protocol over one of a module's tables (`_children` or `_params`)."""
+
+    _table = "_children"
+
+    def _entries(self) -> dict[str, Any]:
+        return self.__dict__[self._table]
+
+    def __getitem__(self, key: str) -> Any:
+        return self._entries()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        setattr(self, key, self._wrap(key, value))
+
+    def __delitem__(self, key: str) -> None:
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries()
+
+    def keys(self) -> Iterable[str]:
+        """The names, in insertion order."""
+        return self._entries().keys()
+
+    def values(self) -> Iterable[Any]:
+        """The entries, in insertion order."""
+        return self._entries().values()
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        """(name, entry) pairs, in insertion order."""
+        return self._entries().items()
+
+    def update(self, entries: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        """Add or replace entries from a mapping or (name, entry) pairs."""
+        pairs = entries.items() if isinstance(entries, Mapping) else entries
+        for key, value in pairs:
+            self[key] = value
+
+    def pop(self, key: str) -> Any:
+        """Remove and return the entry under `key`."""
+        value = self._entries()[key]
+        del self[key]
+        return value
+
+    def forward(self, *args: Any) -> Any:
+        """Refused: a container has no forward; the module that owns it reads it."""
+        raise TypeError(f"{type(self).__name__}: it holds modules or parameters but has no "
+                        "forward; use them from the forward of the module that holds it")
+
+
+class ModuleDict(_Keyed):
     """Modules by name, registered.
 
     Example:
@@ -31,54 +87,10 @@ class ModuleDict(Layer):
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key: str) -> Layer:
-        return self._children[key]
-
-    def __setitem__(self, key: str, module: Layer) -> None:
+    def _wrap(self, key: str, module: Any) -> Layer:
         if not isinstance(module, Layer):
             raise TypeError(f"ModuleDict: {key!r} must be a Module, got {type(module).__name__}")
-        setattr(self, key, module)
-
-    def __delitem__(self, key: str) -> None:
-        delattr(self, key)
-
-    def __len__(self) -> int:
-        return len(self._children)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._children)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._children
-
-    def keys(self) -> Iterable[str]:
-        """The names, in insertion order."""
-        return self._children.keys()
-
-    def values(self) -> Iterable[Layer]:
-        """The modules, in insertion order."""
-        return self._children.values()
-
-    def items(self) -> Iterable[tuple[str, Layer]]:
-        """(name, module) pairs, in insertion order."""
-        return self._children.items()
-
-    def update(self, modules: Mapping[str, Layer] | Iterable[tuple[str, Layer]]) -> None:
-        """Add or replace modules from a mapping or (name, module) pairs."""
-        pairs = modules.items() if isinstance(modules, Mapping) else modules
-        for key, module in pairs:
-            self[key] = module
-
-    def pop(self, key: str) -> Layer:
-        """Remove and return the module under `key`."""
-        module = self._children[key]
-        del self[key]
         return module
-
-    def forward(self, *args: Any) -> Any:
-        """Refused: a ModuleDict holds modules; the module that owns it calls them."""
-        raise TypeError("ModuleDict: it holds modules but has no forward; call them from the "
-                        "forward of the module that holds it")
 
 
 def _parameter(value: Any) -> Parameter:
@@ -130,7 +142,7 @@ class ParameterList(Layer):
         raise TypeError("ParameterList: it holds parameters but has no forward")
 
 
-class ParameterDict(Layer):
+class ParameterDict(_Keyed):
     """Parameters by name, registered.
 
     Example:
@@ -139,47 +151,12 @@ class ParameterDict(Layer):
         (lamina.Size([2]), True)
     """
 
+    _table = "_params"
+
     def __init__(self, parameters: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         if parameters is not None:
             self.update(parameters)
 
-    def __getitem__(self, key: str) -> Parameter:
-        return self._params[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        setattr(self, key, _parameter(value))
-
-    def __delitem__(self, key: str) -> None:
-        delattr(self, key)
-
-    def __len__(self) -> int:
-        return len(self._params)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._params)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._params
-
-    def keys(self) -> Iterable[str]:
-        """The names, in insertion order."""
-        return self._params.keys()
-
-    def values(self) -> Iterable[Parameter]:
-        """The parameters, in insertion order."""
-        return self._params.values()
-
-    def items(self) -> Iterable[tuple[str, Parameter]]:
-        """(name, parameter) pairs, in insertion order."""
-        return self._params.items()
-
-    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
-        """Add or replace parameters from a mapping or (name, value) pairs."""
-        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
-        for key, value in pairs:
-            self[key] = value
-
-    def forward(self, *args: Any) -> Any:
-        """Refused: a ParameterDict holds parameters for another module's forward."""
-        raise TypeError("ParameterDict: it holds parameters but has no forward")
+    def _wrap(self, key: str, value: Any) -> Parameter:
+        return _parameter(value)
