@@ -27,11 +27,8 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(s) for s in size)
 
 
-def _new(arr: np.ndarray, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+def _new(arr: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
     dtypes.check_device(device)
-    d = dtypes.resolve(dtype)
-    if d is not None and arr.dtype != d:
-        arr = arr.astype(d)
     return Tensor(arr, requires_grad=requires_grad)
 
 
@@ -47,7 +44,7 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         >>> lm.zeros(2, 3).shape
         lamina.Size([2, 3])
     """
-    return _new(np.zeros(_size(size), _float(dtype)), None, device, requires_grad)
+    return _new(np.zeros(_size(size), _float(dtype)), device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -58,7 +55,7 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
         >>> lm.ones(2, dtype=lm.int64)
         tensor([1, 1])
     """
-    return _new(np.ones(_size(size), _float(dtype)), None, device, requires_grad)
+    return _new(np.ones(_size(size), _float(dtype)), device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -83,7 +80,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
         tensor([7, 7])
     """
     d = dtypes.resolve(dtype) or dtypes.result_type(fill_value, fill_value)
-    return _new(np.full(_size((size,)), fill_value, d), None, device, requires_grad)
+    return _new(np.full(_size((size,)), fill_value, d), device, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -95,7 +92,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         tensor([[1., 0.],
                 [0., 1.]])
     """
-    return _new(np.eye(n, m, dtype=_float(dtype)), None, device, requires_grad)
+    return _new(np.eye(n, m, dtype=_float(dtype)), device, requires_grad)
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
@@ -117,7 +114,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
     d = dtypes.resolve(dtype) or (dtypes.int64 if is_int else dtypes.get_default_dtype())
     n = max(math.ceil((end - start) / step), 0)
     values = start + np.arange(n, dtype=np.float64 if not is_int else np.int64) * step
-    return _new(values.astype(d), None, device, requires_grad)
+    return _new(values.astype(d), device, requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
@@ -128,7 +125,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
         >>> lm.linspace(0, 1, 3)
         tensor([0. , 0.5, 1. ])
     """
-    return _new(np.linspace(start, end, steps).astype(_float(dtype)), None, device,
+    return _new(np.linspace(start, end, steps).astype(_float(dtype)), device,
                 requires_grad)
 
 
@@ -140,7 +137,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
         >>> lm.logspace(0, 2, 3)
         tensor([  1.,  10., 100.])
     """
-    return _new(np.logspace(start, end, steps, base=base).astype(_float(dtype)), None, device,
+    return _new(np.logspace(start, end, steps, base=base).astype(_float(dtype)), device,
                 requires_grad)
 
 
@@ -157,7 +154,7 @@ def zeros_like(x: Tensor, *, dtype: Any = None, device: Any = None,
         tensor([0, 0])
     """
     shape, d = _like(x, dtype)
-    return _new(np.zeros(shape, d), None, device, requires_grad)
+    return _new(np.zeros(shape, d), device, requires_grad)
 
 
 def ones_like(x: Tensor, *, dtype: Any = None, device: Any = None,
@@ -169,7 +166,7 @@ def ones_like(x: Tensor, *, dtype: Any = None, device: Any = None,
         tensor([1., 1.])
     """
     shape, d = _like(x, dtype)
-    return _new(np.ones(shape, d), None, device, requires_grad)
+    return _new(np.ones(shape, d), device, requires_grad)
 
 
 def empty_like(x: Tensor, *, dtype: Any = None, device: Any = None,
@@ -192,7 +189,7 @@ def full_like(x: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
         tensor([0.5, 0.5])
     """
     shape, d = _like(x, dtype)
-    return _new(np.full(shape, fill_value, d), None, device, requires_grad)
+    return _new(np.full(shape, fill_value, d), device, requires_grad)
 
 
 # -- random ------------------------------------------------------------------------------
@@ -205,7 +202,7 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
         lamina.Size([2, 3])
     """
     draws = numpy_rng(generator).random(_size(size))
-    return _new(draws.astype(_float(dtype)), None, device, requires_grad)
+    return _new(draws.astype(_float(dtype)), device, requires_grad)
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -217,7 +214,7 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
         dtype('float32')
     """
     draws = numpy_rng(generator).standard_normal(_size(size))
-    return _new(draws.astype(_float(dtype)), None, device, requires_grad)
+    return _new(draws.astype(_float(dtype)), device, requires_grad)
 
 
 def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = None,
@@ -234,7 +231,7 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
     if size is None:
         raise TypeError("randint: a size is needed, as randint(10, (2, 3))")
     draws = numpy_rng(generator).integers(low, high, _size((size,)))
-    return _new(draws.astype(dtypes.resolve(dtype) or dtypes.int64), None, device,
+    return _new(draws.astype(dtypes.resolve(dtype) or dtypes.int64), device,
                 requires_grad)
 
 
@@ -247,7 +244,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
         [0, 1, 2, 3]
     """
     perm = numpy_rng(generator).permutation(n)
-    return _new(perm.astype(dtypes.resolve(dtype) or dtypes.int64), None, device,
+    return _new(perm.astype(dtypes.resolve(dtype) or dtypes.int64), device,
                 requires_grad)
 
 
@@ -314,7 +311,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
     else:
         shape, d = _size((size,)), _float(dtype)
     draws = numpy_rng(generator).standard_normal(shape) * s + m
-    return _new(np.asarray(draws).astype(d), None, device, requires_grad)
+    return _new(np.asarray(draws).astype(d), device, requires_grad)
 
 
 def bernoulli(p: Tensor, *, generator: Any = None) -> Tensor:

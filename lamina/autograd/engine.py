@@ -192,7 +192,7 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
         gys = grads.pop(f)
         if "tensor_hooks" in f.__dict__:
             _run_output_hooks(f, gys)
-        if found is not None or only is not None:
+        if found is not None:
             _capture_outputs(f, gys, only, found)
         if f.saved_mask or f.saved_outputs:
             _check_versions(f)
@@ -316,10 +316,9 @@ def _run_output_hooks(f: Function, gys: list[Any]) -> None:
             gys[i] = _apply_hooks(hooks, gys[i])
 
 
-def _capture_outputs(f: Function, gys: list[Any], only: set[Any] | None,
-                     found: dict[Any, Any] | None) -> None:
-    if found is None:
-        return
+def _capture_outputs(f: Function, gys: list[Any], only: set[Any], found: dict[Any, Any]
+                     ) -> None:
+    """autograd.grad: keep the gradients of the asked-for outputs of f."""
     for i, gy in enumerate(gys):
         if (f, i) in only and gy is not None:
             found[(f, i)] = gy

@@ -41,8 +41,6 @@ class _GradMode:
     def _args(self) -> tuple[Any, ...]:
         return ()
 
-    def clone(self) -> _GradMode:
-        return type(self)(*self._args())
 
 
 class no_grad(_GradMode):  # noqa: N801 - PyTorch's name

@@ -1,9 +1,9 @@
 """`Tensor`: an array, its gradient and the Function that made it, with PyTorch's surface.
 
 The core lives here: construction, `.data` / `.grad` / `.array`, version counters, the
-autograd entry points and the operators. The rest of PyTorch's method surface comes from
-the mixins beside this file (shape, math, reductions, conversions), each of which hands
-the work to the ops in `lamina.functions`.
+operators. The rest of PyTorch's method surface comes from the mixins beside this file
+(tensor_autograd, tensor_shape, tensor_index, tensor_math, tensor_compare, tensor_reduce,
+tensor_convert), which hand the work to the ops in `lamina.functions`.
 """
 
 from __future__ import annotations

@@ -213,11 +213,9 @@ class AutogradMethods:
             return self._write(op(self))
         if self.creator is None and self._requires_grad:
             return self._write(self)  # raises: a leaf that requires grad
-        stand_in = object.__new__(_tensor_class())
-        stand_in.array = self.array.copy()
-        for slot in ("creator", "generation", "output_index", "_requires_grad"):
-            setattr(stand_in, slot, getattr(self, slot))
-        stand_in._grad, stand_in.name, stand_in._vc, stand_in._extra = None, None, None, None
+        stand_in = _tensor_class()._from_op(self.array.copy(), self.creator, self.generation,
+                                            self.output_index)
+        stand_in._requires_grad = self._requires_grad
         return self._write(op(stand_in))
 
 

@@ -161,7 +161,7 @@ class ConvertMethods:
         """
         from lamina.functions.operands import AsType
 
-        return AsType(self.dtype, copy="K").apply(self)
+        return AsType(self.dtype, order="K").apply(self)
 
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Any:

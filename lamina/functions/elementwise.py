@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from lamina import dtypes
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.functions.activation import _erf_into
-from lamina.functions.math import maximum, minimum, where
+from lamina.functions.math import _to_input, clip, maximum, minimum, where
 from lamina.functions.operands import cast, constant_op, operands
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -80,8 +81,6 @@ UNARY: dict[str, type[Unary]] = {op.__name__.lower(): op for op in [
 def unary(name: str, x: Tensor) -> Tensor:
     """Apply the table's op `name` (float results; integers are promoted first)."""
     if x.array.dtype.kind not in "fc":
-        from lamina import dtypes
-
         x = cast(x, dtypes.get_default_dtype())
     return UNARY[name]().apply(x)
 
@@ -129,8 +128,6 @@ class Fmod(Function):
         return np.remainder(a, b) if self.floor else np.fmod(a, b)
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
-        from lamina.functions.math import _to_input
-
         a, b = self.saved_tensors
         need_a, need_b = self.needs_input_grad
         ga = _to_input(gy, (a.shape, a.dtype)) if need_a else None
@@ -164,8 +161,6 @@ class Atan2(Function):
         return np.arctan2(a, b)
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
-        from lamina.functions.math import _to_input
-
         a, b = self.saved_tensors
         r2 = a * a + b * b
         return (_to_input(gy * b / r2, (a.shape, a.dtype)),
@@ -190,8 +185,6 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         >>> lm.tensor([-2.0, 0.5, 3.0]).clamp(min=0, max=1)
         tensor([0. , 0.5, 1. ])
     """
-    from lamina.functions.math import clip
-
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
@@ -207,8 +200,6 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
 
 
 def _float() -> np.dtype:
-    from lamina import dtypes
-
     return dtypes.get_default_dtype()
 
 

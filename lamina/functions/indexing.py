@@ -16,6 +16,7 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import sum_to
+from lamina.functions.array import broadcast_to, getitem
 from lamina.functions.operands import cast, constant_op
 from lamina.functions.shape import wrap_dim
 
@@ -202,8 +203,6 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
 
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     """The elements of x where mask (broadcast together) is true, as a 1-D tensor."""
-    from lamina.functions.array import broadcast_to, getitem
-
     shape = np.broadcast_shapes(x.shape, mask.shape)
     if tuple(x.shape) != shape:
         x = broadcast_to(x, shape)

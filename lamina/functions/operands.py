@@ -89,15 +89,16 @@ def compare(op: Any, a: Tensor, b: Any) -> Tensor:
 
 
 class AsType(Function):
-    """A cast (and with `copy=True` a row-major copy: clone, contiguous)."""
+    """A cast, or with `order` a copy in that memory order ("C" for contiguous, "K" to
+    keep the input's, as clone does)."""
 
-    def __init__(self, dtype: Any, copy: bool = False) -> None:
-        self.dtype, self.copy = np.dtype(dtype), copy
+    def __init__(self, dtype: Any, order: str | None = None) -> None:
+        self.dtype, self.order = np.dtype(dtype), order
 
     def forward(self, x: Any) -> Any:
         self.in_dtype = x.dtype
-        if self.copy:
-            return np.array(x, dtype=self.dtype, order="C" if self.copy is True else "K")
+        if self.order is not None:
+            return np.array(x, dtype=self.dtype, order=self.order)
         return x.astype(self.dtype)
 
     def backward(self, gy: Any) -> Any:

@@ -18,6 +18,9 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.functions._util import expand_reduced
 from lamina.functions.indexing import take_along
+from lamina.functions.math import abs as _abs
+from lamina.functions.math import max as _max
+from lamina.functions.math import min as _min
 from lamina.functions.math import mul
 from lamina.functions.math import sum as _sum
 from lamina.functions.operands import cast, constant_op
@@ -212,10 +215,6 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """The p-norm over `dim` (all elements by default): p = 2 or "fro" (Euclidean), 1, inf,
     -inf, 0 (count of non-zeros) or any other number."""
-    from lamina.functions.math import abs as _abs
-    from lamina.functions.math import max as _max
-    from lamina.functions.math import min as _min
-
     if dtype is not None:
         x = cast(x, dtypes.resolve(dtype))
     axes = dims(dim, x.ndim)
@@ -234,15 +233,11 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
 
 def amax(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """The largest value over `dim`; tied maxima share the gradient evenly."""
-    from lamina.functions.math import max as _max
-
     return _max(x, dims(dim, x.ndim), keepdim)
 
 
 def amin(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """The smallest value over `dim`; tied minima share the gradient evenly."""
-    from lamina.functions.math import min as _min
-
     return _min(x, dims(dim, x.ndim), keepdim)
 
 

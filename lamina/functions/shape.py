@@ -18,6 +18,8 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.array import broadcast_to, concat, getitem, reshape, split, transpose
+from lamina.functions.array import stack as _stack
+from lamina.functions.operands import AsType, promote_all
 
 
 def wrap_dim(dim: Any, ndim: int, op: str) -> int:
@@ -285,8 +287,6 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
         >>> lm.cat([lm.zeros(2, 3), lm.ones(1, 3)]).shape
         lamina.Size([3, 3])
     """
-    from lamina.functions.operands import promote_all
-
     dim = axis if axis is not None else dim
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
     if not tensors:
@@ -304,9 +304,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
         >>> lm.stack([lm.zeros(2), lm.ones(2)]).shape
         lamina.Size([2, 2])
     """
-    from lamina.functions.array import stack as _stack
-    from lamina.functions.operands import promote_all
-
     dim = axis if axis is not None else dim
     if not tensors:
         raise RuntimeError("stack: expects a non-empty TensorList")
@@ -344,6 +341,4 @@ def contiguous(x: Tensor) -> Tensor:
     """x itself when its memory is in row-major order, else a row-major copy."""
     if x.array.flags.c_contiguous:
         return x
-    from lamina.functions.operands import AsType
-
-    return AsType(x.dtype, copy=True).apply(x)
+    return AsType(x.dtype, order="C").apply(x)

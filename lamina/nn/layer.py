@@ -32,8 +32,7 @@ class Parameter(Tensor):
                          requires_grad=requires_grad)
 
     def __repr__(self) -> str:
-        return "Parameter containing:\n" + Tensor.__repr__(self).replace(
-            ", requires_grad=True", "") [:-1] + ", requires_grad=True)"
+        return "Parameter containing:\n" + Tensor.__repr__(self)
 
 
 _edit_count = 0
