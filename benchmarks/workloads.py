@@ -106,7 +106,7 @@ def lamina_model(name: str) -> Any:
     elif name == "transformer":
         e = WIDTH
         blocks = [layer for _ in range(BLOCKS) for layer in (
-            nn.Residual(nn.LayerNorm(e), nn.MultiheadAttention(e, 4, causal=True,
+            nn.Residual(nn.LayerNorm(e), nn.SelfAttention(e, 4, causal=True,
                                                                batch_first=True)),
             nn.Residual(nn.LayerNorm(e), nn.Linear(e, 4 * e), nn.GELU(), nn.Linear(4 * e, e)))]
         model = nn.Sequential(nn.Embedding(VOCAB, e),

@@ -56,8 +56,32 @@ LOSS_CASES = {
                                  _pair(_f(3, 4), _binary(3, 4))),
 }
 
+# Layers that take more than one input (PyTorch's attention and decoders)
+MULTI_INPUT_CASES = {
+    "MultiheadAttention": ({"type": "MultiheadAttention", "embed_dim": 4, "num_heads": 2,
+                            "kdim": 3, "vdim": 5, "dropout": 0.3},
+                           lambda rng: (_f(3, 2, 4)(rng), _f(5, 2, 3)(rng), _f(5, 2, 5)(rng))),
+    "TransformerDecoderLayer": ({"type": "TransformerDecoderLayer", "d_model": 4, "nhead": 2,
+                                 "dim_feedforward": 6, "dropout": 0.2, "batch_first": True},
+                                lambda rng: (_f(2, 3, 4)(rng), _f(2, 5, 4)(rng))),
+    "TransformerDecoder": ({"type": "TransformerDecoder", "num_layers": 2, "norm": None,
+                            "decoder_layer": {"type": "TransformerDecoderLayer", "d_model": 4,
+                                              "nhead": 1, "dim_feedforward": 3,
+                                              "norm_first": True, "activation": "gelu"}},
+                           lambda rng: (_f(3, 2, 4)(rng), _f(4, 2, 4)(rng))),
+    "Transformer": ({"type": "Transformer", "d_model": 4, "nhead": 2, "num_encoder_layers": 1,
+                     "num_decoder_layers": 2, "dim_feedforward": 5, "dropout": 0.1},
+                    lambda rng: (_f(5, 2, 4)(rng), _f(3, 2, 4)(rng))),
+}
+
 LAYER_CASES = {
     **LOSS_CASES,
+    **MULTI_INPUT_CASES,
+    "TransformerEncoder": ({"type": "TransformerEncoder", "num_layers": 2,
+                            "encoder_layer": {"type": "TransformerEncoderLayer", "d_model": 4,
+                                              "nhead": 2, "dim_feedforward": 6,
+                                              "batch_first": True},
+                            "norm": {"type": "LayerNorm", "normalized_shape": 4}}, _f(2, 3, 4)),
     "Linear": ({"type": "Linear", "in_features": 4, "out_features": 3}, _f(2, 4)),
     "Conv1d": ({"type": "Conv1d", "in_channels": 2, "out_channels": 4, "kernel_size": 3,
                 "stride": 2, "padding": 1, "dilation": 1, "groups": 2}, _f(2, 2, 7)),
@@ -129,7 +153,7 @@ LAYER_CASES = {
         {"type": "Linear", "in_features": 8, "out_features": 3}]}, _f(2, 1, 6, 6)),
     "LayerNorm": ({"type": "LayerNorm", "normalized_shape": [3, 4], "eps": 1e-4},
                   _f(2, 5, 3, 4)),
-    "MultiheadAttention": ({"type": "MultiheadAttention", "embed_dim": 6, "num_heads": 2,
+    "SelfAttention": ({"type": "SelfAttention", "embed_dim": 6, "num_heads": 2,
                             "dropout": 0.25, "causal": True, "batch_first": False},
                            _f(5, 2, 6)),
     "TransformerEncoderLayer": ({"type": "TransformerEncoderLayer", "batch_first": True, "d_model": 6, "nhead": 3,
@@ -159,6 +183,7 @@ def flat_outputs(y):
     return [y]
 
 
-# The layers a model is built from (losses take a target too: plans and ONNX export work
-# on models, with the loss given apart)
-MODEL_CASES = {k: v for k, v in LAYER_CASES.items() if k not in LOSS_CASES}
+# The layers a model is built from, one input each (losses take a target too: plans and
+# ONNX export work on models, with the loss given apart)
+MODEL_CASES = {k: v for k, v in LAYER_CASES.items()
+               if k not in LOSS_CASES and k not in MULTI_INPUT_CASES}

@@ -24,7 +24,7 @@ def _float64(layer):
 @pytest.mark.parametrize("causal", [True, False])
 def test_a_causal_position_sees_only_itself_and_the_past(causal) -> None:
     lm.manual_seed(0)
-    attn = _float64(nn.MultiheadAttention(4, 2, causal=causal, batch_first=True))
+    attn = _float64(nn.SelfAttention(4, 2, causal=causal, batch_first=True))
     x = lm.tensor(_x(2, 6, 4), requires_grad=True)
     attn(x)[:, 2].sum().backward()  # position 2's output
     reach = np.abs(x.grad).sum(axis=(0, 2))
@@ -51,11 +51,13 @@ def test_cross_attention_matches_pytorch() -> None:
     q, kv = _x(2, 3, 6).astype(np.float32), _x(2, 7, 6, seed=1).astype(np.float32)
     lq, lkv = lm.tensor(q, requires_grad=True), lm.tensor(kv, requires_grad=True)
     tq, tkv = torch.tensor(q, requires_grad=True), torch.tensor(kv, requires_grad=True)
-    ly = ours(lq, lkv, lkv)
-    ty = theirs(tq, tkv, tkv, need_weights=False)[0]
-    ly.sum().backward()
-    ty.sum().backward()
+    ly, lw = ours(lq, lkv, lkv)
+    ty, tw = theirs(tq, tkv, tkv)
+    (ly.sum() + (lw * lw).sum()).backward()
+    (ty.sum() + (tw * tw).sum()).backward()
     np.testing.assert_allclose(ly.array, ty.detach().numpy(), atol=1e-5)
+    np.testing.assert_allclose(lw.array, tw.detach().numpy(), atol=1e-6)
+    assert ours(lq, lkv, lkv, need_weights=False)[1] is None
     np.testing.assert_allclose(lkv.grad, tkv.grad.numpy(), atol=1e-5)
     np.testing.assert_allclose(ours.in_proj_weight.grad, theirs.in_proj_weight.grad.numpy(),
                                atol=1e-5)
@@ -63,7 +65,7 @@ def test_cross_attention_matches_pytorch() -> None:
 
 def test_a_compiled_causal_model_equals_eager_and_retraces_per_length() -> None:
     lm.manual_seed(0)
-    model = nn.Sequential(nn.Embedding(11, 8), nn.MultiheadAttention(8, 2, causal=True, batch_first=True),
+    model = nn.Sequential(nn.Embedding(11, 8), nn.SelfAttention(8, 2, causal=True, batch_first=True),
                           nn.LayerNorm(8), nn.Linear(8, 11))
 
     def loss_fn(out, y):
@@ -86,11 +88,14 @@ def test_a_compiled_causal_model_equals_eager_and_retraces_per_length() -> None:
 
 
 def test_shape_errors_say_what_attention_expects() -> None:
-    attn = nn.MultiheadAttention(8, 2, batch_first=True)
-    with pytest.raises(lm.ShapeError, match=r"^MultiheadAttention: expected query, key and "
-                       r"value \(B, T, E\) with E = embed_dim = 8.*got \(2, 5, 6\), .*build the "
-                       r"layer with embed_dim=6$"):
+    attn = nn.SelfAttention(8, 2, batch_first=True)
+    with pytest.raises(lm.ShapeError, match=r"^SelfAttention: expected query, key and "
+                       r"value \(B, T, E\) with features embed_dim = 8.*got \(2, 5, 6\), .*build "
+                       r"the layer with embed_dim=6$"):
         attn(lm.tensor(np.ones((2, 5, 6), np.float32)))
+    attn = nn.MultiheadAttention(8, 2, batch_first=True)
+    with pytest.raises(TypeError, match=r"takes query, key and value.*use nn.SelfAttention"):
+        attn(lm.tensor(np.ones((2, 5, 8), np.float32)))
     with pytest.raises(lm.ShapeError, match=r"keys and values of one length; got \(2, 5, 8\), "
                        r"\(2, 4, 8\), \(2, 3, 8\)$"):
         attn(*(lm.tensor(np.ones((2, n, 8), np.float32)) for n in (5, 4, 3)))
@@ -107,7 +112,8 @@ def test_shape_errors_say_what_attention_expects() -> None:
      r"model\.causal: expected bool, got str 'yes'"),
     ({"type": "MultiheadAttention", "batch_first": True, "embed_dim": 6}, r"model\.num_heads: missing"),
     ({"type": "TransformerEncoderLayer", "batch_first": True, "d_model": 8, "nhead": 2, "activation": "tanh"},
-     r"model\.activation: expected one of 'relu', 'gelu', got str 'tanh'"),
+     r"^model: TransformerEncoderLayer: activation must be 'relu', 'gelu' or a callable; "
+     r"got 'tanh'"),
     ({"type": "TransformerEncoderLayer", "batch_first": True, "d_model": 8, "nhead": 3},
      r"^model: TransformerEncoderLayer: MultiheadAttention: embed_dim \(8\) must be a "
      r"positive multiple of num_heads \(3\)"),
@@ -122,7 +128,7 @@ def test_a_causal_model_exports_at_opset_14_and_17(tmp_path) -> None:
     lowest lamina writes) has."""
     ort = pytest.importorskip("onnxruntime")
     lm.manual_seed(0)
-    model = nn.Sequential(nn.Embedding(10, 8), nn.MultiheadAttention(8, 2, causal=True, batch_first=True),
+    model = nn.Sequential(nn.Embedding(10, 8), nn.SelfAttention(8, 2, causal=True, batch_first=True),
                           nn.Linear(8, 10)).eval()
     x = np.random.default_rng(0).integers(0, 10, (3, 7))
     for opset in (14, 17):
@@ -184,7 +190,7 @@ def test_sampling_a_stateless_model_reads_the_last_window_again_each_step() -> N
 
     lm.manual_seed(0)
     model = nn.Sequential(nn.Embedding(6, 8), nn.PositionalEncoding(8, max_len=4, batch_first=True),
-                          nn.MultiheadAttention(8, 2, causal=True, batch_first=True), nn.Linear(8, 6)).eval()
+                          nn.SelfAttention(8, 2, causal=True, batch_first=True), nn.Linear(8, 6)).eval()
     vocab = "abcdef"
     text = generate(model, vocab, "abcab", length=6, temperature=1e-9, window=4)
     ids = [vocab.index(c) for c in "abcab"]
@@ -195,8 +201,8 @@ def test_sampling_a_stateless_model_reads_the_last_window_again_each_step() -> N
 
 def test_attention_dropout_acts_in_training_only_and_repeats_with_the_seed() -> None:
     lm.manual_seed(0)
-    attn = _float64(nn.MultiheadAttention(4, 2, dropout=0.5, batch_first=True))
-    plain = _float64(nn.MultiheadAttention(4, 2, batch_first=True))
+    attn = _float64(nn.SelfAttention(4, 2, dropout=0.5, batch_first=True))
+    plain = _float64(nn.SelfAttention(4, 2, batch_first=True))
     plain.load_state_dict(attn.state_dict())
     x = lm.tensor(_x(3, 5, 4))
     runs = []

@@ -45,14 +45,17 @@ def test_masked_attention_matches_pytorch(name, batch_first) -> None:
     if name == "mixed":  # PyTorch deprecates masks of two kinds; lamina takes them
         theirs_padding = torch.zeros(B, S, dtype=torch.float64).masked_fill(theirs_padding,
                                                                             float("-inf"))
-    ty = theirs(tq, tkv, tkv, need_weights=False, key_padding_mask=theirs_padding,
-                attn_mask=None if per_query is None else torch.tensor(per_query))[0]
+    ty, tw = theirs(tq, tkv, tkv, key_padding_mask=theirs_padding,
+                    attn_mask=None if per_query is None else torch.tensor(per_query),
+                    average_attn_weights=False)
     lq, lkv = lm.tensor(q, requires_grad=True), lm.tensor(kv, requires_grad=True)
-    ly = ours(lq, lkv, lkv, key_padding_mask=padding, attn_mask=per_query)
-    g = _rng(8).standard_normal(ly.shape)
-    ty.backward(torch.tensor(g))
-    ly.backward(g)
+    ly, lw = ours(lq, lkv, lkv, key_padding_mask=padding, attn_mask=per_query,
+                  average_attn_weights=False)
+    g, gw = _rng(8).standard_normal(ly.shape), _rng(9).standard_normal(lw.shape)
+    (ty * torch.tensor(g)).sum().add((tw * torch.tensor(gw)).sum()).backward()
+    ((ly * g).sum() + (lw * gw).sum()).backward()
     np.testing.assert_allclose(ly.array, ty.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(lw.array, tw.detach().numpy(), atol=1e-12)
     np.testing.assert_allclose(lq.grad, tq.grad.numpy(), atol=1e-12)
     np.testing.assert_allclose(lkv.grad, tkv.grad.numpy(), atol=1e-12)
     np.testing.assert_allclose(ours.in_proj_weight.grad, theirs.in_proj_weight.grad.numpy(),
@@ -80,7 +83,7 @@ def test_an_encoder_layer_with_padding_matches_pytorch(norm_first) -> None:
 
 def test_a_padded_batch_gives_each_sequence_what_it_gives_alone() -> None:
     lm.manual_seed(0)
-    attn = nn.MultiheadAttention(E, H, causal=True, batch_first=True).to("float64")
+    attn = nn.SelfAttention(E, H, causal=True, batch_first=True).to("float64")
     lengths = [3, 5, 1]
     x = _rng(10).standard_normal((3, 5, E))
     padding = np.arange(5)[None] >= np.array(lengths)[:, None]
@@ -92,7 +95,7 @@ def test_a_padded_batch_gives_each_sequence_what_it_gives_alone() -> None:
 
 
 def test_a_query_with_no_key_left_gets_zeros_and_passes_no_gradient() -> None:
-    attn = nn.MultiheadAttention(E, H, bias=False, batch_first=True).to("float64")
+    attn = nn.SelfAttention(E, H, bias=False, batch_first=True).to("float64")
     x = lm.tensor(_rng(11).standard_normal((B, S, E)), requires_grad=True)
     everything = np.ones((B, S), bool)
     everything[0] = False  # the first sequence keeps its keys
@@ -110,7 +113,7 @@ class PaddedClassifier(nn.Layer):
     def __init__(self) -> None:
         super().__init__()
         self.embed = nn.Embedding(7, E)
-        self.attn = nn.MultiheadAttention(E, H, batch_first=True)
+        self.attn = nn.SelfAttention(E, H, batch_first=True)
         self.head = nn.Linear(E, 3)
 
     def forward(self, ids):

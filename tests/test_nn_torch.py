@@ -75,10 +75,10 @@ PAIRS = {
     "residual": (lambda: nn.Residual(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(),
                                      nn.Conv2d(4, 4, 3, padding=1), shortcut=nn.Conv2d(3, 4, 1)),
                  lambda: _TorchResidual(), (2, 3, 5, 5)),
-    "attention": (lambda: nn.MultiheadAttention(8, 2, batch_first=True), lambda: _TorchSelfAttention(8, 2),
+    "attention": (lambda: nn.SelfAttention(8, 2, batch_first=True), lambda: _TorchSelfAttention(8, 2),
                   (3, 5, 8)),
     "attention_causal_time_major": (
-        lambda: nn.MultiheadAttention(6, 3, causal=True, batch_first=False),
+        lambda: nn.SelfAttention(6, 3, causal=True, batch_first=False),
         lambda: _TorchSelfAttention(6, 3, causal=True, batch_first=False), (4, 2, 6)),
     "encoder_layer": (lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True),
                       lambda: _jittered(tnn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,

@@ -69,6 +69,14 @@ def attend(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, bias: Tensor
     """Attention with the masks in two forms: `allowed`, 1.0 where a query may attend to a
     key and 0.0 where not (a query with no key gets zeros), and `bias`, added to the
     scores. Either may be None."""
+    weights = attention_weights(q, k, allowed, bias, causal, scale)
+    return matmul(dropout(weights, dropout_p) if dropout_p else weights, v)
+
+
+def attention_weights(q: Tensor, k: Tensor, allowed: Tensor | None, bias: Tensor | None,
+                      causal: bool, scale: float | None) -> Tensor:
+    """softmax(q @ k^T * scale + masks) over the keys: (..., L, S), the weights `attend`
+    applies to the values (before dropout)."""
     axes = (*range(k.ndim - 2), k.ndim - 1, k.ndim - 2)
     scores = matmul(q, transpose(k, axes)) * (scale if scale is not None
                                               else 1.0 / math.sqrt(q.shape[-1]))
@@ -77,16 +85,14 @@ def attend(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, bias: Tensor
     if allowed is None:
         if causal:
             scores = scores + causal_mask(q.shape[-2], k.shape[-2], scores.dtype)
-        weights = softmax(scores, axis=-1)
-    else:
-        if causal:
-            allowed = allowed * (causal_mask(q.shape[-2], k.shape[-2], q.dtype) == 0
-                                 ).astype(q.dtype)
-        # A finite stand-in for -inf, so that a query with no key left takes a uniform
-        # softmax (finite, and then zeroed) instead of 0/0.
-        scores = scores + (allowed - 1.0) * MASKED
-        weights = softmax(scores, axis=-1) * maximum(allowed, axis=-1, keepdims=True)
-    return matmul(dropout(weights, dropout_p) if dropout_p else weights, v)
+        return softmax(scores, axis=-1)
+    if causal:
+        allowed = allowed * (causal_mask(q.shape[-2], k.shape[-2], q.dtype) == 0
+                             ).astype(q.dtype)
+    # A finite stand-in for -inf, so that a query with no key left takes a uniform
+    # softmax (finite, and then zeroed) instead of 0/0.
+    scores = scores + (allowed - 1.0) * MASKED
+    return softmax(scores, axis=-1) * maximum(allowed, axis=-1, keepdims=True)
 
 
 MASKED = 1e30  # exp(-1e30 + anything a score holds) is 0 in float32 and float64

@@ -1,5 +1,5 @@
-"""ONNX exporters of the attention family: MultiheadAttention, TransformerEncoderLayer and
-PositionalEncoding, spelled out in opset-14 ops (MatMul, Softmax, Trilu for the causal
+"""ONNX exporters of the attention family: self-attention, TransformerEncoderLayer and its
+stack, and PositionalEncoding, spelled out in opset-14 ops (MatMul, Softmax, Trilu for the causal
 mask), their sequence lengths read from the input at run time."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from lamina.io.onnx_export import (
 from lamina.nn.activation import GELU
 
 
-@register_onnx_exporter("MultiheadAttention")
+@register_onnx_exporter("SelfAttention")
+@register_onnx_exporter("MultiheadAttention")  # as a TransformerEncoderLayer uses it
 def _attention(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     e, heads = layer.embed_dim, layer.num_heads
     if not layer.batch_first:
@@ -70,6 +71,13 @@ def _encoder_layer(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
         return [add(x, feed_forward(sub("norm2", x)))]
     x = sub("norm1", add(x, sub("self_attn", x)))
     return [sub("norm2", add(x, feed_forward(x)))]
+
+
+@register_onnx_exporter("TransformerEncoder")
+def _encoder(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    for i, block in enumerate(layer.layers):
+        (x,) = export_layer(ctx, block, f"{path}.layers.{i}", x)
+    return [x] if layer.norm is None else export_layer(ctx, layer.norm, f"{path}.norm", x)
 
 
 @register_onnx_exporter("PositionalEncoding")

@@ -27,7 +27,15 @@ from lamina.nn.activation import (
     Tanhshrink,
     Threshold,
 )
-from lamina.nn.attention import MultiheadAttention, PositionalEncoding, TransformerEncoderLayer
+from lamina.nn.attention import MultiheadAttention, SelfAttention
+from lamina.nn.positional import PositionalEncoding
+from lamina.nn.transformer import (
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+from lamina.nn.transformer_model import Transformer
 from lamina.nn.container import Concat, Identity, LayerList, ModuleList, Residual, Sequential
 from lamina.nn.container_dict import ModuleDict, ParameterDict, ParameterList
 from lamina.nn.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
@@ -134,6 +142,11 @@ __all__ = [
     "ModuleList",
     "MultiLabelSoftMarginLoss",
     "MultiheadAttention",
+    "SelfAttention",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
     "NLLLoss",
     "PReLU",
     "Parameter",

@@ -288,15 +288,16 @@ class Layer(TreeMethods):
                          if not isinstance(v, (list, dict)))
 
     def __repr__(self) -> str:
-        shapes = ", ".join(f"{n} {tuple(p.shape)}" for n, p in self._params.items())
-        head = f"{type(self).__name__}({self.extra_repr()})"
-        if not self._children:
-            return head + (f"  [{shapes}]" if shapes else "")
-        lines = [f"{type(self).__name__}("]
-        for name, child in self._children.items():
-            lines.append(f"  ({name}): " + repr(child).replace("\n", "\n  "))
-        lines.append(")")
-        return "\n".join(lines)
+        """PyTorch's format: `Name(extra)`, or one indented line per child."""
+        lines = self.extra_repr().split("\n") if self.extra_repr() else []
+        lines += [f"({name}): " + _indent(repr(child)) for name, child in self._children.items()]
+        if not self._children and len(lines) <= 1:
+            return f"{type(self).__name__}({''.join(lines)})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _indent(text: str) -> str:
+    return text.replace("\n", "\n  ")
 
 
 # PyTorch's names for lamina's own: nn.Module is the base class of every layer.
