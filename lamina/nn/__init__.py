@@ -28,14 +28,6 @@ from lamina.nn.activation import (
     Threshold,
 )
 from lamina.nn.attention import MultiheadAttention, SelfAttention
-from lamina.nn.positional import PositionalEncoding
-from lamina.nn.transformer import (
-    TransformerDecoder,
-    TransformerDecoderLayer,
-    TransformerEncoder,
-    TransformerEncoderLayer,
-)
-from lamina.nn.transformer_model import Transformer
 from lamina.nn.container import Concat, Identity, LayerList, ModuleList, Residual, Sequential
 from lamina.nn.container_dict import ModuleDict, ParameterDict, ParameterList
 from lamina.nn.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
@@ -79,10 +71,18 @@ from lamina.nn.pooling import (
     MaxPool2d,
     Upsample,
 )
+from lamina.nn.positional import PositionalEncoding
 from lamina.nn.rbm import RBM
 from lamina.nn.recurrent import GRU, LSTM, RNN
 from lamina.nn.registry import ConfigError, from_config, layer_types, register_layer
 from lamina.nn.rnn_cell import GRUCell, LSTMCell, RNNCell
+from lamina.nn.transformer import (
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+from lamina.nn.transformer_model import Transformer
 
 __all__ = [
     "ModuleDict",

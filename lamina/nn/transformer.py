@@ -8,11 +8,8 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
-
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
-from lamina.nn import init
 from lamina.nn.attention import MultiheadAttention
 from lamina.nn.container import ModuleList
 from lamina.nn.dropout import Dropout
