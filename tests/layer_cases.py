@@ -142,9 +142,10 @@ LAYER_CASES = {
     "Embedding": ({"type": "Embedding", "num_embeddings": 6, "embedding_dim": 3},
                   lambda rng: rng.integers(0, 6, (2, 5))),
     "RNN": ({"type": "RNN", "batch_first": True, "input_size": 3, "hidden_size": 4, "num_layers": 2}, _f(2, 5, 3)),
-    "LSTM": ({"type": "LSTM", "batch_first": True, "input_size": 3, "hidden_size": 4, "num_layers": 2}, _f(2, 5, 3)),
+    "LSTM": ({"type": "LSTM", "batch_first": True, "input_size": 3, "hidden_size": 4, "num_layers": 2,
+              "bidirectional": True}, _f(2, 5, 3)),
     "GRU": ({"type": "GRU", "input_size": 3, "hidden_size": 4, "num_layers": 2,
-             "batch_first": False}, _f(5, 2, 3)),
+             "batch_first": False, "bidirectional": True, "dropout": 0.3}, _f(5, 2, 3)),
     "RBM": ({"type": "RBM", "n_visible": 6, "n_hidden": 4}, _binary(5, 6)),
     "Sequential": ({"type": "Sequential", "layers": [
         {"type": "Conv2d", "in_channels": 1, "out_channels": 2, "kernel_size": 3},

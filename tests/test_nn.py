@@ -208,7 +208,7 @@ def test_shape_errors_name_the_layer_path_and_shapes() -> None:
         nn.Conv1d(2, 4, 3)(lm.tensor(np.ones((5, 40), np.float32)))  # two channels: no guess
     with pytest.raises(lm.ShapeError, match=r"^BatchNorm2d: expected input of 4 dims with 3 channels.*got shape \(2, 3\)"):
         nn.BatchNorm2d(3)(lm.tensor(np.ones((2, 3), np.float32)))
-    with pytest.raises(lm.ShapeError, match=r"LSTM: expected input \(B, T, input_size\) with input_size 3; got shape \(2, 5, 4\)"):
+    with pytest.raises(lm.ShapeError, match=r"LSTM: expected input \(B, T, F\) or unbatched \(T, F\), with F = input_size = 3; got shape \(2, 5, 4\)"):
         nn.LSTM(3, 4, batch_first=True)(lm.tensor(np.ones((2, 5, 4), np.float32)))
     with pytest.raises(lm.ShapeError, match=r"GRU: expected initial state of shape \(1, 2, 4\); got \(1, 3, 4\)"):
         nn.GRU(3, 4, batch_first=True)(lm.tensor(np.ones((2, 5, 3), np.float32)),

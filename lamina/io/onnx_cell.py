@@ -13,7 +13,7 @@ from lamina.io.onnx_export import Context, Exporter, recurrent_op, register_onnx
 def _cell(op: str) -> Exporter:
     def export(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
         (seq,) = ctx.node("Unsqueeze", [x, ctx.constant(f"{path}.ax0", np.array([0]))], path)
-        outs = recurrent_op(ctx, layer, op, seq, path, "")
+        outs = recurrent_op(ctx, layer, op, seq, path, [""])
         first = ctx.constant(f"{path}.ax_first", np.array([0]))
         states = [ctx.node("Squeeze", [s, first], path)[0] for s in outs[1:]]
         return states if op == "LSTM" else states[:1]

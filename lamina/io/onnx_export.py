@@ -394,43 +394,54 @@ def _rbm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
 _GATE_ORDER = {"RNN": [0], "LSTM": [0, 3, 1, 2], "GRU": [1, 0, 2]}
 
 
-def recurrent_op(ctx: Context, layer: Any, op: str, seq: str, path: str, suffix: str
-                 ) -> list[str]:
+def recurrent_op(ctx: Context, layer: Any, op: str, seq: str, path: str,
+                 suffixes: list[str]) -> list[str]:
     """ONNX's RNN, LSTM or GRU op over `seq` (T, B, I) with a layer's weights named
-    weight_ih{suffix}, ..., its gate blocks in ONNX's order; returns the op's outputs."""
+    weight_ih{suffix}, ..., one suffix per direction (two: ONNX's bidirectional), their
+    gate blocks in ONNX's order; returns the op's outputs."""
     order, h = _GATE_ORDER[op], layer.hidden_size
 
     def blocks(a: np.ndarray) -> np.ndarray:
         return np.concatenate([a[g * h:(g + 1) * h] for g in order])
 
-    W = blocks(_w(layer, f"weight_ih{suffix}"))[None]
-    R = blocks(_w(layer, f"weight_hh{suffix}"))[None]
-    zeros = np.zeros(len(order) * h, W.dtype)
-    b_ih = blocks(_w(layer, f"bias_ih{suffix}")) if layer.bias else zeros
-    b_hh = blocks(_w(layer, f"bias_hh{suffix}")) if layer.bias else zeros
-    inputs = [seq, ctx.constant(f"{path}.W{suffix}", W), ctx.constant(f"{path}.R{suffix}", R),
-              ctx.constant(f"{path}.B{suffix}", np.concatenate([b_ih, b_hh])[None])]
+    def stacked(name: str) -> np.ndarray:
+        return np.stack([blocks(_w(layer, f"{name}{s}")) for s in suffixes])
+
+    W, R = stacked("weight_ih"), stacked("weight_hh")
+    if layer.bias:
+        B = np.concatenate([stacked("bias_ih"), stacked("bias_hh")], axis=1)
+    else:
+        B = np.zeros((len(suffixes), 2 * len(order) * h), W.dtype)
+    tag = suffixes[0]
+    inputs = [seq, ctx.constant(f"{path}.W{tag}", W), ctx.constant(f"{path}.R{tag}", R),
+              ctx.constant(f"{path}.B{tag}", B)]
     attrs: dict[str, Any] = {"hidden_size": h}
+    if len(suffixes) == 2:
+        attrs["direction"] = "bidirectional"
     if op == "RNN":
-        attrs["activations"] = ["Tanh" if layer.nonlinearity == "tanh" else "Relu"]
+        attrs["activations"] = ["Tanh" if layer.nonlinearity == "tanh" else "Relu"
+                                ] * len(suffixes)
     if op == "GRU":
         attrs["linear_before_reset"] = 1  # r * (W_hn h + b_hn), as PyTorch computes
-    return ctx.node(op, inputs, f"{path}{suffix}", n_outputs=3 if op == "LSTM" else 2,
-                    **attrs)
+    return ctx.node(op, inputs, f"{path}{tag}", n_outputs=3 if op == "LSTM" else 2, **attrs)
 
 
 def _recurrent(op: str) -> Exporter:
     def export(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+        if getattr(layer, "proj_size", 0):
+            raise ExportError(f"{path or 'the model'} (LSTM): ONNX's LSTM has no projection; "
+                              "export a model with proj_size=0")
         seq = x
         if layer.batch_first:  # ONNX runtimes implement the time-major layout (layout=0)
             (seq,) = ctx.node("Transpose", [seq], path, perm=[1, 0, 2])
         finals: list[list[str]] = []
+        merge = ctx.constant(f"{path}.merge", np.array([0, 0, -1], np.int64))
         for k in range(layer.num_layers):
-            outs = recurrent_op(ctx, layer, op, seq, path, f"_l{k}")
-            # Y is (T, directions=1, B, H); the final states are (1, B, H).
-            (seq,) = ctx.node("Squeeze", [outs[0], ctx.constant(f"{path}.ax1", np.array([1]))],
-                              path)
-            finals.append(outs[1:])
+            outs = recurrent_op(ctx, layer, op, seq, path, layer._suffixes(k))
+            # Y is (T, directions, B, H): the directions side by side, as PyTorch's output.
+            (seq,) = ctx.node("Transpose", [outs[0]], path, perm=[0, 2, 1, 3])
+            (seq,) = ctx.node("Reshape", [seq, merge], path)
+            finals.append(outs[1:])  # each (directions, B, H)
         if layer.output == "last":
             idx = ctx.constant(f"{path}.last", np.array(-1, np.int64))
             return ctx.node("Gather", [seq, idx], path, axis=0)
@@ -439,7 +450,7 @@ def _recurrent(op: str) -> Exporter:
             (out,) = ctx.node("Transpose", [seq], path, perm=[1, 0, 2])
         if layer.output == "sequence":
             return [out]
-        # "tuple": also the final states, stacked over layers as (num_layers, B, H)
+        # "tuple": also the final states, stacked over layers as (num_layers * D, B, H)
         states = [ctx.node("Concat", [f[i] for f in finals], path, axis=0)[0]
                   for i in range(len(finals[0]))]
         return [out, *states]

@@ -1,10 +1,12 @@
-"""`lamina.nn.utils`, as `torch.nn.utils`: gradient clipping and flattening parameters to
-one vector and back."""
+"""`lamina.nn.utils`, as `torch.nn.utils`: gradient clipping, flattening parameters to
+one vector and back, and (in `rnn`) padded and packed sequences."""
 
+from lamina.nn.utils import rnn
 from lamina.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
 from lamina.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = [
+    "rnn",
     "clip_grad_norm_",
     "clip_grad_value_",
     "parameters_to_vector",
