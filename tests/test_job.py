@@ -53,7 +53,8 @@ MALFORMED = [
     (GOOD.replace("in_features: 64", "in_features: 64, units: 3"),
      r"model\.layers\[0\]\.units: unknown argument of Linear"),
     (GOOD.replace("type: SGD, lr: 0.1", "type: SGD, lr: 0.1, betas: [0.9, 0.99]"),
-     r"optimizer\.betas: unknown argument of SGD; allowed: \['dampening', 'lr', 'momentum'"),
+     r"optimizer\.betas: unknown argument of SGD; allowed: \['dampening', 'differentiable', "
+     r"'foreach', 'fused', 'lr', 'maximize', 'momentum'"),
     (GOOD.replace("type: SGD", "type: Adamm"),
      r"optimizer\.type: unknown optimizer 'Adamm' \(did you mean 'Adam'\?\)"),
     (GOOD.replace("epochs: 2", "epochs: 0"), r"trainer\.epochs: must be >= 1, got 0"),
@@ -87,7 +88,7 @@ MALFORMED = [
     (GOOD + "scheduler: {type: SequentialLR, milestones: [3], schedulers: [{type: LinearWarmup, "
      "warmup_steps: 3}, {type: ReduceLROnPlateau}]}\n",
      r"^scheduler\.schedulers\[1\]\.type: unknown schedule in a SequentialLR "
-     r"'ReduceLROnPlateau'; one of \['CosineAnnealingLR'"),
+     r"'ReduceLROnPlateau'; one of \['ConstantLR', 'CosineAnnealingLR'"),
     (GOOD + "scheduler: {type: SequentialLR, milestones: [3, 4], schedulers: [{type: StepLR, "
      "step_size: 1}, {type: StepLR, step_size: 2}]}\n",
      r"^scheduler: SequentialLR: needs two or more schedules and one milestone fewer"),

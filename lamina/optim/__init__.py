@@ -1,16 +1,28 @@
 """Optimizers, gradient clipping and learning-rate schedules. Import as `lamina.optim`."""
 
 from lamina.optim import lr_scheduler
+from lamina.optim.adadelta import Adadelta, Adamax
 from lamina.optim.adagrad import Adagrad
 from lamina.optim.adam import Adam, AdamW
+from lamina.optim.adam_variants import NAdam, RAdam
+from lamina.optim.asgd import ASGD
 from lamina.optim.clip import clip_grad_norm_, clip_grad_value_
 from lamina.optim.config import OPTIMIZERS, from_config
+from lamina.optim.lbfgs import LBFGS
 from lamina.optim.optimizer import Optimizer
 from lamina.optim.rmsprop import RMSprop
+from lamina.optim.rprop import Rprop
 from lamina.optim.sgd import SGD
 
 __all__ = [
+    "ASGD",
+    "LBFGS",
     "SGD",
+    "Adadelta",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "Rprop",
     "OPTIMIZERS",
     "Adagrad",
     "Adam",

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.optim.optimizer import Optimizer, require
+from lamina.optim.optimizer import Optimizer, require, torch_flags
 
 
 class Adagrad(Optimizer):
@@ -22,10 +22,13 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10) -> None:
-        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps,
+                                      weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
-                                      eps=eps))
+                                      **torch_flags(maximize, foreach, differentiable,
+                                                    fused=fused)))
 
     def check_hyper(self, group: dict[str, Any]) -> None:
         super().check_hyper(group)

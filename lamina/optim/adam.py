@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from lamina.optim.optimizer import Optimizer, require
+from lamina.optim.optimizer import Optimizer, require, torch_flags
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba, 2015) with L2 weight decay added to the gradient.
+    """Adam (Kingma & Ba, 2015) with L2 weight decay added to the gradient (or, with
+    `decoupled_weight_decay`, applied to the weights first, as AdamW).
 
         g = grad + weight_decay * p
         m = b1 * m + (1 - b1) * g;   v = b2 * v + (1 - b2) * g^2
@@ -20,14 +21,19 @@ class Adam(Optimizer):
         p = p - lr / (1 - b1^t) * m / (sqrt(v_hat) / sqrt(1 - b2^t) + eps)
     """
 
-    decoupled = False
     elementwise = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False) -> None:
+                 weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay, amsgrad=amsgrad))
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      **torch_flags(maximize, foreach, differentiable,
+                                                    capturable=capturable, fused=fused),
+                                      decoupled_weight_decay=decoupled_weight_decay))
 
     def check_hyper(self, group: dict[str, Any]) -> None:
         super().check_hyper(group)
@@ -43,7 +49,7 @@ class Adam(Optimizer):
     def update_param(self, param: Any, grad: Any, state: dict[str, Any],
                      group: dict[str, Any]) -> None:
         lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
-        if wd and self.decoupled:
+        if wd and group["decoupled_weight_decay"]:
             param *= 1 - lr * wd
         elif wd:
             grad = grad + wd * param
@@ -63,9 +69,12 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter, 2019): p *= 1 - lr * wd first."""
 
-    decoupled = True
-
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

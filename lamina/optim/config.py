@@ -6,13 +6,19 @@ import fnmatch
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from lamina.optim.adadelta import Adadelta, Adamax
 from lamina.optim.adagrad import Adagrad
 from lamina.optim.adam import Adam, AdamW
+from lamina.optim.adam_variants import NAdam, RAdam
+from lamina.optim.asgd import ASGD
 from lamina.optim.optimizer import Optimizer
 from lamina.optim.rmsprop import RMSprop
+from lamina.optim.rprop import Rprop
 from lamina.optim.sgd import SGD
 
-OPTIMIZERS = {cls.__name__: cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad)}
+# The optimizers a job file can name: those that step without a closure (LBFGS needs one)
+OPTIMIZERS = {cls.__name__: cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta,
+                                            Adamax, NAdam, RAdam, ASGD, Rprop)}
 
 
 def from_config(config: Mapping[str, Any], params: Iterable[Any],

@@ -127,7 +127,8 @@ class Optimizer:
                 state = self.state.get(p)
                 if state is None:
                     state = self.state[p] = self.init_state(p.array, group)
-                update = (p.array, p.grad.array, state, group)
+                grad = -p.grad.array if group.get("maximize") else p.grad.array
+                update = (p.array, grad, state, group)
                 if (self.elementwise and self.state_complete(state, group)
                         and pieces.splittable(update)):
                     split.append(update)
@@ -207,6 +208,20 @@ def _plain(v: Any) -> Any:
     if isinstance(v, np.generic) or (hasattr(v, "shape") and np.ndim(v) == 0):
         return np.asarray(v).item()
     return v
+
+
+def torch_flags(maximize: bool = False, foreach: bool | None = None,
+                differentiable: bool = False, **kernels: Any) -> dict[str, Any]:
+    """PyTorch's per-group flags, kept in the groups so state dicts match PyTorch's.
+    `maximize` ascends the objective. `foreach`, `fused` and `capturable` only choose
+    among PyTorch's kernels (lists at once, one fused kernel, CUDA-graph capture), so
+    here they change nothing. `differentiable` (autograd through the step) is refused."""
+    if differentiable:
+        raise NotImplementedError("differentiable=True: lamina's optimizers update arrays "
+                                  "in place, outside the graph; there is no gradient "
+                                  "through a step")
+    return {"maximize": maximize, "foreach": foreach, "differentiable": differentiable,
+            **kernels}
 
 
 def require(group: dict[str, Any], name: str, ok: bool, rule: str) -> None:

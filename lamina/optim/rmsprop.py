@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.optim.optimizer import Optimizer, require
+from lamina.optim.optimizer import Optimizer, require, torch_flags
 
 
 class RMSprop(Optimizer):
@@ -25,9 +25,13 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False) -> None:
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered))
+                 centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps,
+                                      centered=centered, weight_decay=weight_decay,
+                                      **torch_flags(maximize, foreach, differentiable,
+                                                    capturable=capturable)))
 
     def check_hyper(self, group: dict[str, Any]) -> None:
         super().check_hyper(group)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.optim.optimizer import Optimizer, require
+from lamina.optim.optimizer import Optimizer, require, torch_flags
 
 
 class SGD(Optimizer):
@@ -27,10 +27,13 @@ class SGD(Optimizer):
     elementwise = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
-                 dampening: float = 0.0, nesterov: bool = False,
-                 weight_decay: float = 0.0) -> None:
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 *, maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      nesterov=nesterov, weight_decay=weight_decay))
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      **torch_flags(maximize, foreach, differentiable,
+                                                    fused=fused)))
 
     def check_hyper(self, group: dict[str, Any]) -> None:
         super().check_hyper(group)

@@ -38,8 +38,8 @@ from lamina.train.losses import LOSSES, METRICS, check_loss_args
 
 SECTIONS = ("name", "data", "model", "loss", "optimizer", "scheduler", "algorithm", "trainer",
             "distributed")
-SCHEDULERS = ("StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
-              "LinearWarmup", "SequentialLR", "ReduceLROnPlateau")
+# Every schedule whose arguments a job file can write (LambdaLR's function it cannot)
+SCHEDULERS = (*lr_scheduler.CHAINABLE, "SequentialLR", "ReduceLROnPlateau")
 
 
 @dataclasses.dataclass

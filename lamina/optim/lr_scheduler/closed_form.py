@@ -1,8 +1,5 @@
-"""Learning-rate schedules, stepped per epoch or per iteration by whoever calls `step()`.
-
-Each schedule is a closed form of the step count, so resuming from a state dict lands on
-exactly the same learning rate as an uninterrupted run.
-"""
+"""The closed-form schedules: step, multi-step, exponential, cosine and linear decay, a
+sequence of schedules, and ReduceLROnPlateau (which follows a metric instead)."""
 
 from __future__ import annotations
 
@@ -11,57 +8,19 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from lamina.optim.lr_scheduler.base import LRScheduler, chainable
 from lamina.optim.optimizer import Optimizer
-
-
-class LRScheduler:
-    """Base class: sets each group's lr to `lr_at(base_lr, step)` on every `step()`.
-
-    The constructor applies step 0, as PyTorch's schedulers do.
-    """
-
-    def __init__(self, optimizer: Optimizer) -> None:
-        self.optimizer = optimizer
-        for group in optimizer.param_groups:
-            group.setdefault("initial_lr", group["lr"])
-        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
-        self.last_epoch = -1
-        self.step()
-
-    def lr_at(self, base_lr: float, step: int) -> float:
-        """The learning rate at `step` for a group whose initial rate is `base_lr`."""
-        raise NotImplementedError
-
-    def step(self) -> None:
-        """Advance one epoch or iteration and set the new learning rates."""
-        self.last_epoch += 1
-        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
-            group["lr"] = self.lr_at(base, self.last_epoch)
-
-    def get_last_lr(self) -> list[float]:
-        """The learning rate of each group after the last step."""
-        return [g["lr"] for g in self.optimizer.param_groups]
-
-    def state_dict(self) -> dict[str, Any]:
-        """The schedule's settings and position, JSON-safe, for checkpoints."""
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a `state_dict` and set the learning rates of that position."""
-        self.__dict__.update({k: (list(v) if isinstance(v, tuple) else v)
-                              for k, v in state.items()})
-        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
-            group["lr"] = self.lr_at(base, self.last_epoch) if self.last_epoch >= 0 else base
 
 
 class StepLR(LRScheduler):
     """lr = base * gamma ** (step // step_size)."""
 
-    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1) -> None:
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
         if step_size < 1:
             raise ValueError(f"StepLR: step_size must be >= 1; got {step_size}")
         self.step_size, self.gamma = step_size, gamma
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, step: int) -> float:
         return base_lr * self.gamma ** (step // self.step_size)
@@ -70,9 +29,10 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """lr = base * gamma ** (number of milestones <= step)."""
 
-    def __init__(self, optimizer: Optimizer, milestones: Sequence[int], gamma: float = 0.1) -> None:
+    def __init__(self, optimizer: Optimizer, milestones: Sequence[int], gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
         self.milestones, self.gamma = sorted(milestones), gamma
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, step: int) -> float:
         return base_lr * self.gamma ** bisect.bisect_right(self.milestones, step)
@@ -81,9 +41,9 @@ class MultiStepLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """lr = base * gamma ** step."""
 
-    def __init__(self, optimizer: Optimizer, gamma: float) -> None:
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, step: int) -> float:
         return base_lr * self.gamma**step
@@ -92,11 +52,12 @@ class ExponentialLR(LRScheduler):
 class CosineAnnealingLR(LRScheduler):
     """lr = eta_min + (base - eta_min) * (1 + cos(pi * step / T_max)) / 2 (Loshchilov & Hutter)."""
 
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0) -> None:
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
         if T_max < 1:
             raise ValueError(f"CosineAnnealingLR: T_max must be >= 1; got {T_max}")
         self.T_max, self.eta_min = T_max, eta_min
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, step: int) -> float:
         return self.eta_min + (base_lr - self.eta_min) * (
@@ -107,12 +68,12 @@ class LinearLR(LRScheduler):
     """Scale lr linearly from start_factor to end_factor over total_iters steps, then hold."""
 
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
-                 end_factor: float = 1.0, total_iters: int = 5) -> None:
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
         if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
             raise ValueError(f"LinearLR: start_factor must be in (0, 1] and end_factor in "
                              f"[0, 1]; got {start_factor}, {end_factor}")
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, step: int) -> float:
         frac = min(step, self.total_iters) / self.total_iters if self.total_iters else 1.0
@@ -142,8 +103,10 @@ class SequentialLR(LRScheduler):
         ...                    {"type": "CosineAnnealingLR", "T_max": 900}], [100])
     """
 
+    chainable = False
+
     def __init__(self, optimizer: Optimizer, schedulers: Sequence[Any],
-                 milestones: Sequence[int]) -> None:
+                 milestones: Sequence[int], last_epoch: int = -1) -> None:
         children = [_child(optimizer, s, i) for i, s in enumerate(schedulers)]
         if len(milestones) != len(children) - 1 or len(children) < 2:
             raise ValueError(f"SequentialLR: needs two or more schedules and one milestone "
@@ -152,7 +115,7 @@ class SequentialLR(LRScheduler):
             raise ValueError(f"SequentialLR: milestones must increase from above 0; got "
                              f"{list(milestones)}")
         self.schedulers, self.milestones = children, list(milestones)
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, step: int) -> float:
         i = bisect.bisect_right(self.milestones, step)
@@ -174,10 +137,11 @@ def _child(optimizer: Optimizer, schedule: Any, i: int) -> LRScheduler:
     if isinstance(schedule, LRScheduler):
         return schedule
     name = schedule.get("type") if isinstance(schedule, dict) else None
-    if name not in CHAINABLE:
+    kinds = chainable()
+    if name not in kinds:
         raise ValueError(f"SequentialLR: schedulers[{i}] must be a schedule or a config with "
-                         f"'type' one of {list(CHAINABLE)}; got {schedule!r}")
-    return globals()[name](optimizer, **{k: v for k, v in schedule.items() if k != "type"})
+                         f"'type' one of {list(kinds)}; got {schedule!r}")
+    return kinds[name](optimizer, **{k: v for k, v in schedule.items() if k != "type"})
 
 
 class ReduceLROnPlateau:
@@ -239,9 +203,3 @@ class ReduceLROnPlateau:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a `state_dict`."""
         self.__dict__.update(state)
-
-
-# The closed-form schedules, which a SequentialLR chains (ReduceLROnPlateau is none).
-CHAINABLE = tuple(sorted(name for name, cls in list(globals().items()) if isinstance(cls, type)
-                         and issubclass(cls, LRScheduler)
-                         and cls not in (LRScheduler, SequentialLR)))
