@@ -1,24 +1,47 @@
-"""Datasets and loaders. Import as `lamina.data`."""
+"""Datasets, samplers and loaders (`torch.utils.data`'s, also as `lamina.utils.data`), and
+lamina's built-in datasets. Import as `lamina.data`."""
 
 from lamina.data.builtin import dataset_names, load_dataset, read_idx, register_dataset
+from lamina.data.collate import default_collate, default_convert
 from lamina.data.dataset import (
     ArrayDataset,
-    DataLoader,
+    ConcatDataset,
     Dataset,
+    IterableDataset,
     Subset,
     TensorDataset,
-    default_collate,
     random_split,
 )
+from lamina.data.loader import DataLoader
+from lamina.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
+from lamina.data.workers import WorkerInfo, get_worker_info
 
 __all__ = [
     "ArrayDataset",
+    "BatchSampler",
+    "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
     "Subset",
+    "SubsetRandomSampler",
     "TensorDataset",
+    "WeightedRandomSampler",
+    "WorkerInfo",
     "dataset_names",
     "default_collate",
+    "default_convert",
+    "get_worker_info",
     "load_dataset",
     "random_split",
     "read_idx",

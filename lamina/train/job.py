@@ -82,7 +82,7 @@ def _hold_out(dataset: Any, fraction: float, seed: int, ordered: bool) -> list[S
         raise DataError(f"data.val_fraction: the training split has {n} sample(s), too few to "
                         "hold some out; set data.val_fraction: 0")
     if not ordered:
-        return random_split(dataset, [1 - fraction, fraction], seed)
+        return random_split(dataset, [1 - fraction, fraction], seed=seed)
     cut = int(part_sizes([1 - fraction, fraction], n)[0])  # as random_split sizes it
     return [Subset(dataset, np.arange(cut)), Subset(dataset, np.arange(cut, n))]
 
