@@ -54,7 +54,15 @@ LOSS_CASES = {
                           lambda rng: (_f(3, 4)(rng), _f(3, 4)(rng), _f(3, 4)(rng))),
     "MultiLabelSoftMarginLoss": ({"type": "MultiLabelSoftMarginLoss"},
                                  _pair(_f(3, 4), _binary(3, 4))),
+    # log-probabilities (T, N, C) made from the scores by log_softmax: see LOG_PROB_INPUTS
+    "CTCLoss": ({"type": "CTCLoss", "blank": 0},
+                lambda rng: (_f(6, 2, 4)(rng), np.array([[1, 2, 2], [3, 1, 0]]),
+                             np.array([6, 5]), np.array([3, 2]))),
 }
+
+# Losses whose first input is log-probabilities, and whose gradient is PyTorch's: exact
+# only through a log_softmax, so the gradient checks put one in front.
+LOG_PROB_INPUTS = {"CTCLoss"}
 
 # Layers that take more than one input (PyTorch's attention and decoders)
 MULTI_INPUT_CASES = {
@@ -69,6 +77,12 @@ MULTI_INPUT_CASES = {
                                               "nhead": 1, "dim_feedforward": 3,
                                               "norm_first": True, "activation": "gelu"}},
                            lambda rng: (_f(3, 2, 4)(rng), _f(4, 2, 4)(rng))),
+    "Bilinear": ({"type": "Bilinear", "in1_features": 3, "in2_features": 2, "out_features": 4},
+                 lambda rng: (_f(5, 3)(rng), _f(5, 2)(rng))),
+    "CosineSimilarity": ({"type": "CosineSimilarity", "dim": 1},
+                         lambda rng: (_f(4, 3)(rng), _f(4, 3)(rng))),
+    "PairwiseDistance": ({"type": "PairwiseDistance", "p": 1.5, "keepdim": True},
+                         lambda rng: (_f(4, 3)(rng), _f(4, 3)(rng))),
     "Transformer": ({"type": "Transformer", "d_model": 4, "nhead": 2, "num_encoder_layers": 1,
                      "num_decoder_layers": 2, "dim_feedforward": 5, "dropout": 0.1},
                     lambda rng: (_f(5, 2, 4)(rng), _f(3, 2, 4)(rng))),
@@ -110,6 +124,38 @@ LAYER_CASES = {
     "BatchNorm1d": ({"type": "BatchNorm1d", "num_features": 3}, _f(4, 3, 5)),
     "BatchNorm2d": ({"type": "BatchNorm2d", "num_features": 2}, _f(3, 2, 3, 3)),
     "Dropout": ({"type": "Dropout", "p": 0.3}, _f(4, 5)),
+    "Dropout1d": ({"type": "Dropout1d", "p": 0.4}, _f(3, 4, 5)),
+    "Dropout2d": ({"type": "Dropout2d", "p": 0.4}, _f(3, 4, 2, 2)),
+    "Dropout3d": ({"type": "Dropout3d", "p": 0.4}, _f(2, 3, 2, 2, 2)),
+    "AlphaDropout": ({"type": "AlphaDropout", "p": 0.2}, _f(4, 5)),
+    "FeatureAlphaDropout": ({"type": "FeatureAlphaDropout", "p": 0.2}, _f(3, 4, 5)),
+    "Unflatten": ({"type": "Unflatten", "dim": 1, "unflattened_size": [2, 3]}, _f(4, 6)),
+    "PixelShuffle": ({"type": "PixelShuffle", "upscale_factor": 2}, _f(2, 8, 2, 3)),
+    "PixelUnshuffle": ({"type": "PixelUnshuffle", "downscale_factor": 2}, _f(2, 2, 4, 6)),
+    "Unfold": ({"type": "Unfold", "kernel_size": [2, 3], "padding": 1, "stride": [1, 2]},
+               _f(2, 2, 4, 5)),
+    "Fold": ({"type": "Fold", "output_size": [3, 4], "kernel_size": 2}, _f(2, 8, 6)),
+    "InstanceNorm1d": ({"type": "InstanceNorm1d", "num_features": 3, "affine": True,
+                        "track_running_stats": True}, _f(2, 3, 6)),
+    "InstanceNorm2d": ({"type": "InstanceNorm2d", "num_features": 2}, _f(2, 2, 3, 4)),
+    "InstanceNorm3d": ({"type": "InstanceNorm3d", "num_features": 2, "affine": True},
+                       _f(2, 2, 2, 3, 2)),
+    "LocalResponseNorm": ({"type": "LocalResponseNorm", "size": 3, "alpha": 0.1},
+                          _f(2, 5, 3, 3)),
+    "Conv3d": ({"type": "Conv3d", "in_channels": 2, "out_channels": 4, "kernel_size": [2, 3, 2],
+                "padding": 1, "groups": 2}, _f(2, 2, 3, 4, 3)),
+    "MaxPool3d": ({"type": "MaxPool3d", "kernel_size": 2, "padding": 1}, _f(2, 2, 3, 4, 3)),
+    "AvgPool3d": ({"type": "AvgPool3d", "kernel_size": 2, "stride": 1}, _f(2, 2, 3, 4, 3)),
+    "AdaptiveMaxPool1d": ({"type": "AdaptiveMaxPool1d", "output_size": 3}, _f(2, 3, 7)),
+    "AdaptiveMaxPool2d": ({"type": "AdaptiveMaxPool2d", "output_size": [2, 3]},
+                          _f(2, 3, 5, 7)),
+    "EmbeddingBag": ({"type": "EmbeddingBag", "num_embeddings": 6, "embedding_dim": 3,
+                      "mode": "mean", "padding_idx": 0}, lambda rng: rng.integers(0, 6, (3, 4))),
+    **{f"{kind}Pad{nd}d": ({"type": f"{kind}Pad{nd}d", "padding": 1,
+                             **({"value": 0.5} if kind == "Constant" else {})},
+                            _f(2, 2, *(3,) * nd))
+       for kind in ("Constant", "Zero", "Reflection", "Replication", "Circular")
+       for nd in (1, 2, 3)},
     "Flatten": ({"type": "Flatten"}, _f(2, 3, 4)),
     "ReLU": ({"type": "ReLU"}, _f(3, 4)),
     "LeakyReLU": ({"type": "LeakyReLU", "negative_slope": 0.1}, _f(3, 4)),
@@ -139,7 +185,8 @@ LAYER_CASES = {
     "Softsign": ({"type": "Softsign"}, _f(3, 4)),
     "Tanhshrink": ({"type": "Tanhshrink"}, _f(3, 4)),
     "LogSigmoid": ({"type": "LogSigmoid"}, _f(3, 4)),
-    "Embedding": ({"type": "Embedding", "num_embeddings": 6, "embedding_dim": 3},
+    "Embedding": ({"type": "Embedding", "num_embeddings": 6, "embedding_dim": 3,
+                   "padding_idx": 2},
                   lambda rng: rng.integers(0, 6, (2, 5))),
     "RNN": ({"type": "RNN", "batch_first": True, "input_size": 3, "hidden_size": 4, "num_layers": 2}, _f(2, 5, 3)),
     "LSTM": ({"type": "LSTM", "batch_first": True, "input_size": 3, "hidden_size": 4, "num_layers": 2,
@@ -188,3 +235,13 @@ def flat_outputs(y):
 # ONNX export work on models, with the loss given apart)
 MODEL_CASES = {k: v for k, v in LAYER_CASES.items()
                if k not in LOSS_CASES and k not in MULTI_INPUT_CASES}
+
+
+# Layers the per-layer ONNX exporter does not cover (export refuses them by name)
+NOT_EXPORTED = {
+    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Unflatten",
+    "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "LocalResponseNorm", "Conv3d", "MaxPool3d", "AvgPool3d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "EmbeddingBag",
+    *(f"{kind}Pad{nd}d" for kind in ("Constant", "Zero", "Reflection", "Replication",
+                                      "Circular") for nd in (1, 2, 3))}

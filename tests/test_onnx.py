@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from layer_cases import MODEL_CASES
+from layer_cases import MODEL_CASES, NOT_EXPORTED
 
 import lamina as lm
 import lamina.nn as nn
@@ -51,6 +51,10 @@ def test_every_layer_type_exports(name, tmp_path) -> None:
     lm.manual_seed(0)
     model = nn.from_config(cfg)
     model(lm.tensor(make(np.random.default_rng(0))))  # batch-norm statistics off defaults
+    if name in NOT_EXPORTED:
+        with pytest.raises(ExportError, match=rf"the model \({name}\): no ONNX exporter"):
+            export_onnx(model.eval(), make(np.random.default_rng(0)), tmp_path / "m.onnx")
+        return
     time_major = cfg.get("batch_first") is False
     _check(model, make, tmp_path, time_major)
 

@@ -41,9 +41,13 @@ from lamina.functions.array import (
     unbind,
 )
 from lamina.functions.attention import scaled_dot_product_attention
-from lamina.functions.connection import embedding, linear
+from lamina.functions.connection import bilinear, embedding, linear
 from lamina.functions.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from lamina.functions.ctc import ctc_loss
+from lamina.functions.embedding_bag import embedding_bag
+from lamina.functions.grid_sample import grid_sample
 from lamina.functions.indexing import one_hot
+from lamina.functions.instance_norm import instance_norm, local_response_norm
 from lamina.functions.loss import (
     binary_cross_entropy_with_logits,
     cross_entropy,
@@ -91,7 +95,14 @@ from lamina.functions.math import (
     sum,
     where,
 )
-from lamina.functions.noise import dropout
+from lamina.functions.noise import (
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
 from lamina.functions.normalization import batch_norm, group_norm, layer_norm, standardize
 from lamina.functions.operands import astype
 from lamina.functions.pooling import (
@@ -104,8 +115,37 @@ from lamina.functions.pooling import (
 )
 from lamina.functions.recurrent import gru_cell, lstm_cell, lstm_sequence
 from lamina.functions.resample import interpolate
+from lamina.functions.spatial import affine_grid, fold, pixel_shuffle, pixel_unshuffle, unfold
+from lamina.functions.volume import (
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool3d,
+    conv3d,
+    max_pool3d,
+)
 
 __all__ = [
+    "bilinear",
+    "ctc_loss",
+    "embedding_bag",
+    "grid_sample",
+    "instance_norm",
+    "local_response_norm",
+    "alpha_dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "feature_alpha_dropout",
+    "affine_grid",
+    "fold",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "unfold",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "avg_pool3d",
+    "conv3d",
+    "max_pool3d",
     "celu",
     "glu",
     "hardsigmoid",

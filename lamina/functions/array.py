@@ -244,21 +244,54 @@ def unbind(x: Tensor, axis: int = 0) -> tuple[Tensor, ...]:
     return Unbind(axis).apply(x)
 
 
-def pad(x: Tensor, pad: Sequence[int], value: float = 0.0) -> Tensor:
-    """Constant padding with torch.nn.functional.pad's convention.
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
+        ) -> Tensor:
+    """Pad with torch.nn.functional.pad's convention and modes.
 
     Args:
-        x: input of any shape.
+        input: input of any shape.
         pad: (left, right) for the last axis, then (left, right) for the one before, and so on.
-        value: the fill value.
+        mode: "constant" (fill with `value`, default 0), "reflect" (mirror, not repeating
+            the edge), "replicate" (repeat the edge) or "circular" (wrap around).
+        value: the fill value of "constant".
+
+    Example:
+        >>> F.pad(lm.tensor([[1.0, 2.0, 3.0]]), (2, 1), mode="reflect")
+        tensor([[3., 2., 1., 2., 3., 2.]])
     """
+    x = input
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise ValueError(f"pad: expected pairs for at most {x.ndim} axes; got {tuple(pad)}")
     pairs = [(int(pad[i]), int(pad[i + 1])) for i in range(0, len(pad), 2)]
     widths = [(0, 0)] * (x.ndim - len(pairs)) + pairs[::-1]
     if min(min(p) for p in widths) < 0:
         raise ValueError(f"pad: negative padding is not supported; got {tuple(pad)}")
-    return Pad(tuple(widths), value).apply(x)
+    if mode == "constant":
+        return Pad(tuple(widths), 0.0 if value is None else value).apply(x)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: unknown padding mode {mode!r}; one of 'constant', "
+                                  "'reflect', 'replicate', 'circular'")
+    if value:
+        raise ValueError(f"pad: padding mode {mode!r} doesn't take in value argument")
+    for axis in range(x.ndim - len(pairs), x.ndim):
+        lo, hi = widths[axis]
+        if lo or hi:
+            x = x[(slice(None),) * axis + (_pad_index(mode, x.shape[axis], lo, hi),)]
+    return x
+
+
+def _pad_index(mode: str, n: int, lo: int, hi: int) -> np.ndarray:
+    """Which input position each padded position along one axis reads."""
+    if mode != "replicate" and max(lo, hi) > n - (mode == "reflect"):
+        raise ValueError(f"pad: {mode} padding of ({lo}, {hi}) needs an axis longer than "
+                         f"{max(lo, hi) - (mode == 'circular')}; this one has {n}")
+    index = np.arange(-lo, n + hi)
+    if mode == "replicate":
+        return np.clip(index, 0, n - 1)
+    if mode == "circular":
+        return index % n
+    index = np.abs(index)
+    return np.where(index > n - 1, 2 * (n - 1) - index, index)
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -59,6 +59,10 @@ class Linear(Function):
 
 
 class Embedding(Function):
+    def __init__(self, padding_idx: int | None = None, scale_grad_by_freq: bool = False
+                 ) -> None:
+        self.padding_idx, self.scale_grad_by_freq = padding_idx, scale_grad_by_freq
+
     def forward(self, ids: Any, W: Any) -> Any:
         if ids.dtype.kind not in "iu":
             raise TypeError(f"embedding: ids must be integers; got dtype {ids.dtype}")
@@ -77,10 +81,51 @@ class Embedding(Function):
         # Rows of repeated ids must be summed: sort the ids, then one segment sum per id.
         # (np.add.at does the same, an order of magnitude slower.)
         order = np.argsort(ids, kind="stable")
-        uniq, starts = np.unique(ids[order], return_index=True)
+        uniq, starts, counts = np.unique(ids[order], return_index=True, return_counts=True)
         if len(uniq):
             gW[uniq] = np.add.reduceat(rows[order], starts, axis=0)
+            if self.scale_grad_by_freq:
+                gW[uniq] /= counts[:, None]
+        if self.padding_idx is not None:
+            gW[self.padding_idx] = 0
         return None, gW
+
+
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of `weight` selected by integer ids, PyTorch's function.
+
+    Args:
+        input: integer tensor or array of any shape, values in [0, num_embeddings).
+        weight: (num_embeddings, embedding_dim).
+        padding_idx: this row takes no gradient (it stays what it is, zeros by default).
+        max_norm: rows looked up are first rescaled in place to at most this norm
+            (of order `norm_type`), as PyTorch's.
+        scale_grad_by_freq: divide each row's gradient by its count in the batch.
+        sparse: accepted; gradients are dense.
+
+    Returns:
+        A tensor of shape input.shape + (embedding_dim,).
+
+    Example:
+        >>> F.embedding(lm.tensor([[0, 2]]), lm.eye(3)).tolist()
+        [[[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]]
+    """
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    if max_norm is not None:
+        renorm_(weight, input, max_norm, norm_type)
+    return Embedding(padding_idx, scale_grad_by_freq).apply(input, weight)
+
+
+def renorm_(weight: Tensor, ids: Any, max_norm: float, norm_type: float) -> None:
+    """Rescale the rows of `weight` that `ids` name to norms of at most max_norm, in
+    place and outside the graph (PyTorch's embedding_renorm_)."""
+    rows = np.unique(np.asarray(getattr(ids, "array", ids)))
+    norms = np.linalg.norm(weight.array[rows], ord=norm_type, axis=1)
+    over = norms > max_norm
+    weight.array[rows[over]] *= (max_norm / (norms[over] + 1e-7))[:, None].astype(weight.dtype)
 
 
 def linear(x: Tensor, W: Tensor, b: Tensor | None = None) -> Tensor:
@@ -105,14 +150,22 @@ def linear(x: Tensor, W: Tensor, b: Tensor | None = None) -> Tensor:
     return Linear().apply(x, W, b)
 
 
-def embedding(ids: Any, W: Tensor) -> Tensor:
-    """Rows of W selected by integer ids.
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """y_o = x1 . (weight_o x2) + bias_o over the last axes: x1 (*, in1), x2 (*, in2),
+    weight (out, in1, in2) -> (*, out).
 
-    Args:
-        ids: integer tensor or array of any shape, values in [0, num_embeddings).
-        W: weight of shape (num_embeddings, embedding_dim).
-
-    Returns:
-        A tensor of shape ids.shape + (embedding_dim,).
+    Example:
+        >>> F.bilinear(lm.ones(2, 3), lm.ones(2, 4), lm.ones(5, 3, 4)).shape
+        lamina.Size([2, 5])
     """
-    return Embedding().apply(ids, W)
+    out, in1, in2 = weight.shape
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2 or input1.shape[:-1] != \
+            input2.shape[:-1]:
+        raise ShapeError(f"bilinear: expected inputs (*, {in1}) and (*, {in2}) with one "
+                         f"leading shape for weight {weight.shape}; got {input1.shape} and "
+                         f"{input2.shape}")
+    # (*, in1) @ (in1, out * in2) -> (*, out, in2), then a dot with x2 per output
+    left = input1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)
+    y = (left.reshape(*input1.shape[:-1], out, in2) * input2.unsqueeze(-2)).sum(-1)
+    return y if bias is None else y + bias

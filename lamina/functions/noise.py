@@ -50,3 +50,100 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
     if not training or p == 0.0:
         return x
     return Dropout(p).apply(x)
+
+
+class ChannelDropout(Dropout):
+    """Dropout of whole channels: one draw per (sample, channel), on axes 0 and 1."""
+
+    @staticmethod
+    def draw(shape: tuple[int, ...]) -> Any:
+        return config.rng().random(shape[:2], dtype="float32")
+
+    def forward(self, x: Any) -> Any:
+        keep = (self.draw(x.shape) if self.draws is None else self.draws) >= self.p
+        scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
+        self.mask = (keep.astype(x.dtype) * x.dtype.type(scale)).reshape(
+            keep.shape + (1,) * (x.ndim - 2))
+        return np.multiply(x, self.mask, out=self.out_buffer())
+
+
+def _feature_dropout(x: Tensor, p: float, training: bool, ndim: int, name: str) -> Tensor:
+    """Channel dropout of a batched (N, C, *) input of `ndim` dims, or an unbatched one of
+    ndim - 1 (one sample)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
+    if x.ndim not in (ndim - 1, ndim):
+        raise ValueError(f"{name}: expected a {ndim - 1}-D (unbatched) or {ndim}-D (batched) "
+                         f"input; got shape {tuple(x.shape)}")
+    if not training or p == 0.0:
+        return x
+    if x.ndim == ndim - 1:
+        return ChannelDropout(p).apply(x.unsqueeze(0)).squeeze(0)
+    return ChannelDropout(p).apply(x)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+              ) -> Tensor:
+    """Zero whole channels of (N, C, L) (or (C, L)) with probability p, scaling the rest
+    by 1 / (1 - p)."""
+    return _feature_dropout(input, p, training, 3, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+              ) -> Tensor:
+    """Zero whole channels of (N, C, H, W) (or (C, H, W)) with probability p."""
+    return _feature_dropout(input, p, training, 4, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+              ) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) (or (C, D, H, W)) with probability p."""
+    return _feature_dropout(input, p, training, 5, "dropout3d")
+
+
+SELU_LOW = -1.7580993408473766  # -scale * alpha of SELU: the value SELU saturates to
+
+
+class AlphaDropout(Dropout):
+    """Dropout for SELU networks (Klambauer et al., 2017): dropped units are set to SELU's
+    saturation value, and an affine correction keeps the mean and variance."""
+
+    def _keep(self, x: Any) -> Any:
+        return (self.draw(x.shape) if self.draws is None else self.draws) >= self.p
+
+    def forward(self, x: Any) -> Any:
+        keep = self._keep(x).astype(x.dtype)
+        a = 0.0 if self.p == 1.0 else ((1 - self.p) * (1 + self.p * SELU_LOW**2)) ** -0.5
+        self.mask = (keep * a).astype(x.dtype)
+        offset = (a * SELU_LOW * (1 - keep) - a * SELU_LOW * self.p).astype(x.dtype)
+        return x * self.mask + offset
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    """AlphaDropout of whole channels: one draw per (sample, channel)."""
+
+    draw = staticmethod(ChannelDropout.draw)
+
+    def _keep(self, x: Any) -> Any:
+        keep = super()._keep(x)
+        return keep.reshape(keep.shape + (1,) * (x.ndim - 2))
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """AlphaDropout as a function; note PyTorch's default `training=False`."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"alpha_dropout: p must be in [0, 1]; got {p}")
+    if not training or p == 0.0:
+        return input
+    return AlphaDropout(p).apply(input)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """AlphaDropout of whole channels of (N, C, *); PyTorch's default `training=False`."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"feature_alpha_dropout: p must be in [0, 1]; got {p}")
+    if not training or p == 0.0:
+        return input
+    return FeatureAlphaDropout(p).apply(input)

@@ -30,17 +30,32 @@ from lamina.nn.activation import (
 from lamina.nn.attention import MultiheadAttention, SelfAttention
 from lamina.nn.container import Concat, Identity, LayerList, ModuleList, Residual, Sequential
 from lamina.nn.container_dict import ModuleDict, ParameterDict, ParameterList
-from lamina.nn.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
-from lamina.nn.dropout import Dropout
-from lamina.nn.embedding import Embedding
+from lamina.nn.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d
+from lamina.nn.distance import CosineSimilarity, PairwiseDistance
+from lamina.nn.dropout import (
+    AlphaDropout,
+    Dropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
+from lamina.nn.embedding import Embedding, EmbeddingBag
 from lamina.nn.flatten import Flatten
+from lamina.nn.instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+)
 from lamina.nn.layer import Layer, Module, Parameter
-from lamina.nn.linear import Linear
+from lamina.nn.linear import Bilinear, Linear
 from lamina.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
@@ -62,17 +77,39 @@ from lamina.nn.normalization import (
     LayerNorm,
     Standardize,
 )
+from lamina.nn.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from lamina.nn.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
     Upsample,
 )
 from lamina.nn.positional import PositionalEncoding
 from lamina.nn.rbm import RBM
+from lamina.nn.rearrange import Fold, PixelShuffle, PixelUnshuffle, Unflatten, Unfold
 from lamina.nn.recurrent import GRU, LSTM, RNN
 from lamina.nn.registry import ConfigError, from_config, layer_types, register_layer
 from lamina.nn.rnn_cell import GRUCell, LSTMCell, RNNCell
@@ -85,6 +122,45 @@ from lamina.nn.transformer import (
 from lamina.nn.transformer_model import Transformer
 
 __all__ = [
+    "AlphaDropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "FeatureAlphaDropout",
+    "EmbeddingBag",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LocalResponseNorm",
+    "Bilinear",
+    "CTCLoss",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AvgPool3d",
+    "MaxPool3d",
+    "Conv3d",
+    "CosineSimilarity",
+    "PairwiseDistance",
+    "Fold",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "Unflatten",
+    "Unfold",
     "ModuleDict",
     "ParameterDict",
     "ParameterList",

@@ -19,9 +19,13 @@ class ReLU(Layer):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
         return F.relu(x)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 @register_layer("LeakyReLU")
@@ -30,7 +34,11 @@ class LeakyReLU(Layer):
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
+                                                           else "")
 
     def forward(self, x: Tensor) -> Tensor:
         return F.leaky_relu(x, self.negative_slope)
@@ -88,15 +96,19 @@ class Softplus(Layer):
         super().__init__()
         if not beta > 0:
             raise ValueError(f"Softplus: beta must be > 0; got {beta}")
-        self.beta = beta
+        self.beta, self.threshold = beta, threshold
 
     def forward(self, x: Tensor) -> Tensor:
-        if self.beta == 1:
-            return F.softplus(x)
-        return F.softplus(x * self.beta) / self.beta
+        y = F.softplus(x) if self.beta == 1 else F.softplus(x * self.beta) / self.beta
+        if self.threshold == 20.0 and x.dtype == np.float32:
+            return y  # there, softplus(x) rounds to x above the threshold anyway
+        return F.where(x * self.beta > self.threshold, x, y)  # PyTorch's linear region
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
 
     def get_config(self) -> dict[str, Any]:
-        return {"beta": self.beta}
+        return {"beta": self.beta, "threshold": self.threshold}
 
 
 @register_layer("Sigmoid")
@@ -221,6 +233,9 @@ class PReLU(Layer):
         # the input's rank, for ONNX export: its PRelu broadcasts the slope from the right
         self.__dict__["input_rank"] = x.ndim
         return F.prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
 
     def get_config(self) -> dict[str, Any]:
         return {"num_parameters": self.num_parameters, "init": self.init}

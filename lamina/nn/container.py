@@ -68,6 +68,22 @@ class ModuleList(_Ordered):
     def extra_repr(self) -> str:
         return ""
 
+    def __repr__(self) -> str:
+        """PyTorch's: runs of identical layers as one line, `(0-2): 3 x Linear(...)`."""
+        if not self._children:
+            return "ModuleList()"
+        runs: list[list[Any]] = []
+        for name, child in self._children.items():
+            text = repr(child)
+            if runs and runs[-1][2] == text:
+                runs[-1][1], runs[-1][3] = name, runs[-1][3] + 1
+            else:
+                runs.append([name, name, text, 1])
+        lines = [f"({first}): {body}" if count == 1 else f"({first}-{last}): {count} x {body}"
+                 for first, last, body, count in runs]
+        return "ModuleList(\n  " + "\n  ".join(line.replace("\n", "\n  ")
+                                                 for line in lines) + "\n)"
+
 
 LayerList = ModuleList  # lamina's earlier name
 

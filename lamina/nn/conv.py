@@ -1,4 +1,4 @@
-"""Convolution and transposed convolution layers (1-D and 2-D)."""
+"""Convolution layers (1-D, 2-D and 3-D) and transposed convolution layers (1-D and 2-D)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,18 @@ class _ConvNd(Layer):
             return None
         return f"in_channels={shape[1]}"
 
+    def extra_repr(self) -> str:
+        """PyTorch's: the settings that differ from their defaults."""
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        for key, default in (("padding", 0), ("dilation", 1), ("output_padding", 0)):
+            value = getattr(self, key)
+            if value != (default,) * self.nd:
+                text += f", {key}={value}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        return text if self.bias is not None else text + ", bias=False"
+
     def get_config(self) -> dict[str, Any]:
         def plain(v: tuple[int, ...]) -> Any:
             return v[0] if len(set(v)) == 1 else list(v)
@@ -97,6 +109,29 @@ class Conv2d(_ConvNd):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+@register_layer("Conv3d")
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W) input; weight (C_out, C_in / groups, KD, KH,
+    KW).
+
+    Example:
+        >>> nn.Conv3d(2, 4, 3, padding=1)(lm.zeros(1, 2, 5, 5, 5)).shape
+        lamina.Size([1, 4, 5, 5, 5])
+    """
+
+    nd = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True
+                 ) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 

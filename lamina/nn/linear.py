@@ -1,4 +1,4 @@
-"""Fully connected layer."""
+"""Fully connected layers: Linear, and Bilinear (a product of two inputs)."""
 
 from __future__ import annotations
 
@@ -50,3 +50,37 @@ class Linear(Layer):
     def get_config(self) -> dict[str, Any]:
         return {"in_features": self.in_features, "out_features": self.out_features,
                 "bias": self.bias is not None}
+
+
+@register_layer("Bilinear")
+class Bilinear(Layer):
+    """y = x1^T A x2 + b: weight (out_features, in1_features, in2_features), initialised
+    U(-1/sqrt(in1), 1/sqrt(in1)) as PyTorch does.
+
+    Example:
+        >>> nn.Bilinear(3, 4, 5)(lm.ones(2, 3), lm.ones(2, 4)).shape
+        lamina.Size([2, 5])
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        self.weight = Parameter(np.empty((out_features, in1_features, in2_features),
+                                         np.float32))
+        self.bias = Parameter(np.empty(out_features, np.float32)) if bias else None
+        bound = 1 / np.sqrt(in1_features)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+    def get_config(self) -> dict[str, Any]:
+        return {"in1_features": self.in1_features, "in2_features": self.in2_features,
+                "out_features": self.out_features, "bias": self.bias is not None}

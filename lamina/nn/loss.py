@@ -174,7 +174,19 @@ MultiLabelSoftMarginLoss = _loss(
          "MultiLabelSoftMarginLoss", "lm.zeros(2, 3), lm.ones(2, 3)"),
     ("weight", "size_average", "reduce", "reduction"))
 
-__all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+CTCLoss = _loss(
+    "CTCLoss", F.ctc_loss, {"blank": 0, "zero_infinity": False},
+    doc="""Connectionist temporal classification: `loss(log_probs, targets, input_lengths,
+    target_lengths)`, log_probs (T, N, C) from a log_softmax.
+
+    Example:
+        >>> loss = nn.CTCLoss()
+        >>> loss(lm.zeros(5, 2, 3).log_softmax(2), lm.tensor([[1, 2], [1, 1]]), [5, 5],
+        ...      [2, 2]).shape
+        lamina.Size([])
+    """, order=("blank", "reduction", "zero_infinity"))
+
+__all__ = ["BCELoss", "CTCLoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
            "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
            "MSELoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "NLLLoss",
            "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss"]

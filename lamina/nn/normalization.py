@@ -48,6 +48,11 @@ class _BatchNorm(Layer):
         return {"num_features": self.num_features, "eps": self.eps, "momentum": self.momentum,
                 "affine": self.weight is not None}
 
+    def extra_repr(self) -> str:
+        affine = self.weight is not None
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={affine}, bias={affine}, track_running_stats=True")
+
 
 @register_layer("BatchNorm1d")
 class BatchNorm1d(_BatchNorm):
@@ -109,6 +114,10 @@ class LayerNorm(Layer):
         fit = shape[-1] if k == 1 else list(shape[len(shape) - k:])
         return f"normalized_shape={fit}"
 
+    def extra_repr(self) -> str:
+        return (f"{tuple(self.normalized_shape)}, eps={self.eps}, "
+                f"elementwise_affine={self.weight is not None}, bias={self.bias is not None}")
+
     def get_config(self) -> dict[str, Any]:
         shape = self.normalized_shape
         return {"normalized_shape": shape[0] if len(shape) == 1 else list(shape),
@@ -159,6 +168,11 @@ class GroupNorm(Layer):
     def get_config(self) -> dict[str, Any]:
         return {"num_groups": self.num_groups, "num_channels": self.num_channels,
                 "eps": self.eps, "affine": self.weight is not None}
+
+    def extra_repr(self) -> str:
+        affine = self.weight is not None
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={affine}, "
+                f"bias={affine}")
 
 
 @register_layer("Standardize")

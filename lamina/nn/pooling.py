@@ -1,4 +1,5 @@
-"""Pooling layers (max, average and adaptive average, 1-D and 2-D), and Upsample."""
+"""Pooling layers (max and average, 1-D to 3-D; adaptive average and max, 1-D and 2-D),
+and Upsample."""
 
 from __future__ import annotations
 
@@ -28,6 +29,13 @@ class _Pool(Layer):
     def get_config(self) -> dict[str, Any]:
         return {"kernel_size": _plain(self.kernel_size), "stride": _plain(self.stride),
                 "padding": _plain(self.padding)}
+
+    def extra_repr(self) -> str:
+        stride = self.kernel_size if self.stride is None else self.stride
+        text = f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"
+        if type(self).__name__.startswith("Max"):  # PyTorch's max pools show these too
+            text += ", dilation=1, ceil_mode=False"
+        return text
 
 
 def _plain(v: Any) -> Any:
@@ -63,6 +71,14 @@ class AvgPool1d(_Pool):
 
     def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0) -> None:
         super().__init__(kernel_size, stride, padding)
+
+    def extra_repr(self) -> str:  # PyTorch's AvgPool1d shows its settings as 1-tuples
+        def one(v: Any) -> tuple[int, ...]:
+            return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
+        stride = self.kernel_size if self.stride is None else self.stride
+        return (f"kernel_size={one(self.kernel_size)}, stride={one(stride)}, "
+                f"padding={one(self.padding)}")
 
 
 @register_layer("AvgPool2d")
@@ -123,6 +139,80 @@ class AdaptiveAvgPool2d(_AdaptivePool):
         super().__init__(output_size)
 
 
+@register_layer("MaxPool3d")
+class MaxPool3d(_Pool):
+    """Max over windows of (N, C, D, H, W) input; stride defaults to kernel_size.
+
+    Example:
+        >>> nn.MaxPool3d(2)(lm.zeros(1, 2, 4, 4, 4)).shape
+        lamina.Size([1, 2, 2, 2, 2])
+    """
+
+    op = staticmethod(F.max_pool3d)
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__(kernel_size, stride, padding)
+
+
+@register_layer("AvgPool3d")
+class AvgPool3d(_Pool):
+    """Mean over windows of (N, C, D, H, W) input; padding counts as zeros.
+
+    Example:
+        >>> nn.AvgPool3d(2)(lm.zeros(1, 2, 4, 4, 4)).shape
+        lamina.Size([1, 2, 2, 2, 2])
+    """
+
+    op = staticmethod(F.avg_pool3d)
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__(kernel_size, stride, padding)
+
+
+class _AdaptiveMax(Layer):
+    op: Callable[..., Tensor]
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        if return_indices:
+            raise NotImplementedError(f"{type(self).__name__}: return_indices is not "
+                                      "supported")
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return type(self).op(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+    def get_config(self) -> dict[str, Any]:
+        return {"output_size": _plain(self.output_size)}
+
+
+@register_layer("AdaptiveMaxPool1d")
+class AdaptiveMaxPool1d(_AdaptiveMax):
+    """Max over `output_size` bins of the last axis of (N, C, L).
+
+    Example:
+        >>> nn.AdaptiveMaxPool1d(2)(lm.zeros(1, 3, 7)).shape
+        lamina.Size([1, 3, 2])
+    """
+
+    op = staticmethod(F.adaptive_max_pool1d)
+
+
+@register_layer("AdaptiveMaxPool2d")
+class AdaptiveMaxPool2d(_AdaptiveMax):
+    """Max over an `output_size` grid of bins of (N, C, H, W).
+
+    Example:
+        >>> nn.AdaptiveMaxPool2d((2, 3))(lm.zeros(1, 3, 7, 7)).shape
+        lamina.Size([1, 3, 2, 3])
+    """
+
+    op = staticmethod(F.adaptive_max_pool2d)
+
+
 @register_layer("Upsample")
 class Upsample(Layer):
     """Resample (N, C, L) or (N, C, H, W) input to `size`, or by `scale_factor`, as
@@ -145,6 +235,13 @@ class Upsample(Layer):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+
+    def extra_repr(self) -> str:
+        scale = self.scale_factor
+        if scale is not None:
+            scale = tuple(map(float, scale)) if isinstance(scale, (tuple, list)) else float(scale)
+            return f"scale_factor={scale!r}, mode={self.mode!r}"
+        return f"size={self.size!r}, mode={self.mode!r}"
 
     def get_config(self) -> dict[str, Any]:
         return {"size": _plain(self.size), "scale_factor": _plain(self.scale_factor),

@@ -35,6 +35,9 @@ class _Block(Layer):
         self.linear2 = Linear(dim_feedforward, d_model, bias)
         self.activation = activation
 
+    def extra_repr(self) -> str:
+        return ""  # as PyTorch's: the children say it all
+
     def _feed_forward(self, x: Tensor) -> Tensor:
         act = self.activation
         h = (_ACTIVATIONS[act] if isinstance(act, str) else act)(self.linear1(x))
@@ -186,6 +189,9 @@ class _Stack(Layer):
         self.layers = ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
+
+    def extra_repr(self) -> str:
+        return ""  # as PyTorch's
 
     def _finish(self, x: Tensor) -> Tensor:
         return x if self.norm is None else self.norm(x)

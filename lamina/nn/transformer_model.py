@@ -89,6 +89,9 @@ class Transformer(Layer):
         mask = np.triu(np.full((sz, sz), -np.inf), 1)
         return Tensor(mask.astype(np.dtype(dtype) if dtype is not None else get_default_dtype()))
 
+    def extra_repr(self) -> str:
+        return ""  # as PyTorch's: the children say it all
+
     def get_config(self) -> dict[str, Any]:
         if self._custom:
             raise ValueError("Transformer: a custom encoder or decoder cannot be written to a "

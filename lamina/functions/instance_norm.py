@@ -1,0 +1,87 @@
+"""Per-sample normalisations: instance norm (each sample's channel over its positions;
+Ulyanov et al., 2016) and local response norm (each value over neighbouring channels;
+Krizhevsky et al., 2012), PyTorch's functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.functions.array import pad, reshape, stack
+from lamina.functions.normalization import group_norm
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample of (N, C, *) over its positions, then scale
+    and shift per channel. With `use_input_stats` the running statistics, if given, are
+    updated in place (the batch's average of the per-sample mean and unbiased variance);
+    without it they are used instead.
+
+    Example:
+        >>> F.instance_norm(lm.rand(2, 3, 8)).shape
+        lamina.Size([2, 3, 8])
+    """
+    if input.ndim < 3:
+        raise ShapeError(f"instance_norm: expected input (N, C, *) with positions; got "
+                         f"{input.shape}")
+    c = input.shape[1]
+    if not use_input_stats:
+        shape = (1, c) + (1,) * (input.ndim - 2)
+        mean, var = (reshape(Tensor(np.asarray(t.array)), shape)
+                     for t in (running_mean, running_var))
+        y = (input - mean) / (var + eps) ** 0.5
+        if weight is not None:
+            y = y * reshape(weight, shape)
+        return y if bias is None else y + reshape(bias, shape)
+    if running_mean is not None or running_var is not None:
+        input = RunningStats(running_mean, running_var, momentum).apply(input)
+    return group_norm(input, c, weight, bias, eps)
+
+
+class RunningStats(Function):
+    """Passes its input through, updating the running statistics from it on the way: an
+    op, so a compiled plan updates them on every step as eager mode does."""
+
+    def __init__(self, running_mean: Tensor | None, running_var: Tensor | None,
+                 momentum: float) -> None:
+        self.stats, self.momentum = (running_mean, running_var), momentum
+
+    def forward(self, x: Any) -> Any:
+        flat = x.reshape(x.shape[0], x.shape[1], -1)
+        n = flat.shape[-1]
+        values = (flat.mean(-1), flat.var(-1) * n / max(n - 1, 1))
+        for stat, value in zip(self.stats, values):
+            if stat is not None:
+                stat.array *= 1 - self.momentum
+                stat.array += self.momentum * value.mean(0).astype(stat.dtype)
+        return x.copy()
+
+    def backward(self, gy: Any) -> Any:
+        return gy
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """b_c = a_c / (k + alpha / size * sum of a^2 over the `size` channels around c)^beta,
+    on (N, C, *).
+
+    Example:
+        >>> F.local_response_norm(lm.ones(1, 4, 2, 2), size=2).shape
+        lamina.Size([1, 4, 2, 2])
+    """
+    if input.ndim < 3:
+        raise ShapeError(f"local_response_norm: expected 3D or higher dimensionality input "
+                         f"(got {input.ndim} dimensions)")
+    c = input.shape[1]
+    squares = input * input
+    moved = squares.movedim(1, -1)  # channels last, where pad works on them
+    padded = pad(moved, (size // 2, (size - 1) // 2)).movedim(-1, 1)
+    window = stack([padded[:, i:i + c] for i in range(size)], 0).sum(0)
+    return input / (window * (alpha / size) + k) ** beta

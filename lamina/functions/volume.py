@@ -1,0 +1,172 @@
+"""Convolution and pooling over volumes (N, C, D, H, W), and adaptive max pooling; composed
+from strided slices of the padded input (one per kernel offset), so their gradients are
+the slices' and the products'.
+
+Composed rather than fused: these serve the models that need them, not lamina's hot
+paths (1-D and 2-D convolution and pooling have their own kernels).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
+from lamina.functions.array import concat, pad, reshape, stack
+from lamina.functions.math import matmul
+
+
+def _triple(v: Any, nd: int, name: str) -> tuple[int, ...]:
+    values = (int(v),) * nd if np.isscalar(v) else tuple(int(a) for a in v)
+    if len(values) != nd:
+        raise ValueError(f"{name}: expected an int or {nd} of them; got {v!r}")
+    return values
+
+
+def windows(x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],
+            dilation: tuple[int, ...]) -> Tensor:
+    """Every kernel offset's strided slice of x (N, C, *S), stacked on axis 2:
+    (N, C, prod(kernel), *out)."""
+    spatial = x.shape[2:]
+    out = [(s - d * (k - 1) - 1) // st + 1 for s, k, st, d in zip(spatial, kernel, stride,
+                                                                   dilation)]
+    if min(out) < 1:
+        raise ShapeError(f"kernel {kernel} (dilation {dilation}) is larger than the padded "
+                         f"input {tuple(spatial)}")
+    slices = []
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        index = tuple(slice(o * d, o * d + st * (n - 1) + 1, st)
+                      for o, d, st, n in zip(offset, dilation, stride, out))
+        slices.append(x[(slice(None), slice(None), *index)])
+    return stack(slices, 2)
+
+
+def _padded(x: Tensor, padding: tuple[int, ...], value: float = 0.0) -> Tensor:
+    widths = [w for p in reversed(padding) for w in (p, p)]
+    return pad(x, widths, value=value) if any(padding) else x
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-D convolution (cross-correlation), PyTorch's: input (N, C, D, H, W), weight
+    (O, C / groups, kd, kh, kw) -> (N, O, D', H', W').
+
+    Example:
+        >>> F.conv3d(lm.zeros(2, 3, 5, 5, 5), lm.zeros(4, 3, 3, 3, 3), padding=1).shape
+        lamina.Size([2, 4, 5, 5, 5])
+    """
+    if input.ndim != 5 or weight.ndim != 5 or input.shape[1] != weight.shape[1] * groups:
+        raise ShapeError(f"conv3d: expected input (N, C, D, H, W) and weight (O, C / groups, "
+                         f"kd, kh, kw) with groups={groups}; got {input.shape} and "
+                         f"{weight.shape}")
+    kernel = weight.shape[2:]
+    dilation = _triple(dilation, 3, "conv3d: dilation")
+    stride = _triple(stride, 3, "conv3d: stride")
+    if padding == "same":
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        widths = [w for t in reversed(total) for w in (t // 2, t - t // 2)]
+        x = pad(input, widths)
+    else:
+        x = _padded(input, (0, 0, 0) if padding == "valid" else _triple(padding, 3, "padding"))
+    cols = windows(x, kernel, stride, dilation)  # (N, C, K, *out)
+    n, out = cols.shape[0], cols.shape[3:]
+    per, outs = input.shape[1] // groups, weight.shape[0] // groups
+    parts = []
+    for g in range(groups):
+        c = reshape(cols[:, g * per:(g + 1) * per], (n, per * math.prod(kernel), -1))
+        w = reshape(weight[g * outs:(g + 1) * outs], (outs, -1))
+        parts.append(matmul(w, c))
+    y = reshape(parts[0] if groups == 1 else concat(parts, 1), (n, weight.shape[0], *out))
+    return y if bias is None else y + reshape(bias, (1, -1, 1, 1, 1))
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Tensor:
+    """Max over (kd, kh, kw) windows of (N, C, D, H, W); padding reads -inf.
+
+    Example:
+        >>> F.max_pool3d(lm.zeros(1, 2, 4, 4, 4), 2).shape
+        lamina.Size([1, 2, 2, 2, 2])
+    """
+    kernel, stride, padding = _pool_args("max_pool3d", kernel_size, stride, padding,
+                                         ceil_mode, return_indices)
+    x = _padded(input, padding, -np.inf)
+    return windows(x, kernel, stride, _triple(dilation, 3, "dilation")).max(2)[0]
+
+
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Mean over (kd, kh, kw) windows of (N, C, D, H, W); padding counts as zeros unless
+    `count_include_pad` is False.
+
+    Example:
+        >>> F.avg_pool3d(lm.ones(1, 2, 4, 4, 4), 2).shape
+        lamina.Size([1, 2, 2, 2, 2])
+    """
+    kernel, stride, padding = _pool_args("avg_pool3d", kernel_size, stride, padding,
+                                         ceil_mode, False)
+    total = windows(_padded(input, padding), kernel, stride, (1, 1, 1)).sum(2)
+    if divisor_override:
+        return total / divisor_override
+    if count_include_pad or not any(padding):
+        return total / math.prod(kernel)
+    ones = Tensor(np.ones((1, 1, *input.shape[2:]), input.dtype))
+    counts = windows(_padded(ones, padding), kernel, stride, (1, 1, 1)).sum(2)
+    return total / counts.array
+
+
+def _pool_args(op: str, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+               return_indices: bool) -> tuple[tuple[int, ...], ...]:
+    if ceil_mode or return_indices:
+        raise NotImplementedError(f"{op}: ceil_mode and return_indices are not supported")
+    kernel = _triple(kernel_size, 3, f"{op}: kernel_size")
+    stride = kernel if stride is None or stride == [] else _triple(stride, 3, f"{op}: stride")
+    padding = _triple(padding, 3, f"{op}: padding")
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        raise ValueError(f"{op}: pad should be at most half of effective kernel size, but got "
+                         f"pad={padding} and kernel_size={kernel}")
+    return kernel, stride, padding
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False
+                        ) -> Tensor:
+    """Max over `output_size` bins of the last axis, as PyTorch sizes them (bin i spans
+    floor(i L / n) to ceil((i + 1) L / n)).
+
+    Example:
+        >>> F.adaptive_max_pool1d(lm.arange(6.0).reshape(1, 1, 6), 3).tolist()
+        [[[1.0, 3.0, 5.0]]]
+    """
+    return _adaptive_max(input, (output_size,) if np.isscalar(output_size)
+                         else tuple(output_size), return_indices, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False
+                        ) -> Tensor:
+    """Max over an output_size grid of bins of the last two axes (None keeps an axis).
+
+    Example:
+        >>> F.adaptive_max_pool2d(lm.zeros(2, 3, 7, 5), (2, None)).shape
+        lamina.Size([2, 3, 2, 5])
+    """
+    size = (output_size, output_size) if np.isscalar(output_size) else tuple(output_size)
+    return _adaptive_max(input, size, return_indices, "adaptive_max_pool2d")
+
+
+def _adaptive_max(x: Tensor, size: tuple[Any, ...], return_indices: bool, op: str) -> Tensor:
+    if return_indices:
+        raise NotImplementedError(f"{op}: return_indices is not supported")
+    nd = len(size)
+    spatial = x.shape[-nd:]
+    size = tuple(s if o is None else int(o) for o, s in zip(size, spatial))
+    bins = [[(i * s // o, -(-(i + 1) * s // o)) for i in range(o)] for o, s in zip(size, spatial)]
+    axes = tuple(range(x.ndim - nd, x.ndim))
+    cells = [x[(Ellipsis, *(slice(a, b) for a, b in cell))].amax(axes)
+             for cell in itertools.product(*bins)]
+    return reshape(stack(cells, -1), (*x.shape[:-nd], *size))

@@ -1,0 +1,175 @@
+"""Layers against PyTorch's: each line builds the same module in both frameworks (the
+source evaluated with `nn` bound to torch.nn, then to lamina.nn), lamina's loads torch's
+state dict, and both run on the same float64 inputs in training and in evaluation mode:
+outputs, and the gradients of the inputs and every parameter, to 1e-8. Random layers are
+compared in evaluation mode, and by the statistics of their masks in training."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lamina as lm
+import lamina.nn as nn
+
+torch = pytest.importorskip("torch")
+
+LINES = [
+    ("PixelShuffle(3)", [(2, 18, 2, 3)]),
+    ("PixelUnshuffle(2)", [(2, 3, 4, 6)]),
+    ("Unflatten(1, (2, 3))", [(4, 6)]),
+    ("Unfold((2, 3), dilation=(2, 1), padding=1, stride=(1, 2))", [(2, 3, 5, 6)]),
+    ("Fold((4, 5), 2, padding=1)", [(2, 12, 30)]),
+    ("ZeroPad2d((1, 2, 0, 3))", [(2, 3, 4, 4)]),
+    ("ConstantPad1d((2, 1), 3.5)", [(2, 3, 4)]),
+    ("ConstantPad3d(1, -1.0)", [(1, 2, 2, 3, 2)]),
+    ("ReflectionPad1d((3, 1))", [(2, 3, 5)]),
+    ("ReflectionPad2d((1, 2, 2, 1))", [(2, 3, 4, 5)]),
+    ("ReflectionPad3d(1)", [(1, 2, 3, 3, 3)]),
+    ("ReplicationPad1d(2)", [(2, 3, 4)]),
+    ("ReplicationPad2d((0, 3, 1, 1))", [(2, 3, 4, 5)]),
+    ("ReplicationPad3d((1, 0, 0, 1, 2, 0))", [(1, 2, 3, 3, 3)]),
+    ("CircularPad1d((1, 2))", [(2, 3, 4)]),
+    ("CircularPad2d(1)", [(2, 3, 4, 5)]),
+    ("InstanceNorm1d(3)", [(2, 3, 6)]),
+    ("InstanceNorm1d(3, affine=True, track_running_stats=True)", [(2, 3, 6)]),
+    ("InstanceNorm2d(3, affine=True)", [(2, 3, 4, 5)]),
+    ("InstanceNorm2d(2, momentum=0.3, track_running_stats=True)", [(2, 3, 4)]),
+    ("InstanceNorm3d(2, affine=True, track_running_stats=True)", [(2, 2, 3, 2, 3)]),
+    ("LocalResponseNorm(3, alpha=0.01, beta=0.6, k=2.0)", [(2, 5, 3, 4)]),
+    ("LocalResponseNorm(4)", [(2, 6, 5)]),
+    ("Conv3d(4, 6, (2, 3, 2), stride=(1, 2, 1), padding=(1, 0, 1), dilation=(2, 1, 1), "
+     "groups=2)", [(2, 4, 5, 6, 5)]),
+    ("Conv3d(2, 3, 3, padding=1, bias=False)", [(1, 2, 4, 4, 4)]),
+    ("MaxPool3d((2, 3, 2), stride=(1, 2, 2), padding=1)", [(2, 3, 5, 6, 5)]),
+    ("AvgPool3d(3, stride=2, padding=1)", [(2, 3, 5, 6, 5)]),
+    ("AdaptiveMaxPool1d(4)", [(2, 3, 9)]),
+    ("AdaptiveMaxPool2d((3, None))", [(2, 3, 7, 5)]),
+    ("Bilinear(3, 4, 5)", [(6, 3), (6, 4)]),
+    ("CosineSimilarity(dim=0)", [(4, 3), (4, 3)]),
+    ("PairwiseDistance(p=3.0, keepdim=True)", [(5, 3), (5, 3)]),
+    ("Embedding(7, 3, padding_idx=2)", ["ids (3, 4) < 7"]),
+    ("Embedding(7, 3, scale_grad_by_freq=True)", ["ids (3, 4) < 7"]),
+    ("EmbeddingBag(7, 3, mode='sum', padding_idx=0)", ["ids (3, 4) < 7"]),
+    ("EmbeddingBag(7, 3, mode='max')", ["ids (3, 4) < 7"]),
+    ("Dropout1d(0.5)", [(3, 4, 5)]),
+    ("Dropout2d(0.5)", [(3, 4, 2, 2)]),
+    ("Dropout3d(0.5)", [(3, 4, 2, 2, 2)]),
+    ("AlphaDropout(0.3)", [(4, 6)]),
+    ("FeatureAlphaDropout(0.3)", [(3, 4, 5)]),
+    ("PReLU(3, init=0.1)", [(2, 3, 4)]),
+    ("GLU(dim=1)", [(2, 4, 3)]),
+    ("Softmin(dim=0)", [(3, 4)]),
+    ("Hardtanh(-0.5, 0.7)", [(3, 4)]),
+    ("Threshold(0.2, -1.0)", [(3, 4)]),
+    ("Upsample(scale_factor=2, mode='bilinear', align_corners=True)", [(1, 2, 3, 4)]),
+]
+RANDOM = ("Dropout", "AlphaDropout", "FeatureAlphaDropout")
+
+
+def _inputs(specs, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for spec in specs:
+        if isinstance(spec, str):  # integer ids
+            out.append(rng.integers(0, 7, (3, 4)))
+        else:
+            out.append(rng.standard_normal(spec))
+    return out
+
+
+def _build(source):
+    torch.manual_seed(0)
+    theirs = eval(source, {"__builtins__": {}}, vars(torch.nn)).double()
+    lm.manual_seed(0)
+    ours = eval(source, {"__builtins__": {}}, vars(nn)).to("float64")
+    state = {k: v.detach().numpy() for k, v in theirs.state_dict().items()}
+    result = ours.load_state_dict(state)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    return theirs, ours
+
+
+def _run(theirs, ours, arrays):
+    tins = [torch.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+    lins = [lm.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+    ty, ly = theirs(*tins), ours(*lins)
+    assert tuple(ly.shape) == tuple(ty.shape)
+    np.testing.assert_allclose(ly.array, ty.detach().numpy(), rtol=1e-8, atol=1e-10)
+    g = np.random.default_rng(9).standard_normal(tuple(ty.shape))
+    if ty.requires_grad:
+        (ty * torch.tensor(g)).sum().backward()
+        (ly * g).sum().backward()
+        for t, a in zip(tins, lins):
+            if t.grad is not None:
+                np.testing.assert_allclose(a.grad.array, t.grad.numpy(), rtol=1e-8, atol=1e-10)
+        theirs_params = dict(theirs.named_parameters())
+        for name, p in ours.named_parameters():
+            np.testing.assert_allclose(p.grad.array, theirs_params[name].grad.numpy(),
+                                       rtol=1e-8, atol=1e-10, err_msg=name)
+    for name, buf in ours.named_buffers():  # running statistics moved the same way
+        np.testing.assert_allclose(buf.array, theirs.get_buffer(name).numpy(), rtol=1e-10)
+
+
+# random layers are compared in evaluation here, in training by test_random_layers_drop_...
+CASES = [(source, shapes, mode) for source, shapes in LINES for mode in ("train", "eval")
+         if mode == "eval" or not source.startswith(RANDOM)]
+
+
+@pytest.mark.parametrize("source, shapes, mode", CASES,
+                         ids=[f"{source}-{mode}" for source, _, mode in CASES])
+def test_module_matches_pytorch(source, shapes, mode) -> None:
+    theirs, ours = _build(source)
+    getattr(theirs, mode)()
+    getattr(ours, mode)()
+    _run(theirs, ours, _inputs(shapes))
+    assert repr(ours) == repr(theirs)
+
+
+@pytest.mark.parametrize("source, shape", [
+    ("Dropout1d(0.4)", (256, 64, 3)), ("Dropout2d(0.4)", (256, 64, 2, 2)),
+    ("Dropout3d(0.4)", (256, 64, 1, 2, 2)), ("AlphaDropout(0.4)", (256, 64, 2)),
+    ("FeatureAlphaDropout(0.4)", (256, 64, 2))])
+def test_random_layers_drop_as_pytorch_s(source, shape) -> None:
+    """Each output is x * s + o for (s, o) the kept or the dropped unit's pair, from the
+    paper's formula; the same share dropped (0.4, within 5 standard deviations), and
+    whole channels where PyTorch drops channels. Checked for both frameworks."""
+    x = np.random.default_rng(1).uniform(0.5, 1.5, shape)
+    if "Alpha" in source:
+        low = -1.7580993408473766
+        a = ((1 - 0.4) * (1 + 0.4 * low**2)) ** -0.5
+        kept, dropped = (a, -a * low * 0.4), (0.0, a * low * 0.6)
+    else:
+        kept, dropped = (1 / 0.6, 0.0), (0.0, 0.0)
+    theirs, ours = _build(source)
+    for y in (theirs(torch.tensor(x)).numpy(), ours(lm.tensor(x)).numpy()):
+        is_dropped = np.isclose(y, x * dropped[0] + dropped[1])
+        assert np.all(is_dropped | np.isclose(y, x * kept[0] + kept[1]))
+        assert abs(is_dropped.mean() - 0.4) < 5 * np.sqrt(0.24 / (256 * 64))
+        if "1d" in source or "2d" in source or "3d" in source or "Feature" in source:
+            per_channel = is_dropped.reshape(256, 64, -1)
+            assert np.all(per_channel.all(-1) | ~per_channel.any(-1))
+
+
+def test_embedding_max_norm_renormalises_as_pytorch() -> None:
+    theirs, ours = _build("Embedding(7, 3, max_norm=1.0)")
+    ids = _inputs(["ids"])[0]
+    np.testing.assert_allclose(ours(lm.tensor(ids)).array, theirs(torch.tensor(ids)).detach()
+                               .numpy(), rtol=1e-10)
+    np.testing.assert_allclose(ours.weight.array, theirs.weight.detach().numpy(), rtol=1e-10)
+
+
+def test_ctc_loss_matches_pytorch() -> None:
+    rng = np.random.default_rng(2)
+    logits = rng.standard_normal((9, 3, 5))
+    targets = np.array([[1, 2, 2, 4], [3, 1, 0, 0], [4, 4, 1, 0]])
+    lengths = ([9, 7, 8], [4, 2, 3])
+    for reduction in ("mean", "sum", "none"):
+        tl = torch.tensor(logits, requires_grad=True)
+        ll = lm.tensor(logits, requires_grad=True)
+        ty = torch.nn.CTCLoss(blank=0, reduction=reduction)(
+            tl.log_softmax(2), torch.tensor(targets), *map(torch.tensor, lengths))
+        ly = nn.CTCLoss(blank=0, reduction=reduction)(ll.log_softmax(2), targets, *lengths)
+        ty.sum().backward()
+        ly.sum().backward()
+        np.testing.assert_allclose(ly.array, ty.detach().numpy(), rtol=1e-10)
+        np.testing.assert_allclose(ll.grad.array, tl.grad.numpy(), rtol=1e-8, atol=1e-12)
