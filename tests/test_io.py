@@ -85,10 +85,11 @@ def test_missing_file_and_shape_mismatch_are_named(tmp_path) -> None:
     with pytest.raises(CheckpointError, match="no such checkpoint file"):
         lm.io.load(tmp_path / "nope.safetensors")
     path = lm.io.save(tmp_path / "small.safetensors", nn.Linear(3, 2))
-    with pytest.raises(CheckpointError, match=r"small\.safetensors: does not fit the model \("
-                       r".*weight: expected \(5, 3\), got \(2, 3\); bias: expected \(5,\)"):
+    with pytest.raises(CheckpointError, match=r"(?s)small\.safetensors: does not fit the model \("
+                       r".*weight: copying a param with shape \(2, 3\) from checkpoint, "
+                       r"the shape in current model is \(5, 3\).*size mismatch for bias"):
         lm.io.load(path, nn.Linear(3, 5))  # every mismatch, in the model's order
-    with pytest.raises(CheckpointError, match=r"does not fit the model .*missing keys \['0\.weight'"):
+    with pytest.raises(CheckpointError, match=r"(?s)does not fit the model .*Missing key\(s\) in state_dict: \"0\.weight\""):
         lm.io.load(path, nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 2)))
 
 

@@ -193,7 +193,7 @@ def load(path: str | os.PathLike, model: Any = None, optimizer: Any = None,
     if model is not None:
         try:
             model.load_state_dict(weights, strict=strict)
-        except (KeyError, ValueError) as e:
+        except RuntimeError as e:
             raise CheckpointError(f"{path}: does not fit the model (was it written for "
                                   f"another architecture?): {e.args[0]}") from e
     if optimizer is not None:

@@ -233,8 +233,9 @@ class Layer(TreeMethods):
             strict).
 
         Raises:
-            KeyError: strict and keys are missing or unexpected; lists every one.
-            ValueError: a value's shape does not fit; lists every mismatch.
+            RuntimeError: PyTorch's "Error(s) in loading state_dict for ..." listing every
+                missing and unexpected key (when strict) and every shape that does not
+                fit (always); nothing is loaded then.
         """
         if not isinstance(state, Mapping):
             raise TypeError(f"{type(self).__name__}.load_state_dict: expected a mapping of "
@@ -245,14 +246,18 @@ class Layer(TreeMethods):
         unexpected = [k for k in state if k not in targets]
         values = {k: np.asarray(v.array if isinstance(v, Tensor) else v)
                   for k, v in state.items() if k in targets}
-        bad = [f"{k}: expected {t.shape}, got {values[k].shape}"
-               for k, t in targets.items() if k in values and values[k].shape != t.shape]
-        if bad:
-            raise ValueError(f"{type(self).__name__}.load_state_dict: shape mismatch for "
-                             + "; ".join(bad))
-        if strict and (missing or unexpected):
-            raise KeyError(f"{type(self).__name__}.load_state_dict: missing keys {missing}, "
-                           f"unexpected keys {unexpected}")
+        errors = [f"size mismatch for {k}: copying a param with shape {values[k].shape} from "
+                  f"checkpoint, the shape in current model is {t.shape}."
+                  for k, t in targets.items() if k in values and values[k].shape != t.shape]
+        if strict and unexpected:
+            errors.insert(0, "Unexpected key(s) in state_dict: "
+                          + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        if strict and missing:
+            errors.insert(0, "Missing key(s) in state_dict: "
+                          + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
         for k, v in values.items():
             target = targets[k]
             target.array[...] = v.astype(target.dtype, copy=False)
