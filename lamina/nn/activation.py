@@ -223,8 +223,7 @@ class CELU(Layer):
 class PReLU(Layer):
     """x where x >= 0, else a * x, with `a` learnt: one value, or one per channel."""
 
-    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(self, num_parameters: int = 1, init: float = 0.25) -> None:
         super().__init__()
         self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(np.full(num_parameters, init, np.float32))

@@ -11,6 +11,7 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.backend import to_numpy
 from lamina.errors import DTypeError, ShapeError
+from lamina.nn.factory import add_factory_kwargs
 from lamina.nn.module_tree import TreeMethods
 
 
@@ -62,6 +63,10 @@ class Layer(TreeMethods):
     A subclass defines `__init__` (calling `super().__init__()` first, and taking only
     plain JSON-safe arguments), `forward`, and `get_config()` returning those arguments.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        add_factory_kwargs(cls)  # device= and dtype=, as PyTorch's constructors take
 
     def __init__(self) -> None:
         object.__setattr__(self, "_params", {})

@@ -21,8 +21,7 @@ from lamina.nn.registry import register_layer
 class _Cell(Layer):
     gates = 1
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         g = self.gates * hidden_size
@@ -67,7 +66,7 @@ class RNNCell(_Cell):
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 nonlinearity: str = "tanh", device: Any = None, dtype: Any = None) -> None:
+                 nonlinearity: str = "tanh") -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: unknown nonlinearity {nonlinearity!r}; 'tanh' or 'relu'")
         super().__init__(input_size, hidden_size, bias)
