@@ -143,11 +143,15 @@ class Optimizer:
         """Chainer's name for `step`."""
         self.step()
 
-    def zero_grad(self) -> None:
-        """Forget every parameter's gradient (set to None, as PyTorch does by default)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient: set it to None (PyTorch's default), or with
+        `set_to_none=False` fill it with zeros in place."""
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None
+                if set_to_none or p.grad is None:
+                    p.grad = None
+                else:
+                    p.grad.array[...] = 0
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
