@@ -24,6 +24,7 @@ from lamina.train.callbacks import (
     Trigger,
 )
 from lamina.train.losses import register_metric
+from lamina.train.tensorboard import TensorBoardLogger
 from lamina.train.trainer import Trainer
 from lamina.train.updater import LocalUpdater, push_gradients
 
@@ -43,6 +44,7 @@ __all__ = [
     "NonFiniteError",
     "PlotCurves",
     "ProgressBar",
+    "TensorBoardLogger",
     "Trainer",
     "Trigger",
     "algorithm_class",

@@ -27,6 +27,7 @@ from lamina.nn.layer import Layer
 from lamina.optim import lr_scheduler
 from lamina.schema import ConfigError
 from lamina.train import callbacks as cb
+from lamina.train import tensorboard
 from lamina.train.algorithms import Algorithm, algorithm_from_config
 from lamina.train.jobfile import LOADER_KEYS, layer_config_path, read_yaml
 from lamina.train.trainer import Trainer
@@ -180,6 +181,8 @@ def build(config: dict[str, Any], resume: bool = False, directory: Path | None =
         callbacks.append(cb.EarlyStopping(**tcfg["early_stopping"]))
     if tcfg["progress"]:
         callbacks.append(cb.ProgressBar())
+    if tcfg["tensorboard"] and tensorboard.available():
+        callbacks.append(tensorboard.TensorBoardLogger(directory / "tensorboard"))
     callbacks += [
         cb.CSVLogger(directory / "metrics.csv"),
         cb.PlotCurves(directory / "curves.png"),

@@ -91,6 +91,7 @@ class TrainerConfig:
     clip_grad_norm: float | None = None
     clip_grad_value: float | None = None
     progress: bool = True
+    tensorboard: bool = True  # TensorBoard logs beside metrics.csv, when installed
     compile: bool | dict = False  # or lamina.plan.compile's options: {tune, threads, verify}
 
 
