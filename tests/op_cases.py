@@ -379,12 +379,12 @@ def _torch_bn(x, gamma, beta):
 
 for shape in [(5, 3), (4, 3, 5), (2, 3, 4, 4)]:
     CASES.append(Case(f"batch_norm_train{shape}",
-                      lambda x, g, b: F.batch_norm(x, g, b, None, None, training=True),
+                      lambda x, g, b: F.batch_norm(x, None, None, g, b, training=True),
                       bn_ref, inputs(randn(*shape), randn(3), randn(3)), _torch_bn))
 
 
 def _bn_eval(x, g, b):
-    return F.batch_norm(x, g, b, np.array([0.1, -0.2, 0.3]), np.array([1.5, 0.5, 2.0]), False)
+    return F.batch_norm(x, np.array([0.1, -0.2, 0.3]), np.array([1.5, 0.5, 2.0]), g, b, False)
 
 
 def _bn_eval_ref(x, g, b):

@@ -296,7 +296,7 @@ def test_batch_norm_updates_running_statistics_like_pytorch() -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((8, 3, 4)) * 2 + 1
     rm, rv = np.zeros(3), np.ones(3)
-    F.batch_norm(lm.tensor(x), None, None, rm, rv, training=True, momentum=0.1)
+    F.batch_norm(lm.tensor(x), rm, rv, training=True, momentum=0.1)
     n = 8 * 4
     mean = x.mean(axis=(0, 2))
     var_unbiased = x.var(axis=(0, 2)) * n / (n - 1)

@@ -162,7 +162,7 @@ def test_every_kernel_variant_matches_reference_and_gradients(case, cls, variant
 
 @pytest.mark.parametrize("op", [
     lambda x: F.gelu(x), lambda x: F.gelu(x, "tanh"), lambda x: F.layer_norm(x, 3),
-    lambda x: F.batch_norm(x, None, None, None, None, True)], ids=["gelu", "gelu_tanh",
+    lambda x: F.batch_norm(x, None, None, training=True)], ids=["gelu", "gelu_tanh",
                                                                    "layer_norm", "batch_norm"])
 def test_ops_with_float_constants_compute_integers_in_float64(op) -> None:
     """These ops take constants or statistics in the input's dtype, so integers must not
@@ -218,7 +218,7 @@ def test_batch_norm_equal_in_every_memory_layout(training, layout) -> None:
         xt = lm.Tensor(arrays[0], requires_grad=True)
         g = lm.tensor(np.array([1.5, -1.0, 2.0]), requires_grad=True)
         b = lm.tensor(np.array([0.1, 0.2, 0.3]), requires_grad=True)
-        y = F.batch_norm(xt, g, b, *stats, training=training)
+        y = F.batch_norm(xt, *stats, g, b, training=training)
         y.backward(lm.Tensor(arrays[1]))
         results.append([y.array, xt.grad, g.grad, b.grad, *stats])
     for got, want in zip(results[1], results[0]):
@@ -228,5 +228,5 @@ def test_batch_norm_equal_in_every_memory_layout(training, layout) -> None:
     fn.out_buffers = [np.full(x.shape, np.nan)]
     out = fn.forward(make(x))
     assert np.may_share_memory(out, fn.out_buffers[0])
-    np.testing.assert_allclose(out, F.batch_norm(lm.tensor(x), None, None, np.zeros(3),
-                                                 np.ones(3), training).array, rtol=1e-12)
+    np.testing.assert_allclose(out, F.batch_norm(lm.tensor(x), np.zeros(3), np.ones(3),
+                                                 training=training).array, rtol=1e-12)

@@ -78,6 +78,8 @@ class BatchNorm(Function):
         if self.running_mean is None:
             return
         m = self.momentum
+        if m is None:  # PyTorch's cumulative average: each batch weighs the same
+            m = 1.0 / float(self.num_batches_tracked) if self.num_batches_tracked else 0.0
         # PyTorch keeps the unbiased variance in running_var.
         self.running_mean *= 1 - m
         self.running_mean += m * mean
@@ -142,38 +144,43 @@ class _Channels:
         return _plane(per_channel, like)
 
 
-def batch_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None, running_mean: Any,
-               running_var: Any, training: bool, momentum: float = 0.1,
-               eps: float = 1e-5, num_batches_tracked: Any = None) -> Tensor:
-    """Normalise each channel of x, then scale by gamma and shift by beta.
+def batch_norm(input: Tensor, running_mean: Any, running_var: Any, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5, *, num_batches_tracked: Any = None) -> Tensor:
+    """Normalise each channel of the input, then scale by weight and shift by bias:
+    PyTorch's function, its arguments in its order.
 
     Args:
-        x: input of shape (N, C) or (N, C, *spatial).
-        gamma, beta: optional affine parameters of shape (C,).
+        input: (N, C) or (N, C, *spatial).
         running_mean, running_var: arrays or tensors of shape (C,), updated in place when
             training (running_var holds the unbiased variance, as in PyTorch); used for
             normalisation when not training. May be None when training.
-        training: use batch statistics (True) or the running ones (False).
+        weight, bias: optional affine parameters of shape (C,).
+        training: use batch statistics (True) or the running ones (False, the default).
         momentum: weight of the new batch in the running averages.
         eps: added to the variance for numerical stability.
-        num_batches_tracked: optional 0-d integer array (or tensor) incremented in place at
-            each training call, as the layer's buffer of that name counts (a lamina
-            extension: the count then lives in the op, so execution plans keep it).
+        num_batches_tracked: lamina's: an optional 0-d integer array (or tensor)
+            incremented in place at each training call, as the layer's buffer of that name
+            counts (the count then lives in the op, so execution plans keep it).
 
     Returns:
-        A tensor of x's shape.
+        A tensor of the input's shape.
+
+    Example:
+        >>> F.batch_norm(lm.tensor([[1.0], [3.0]]), None, None, training=True).tolist()
+        [[-0.9999950000374997], [0.9999950000374997]]
     """
     rm = running_mean.array if isinstance(running_mean, Tensor) else running_mean
     rv = running_var.array if isinstance(running_var, Tensor) else running_var
     nbt = getattr(num_batches_tracked, "array", num_batches_tracked)
     fn = BatchNorm(rm, rv, training, momentum, eps, nbt)
-    if gamma is None and beta is None:
-        return fn.apply(x)
-    if beta is None:
-        return fn.apply(x, gamma)
-    if gamma is None:
-        raise ValueError("batch_norm: beta without gamma is not supported; pass both or neither")
-    return fn.apply(x, gamma, beta)
+    if weight is None and bias is None:
+        return fn.apply(input)
+    if bias is None:
+        return fn.apply(input, weight)
+    if weight is None:  # a shift alone: scale by ones, which take no gradient
+        weight = Tensor(np.ones(bias.shape, bias.dtype))
+    return fn.apply(input, weight, bias)
 
 
 class LayerNorm(Function):

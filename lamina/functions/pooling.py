@@ -10,6 +10,7 @@ import numpy as np
 from lamina.autograd.function import Function, axis_order, in_order
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions import volume
 from lamina.functions._util import pair
 from lamina.functions.conv import out_size, scatter_windows, windows
 
@@ -212,28 +213,50 @@ def _along_axes(a: Any, mats: list[Any], axes: tuple[int, ...]) -> Any:
     return np.ascontiguousarray(a)
 
 
-def max_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Tensor:
     """Max over windows of an (N, C, L) input; padding is -inf, stride defaults to kernel."""
-    return MaxPool(1, kernel_size, stride, padding).apply(x)
+    if dilation != 1 or ceil_mode or return_indices:
+        return volume.pool(input, 1, "max", kernel_size, stride, padding, dilation,
+                           ceil_mode, return_indices=return_indices)
+    return MaxPool(1, kernel_size, stride, padding).apply(input)
 
 
-def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Tensor:
     """Max over windows of an (N, C, H, W) input; padding is -inf, stride defaults to kernel.
 
     Example:
-        >>> y = F.max_pool2d(x, 2)     # (8, 16, 28, 28) -> (8, 16, 14, 14)
+        >>> F.max_pool2d(lm.zeros(8, 16, 28, 28), 2).shape
+        lamina.Size([8, 16, 14, 14])
     """
-    return MaxPool(2, kernel_size, stride, padding).apply(x)
+    if dilation not in (1, (1, 1), [1, 1]) or ceil_mode or return_indices:
+        return volume.pool(input, 2, "max", kernel_size, stride, padding, dilation,
+                           ceil_mode, return_indices=return_indices)
+    return MaxPool(2, kernel_size, stride, padding).apply(input)
 
 
-def avg_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
-    """Mean over sliding windows of an (N, C, L) input; zero padding counts in the mean."""
-    return AvgPool(1, kernel_size, stride, padding).apply(x)
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """Mean over sliding windows of an (N, C, L) input; zero padding counts in the mean
+    unless `count_include_pad` is False."""
+    if ceil_mode or not count_include_pad:
+        return volume.pool(input, 1, "avg", kernel_size, stride, padding, 1, ceil_mode,
+                           count_include_pad)
+    return AvgPool(1, kernel_size, stride, padding).apply(input)
 
 
-def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
-    """Mean over sliding windows of an (N, C, H, W) input; zero padding counts in the mean."""
-    return AvgPool(2, kernel_size, stride, padding).apply(x)
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Mean over sliding windows of an (N, C, H, W) input; zero padding counts in the mean
+    unless `count_include_pad` is False."""
+    if ceil_mode or not count_include_pad or divisor_override:
+        return volume.pool(input, 2, "avg", kernel_size, stride, padding, 1, ceil_mode,
+                           count_include_pad, divisor_override)
+    return AvgPool(2, kernel_size, stride, padding).apply(input)
 
 
 def adaptive_avg_pool1d(x: Tensor, output_size: int | None) -> Tensor:

@@ -93,10 +93,8 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         >>> F.max_pool3d(lm.zeros(1, 2, 4, 4, 4), 2).shape
         lamina.Size([1, 2, 2, 2, 2])
     """
-    kernel, stride, padding = _pool_args("max_pool3d", kernel_size, stride, padding,
-                                         ceil_mode, return_indices)
-    x = _padded(input, padding, -np.inf)
-    return windows(x, kernel, stride, _triple(dilation, 3, "dilation")).max(2)[0]
+    return pool(input, 3, "max", kernel_size, stride, padding, dilation, ceil_mode,
+                return_indices=return_indices)
 
 
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -109,29 +107,61 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         >>> F.avg_pool3d(lm.ones(1, 2, 4, 4, 4), 2).shape
         lamina.Size([1, 2, 2, 2, 2])
     """
-    kernel, stride, padding = _pool_args("avg_pool3d", kernel_size, stride, padding,
-                                         ceil_mode, False)
-    total = windows(_padded(input, padding), kernel, stride, (1, 1, 1)).sum(2)
-    if divisor_override:
-        return total / divisor_override
-    if count_include_pad or not any(padding):
-        return total / math.prod(kernel)
-    ones = Tensor(np.ones((1, 1, *input.shape[2:]), input.dtype))
-    counts = windows(_padded(ones, padding), kernel, stride, (1, 1, 1)).sum(2)
-    return total / counts.array
+    return pool(input, 3, "avg", kernel_size, stride, padding, 1, ceil_mode,
+                count_include_pad, divisor_override)
 
 
-def _pool_args(op: str, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
-               return_indices: bool) -> tuple[tuple[int, ...], ...]:
-    if ceil_mode or return_indices:
-        raise NotImplementedError(f"{op}: ceil_mode and return_indices are not supported")
-    kernel = _triple(kernel_size, 3, f"{op}: kernel_size")
-    stride = kernel if stride is None or stride == [] else _triple(stride, 3, f"{op}: stride")
-    padding = _triple(padding, 3, f"{op}: padding")
+def pool(input: Tensor, nd: int, mode: str, kernel_size: Any, stride: Any = None,
+         padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+         count_include_pad: bool = True, divisor_override: int | None = None,
+         return_indices: bool = False) -> Tensor:
+    """Max or average pooling over the last `nd` axes with all of PyTorch's options
+    (dilation, ceil_mode, count_include_pad, divisor_override), composed from windows."""
+    op = f"{mode}_pool{nd}d"
+    if return_indices:
+        raise NotImplementedError(f"{op}: return_indices is not supported")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise ShapeError(f"{op}: expected a {nd + 1}-D or {nd + 2}-D input; got shape "
+                         f"{input.shape}")
+    if input.ndim == nd + 1:  # unbatched
+        return pool(input.unsqueeze(0), nd, mode, kernel_size, stride, padding, dilation,
+                    ceil_mode, count_include_pad, divisor_override).squeeze(0)
+    kernel = _triple(kernel_size, nd, f"{op}: kernel_size")
+    stride = kernel if stride is None or stride == [] else _triple(stride, nd, f"{op}: stride")
+    padding = _triple(padding, nd, f"{op}: padding")
+    dilation = _triple(dilation, nd, f"{op}: dilation")
     if any(2 * p > k for p, k in zip(padding, kernel)):
         raise ValueError(f"{op}: pad should be at most half of effective kernel size, but got "
                          f"pad={padding} and kernel_size={kernel}")
-    return kernel, stride, padding
+    sizes = input.shape[2:]
+    extra = [_ceil_extra(n, k, s, p, d) if ceil_mode else 0
+             for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)]
+    widths = [w for p, e in zip(reversed(padding), reversed(extra)) for w in (p, p + e)]
+    fill = -np.inf if mode == "max" else 0.0
+    x = pad(input, widths, value=fill) if any(widths) else input
+    cells = windows(x, kernel, stride, dilation)
+    if mode == "max":
+        return cells.max(2)[0]
+    total = cells.sum(2)
+    if divisor_override:
+        return total / divisor_override
+    # the divisor: the input's cells in each window, with its padding if count_include_pad
+    # (never the ceil_mode overhang)
+    inside = np.zeros((1, 1, *x.shape[2:]), input.dtype)
+    inside[(0, 0, *(slice(0, n + 2 * p) if count_include_pad else slice(p, p + n)
+                    for p, n in zip(padding, sizes)))] = 1
+    counts = windows(Tensor(inside), kernel, stride, dilation).sum(2).array
+    return total / counts
+
+
+def _ceil_extra(n: int, k: int, s: int, p: int, d: int) -> int:
+    """How far past the padding the last window of ceil_mode reaches (PyTorch's rule: a
+    window must start inside the input or its left padding)."""
+    span = d * (k - 1) + 1
+    out = -(-(n + 2 * p - span) // s) + 1
+    if (out - 1) * s >= n + p:
+        out -= 1
+    return max(0, (out - 1) * s + span - (n + 2 * p))
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False

@@ -249,6 +249,10 @@ def _linear(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
 
 
 def _batch_norm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
+    if not layer.track_running_stats:
+        raise ExportError(f"{path or 'the model'} ({type(layer).__name__}): without running "
+                          "statistics it normalises by each batch's, which ONNX's "
+                          "BatchNormalization does not do in inference")
     c = layer.num_features
     gamma = _w(layer, "weight") if layer.weight is not None else np.ones(c, np.float32)
     beta = _w(layer, "bias") if layer.bias is not None else np.zeros(c, np.float32)
@@ -297,8 +301,9 @@ def _group_norm(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     (y,) = ctx.node("Reshape", [normed, shape], path)
     if layer.weight is None:
         return [y]
+    bias = _w(layer, "bias") if layer.bias is not None else np.zeros(c, dtype)
     inputs = [y, ctx.constant(f"{path}.weight", _w(layer, "weight")),
-              ctx.constant(f"{path}.bias", _w(layer, "bias")),
+              ctx.constant(f"{path}.bias", bias),
               ctx.constant(f"{path}.zero", np.zeros(c, dtype)),
               ctx.constant(f"{path}.one", np.ones(c, dtype))]
     return ctx.node("BatchNormalization", inputs, path, epsilon=0.0)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina.functions.conv import same_padding
 from lamina.functions.pooling import output_sizes
 from lamina.io.onnx_export import (
     Context,
@@ -23,7 +24,15 @@ def _conv(ctx: Context, layer: Any, path: str, x: str) -> list[str]:
     inputs = [x, ctx.constant(f"{path}.weight", _w(layer, "weight"))]
     if layer.bias is not None:
         inputs.append(ctx.constant(f"{path}.bias", _w(layer, "bias")))
-    pads = list(layer.padding) * 2
+    if getattr(layer, "padding_mode", "zeros") != "zeros":
+        raise ExportError(f"{path or 'the model'} ({type(layer).__name__}): ONNX's Conv pads "
+                          f"with zeros only; got padding_mode={layer.padding_mode!r}")
+    if isinstance(layer.padding, str):
+        sides = same_padding(layer.padding, layer.kernel_size, layer.stride, layer.dilation,
+                             type(layer).__name__)
+        pads = [lo for lo, _ in sides] + [hi for _, hi in sides]
+    else:
+        pads = list(layer.padding) * 2
     extra = {"output_padding": list(layer.output_padding)} if layer.transposed else {}
     return ctx.node("ConvTranspose" if layer.transposed else "Conv", inputs, path,
                     kernel_shape=list(layer.kernel_size), strides=list(layer.stride),
@@ -41,10 +50,17 @@ def _pool(op: str, nd: int) -> Exporter:
 
         k = tup(layer.kernel_size)
         s = tup(layer.stride) if layer.stride is not None else k
+        options = layer.options
         attrs: dict[str, Any] = {"kernel_shape": k, "strides": s,
-                                 "pads": tup(layer.padding) * 2}
+                                 "pads": tup(layer.padding) * 2,
+                                 "ceil_mode": int(options["ceil_mode"])}
         if op == "AveragePool":
-            attrs["count_include_pad"] = 1  # PyTorch's default
+            if options.get("divisor_override"):
+                raise ExportError(f"{path or 'the model'} ({type(layer).__name__}): ONNX's "
+                                  "AveragePool has no divisor_override")
+            attrs["count_include_pad"] = int(options["count_include_pad"])
+        else:
+            attrs["dilations"] = tup(options["dilation"])
         return ctx.node(op, [x], path, **attrs)
 
     return export

@@ -10,12 +10,13 @@ import numpy as np
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.functions._util import pair
-from lamina.functions.conv import ConvTranspose
+from lamina.functions.conv import ConvTranspose, same_padding
 from lamina.nn import init
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.registry import register_layer
 
 IntOrPair = int | tuple[int, int]
+PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 class _ConvNd(Layer):
@@ -24,16 +25,24 @@ class _ConvNd(Layer):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any,
                  padding: Any, dilation: Any, groups: int, bias: bool,
-                 output_padding: Any = 0) -> None:
+                 output_padding: Any = 0, padding_mode: str = "zeros") -> None:
         super().__init__()
         name = type(self).__name__
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
                              f"({out_channels}) must be divisible by groups ({groups})")
+        if padding_mode not in PADDING_MODES:
+            raise ValueError(f"{name}: padding_mode must be one of {list(PADDING_MODES)}; got "
+                             f"{padding_mode!r}")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size = pair(kernel_size, "kernel_size", name, self.nd)
         self.stride = pair(stride, "stride", name, self.nd)
-        self.padding = pair(padding, "padding", name, self.nd)
+        self.padding_mode = padding_mode
+        if isinstance(padding, str):  # "same" or "valid", checked now rather than at a call
+            same_padding(padding, self.kernel_size, stride, dilation, name)
+            self.padding = padding
+        else:
+            self.padding = pair(padding, "padding", name, self.nd)
         self.dilation = pair(dilation, "dilation", name, self.nd)
         self.output_padding = pair(output_padding, "output_padding", name, self.nd)
         if self.transposed:  # its checks of output_padding, at build rather than first call
@@ -43,6 +52,19 @@ class _ConvNd(Layer):
         self.weight = Parameter(np.empty(shape, np.float32))
         self.bias = Parameter(np.empty(out_channels, np.float32)) if bias else None
         init.default_linear_(self.weight, self.bias, math.prod(shape[1:]))
+
+    def _input(self, x: Tensor) -> tuple[Tensor, Any]:
+        """The input and the padding the convolution adds: a padding_mode other than
+        zeros pads the input itself (reflect, replicate or circular)."""
+        if self.padding_mode == "zeros":
+            return x, self.padding
+        if isinstance(self.padding, str):
+            sides = same_padding(self.padding, self.kernel_size, self.stride, self.dilation,
+                                 type(self).__name__)
+        else:
+            sides = [(p, p) for p in self.padding]
+        widths = [w for lo, hi in reversed(sides) for w in (lo, hi)]
+        return F.pad(x, widths, mode=self.padding_mode), 0
 
     def _fits(self, x: Any, *rest: Any) -> str | None:
         shape = getattr(x, "shape", ())
@@ -60,17 +82,22 @@ class _ConvNd(Layer):
                 text += f", {key}={value}"
         if self.groups != 1:
             text += f", groups={self.groups}"
-        return text if self.bias is not None else text + ", bias=False"
+        if self.bias is None:
+            text += ", bias=False"
+        return text if self.padding_mode == "zeros" else f"{text}, padding_mode={self.padding_mode}"
 
     def get_config(self) -> dict[str, Any]:
-        def plain(v: tuple[int, ...]) -> Any:
+        def plain(v: Any) -> Any:
+            if isinstance(v, str):
+                return v
             return v[0] if len(set(v)) == 1 else list(v)
 
         extra = {"output_padding": plain(self.output_padding)} if self.transposed else {}
         return {"in_channels": self.in_channels, "out_channels": self.out_channels,
                 "kernel_size": plain(self.kernel_size), "stride": plain(self.stride),
                 "padding": plain(self.padding), **extra, "dilation": plain(self.dilation),
-                "groups": self.groups, "bias": self.bias is not None}
+                "groups": self.groups, "bias": self.bias is not None,
+                **({} if self.transposed else {"padding_mode": self.padding_mode})}
 
 
 @register_layer("Conv1d")
@@ -83,13 +110,15 @@ class Conv1d(_ConvNd):
     nd = 1
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int],
-                 stride: int | tuple[int] = 1, padding: int | tuple[int] = 0,
-                 dilation: int | tuple[int] = 1, groups: int = 1, bias: bool = True) -> None:
+                 stride: int | tuple[int] = 1, padding: int | tuple[int] | str = 0,
+                 dilation: int | tuple[int] = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros") -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias)
+                         groups, bias, padding_mode=padding_mode)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        x, padding = self._input(x)
+        return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation,
                         self.groups)
 
 
@@ -102,13 +131,14 @@ class Conv2d(_ConvNd):
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrPair,
-                 stride: IntOrPair = 1, padding: IntOrPair = 0, dilation: IntOrPair = 1,
-                 groups: int = 1, bias: bool = True) -> None:
+                 stride: IntOrPair = 1, padding: IntOrPair | str = 0, dilation: IntOrPair = 1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros") -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias)
+                         groups, bias, padding_mode=padding_mode)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        x, padding = self._input(x)
+        return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation,
                         self.groups)
 
 
@@ -125,13 +155,14 @@ class Conv3d(_ConvNd):
     nd = 3
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True
-                 ) -> None:
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros") -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias)
+                         groups, bias, padding_mode=padding_mode)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        x, padding = self._input(x)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation,
                         self.groups)
 
 

@@ -18,15 +18,20 @@ from lamina.nn.registry import register_layer
 class _BatchNorm(Layer):
     dims: tuple[int, ...] = (2,)
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = True) -> None:
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, *,
+                 bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = Parameter(np.ones(num_features, np.float32)) if affine else None
-        self.bias = Parameter(np.zeros(num_features, np.float32)) if affine else None
-        self.register_buffer("running_mean", np.zeros(num_features, np.float32))
-        self.register_buffer("running_var", np.ones(num_features, np.float32))
-        self.register_buffer("num_batches_tracked", np.zeros((), np.int64))
+        self.bias = Parameter(np.zeros(num_features, np.float32)) if affine and bias else None
+        if track_running_stats:
+            self.register_buffer("running_mean", np.zeros(num_features, np.float32))
+            self.register_buffer("running_var", np.ones(num_features, np.float32))
+            self.register_buffer("num_batches_tracked", np.zeros((), np.int64))
+        else:  # batch statistics in evaluation too, as PyTorch's
+            self.running_mean = self.running_var = self.num_batches_tracked = None
 
     def forward(self, x: Tensor) -> Tensor:
         name = type(self).__name__
@@ -35,8 +40,9 @@ class _BatchNorm(Layer):
                 f"{name}: expected input of {' or '.join(map(str, self.dims))} dims with "
                 f"{self.num_features} channels on axis 1; got shape {x.shape}"
             )
-        return F.batch_norm(x, self.weight, self.bias, self.running_mean, self.running_var,
-                            self.training, self.momentum, self.eps, self.num_batches_tracked)
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training or not self.track_running_stats, self.momentum,
+                            self.eps, num_batches_tracked=self.num_batches_tracked)
 
     def _fits(self, x: Any, *rest: Any) -> str | None:
         shape = getattr(x, "shape", ())
@@ -46,12 +52,13 @@ class _BatchNorm(Layer):
 
     def get_config(self) -> dict[str, Any]:
         return {"num_features": self.num_features, "eps": self.eps, "momentum": self.momentum,
-                "affine": self.weight is not None}
+                "affine": self.affine, "track_running_stats": self.track_running_stats,
+                "bias": self.bias is not None or not self.affine}
 
     def extra_repr(self) -> str:
-        affine = self.weight is not None
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={affine}, bias={affine}, track_running_stats=True")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 @register_layer("BatchNorm1d")
@@ -142,7 +149,7 @@ class GroupNorm(Layer):
     """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True) -> None:
+                 affine: bool = True, *, bias: bool = True) -> None:
         super().__init__()
         if num_groups < 1 or num_channels < 1 or num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels must be a multiple of num_groups; got "
@@ -150,8 +157,9 @@ class GroupNorm(Layer):
         if eps <= 0:
             raise ValueError(f"GroupNorm: eps must be > 0; got {eps}")
         self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
+        self.affine = affine
         self.weight = Parameter(np.ones(num_channels, np.float32)) if affine else None
-        self.bias = Parameter(np.zeros(num_channels, np.float32)) if affine else None
+        self.bias = Parameter(np.zeros(num_channels, np.float32)) if affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim < 2 or x.shape[1] != self.num_channels:
@@ -167,12 +175,12 @@ class GroupNorm(Layer):
 
     def get_config(self) -> dict[str, Any]:
         return {"num_groups": self.num_groups, "num_channels": self.num_channels,
-                "eps": self.eps, "affine": self.weight is not None}
+                "eps": self.eps, "affine": self.affine,
+                "bias": self.bias is not None or not self.affine}
 
     def extra_repr(self) -> str:
-        affine = self.weight is not None
-        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={affine}, "
-                f"bias={affine}")
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")
 
 
 @register_layer("Standardize")

@@ -19,23 +19,54 @@ IntOrPair = int | tuple[int, int]
 class _Pool(Layer):
     op: Callable[..., Tensor]
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+    def __init__(self, kernel_size: Any, stride: Any, padding: Any, **options: Any) -> None:
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.options = options  # the op's further arguments, in its order
 
     def forward(self, x: Tensor) -> Tensor:
-        return type(self).op(x, self.kernel_size, self.stride, self.padding)
+        return type(self).op(x, self.kernel_size, self.stride, self.padding, **self.options)
 
     def get_config(self) -> dict[str, Any]:
         return {"kernel_size": _plain(self.kernel_size), "stride": _plain(self.stride),
-                "padding": _plain(self.padding)}
+                "padding": _plain(self.padding), **self.options}
 
     def extra_repr(self) -> str:
         stride = self.kernel_size if self.stride is None else self.stride
-        text = f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"
-        if type(self).__name__.startswith("Max"):  # PyTorch's max pools show these too
-            text += ", dilation=1, ceil_mode=False"
-        return text
+        return f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"
+
+
+class _MaxPool(_Pool):
+    """Max over windows; stride defaults to kernel_size, padding is -inf; PyTorch's
+    dilation and ceil_mode (the last window may hang over the end)."""
+
+    op = staticmethod(F.max_pool2d)
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
+                 ) -> None:
+        if return_indices:
+            raise NotImplementedError(f"{type(self).__name__}: return_indices is not "
+                                      "supported")
+        super().__init__(kernel_size, stride, padding, dilation=_plain(dilation),
+                         ceil_mode=ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"{super().extra_repr()}, dilation={self.options['dilation']}, "
+                f"ceil_mode={self.options['ceil_mode']}")
+
+
+class _AvgPool(_Pool):
+    """Mean over windows; zero padding counts in the mean unless count_include_pad is
+    False; PyTorch's ceil_mode and divisor_override."""
+
+    op = staticmethod(F.avg_pool2d)
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__(kernel_size, stride, padding, ceil_mode=ceil_mode,
+                         count_include_pad=count_include_pad, divisor_override=divisor_override)
 
 
 def _plain(v: Any) -> Any:
@@ -43,34 +74,54 @@ def _plain(v: Any) -> Any:
 
 
 @register_layer("MaxPool1d")
-class MaxPool1d(_Pool):
-    """Max over windows of (N, C, L) input; stride defaults to kernel_size, padding is -inf."""
+class MaxPool1d(_MaxPool):
+    """Max over windows of (N, C, L) input.
+
+    Example:
+        >>> nn.MaxPool1d(2)(lm.zeros(1, 3, 8)).shape
+        lamina.Size([1, 3, 4])
+    """
 
     op = staticmethod(F.max_pool1d)
 
-    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0) -> None:
-        super().__init__(kernel_size, stride, padding)
-
 
 @register_layer("MaxPool2d")
-class MaxPool2d(_Pool):
-    """Max over windows of (N, C, H, W) input; stride defaults to kernel_size, padding is -inf."""
+class MaxPool2d(_MaxPool):
+    """Max over windows of (N, C, H, W) input.
 
-    op = staticmethod(F.max_pool2d)
+    Example:
+        >>> nn.MaxPool2d(3, stride=2, ceil_mode=True)(lm.zeros(1, 3, 8, 8)).shape
+        lamina.Size([1, 3, 4, 4])
+    """
 
-    def __init__(self, kernel_size: IntOrPair, stride: IntOrPair | None = None,
-                 padding: IntOrPair = 0) -> None:
-        super().__init__(kernel_size, stride, padding)
+
+@register_layer("MaxPool3d")
+class MaxPool3d(_MaxPool):
+    """Max over windows of (N, C, D, H, W) input.
+
+    Example:
+        >>> nn.MaxPool3d(2)(lm.zeros(1, 2, 4, 4, 4)).shape
+        lamina.Size([1, 2, 2, 2, 2])
+    """
+
+    op = staticmethod(F.max_pool3d)
 
 
 @register_layer("AvgPool1d")
-class AvgPool1d(_Pool):
-    """Mean over windows of (N, C, L) input; zero padding counts in the mean."""
+class AvgPool1d(_AvgPool):
+    """Mean over windows of (N, C, L) input.
+
+    Example:
+        >>> nn.AvgPool1d(2)(lm.zeros(1, 3, 8)).shape
+        lamina.Size([1, 3, 4])
+    """
 
     op = staticmethod(F.avg_pool1d)
 
-    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0) -> None:
-        super().__init__(kernel_size, stride, padding)
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        _Pool.__init__(self, kernel_size, stride, padding, ceil_mode=ceil_mode,
+                       count_include_pad=count_include_pad)
 
     def extra_repr(self) -> str:  # PyTorch's AvgPool1d shows its settings as 1-tuples
         def one(v: Any) -> tuple[int, ...]:
@@ -82,14 +133,25 @@ class AvgPool1d(_Pool):
 
 
 @register_layer("AvgPool2d")
-class AvgPool2d(_Pool):
-    """Mean over windows of (N, C, H, W) input; zero padding counts in the mean."""
+class AvgPool2d(_AvgPool):
+    """Mean over windows of (N, C, H, W) input.
 
-    op = staticmethod(F.avg_pool2d)
+    Example:
+        >>> nn.AvgPool2d(2)(lm.zeros(1, 3, 8, 8)).shape
+        lamina.Size([1, 3, 4, 4])
+    """
 
-    def __init__(self, kernel_size: IntOrPair, stride: IntOrPair | None = None,
-                 padding: IntOrPair = 0) -> None:
-        super().__init__(kernel_size, stride, padding)
+
+@register_layer("AvgPool3d")
+class AvgPool3d(_AvgPool):
+    """Mean over windows of (N, C, D, H, W) input.
+
+    Example:
+        >>> nn.AvgPool3d(2)(lm.zeros(1, 2, 4, 4, 4)).shape
+        lamina.Size([1, 2, 2, 2, 2])
+    """
+
+    op = staticmethod(F.avg_pool3d)
 
 
 class _AdaptivePool(Layer):
@@ -137,36 +199,6 @@ class AdaptiveAvgPool2d(_AdaptivePool):
 
     def __init__(self, output_size: int | tuple[int | None, int | None]) -> None:
         super().__init__(output_size)
-
-
-@register_layer("MaxPool3d")
-class MaxPool3d(_Pool):
-    """Max over windows of (N, C, D, H, W) input; stride defaults to kernel_size.
-
-    Example:
-        >>> nn.MaxPool3d(2)(lm.zeros(1, 2, 4, 4, 4)).shape
-        lamina.Size([1, 2, 2, 2, 2])
-    """
-
-    op = staticmethod(F.max_pool3d)
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        super().__init__(kernel_size, stride, padding)
-
-
-@register_layer("AvgPool3d")
-class AvgPool3d(_Pool):
-    """Mean over windows of (N, C, D, H, W) input; padding counts as zeros.
-
-    Example:
-        >>> nn.AvgPool3d(2)(lm.zeros(1, 2, 4, 4, 4)).shape
-        lamina.Size([1, 2, 2, 2, 2])
-    """
-
-    op = staticmethod(F.avg_pool3d)
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        super().__init__(kernel_size, stride, padding)
 
 
 class _AdaptiveMax(Layer):
