@@ -41,6 +41,7 @@ from lamina.autograd import (
     set_grad_enabled,
     tensor,
 )
+from lamina.amp import autocast
 from lamina.autograd.function import Function
 from lamina.compiler import (
     compile,
@@ -129,6 +130,7 @@ __all__ = [
     "amp",
     "arange",
     "as_tensor",
+    "autocast",
     "autograd",
     "backends",
     "backward",

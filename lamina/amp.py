@@ -3,16 +3,16 @@
 lamina computes in the dtypes it is given; it has no float16 fast path on the CPU and
 NumPy has no bfloat16. So `autocast` with `enabled=False`, or on the CPU with float16 or
 bfloat16, runs the block as it is (full precision), and `GradScaler` passes the loss and
-steps through unchanged, as PyTorch's do when disabled. Asking for a GPU raises.
+steps through unchanged, as PyTorch's do when disabled. Asking for CUDA does what PyTorch
+does on a machine without it: a warning, and the block runs disabled.
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any
-
-from lamina import dtypes
 
 
 class autocast:  # noqa: N801 - PyTorch's name
@@ -27,9 +27,11 @@ class autocast:  # noqa: N801 - PyTorch's name
 
     def __init__(self, device_type: str = "cpu", dtype: Any = None, enabled: bool = True,
                  cache_enabled: Any = None) -> None:
-        if enabled:
-            dtypes.check_device(device_type)
-        self.enabled = enabled
+        if enabled and str(device_type).split(":")[0] != "cpu":
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                          "autocast.", UserWarning, stacklevel=2)
+            enabled = False
+        self.device_type, self.enabled = device_type, enabled
 
     def __enter__(self) -> autocast:
         return self
@@ -49,17 +51,22 @@ class GradScaler:
     """Loss scaling for float16 training: with no float16 here, a pass-through.
 
     Example:
-        >>> scaler = lm.amp.GradScaler()
+        >>> scaler = lm.amp.GradScaler("cpu")
         >>> w = lm.ones(1, requires_grad=True); opt = lm.optim.SGD([w], lr=0.1)
         >>> scaler.scale((w * 2).sum()).backward(); scaler.step(opt); scaler.update()
         >>> w
         tensor([0.8], requires_grad=True)
     """
 
-    def __init__(self, device: str = "cpu", init_scale: float = 2.0**16,
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0**16,
                  growth_factor: float = 2.0, backoff_factor: float = 0.5,
                  growth_interval: int = 2000, enabled: bool = True) -> None:
+        if enabled and str(device).split(":")[0] == "cuda":
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available. "
+                          " Disabling.", UserWarning, stacklevel=2)
+            enabled = False
         self.enabled = enabled
+
 
     def scale(self, outputs: Any) -> Any:
         """The loss, unchanged (scale 1)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lamina.cuda import amp as amp
+
 
 def is_available() -> bool:
     """False: lamina computes on the CPU."""
