@@ -1,6 +1,6 @@
 docs:
-	python -m pdoc lamina --docformat google -o docs/api
-	@echo "API reference: docs/api/index.html"
+	mkdocs build --strict
+	@echo "docs site: site/index.html (mkdocs serve to browse it live)"
 
 test:
 	pip install -e '.[test]' && pytest

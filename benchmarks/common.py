@@ -48,8 +48,8 @@ def run_isolated(script: str, args: Sequence[str], threads: int,
     from lamina.parallel import BLAS_THREAD_TIMEOUT
 
     env = {**os.environ, **{v: str(threads) for v in THREAD_VARS}}
-    # As under `lamina train`, where lamina loads before NumPy and sets it; these scripts
-    # load NumPy first.
+    # As under `lamina train`, which starts itself with lamina.runtime's BLAS setting;
+    # these scripts load NumPy first.
     env.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)
     proc = subprocess.run([sys.executable, script, *args], capture_output=True, text=True,
                           env=env)
@@ -80,9 +80,9 @@ def blas_line() -> str:
 
 def import_torch(threads: int) -> Any:
     """PyTorch, with `threads` threads, for a process that measures PyTorch alone. That
-    process must not load lamina (nor this module load it): `import lamina` changes glibc's
-    malloc settings for the whole process (lamina/allocator.py), which speeds PyTorch up
-    too, and PyTorch is measured as its users run it."""
+    process must not load lamina (nor this module load it): lamina's process tuning
+    changes glibc's malloc settings for the whole process (lamina/runtime.py), which speeds
+    PyTorch up too, and PyTorch is measured as its users run it."""
     if "lamina" in sys.modules:
         raise RuntimeError("lamina is loaded in PyTorch's benchmark process: its malloc "
                            "settings would change PyTorch's figures")

@@ -146,6 +146,7 @@ def lamina_step(name: str, size: int | None = None, planned: bool = False, threa
     import lamina as lm
     import lamina.optim as optim
 
+    lm.runtime.tune_process()  # as the Trainer and `lamina train` do
     model, loss_fn = lamina_model(name), lamina_loss(name)
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = (lm.tensor(a) for a in batch(name, size))
@@ -173,6 +174,7 @@ def lamina_forward_backward(name: str, size: int | None = None, planned: bool = 
     and the model."""
     import lamina as lm
 
+    lm.runtime.tune_process()  # as the Trainer and `lamina train` do
     model, loss_fn = lamina_model(name), lamina_loss(name)
     x, y = (lm.tensor(a) for a in batch(name, size))
     plan = lm.plan.compile(model, loss_fn, (x, y)) if planned else None

@@ -7,10 +7,7 @@
     tensor([2., 4., 6.])
 """
 
-# First, before anything loads NumPy: it sets how long OpenBLAS's idle threads spin.
-from lamina import parallel  # noqa: I001
-from lamina import allocator  # noqa: F401  (keeps freed memory: lamina/allocator.py)
-from lamina import (  # noqa: E402
+from lamina import (
     accelerator,
     amp,
     backends,
@@ -24,6 +21,7 @@ from lamina import (  # noqa: E402
     optim,
     plan,
     return_types,
+    runtime,
     train,
     utils,
 )
@@ -196,6 +194,7 @@ __all__ = [
     "randn_like",
     "randperm",
     "return_types",
+    "runtime",
     "seed",
     "save",
     "set_default_dtype",

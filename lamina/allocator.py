@@ -5,13 +5,15 @@ the OS whenever more than its trim threshold lies free at the top of the heap, a
 threshold follows the largest block freed so far (twice its size, 64 MiB at most). An eager
 step frees everything its graph held at once, usually more than that, so the heap shrinks
 after every step and grows again in the next, and every page of the regrowth is a page
-fault: 5,400 per step (about 10 ms) in the standard CNN's eager step here, 5,500 in the
-LSTM's. Keeping up to `TRIM_THRESHOLD` free at the top stops that; the process then holds
-its peak heap between steps, as PyTorch's caching allocators and jemalloc do.
+fault, thousands per step in an eager convolutional network (figures in
+benchmarks/RESULTS.md). Keeping up to `TRIM_THRESHOLD` free at the top stops that; the
+process then holds its peak heap between steps, as PyTorch's caching allocators and
+jemalloc do.
 
 glibc only (Linux); a user's own setting wins: with MALLOC_TRIM_THRESHOLD_,
 MALLOC_MMAP_THRESHOLD_, MALLOC_TOP_PAD_ or a glibc.malloc tunable in the environment,
-lamina leaves malloc alone.
+lamina leaves malloc alone. Nothing happens on import: lamina.runtime.tune_process()
+makes the setting (the `lamina` command and Trainer call it).
 """
 
 from __future__ import annotations
@@ -51,5 +53,3 @@ def on_glibc() -> bool:
     except (AttributeError, ValueError, OSError):  # not a POSIX system, or not glibc
         return False
 
-
-kept = keep_freed_memory()  # once, when lamina loads

@@ -18,7 +18,7 @@ from typing import Any
 class autocast:  # noqa: N801 - PyTorch's name
     """A context manager and decorator that runs its block in full precision.
 
-    Example:
+    Examples:
         >>> with lm.amp.autocast("cpu", dtype=lm.float16):
         ...     y = lm.ones(2) * 2
         >>> y.dtype
@@ -50,7 +50,7 @@ class autocast:  # noqa: N801 - PyTorch's name
 class GradScaler:
     """Loss scaling for float16 training: with no float16 here, a pass-through.
 
-    Example:
+    Examples:
         >>> scaler = lm.amp.GradScaler("cpu")
         >>> w = lm.ones(1, requires_grad=True); opt = lm.optim.SGD([w], lr=0.1)
         >>> scaler.scale((w * 2).sum()).backward(); scaler.step(opt); scaler.update()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 
 import lamina as lm
+from lamina import runtime
 from lamina.nn.layer import located_message
 
 
@@ -49,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--onnx", type=Path, default=None,
                    help="the .onnx file to write (default: the checkpoint's path, ending .onnx)")
     p.add_argument("--opset", type=int, default=17)
+    sub.add_parser("env", help="show the versions and process settings lamina runs with "
+                   "(for bug reports)")
     p = sub.add_parser("bench", help="time the standard workloads against PyTorch "
                                      "(benchmarks/run.py of a source checkout)")
     return parser
@@ -86,7 +90,22 @@ def _set_hint(rest: Sequence[str]) -> str:
     return "; to override config values write " + " ".join(f"--set {a}" for a in overrides)
 
 
+def entry() -> None:
+    """The `lamina` command's entry point: starts itself again, once, with the BLAS
+    setting lamina.runtime wants in its environment (it only acts before NumPy loads),
+    then runs `main`."""
+    extra = runtime.blas_env()
+    if extra and os.environ.get(_RESTARTED) is None:
+        os.environ.update(extra, **{_RESTARTED: "1"})
+        os.execv(sys.executable, [sys.executable, "-m", "lamina.cli", *sys.argv[1:]])
+    sys.exit(main())
+
+
+_RESTARTED = "LAMINA_CLI_RESTARTED"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    runtime.tune_process()
     parser = _parser()
     args, rest = parser.parse_known_args(argv)
     if args.command == "bench":
@@ -291,8 +310,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return subprocess.call([sys.executable, str(script), *args.rest])
 
 
-COMMANDS = {"train": cmd_train, "eval": cmd_eval, "info": cmd_info, "sample": cmd_sample,
-            "export": cmd_export, "bench": cmd_bench}
+def cmd_env(args: argparse.Namespace) -> int:
+    """Versions and the process-wide settings of lamina.runtime, one per line."""
+    settings = runtime.tune_process()
+    print(f"lamina {lm.__version__}, NumPy {np.__version__}, Python {sys.version.split()[0]}")
+    print(f"threads: {lm.get_num_threads()}")
+    print(f"OPENBLAS_THREAD_TIMEOUT: {os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset')}")
+    print(f"malloc keeps freed memory: {settings['malloc']}")
+    print(f"process tuning: {'on' if runtime.enabled() else f'off ({runtime.SWITCH}=0)'}")
+    return 0
+
+
+COMMANDS = {"env": cmd_env, "train": cmd_train, "eval": cmd_eval, "info": cmd_info,
+            "sample": cmd_sample, "export": cmd_export, "bench": cmd_bench}
 
 
 if __name__ == "__main__":

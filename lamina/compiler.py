@@ -21,7 +21,7 @@ _PRECISION = {"value": "highest"}
 class CompiledModule(Layer):
     """`module`, run through an inference plan outside grad mode.
 
-    Example:
+    Examples:
         >>> fast = lm.compile(nn.Sequential(nn.Linear(4, 2), nn.ReLU()))
         >>> with lm.no_grad():
         ...     y = fast(lm.ones(3, 4))
@@ -59,7 +59,7 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, 
     """A module that runs through lamina's execution plans (see CompiledModule); a plain
     function comes back as it is. Usable as `lamina.compile(model)` or as a decorator.
 
-    Example:
+    Examples:
         >>> model = lm.compile(nn.Linear(4, 2))
         >>> isinstance(model, nn.Module)
         True
@@ -75,7 +75,7 @@ def set_float32_matmul_precision(precision: str) -> None:
     """Accepted for PyTorch's API ('highest', 'high', 'medium'): NumPy's float32 matmul
     has one precision, so nothing changes.
 
-    Example:
+    Examples:
         >>> lm.set_float32_matmul_precision("high"); lm.get_float32_matmul_precision()
         'high'
     """
@@ -88,7 +88,7 @@ def set_float32_matmul_precision(precision: str) -> None:
 def get_float32_matmul_precision() -> str:
     """What set_float32_matmul_precision was given ('highest' by default).
 
-    Example:
+    Examples:
         >>> lm.get_float32_matmul_precision() in ("highest", "high", "medium")
         True
     """

@@ -40,7 +40,7 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
           out: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor of zeros.
 
-    Example:
+    Examples:
         >>> lm.zeros(2, 3).shape
         lamina.Size([2, 3])
     """
@@ -51,7 +51,7 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
          out: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor of ones.
 
-    Example:
+    Examples:
         >>> lm.ones(2, dtype=lm.int64)
         tensor([1, 1])
     """
@@ -63,7 +63,7 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
           memory_format: Any = None) -> Tensor:
     """A tensor whose values are not set (zeros here, so runs repeat).
 
-    Example:
+    Examples:
         >>> lm.empty(2, 3).shape
         lamina.Size([2, 3])
     """
@@ -75,7 +75,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
     """A tensor filled with `fill_value`; its dtype follows the value (a float gives the
     default dtype, an int int64, a bool bool) unless `dtype` says otherwise.
 
-    Example:
+    Examples:
         >>> lm.full((2,), 7)
         tensor([7, 7])
     """
@@ -87,7 +87,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     """An n x m matrix with ones on the diagonal.
 
-    Example:
+    Examples:
         >>> lm.eye(2)
         tensor([[1., 0.],
                 [0., 1.]])
@@ -101,7 +101,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
 
     Integers give int64; any float bound or step gives the default float dtype.
 
-    Example:
+    Examples:
         >>> lm.arange(5)
         tensor([0, 1, 2, 3, 4])
     """
@@ -121,7 +121,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
              requires_grad: bool = False, out: Any = None) -> Tensor:
     """`steps` evenly spaced values from start to end, both included.
 
-    Example:
+    Examples:
         >>> lm.linspace(0, 1, 3)
         tensor([0. , 0.5, 1. ])
     """
@@ -133,7 +133,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
              device: Any = None, requires_grad: bool = False) -> Tensor:
     """base ** linspace(start, end, steps).
 
-    Example:
+    Examples:
         >>> lm.logspace(0, 2, 3)
         tensor([  1.,  10., 100.])
     """
@@ -149,7 +149,7 @@ def zeros_like(x: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """Zeros of x's shape and dtype.
 
-    Example:
+    Examples:
         >>> lm.zeros_like(lm.tensor([1, 2]))
         tensor([0, 0])
     """
@@ -161,7 +161,7 @@ def ones_like(x: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """Ones of x's shape and dtype.
 
-    Example:
+    Examples:
         >>> lm.ones_like(lm.zeros(2))
         tensor([1., 1.])
     """
@@ -173,7 +173,7 @@ def empty_like(x: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """A tensor of x's shape and dtype (zeros here).
 
-    Example:
+    Examples:
         >>> lm.empty_like(lm.zeros(2, 3)).shape
         lamina.Size([2, 3])
     """
@@ -184,7 +184,7 @@ def full_like(x: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """`fill_value` in x's shape and dtype.
 
-    Example:
+    Examples:
         >>> lm.full_like(lm.zeros(2), 0.5)
         tensor([0.5, 0.5])
     """
@@ -197,7 +197,7 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
          requires_grad: bool = False, out: Any = None) -> Tensor:
     """Uniform draws from [0, 1).
 
-    Example:
+    Examples:
         >>> lm.rand(2, 3).shape
         lamina.Size([2, 3])
     """
@@ -209,7 +209,7 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
           requires_grad: bool = False, out: Any = None) -> Tensor:
     """Standard normal draws.
 
-    Example:
+    Examples:
         >>> lm.randn(4).dtype
         dtype('float32')
     """
@@ -222,7 +222,7 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
     """Integers drawn uniformly from [low, high) (`randint(high, size)` from [0, high));
     int64 unless `dtype` says otherwise.
 
-    Example:
+    Examples:
         >>> lm.randint(0, 10, (2, 2)).dtype
         dtype('int64')
     """
@@ -239,7 +239,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
              requires_grad: bool = False) -> Tensor:
     """A random permutation of 0 .. n-1 (int64).
 
-    Example:
+    Examples:
         >>> sorted(lm.randperm(4).tolist())
         [0, 1, 2, 3]
     """
@@ -252,7 +252,7 @@ def rand_like(x: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, generator: Any = None) -> Tensor:
     """Uniform [0, 1) draws of x's shape and dtype.
 
-    Example:
+    Examples:
         >>> lm.rand_like(lm.zeros(3)).shape
         lamina.Size([3])
     """
@@ -265,7 +265,7 @@ def randn_like(x: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, generator: Any = None) -> Tensor:
     """Standard normal draws of x's shape and dtype.
 
-    Example:
+    Examples:
         >>> lm.randn_like(lm.zeros(3, dtype=lm.float64)).dtype
         dtype('float64')
     """
@@ -279,7 +279,7 @@ def randint_like(x: Tensor, low: int, high: Any = None, *, dtype: Any = None,
                  generator: Any = None) -> Tensor:
     """Integers from [low, high) in x's shape and dtype.
 
-    Example:
+    Examples:
         >>> lm.randint_like(lm.zeros(3), 5).shape
         lamina.Size([3])
     """
@@ -294,7 +294,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
     """Normal draws: `normal(mean, std, size)` with numbers, or elementwise with tensors of
     means and/or standard deviations (the result takes their broadcast shape).
 
-    Example:
+    Examples:
         >>> lm.normal(0.0, 1.0, size=(2, 2)).shape
         lamina.Size([2, 2])
         >>> lm.normal(lm.zeros(3), 1.0).shape
@@ -317,7 +317,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
 def bernoulli(p: Tensor, *, generator: Any = None) -> Tensor:
     """1 with probability p, elementwise (p's shape and dtype).
 
-    Example:
+    Examples:
         >>> lm.bernoulli(lm.tensor([0.0, 1.0]))
         tensor([0., 1.])
     """
@@ -329,7 +329,7 @@ def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Any = None) -> Tensor:
     """Category indices drawn from each row of (unnormalised, non-negative) weights.
 
-    Example:
+    Examples:
         >>> lm.multinomial(lm.tensor([0.0, 1.0]), 2, replacement=True)
         tensor([1, 1])
     """
@@ -350,7 +350,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor sharing `data`'s memory when it is an array (or tensor) of the asked dtype,
     a copy otherwise.
 
-    Example:
+    Examples:
         >>> a = np.zeros(2)
         >>> t = lm.as_tensor(a); t[0] = 1.0; a
         array([1., 0.])
@@ -368,7 +368,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor sharing the NumPy array's memory and dtype: writes show through both ways.
 
-    Example:
+    Examples:
         >>> a = np.zeros(2)
         >>> t = lm.from_numpy(a); a[1] = 5; t
         tensor([0., 5.], dtype=lamina.float64)

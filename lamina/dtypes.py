@@ -34,7 +34,7 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 class Size(tuple):
     """A tensor's shape (torch.Size): a tuple of ints with `numel()`.
 
-    Example:
+    Examples:
         >>> s = lm.zeros(2, 3).shape
         >>> s, s.numel(), s[1]
         (lamina.Size([2, 3]), 6, 3)
@@ -58,7 +58,7 @@ class Size(tuple):
 class device:  # noqa: N801 - PyTorch's name
     """Where a tensor lives. lamina computes with NumPy, so every tensor is on the CPU.
 
-    Example:
+    Examples:
         >>> lm.device("cpu") == lm.zeros(2).device
         True
     """
@@ -102,7 +102,7 @@ def check_device(dev: Any) -> None:
 def get_default_dtype() -> np.dtype:
     """The dtype of tensors made from Python floats (float32 unless changed).
 
-    Example:
+    Examples:
         >>> lm.get_default_dtype()
         dtype('float32')
     """
@@ -112,7 +112,7 @@ def get_default_dtype() -> np.dtype:
 def set_default_dtype(d: Any) -> None:
     """Make `d` (float32 or float64) the dtype of new floating-point tensors.
 
-    Example:
+    Examples:
         >>> lm.set_default_dtype(lm.float64); lm.tensor([1.0]).dtype
         dtype('float64')
     """
@@ -251,7 +251,7 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """PyTorch's promote_types: within a category NumPy's rule; across categories the dtype
     of the higher category (int64 with float32 is float32, not NumPy's float64).
 
-    Example:
+    Examples:
         >>> lm.promote_types(lm.int64, lm.float32)
         dtype('float32')
     """

@@ -8,7 +8,7 @@ class ShapeError(ValueError):
 
     Messages read `"<op or layer path>: <what is wrong>; expected <x>, got <y>"`.
 
-    Example:
+    Examples:
         >>> lm.ones(2, 3) @ lm.ones(2, 3)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         lamina.errors.ShapeError: matmul: inner dimensions differ; ...
@@ -21,7 +21,7 @@ class DTypeError(ShapeError):
     A kind of ShapeError: both say an input does not fit, and both are located and reported
     the same way (the layer's path in the model; the job's config path in the CLI).
 
-    Example:
+    Examples:
         >>> issubclass(lm.DTypeError, lm.ShapeError)
         True
     """
@@ -32,7 +32,7 @@ class DataError(ValueError):
     class indices, train and test samples of different shapes). Messages name the dataset
     and the file.
 
-    Example:
+    Examples:
         >>> issubclass(lm.DataError, ValueError)
         True
     """

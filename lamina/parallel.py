@@ -33,14 +33,14 @@ _local = threading.local()  # in_task: this thread is running one of run_all's t
 MIN_PIECE = 1 << 16  # elements; smaller pieces cost more in thread handoff than they save
 
 
-def quiet_idle_blas_threads() -> None:
+def quiet_idle_blas_threads() -> bool:
     """Set OPENBLAS_THREAD_TIMEOUT unless it is set. OpenBLAS reads it once, when NumPy
-    loads it, so this acts only before NumPy's first import."""
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)
-
-
-quiet_idle_blas_threads()  # at import: lamina's __init__ imports this module first
+    loads it, so this acts only before NumPy's first import; returns whether it did (see
+    lamina/runtime.py, which calls it)."""
+    if "numpy" in sys.modules or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+        return os.environ.get("OPENBLAS_THREAD_TIMEOUT") == BLAS_THREAD_TIMEOUT
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = BLAS_THREAD_TIMEOUT
+    return True
 
 
 def default_threads() -> int:
@@ -58,7 +58,7 @@ def default_threads() -> int:
 def get_num_threads() -> int:
     """How many threads lamina's own parallel work uses (BLAS keeps its own setting).
 
-    Example:
+    Examples:
         >>> lm.get_num_threads() >= 1
         True
     """
@@ -68,7 +68,7 @@ def get_num_threads() -> int:
 def set_num_threads(threads: int) -> None:
     """Use `threads` threads for lamina's own parallel work; 1 runs everything in the caller.
 
-    Example:
+    Examples:
         >>> n = lm.get_num_threads(); lm.set_num_threads(1); lm.get_num_threads()
         1
         >>> lm.set_num_threads(n)

@@ -18,7 +18,7 @@ from lamina import config
 class Generator:
     """A seedable source of random numbers (torch.Generator).
 
-    Example:
+    Examples:
         >>> g = lm.Generator().manual_seed(0)
         >>> a = lm.rand(3, generator=g)
     """
@@ -41,7 +41,7 @@ class Generator:
     def seed(self) -> int:
         """Reseed from the operating system's entropy; returns the new seed.
 
-        Example:
+        Examples:
             >>> isinstance(lm.seed(), int)
             True
         """
@@ -52,7 +52,7 @@ class Generator:
     def initial_seed(self) -> int:
         """The seed this generator was last seeded with.
 
-        Example:
+        Examples:
             >>> lm.manual_seed(7); lm.initial_seed()
             <lamina.random.Generator object at 0x7fefd42d0690>
             7
@@ -76,7 +76,7 @@ def manual_seed(seed: int) -> Generator:
     """Seed the default generator (dropout, initialisers, shuffling, `lamina.rand`...) so a
     run repeats; returns it.
 
-    Example:
+    Examples:
         >>> _ = lm.manual_seed(0); a = lm.randn(2)
         >>> _ = lm.manual_seed(0); bool((lm.randn(2) == a).all())
         True
@@ -89,7 +89,7 @@ def manual_seed(seed: int) -> Generator:
 def seed() -> int:
     """Seed the default generator from the operating system; returns the seed.
 
-    Example:
+    Examples:
         >>> isinstance(lm.seed(), int)
         True
     """
@@ -99,7 +99,7 @@ def seed() -> int:
 def initial_seed() -> int:
     """The seed the default generator was last seeded with.
 
-    Example:
+    Examples:
         >>> _ = lm.manual_seed(7); lm.initial_seed()
         7
     """
@@ -109,7 +109,7 @@ def initial_seed() -> int:
 def get_rng_state() -> dict[str, Any]:
     """A JSON-safe snapshot of the default generator, for checkpoints.
 
-    Example:
+    Examples:
         >>> state = lm.get_rng_state(); a = lm.rand(2)
         >>> lm.set_rng_state(state); bool((lm.rand(2) == a).all())
         True
@@ -120,7 +120,7 @@ def get_rng_state() -> dict[str, Any]:
 def set_rng_state(state: dict[str, Any]) -> None:
     """Restore a snapshot taken by `get_rng_state`.
 
-    Example:
+    Examples:
         >>> state = lm.get_rng_state(); a = lm.rand(2)
         >>> lm.set_rng_state(state); bool((lm.rand(2) == a).all())
         True

@@ -87,7 +87,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # no
     """input where condition is true, else other; with the condition alone, the indices of
     its true elements (one tensor per dim).
 
-    Example:
+    Examples:
         >>> x = lm.tensor([1.0, -2.0])
         >>> lm.where(x > 0, x, 0.0)
         tensor([1., 0.])
@@ -102,7 +102,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # no
 def is_tensor(obj: Any) -> bool:
     """Whether obj is a lamina Tensor.
 
-    Example:
+    Examples:
         >>> lm.is_tensor(lm.zeros(1)), lm.is_tensor([0.0])
         (True, False)
     """
@@ -112,7 +112,7 @@ def is_tensor(obj: Any) -> bool:
 def is_floating_point(input: Tensor) -> bool:  # noqa: A002
     """Whether input's dtype is a floating-point one.
 
-    Example:
+    Examples:
         >>> lm.is_floating_point(lm.zeros(1))
         True
     """

@@ -1,5 +1,6 @@
-"""lamina keeps freed memory (lamina/allocator.py): a step that frees what it held does not
-fault the same memory back in on the next step. Each case runs in a fresh process, since
+"""lamina.runtime.tune_process() keeps freed memory (lamina/allocator.py): a step that
+frees what it held does not fault the same memory back in on the next step; a plain
+`import lamina` leaves malloc alone. Each case runs in a fresh process, since
 malloc's settings are per process and last for its life."""
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ pytestmark = pytest.mark.skipif(not allocator.on_glibc(), reason="glibc's malloc
 STEPS = """
 import resource, sys
 if sys.argv[1] == "lamina":
+    import os
     import lamina
+    if os.environ.get("LAMINA_TUNE"):
+        lamina.runtime.tune_process()
 import numpy as np
 
 def step():
@@ -62,14 +66,19 @@ def baseline() -> float:
 
 
 def test_freed_memory_is_reused_without_page_faults(baseline: float) -> None:
-    assert faults_per_step("lamina") < 50
+    assert faults_per_step("lamina", LAMINA_TUNE="1") < 50
 
 
 def test_a_malloc_setting_in_the_environment_wins(baseline: float) -> None:
     # The user's own threshold keeps glibc's mmap threshold at 128 KiB, so every 4 MiB
     # array is mapped afresh: lamina left malloc as the user set it.
     assert faults_per_step("lamina", MALLOC_TRIM_THRESHOLD_=str(1 << 30)) > baseline / 2
-    code = "import lamina; print(lamina.allocator.kept)"
+    code = "import lamina; print(lamina.runtime.tune_process()['malloc'])"
     for env in ({"MALLOC_MMAP_THRESHOLD_": "65536"},
-                {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1000000"}, {}):
+                {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1000000"},
+                {"LAMINA_TUNE_PROCESS": "0"}, {}):
         assert python(code, **env) == str(not env)
+
+
+def test_a_plain_import_changes_no_malloc_setting(baseline: float) -> None:
+    assert faults_per_step("lamina") > baseline / 2

@@ -179,18 +179,29 @@ def test_default_threads_follow_omp_num_threads(monkeypatch) -> None:
     assert parallel.default_threads() >= 1
 
 
-@pytest.mark.parametrize("code, env, want", [
-    ("import lamina", {}, parallel.BLAS_THREAD_TIMEOUT),
-    ("import lamina", {"OPENBLAS_THREAD_TIMEOUT": "20"}, "20"),  # the user's value wins
-    ("import numpy, lamina", {}, "unset"),  # too late: OpenBLAS has read it
+@pytest.mark.parametrize("command, env, want", [
+    (["-c", "import numpy, lamina"], {}, "unset"),  # a plain import changes nothing
+    (["-c", "import lamina; lamina.runtime.tune_process()"], {}, "unset"),  # too late
+    (["-m", "lamina.cli", "env"], {}, "unset"),  # main alone cannot: NumPy is loaded
+    (["-c", "from lamina.cli import entry; entry()", "env"], {}, parallel.BLAS_THREAD_TIMEOUT),
+    (["-c", "from lamina.cli import entry; entry()", "env"],
+     {"OPENBLAS_THREAD_TIMEOUT": "20"}, "20"),  # the user's value wins
+    (["-c", "from lamina.cli import entry; entry()", "env"], {"LAMINA_TUNE_PROCESS": "0"},
+     "unset"),
 ])
-def test_lamina_quiets_idle_blas_threads_only_before_numpy_loads(code, env, want) -> None:
-    base = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
-    out = subprocess.run(
-        [sys.executable, "-c", f"{code}; import os; "
-         "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset'))"],
-        env={**base, **env}, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == want
+def test_the_lamina_command_quiets_idle_blas_threads_before_numpy_loads(command, env,
+                                                                         want) -> None:
+    """The `lamina` entry point starts itself again with the variable set, since OpenBLAS
+    reads it only when NumPy loads; `lamina env` reports what the process runs with."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("OPENBLAS_THREAD_TIMEOUT", "LAMINA_TUNE_PROCESS")}
+    code = "; import os; print('OPENBLAS_THREAD_TIMEOUT: ' + os.environ.get(" \
+           "'OPENBLAS_THREAD_TIMEOUT', 'unset'))"
+    if command[0] == "-c" and "entry" not in command[1]:
+        command = ["-c", command[1] + code]
+    out = subprocess.run([sys.executable, *command], env={**base, **env}, capture_output=True,
+                         text=True, check=True).stdout
+    assert f"OPENBLAS_THREAD_TIMEOUT: {want}" in out
 
 
 def test_run_all_runs_every_task_at_once_and_serves_several_callers() -> None:

@@ -18,7 +18,7 @@ from lamina.autograd.tensor import Tensor
 class FunctionCtx:
     """What `forward` hands to `backward`: saved tensors and any attributes set on it.
 
-    Example:
+    Examples:
         >>> ctx = lm.autograd.FunctionCtx((True,))
         >>> ctx.save_for_backward(lm.ones(1)); len(ctx.saved_tensors)
         1
@@ -91,7 +91,7 @@ class _CustomOp(_Op):
 class Function:
     """Base class of a custom op written PyTorch's way.
 
-    Example:
+    Examples:
         >>> class Exp(lm.autograd.Function):
         ...     @staticmethod
         ...     def forward(ctx, x):

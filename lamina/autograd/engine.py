@@ -27,7 +27,7 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False, inputs:
     """Accumulate d(root)/d(leaf) into `.grad` of every leaf that requires grad (only of
     `inputs`, when given).
 
-    Example:
+    Examples:
         >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
         >>> lm.backward((x * x).sum()); x.grad
         tensor([2., 4.])
@@ -60,7 +60,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     Returns:
         A tuple with one gradient Tensor (or None) per input.
 
-    Example:
+    Examples:
         >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
         >>> (g,) = lm.autograd.grad((x * x).sum(), x)
         >>> g
@@ -115,7 +115,7 @@ def backward_stream(root: Tensor, grad: Any = None, retain_graph: bool = False) 
     parameter's gradient (a push to a parameter server) while the rest of backward runs.
     Leaves come in the order their gradients complete, each exactly once.
 
-    Example:
+    Examples:
         >>> w = lm.ones(2, requires_grad=True); v = lm.ones(2, requires_grad=True)
         >>> loss = ((w * 2).sum() * 3) + (v * 5).sum()
         >>> [p.grad.tolist() for p in lm.backward_stream(loss)]   # as each is final

@@ -46,7 +46,7 @@ class _GradMode:
 class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
     """Record no graph inside the block: results are plain tensors with no grad_fn.
 
-    Example:
+    Examples:
         >>> w = lm.ones(2, requires_grad=True)
         >>> (w * 3).sum().backward()
         >>> with lm.no_grad():
@@ -61,7 +61,7 @@ class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
 class enable_grad(_GradMode):  # noqa: N801
     """Record the graph inside the block, even within `no_grad`.
 
-    Example:
+    Examples:
         >>> x = lm.ones(1, requires_grad=True)
         >>> with lm.no_grad():
         ...     with lm.enable_grad():
@@ -77,7 +77,7 @@ class set_grad_enabled(_GradMode):  # noqa: N801
     """Turn recording on or off: as a call (`lm.set_grad_enabled(False)`), a context
     manager or a decorator.
 
-    Example:
+    Examples:
         >>> x = lm.ones(2, requires_grad=True)
         >>> with lm.set_grad_enabled(False):
         ...     y = x * 2
@@ -103,7 +103,7 @@ class set_grad_enabled(_GradMode):  # noqa: N801
 class inference_mode(_GradMode):  # noqa: N801
     """`no_grad` for inference (`inference_mode(False)` leaves grad mode as it is).
 
-    Example:
+    Examples:
         >>> model = nn.Linear(3, 2)
         >>> with lm.inference_mode():
         ...     logits = model(lm.ones(1, 3))
@@ -131,7 +131,7 @@ class inference_mode(_GradMode):  # noqa: N801
 def is_grad_enabled() -> bool:
     """Whether operations are recorded for backward right now.
 
-    Example:
+    Examples:
         >>> with lm.no_grad():
         ...     print(lm.is_grad_enabled())
         False
@@ -142,7 +142,7 @@ def is_grad_enabled() -> bool:
 def is_inference_mode_enabled() -> bool:
     """Whether an `inference_mode` block is active.
 
-    Example:
+    Examples:
         >>> with lm.inference_mode():
         ...     print(lm.is_inference_mode_enabled())
         True

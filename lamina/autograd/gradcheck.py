@@ -13,7 +13,7 @@ from lamina.autograd.tensor import Tensor
 class GradcheckError(AssertionError):
     """An analytic gradient disagrees with the numerical one; the message says where.
 
-    Example:
+    Examples:
         >>> issubclass(lm.GradcheckError, AssertionError)
         True
     """
@@ -41,7 +41,7 @@ def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6,
     Raises:
         GradcheckError: naming the input, the element, and both values.
 
-    Example:
+    Examples:
         >>> lm.gradcheck(lambda x: (x * x).sum(), [lm.tensor(np.ones(3), requires_grad=True)])
         True
     """

@@ -114,7 +114,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     def data(self) -> Tensor:
         """A Tensor sharing this one's array, outside the graph and its version counter.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0], requires_grad=True)
             >>> x.data.add_(1); x
             tensor([2.])
@@ -130,7 +130,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     def grad(self) -> Tensor | None:
         """The gradient accumulated by backward (a Tensor), or None before the first.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
             >>> (x * x).sum().backward()
             >>> x.grad
@@ -153,7 +153,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     def requires_grad(self) -> bool:
         """Whether ops on this tensor are recorded for backward.
 
-        Example:
+        Examples:
             >>> lm.zeros(1).requires_grad, lm.zeros(1, requires_grad=True).requires_grad
             (False, True)
         """
@@ -177,7 +177,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     def grad_fn(self) -> Any:
         """The Function that produced this tensor, None for a leaf (alias of `creator`).
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0], requires_grad=True)
             >>> x.grad_fn is None, (x * 2).grad_fn is not None
             (True, True)
@@ -188,7 +188,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     def is_leaf(self) -> bool:
         """Whether no op made this tensor (a parameter, an input, a detached value).
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0], requires_grad=True)
             >>> x.is_leaf, (x * 2).is_leaf
             (True, False)
@@ -217,7 +217,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     def shape(self) -> dtypes.Size:
         """The sizes of the dims (a `lamina.Size`, a tuple).
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3).shape
             lamina.Size([2, 3])
         """
@@ -227,7 +227,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     def dtype(self) -> Any:
         """The element type.
 
-        Example:
+        Examples:
             >>> lm.zeros(2).dtype == lm.float32
             True
         """
@@ -237,7 +237,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     def ndim(self) -> int:
         """The number of dims.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3).ndim
             2
         """
@@ -247,7 +247,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     def device(self) -> dtypes.device:
         """Where the tensor lives: always the CPU.
 
-        Example:
+        Examples:
             >>> lm.zeros(2).device
             device(type='cpu')
         """
@@ -257,7 +257,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     def is_cuda(self) -> bool:
         """False: lamina computes on the CPU.
 
-        Example:
+        Examples:
             >>> lm.zeros(2).is_cuda
             False
         """
@@ -442,7 +442,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         RuntimeError: requires_grad=True on a non-floating dtype, or a GPU device.
         TypeError: data of a kind a tensor cannot hold (strings, objects, complex).
 
-    Example:
+    Examples:
         >>> w = lm.tensor(np.zeros((3, 2)), requires_grad=True)   # float64
         >>> b = lm.tensor([0.5, 0.5])                             # float32
     """

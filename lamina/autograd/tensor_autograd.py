@@ -41,7 +41,7 @@ class AutogradMethods:
             RuntimeError: self is not scalar and no gradient is given, or the graph was
                 freed, or an array an op saved was changed in place since.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
             >>> (x ** 2).sum().backward()
             >>> x.grad
@@ -54,7 +54,7 @@ class AutogradMethods:
     def zero_grad(self) -> None:
         """Forget the accumulated gradient.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0], requires_grad=True)
             >>> (x * 3).sum().backward(); x.zero_grad(); x.grad is None
             True
@@ -64,7 +64,7 @@ class AutogradMethods:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set `requires_grad` in place; returns self.
 
-        Example:
+        Examples:
             >>> lm.zeros(2).requires_grad_().requires_grad
             True
         """
@@ -74,7 +74,7 @@ class AutogradMethods:
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in `.grad` after backward.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0], requires_grad=True)
             >>> h = x * 3; h.retain_grad(); (h * h).sum().backward()
             >>> h.grad
@@ -91,7 +91,7 @@ class AutogradMethods:
         """Call `hook(grad)` when this tensor's gradient is computed; a returned Tensor
         replaces the gradient. Returns a handle whose `remove()` unregisters it.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0, 2.0], requires_grad=True)
             >>> h = x.register_hook(lambda g: g * 2)   # doubles x's gradient
             >>> x.sum().backward(); x.grad
@@ -114,7 +114,7 @@ class AutogradMethods:
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's array and version counter, cut from the graph.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0], requires_grad=True)
             >>> (x * 2).detach().requires_grad
             False
@@ -127,7 +127,7 @@ class AutogradMethods:
         """A new leaf with a copy of the array, requiring grad as this one does (lamina's
         name; PyTorch spells it `x.detach().clone()`).
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0])
             >>> y = x.copy(); y.add_(1); x
             tensor([2.])
@@ -138,7 +138,7 @@ class AutogradMethods:
     def astype(self, dtype: Any) -> Tensor:
         """NumPy's name for `to(dtype)`.
 
-        Example:
+        Examples:
             >>> lm.tensor([1.7]).astype('int64')
             tensor([1])
         """
@@ -147,7 +147,7 @@ class AutogradMethods:
     def detach_(self) -> Tensor:
         """Cut this tensor from the graph in place; returns self.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0], requires_grad=True) * 2
             >>> x.detach_().is_leaf
             True

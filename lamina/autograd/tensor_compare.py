@@ -30,7 +30,7 @@ class CompareMethods:
     def eq(self, other: Any) -> Any:
         """self == other, elementwise (a bool tensor).
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).eq(lm.tensor([1, 3]))
             tensor([ True, False])
         """
@@ -39,7 +39,7 @@ class CompareMethods:
     def ne(self, other: Any) -> Any:
         """self != other, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).ne(1)
             tensor([False,  True])
         """
@@ -48,7 +48,7 @@ class CompareMethods:
     def lt(self, other: Any) -> Any:
         """self < other, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).lt(2)
             tensor([ True, False])
         """
@@ -57,7 +57,7 @@ class CompareMethods:
     def le(self, other: Any) -> Any:
         """self <= other, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).le(2)
             tensor([ True,  True])
         """
@@ -66,7 +66,7 @@ class CompareMethods:
     def gt(self, other: Any) -> Any:
         """self > other, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).gt(1)
             tensor([False,  True])
         """
@@ -75,7 +75,7 @@ class CompareMethods:
     def ge(self, other: Any) -> Any:
         """self >= other, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).ge(2)
             tensor([False,  True])
         """
@@ -101,7 +101,7 @@ class CompareMethods:
                 equal_nan: bool = False) -> Any:
         """|self - other| <= atol + rtol * |other|, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0, 2.0]).isclose(lm.tensor([1.0, 2.1]))
             tensor([ True, False])
         """
@@ -113,7 +113,7 @@ class CompareMethods:
                  equal_nan: bool = False) -> bool:
         """Whether every element is close to other (a Python bool).
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0]).allclose(lm.tensor([1.0 + 1e-9]))
             True
         """
@@ -124,7 +124,7 @@ class CompareMethods:
     def equal(self, other: Any) -> bool:
         """Whether self and other have one shape and the same elements (a Python bool).
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).equal(lm.tensor([1, 2]))
             True
         """

@@ -49,7 +49,7 @@ class ConvertMethods:
         `to(device)`, `to(device, dtype)`, `to(other)`; itself when nothing changes, unless
         `copy=True`.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).to(lm.float32)
             tensor([1., 2.])
         """
@@ -83,7 +83,7 @@ class ConvertMethods:
         """The type's name ('lamina.FloatTensor') with no argument, else `to(dtype)`
         (PyTorch's names such as 'torch.LongTensor' accepted).
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.5])
             >>> x.type(), x.type('torch.LongTensor')
             ('lamina.FloatTensor', tensor([1]))
@@ -97,7 +97,7 @@ class ConvertMethods:
     def type_as(self, other: Any) -> Any:
         """This tensor in `other`'s dtype.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).type_as(lm.zeros(1)).dtype
             dtype('float32')
         """
@@ -106,7 +106,7 @@ class ConvertMethods:
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating-point one.
 
-        Example:
+        Examples:
             >>> lm.zeros(1).is_floating_point(), lm.tensor([1]).is_floating_point()
             (True, False)
         """
@@ -115,7 +115,7 @@ class ConvertMethods:
     def is_complex(self) -> bool:
         """False: lamina's tensors hold no complex numbers.
 
-        Example:
+        Examples:
             >>> lm.zeros(1).is_complex()
             False
         """
@@ -124,7 +124,7 @@ class ConvertMethods:
     def cpu(self, memory_format: Any = None) -> Any:
         """This tensor (lamina's tensors live on the CPU).
 
-        Example:
+        Examples:
             >>> lm.zeros(1).cpu().device
             device(type='cpu')
         """
@@ -133,7 +133,7 @@ class ConvertMethods:
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Any:
         """Raises: lamina computes on the CPU here.
 
-        Example:
+        Examples:
             >>> lm.zeros(1).cuda()  # doctest: +ELLIPSIS
             Traceback (most recent call last):
             RuntimeError: device 'cuda': ...
@@ -145,7 +145,7 @@ class ConvertMethods:
     def get_device(self) -> int:
         """-1, PyTorch's number for the CPU.
 
-        Example:
+        Examples:
             >>> lm.zeros(1).get_device()
             -1
         """
@@ -154,7 +154,7 @@ class ConvertMethods:
     def clone(self, *, memory_format: Any = None) -> Any:
         """A copy with its own memory; gradients flow back to this tensor.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0], requires_grad=True)
             >>> y = x.clone(); y.sum().backward(); x.grad
             tensor([1.])
@@ -167,7 +167,7 @@ class ConvertMethods:
                    requires_grad: bool = False) -> Any:
         """A new leaf from data, in this tensor's dtype unless given.
 
-        Example:
+        Examples:
             >>> lm.zeros(1, dtype=lm.float64).new_tensor([1, 2])
             tensor([1., 2.], dtype=lamina.float64)
         """
@@ -179,7 +179,7 @@ class ConvertMethods:
                   requires_grad: bool = False) -> Any:
         """Zeros of `size`, in this tensor's dtype unless given.
 
-        Example:
+        Examples:
             >>> lm.zeros(1, dtype=lm.float64).new_zeros(2)
             tensor([0., 0.], dtype=lamina.float64)
         """
@@ -191,7 +191,7 @@ class ConvertMethods:
                  requires_grad: bool = False) -> Any:
         """Ones of `size`, in this tensor's dtype unless given.
 
-        Example:
+        Examples:
             >>> lm.tensor([1]).new_ones(2)
             tensor([1, 1])
         """
@@ -203,7 +203,7 @@ class ConvertMethods:
                  requires_grad: bool = False) -> Any:
         """`fill_value` in `size`, in this tensor's dtype unless given.
 
-        Example:
+        Examples:
             >>> lm.zeros(1).new_full((2,), 7.0)
             tensor([7., 7.])
         """
@@ -215,7 +215,7 @@ class ConvertMethods:
                   requires_grad: bool = False) -> Any:
         """A tensor of `size` (zeros), in this tensor's dtype unless given.
 
-        Example:
+        Examples:
             >>> lm.zeros(1).new_empty(2, 3).shape
             lamina.Size([2, 3])
         """
@@ -239,7 +239,7 @@ class ConvertMethods:
         Raises:
             RuntimeError: the tensor requires grad (call `.detach().numpy()`), as PyTorch.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).numpy()
             array([1, 2])
         """
@@ -261,7 +261,7 @@ class ConvertMethods:
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number.
 
-        Example:
+        Examples:
             >>> lm.tensor([2.5]).item()
             2.5
         """
@@ -277,7 +277,7 @@ class ConvertMethods:
     def tolist(self) -> Any:
         """The values as (nested) Python lists of numbers.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 2]]).tolist()
             [[1, 2]]
         """
@@ -312,7 +312,7 @@ class ConvertMethods:
     def zero_(self) -> Any:
         """Fill with zeros, in place.
 
-        Example:
+        Examples:
             >>> lm.ones(2).zero_()
             tensor([0., 0.])
         """
@@ -321,7 +321,7 @@ class ConvertMethods:
     def fill_(self, value: Any) -> Any:
         """Fill with `value` (a number or 0-d tensor), in place.
 
-        Example:
+        Examples:
             >>> lm.zeros(2).fill_(3.0)
             tensor([3., 3.])
         """
@@ -332,7 +332,7 @@ class ConvertMethods:
     def copy_(self, src: Any, non_blocking: bool = False) -> Any:
         """Copy src's values (broadcast, cast) into this tensor; gradients flow to src.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 2).copy_(lm.tensor([1.0, 2.0]))
             tensor([[1., 2.],
                     [1., 2.]])
@@ -347,7 +347,7 @@ class ConvertMethods:
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
         """Fill with normal draws, in place.
 
-        Example:
+        Examples:
             >>> lm.empty(3).normal_(0, 1).shape
             lamina.Size([3])
         """
@@ -359,7 +359,7 @@ class ConvertMethods:
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Any:
         """Fill with uniform draws from [a, b), in place.
 
-        Example:
+        Examples:
             >>> bool((lm.empty(3).uniform_(0, 1) < 1).all())
             True
         """
@@ -370,7 +370,7 @@ class ConvertMethods:
     def bernoulli_(self, p: float = 0.5, *, generator: Any = None) -> Any:
         """Fill with 1 (probability p) or 0, in place.
 
-        Example:
+        Examples:
             >>> lm.empty(3).bernoulli_(0.5).shape
             lamina.Size([3])
         """

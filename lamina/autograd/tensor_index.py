@@ -14,7 +14,7 @@ class IndexMethods:
     def tril(self, diagonal: int = 0) -> Any:
         """The lower triangle of the last two dims.
 
-        Example:
+        Examples:
             >>> lm.ones(2, 2).tril()
             tensor([[1., 0.],
                     [1., 1.]])
@@ -26,7 +26,7 @@ class IndexMethods:
     def triu(self, diagonal: int = 0) -> Any:
         """The upper triangle of the last two dims.
 
-        Example:
+        Examples:
             >>> lm.ones(2, 2).triu(1)
             tensor([[0., 1.],
                     [0., 0.]])
@@ -38,7 +38,7 @@ class IndexMethods:
     def diag(self, diagonal: int = 0) -> Any:
         """A vector as a diagonal matrix, or a matrix's diagonal as a vector.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).diag()
             tensor([[1, 0],
                     [0, 2]])
@@ -50,7 +50,7 @@ class IndexMethods:
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
         """The diagonal of dims (dim1, dim2), as the last dim.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 2], [3, 4]]).diagonal()
             tensor([1, 4])
         """
@@ -61,7 +61,7 @@ class IndexMethods:
     def trace(self) -> Any:
         """The sum of the main diagonal of a matrix.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1.0, 2.0], [3.0, 4.0]]).trace()
             tensor(5.)
         """
@@ -72,7 +72,7 @@ class IndexMethods:
     def gather(self, dim: int, index: Any) -> Any:
         """Values picked along `dim` at `index`.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 2], [3, 4]]).gather(1, lm.tensor([[1], [0]]))
             tensor([[2],
                     [3]])
@@ -85,7 +85,7 @@ class IndexMethods:
                 reduce: str | None = None) -> Any:
         """A copy with `src` (or `value`) written at `index` along `dim`.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3).scatter(1, lm.tensor([[2], [0]]), 1.0)
             tensor([[0., 0., 1.],
                     [1., 0., 0.]])
@@ -99,7 +99,7 @@ class IndexMethods:
     def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
         """A copy with `src` added at `index` along `dim`.
 
-        Example:
+        Examples:
             >>> lm.zeros(3).scatter_add(0, lm.tensor([0, 0, 2]), lm.ones(3))
             tensor([2., 0., 1.])
         """
@@ -110,7 +110,7 @@ class IndexMethods:
     def index_select(self, dim: int, index: Any) -> Any:
         """The slices along `dim` at `index`.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 2], [3, 4]]).index_select(0, lm.tensor([1]))
             tensor([[3, 4]])
         """
@@ -121,7 +121,7 @@ class IndexMethods:
     def index_add(self, dim: int, index: Any, source: Any, *, alpha: float = 1) -> Any:
         """A copy with alpha * source added at `index` along `dim`.
 
-        Example:
+        Examples:
             >>> lm.zeros(3).index_add(0, lm.tensor([0, 2]), lm.ones(2))
             tensor([1., 0., 1.])
         """
@@ -132,7 +132,7 @@ class IndexMethods:
     def index_fill(self, dim: int, index: Any, value: Any) -> Any:
         """A copy with `value` in the slices at `index` along `dim`.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3).index_fill(1, lm.tensor([1]), 5.0)
             tensor([[0., 5., 0.],
                     [0., 5., 0.]])
@@ -144,7 +144,7 @@ class IndexMethods:
     def masked_fill(self, mask: Any, value: Any) -> Any:
         """A copy with `value` where `mask` is true.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0, -2.0, 3.0])
             >>> x.masked_fill(x < 0, 0.0)
             tensor([1., 0., 3.])
@@ -156,7 +156,7 @@ class IndexMethods:
     def masked_select(self, mask: Any) -> Any:
         """The elements where `mask` is true, as a 1-D tensor.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0, -2.0, 3.0])
             >>> x.masked_select(x > 0)
             tensor([1., 3.])
@@ -168,7 +168,7 @@ class IndexMethods:
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         """Indices of the non-zero elements.
 
-        Example:
+        Examples:
             >>> lm.tensor([0, 3, 0, 4]).nonzero()
             tensor([[1],
                     [3]])
@@ -180,7 +180,7 @@ class IndexMethods:
     def argwhere(self) -> Any:
         """The indices of the non-zero elements, one row each (`nonzero()`).
 
-        Example:
+        Examples:
             >>> lm.tensor([0, 3]).argwhere()
             tensor([[1]])
         """

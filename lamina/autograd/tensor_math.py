@@ -36,7 +36,7 @@ class MathMethods:
     def add(self, other: Any, *, alpha: Any = 1) -> Any:
         """self + alpha * other.
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0, 2.0]).add(lm.tensor([1.0, 1.0]), alpha=10)
             tensor([11., 12.])
         """
@@ -47,7 +47,7 @@ class MathMethods:
     def sub(self, other: Any, *, alpha: Any = 1) -> Any:
         """self - alpha * other.
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0, 2.0]).sub(1)
             tensor([0., 1.])
         """
@@ -60,7 +60,7 @@ class MathMethods:
     def mul(self, other: Any) -> Any:
         """self * other, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0, 2.0]).mul(3)
             tensor([3., 6.])
         """
@@ -73,7 +73,7 @@ class MathMethods:
     def div(self, other: Any, *, rounding_mode: str | None = None) -> Any:
         """self / other (true division; or rounded with rounding_mode 'trunc' / 'floor').
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 3]).div(2)
             tensor([0.5, 1.5])
         """
@@ -86,7 +86,7 @@ class MathMethods:
     def floor_divide(self, other: Any) -> Any:
         """self / other rounded down (integers stay integers); no gradient.
 
-        Example:
+        Examples:
             >>> lm.tensor([7, -7]).floor_divide(2)
             tensor([ 3, -4])
         """
@@ -95,7 +95,7 @@ class MathMethods:
     def pow(self, exponent: Any) -> Any:
         """self ** exponent.
 
-        Example:
+        Examples:
             >>> lm.tensor([7, -7]).floor_divide(2)
             tensor([ 3, -4])
         """
@@ -106,7 +106,7 @@ class MathMethods:
     def neg(self) -> Any:
         """-self.
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0, -2.0]).neg()
             tensor([-1.,  2.])
         """
@@ -117,7 +117,7 @@ class MathMethods:
     def abs(self) -> Any:
         """|x|; the gradient at 0 is 0.
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0, -2.0]).neg()
             tensor([-1.,  2.])
         """
@@ -130,7 +130,7 @@ class MathMethods:
     def exp(self) -> Any:
         """e ** self, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([0.0]).exp()
             tensor([1.])
         """
@@ -141,7 +141,7 @@ class MathMethods:
     def log(self) -> Any:
         """The natural logarithm, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0]).log()
             tensor([0.])
         """
@@ -152,7 +152,7 @@ class MathMethods:
     def sqrt(self) -> Any:
         """The square root, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([4.0, 9.0]).sqrt()
             tensor([2., 3.])
         """
@@ -174,7 +174,7 @@ class MathMethods:
     def round(self, *, decimals: int = 0) -> Any:
         """Round half to even, to `decimals` places.
 
-        Example:
+        Examples:
             >>> lm.tensor([0.5, 1.5, 2.25]).round()
             tensor([0., 2., 2.])
         """
@@ -185,7 +185,7 @@ class MathMethods:
     def sigmoid(self) -> Any:
         """1 / (1 + e ** -self), computed without overflow.
 
-        Example:
+        Examples:
             >>> lm.tensor([0.0]).sigmoid()
             tensor([0.5])
         """
@@ -196,7 +196,7 @@ class MathMethods:
     def tanh(self) -> Any:
         """The hyperbolic tangent, elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([0.0]).tanh()
             tensor([0.])
         """
@@ -207,7 +207,7 @@ class MathMethods:
     def relu(self) -> Any:
         """max(self, 0); the gradient at 0 is 0.
 
-        Example:
+        Examples:
             >>> lm.tensor([-1.0, 2.0]).relu()
             tensor([0., 2.])
         """
@@ -218,7 +218,7 @@ class MathMethods:
     def softmax(self, dim: int, dtype: Any = None) -> Any:
         """exp(x) / sum(exp(x)) along `dim`.
 
-        Example:
+        Examples:
             >>> lm.zeros(1, 4).softmax(dim=1)
             tensor([[0.25, 0.25, 0.25, 0.25]])
         """
@@ -229,7 +229,7 @@ class MathMethods:
     def log_softmax(self, dim: int, dtype: Any = None) -> Any:
         """log(softmax(x)) along `dim`, computed stably.
 
-        Example:
+        Examples:
             >>> lm.zeros(1, 2).log_softmax(1).exp()
             tensor([[0.5, 0.5]])
         """
@@ -240,7 +240,7 @@ class MathMethods:
     def fmod(self, other: Any) -> Any:
         """Remainder with the sign of self.
 
-        Example:
+        Examples:
             >>> lm.tensor([-3, 3]).fmod(2)
             tensor([-1,  1])
         """
@@ -251,7 +251,7 @@ class MathMethods:
     def remainder(self, other: Any) -> Any:
         """Remainder with the sign of other (Python's %).
 
-        Example:
+        Examples:
             >>> lm.tensor([-3, 3]).remainder(2)
             tensor([1, 1])
         """
@@ -262,7 +262,7 @@ class MathMethods:
     def atan2(self, other: Any) -> Any:
         """The angle of the point (other, self), elementwise.
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0]).atan2(lm.tensor([1.0])).item() * 4
             3.141592502593994
         """
@@ -275,7 +275,7 @@ class MathMethods:
     def lerp(self, end: Any, weight: Any) -> Any:
         """self + weight * (end - self).
 
-        Example:
+        Examples:
             >>> lm.tensor([0.0, 10.0]).lerp(lm.tensor([10.0, 20.0]), 0.5)
             tensor([ 5., 15.])
         """
@@ -286,7 +286,7 @@ class MathMethods:
     def clamp(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002
         """Values limited to [min, max].
 
-        Example:
+        Examples:
             >>> lm.tensor([-2.0, 0.5, 3.0]).clamp(min=0, max=1)
             tensor([0. , 0.5, 1. ])
         """
@@ -299,7 +299,7 @@ class MathMethods:
     def maximum(self, other: Any) -> Any:
         """The larger of self and other, elementwise (ties split the gradient).
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 5]).maximum(lm.tensor([3, 2]))
             tensor([3, 5])
         """
@@ -310,7 +310,7 @@ class MathMethods:
     def minimum(self, other: Any) -> Any:
         """The smaller of self and other, elementwise (ties split the gradient).
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 5]).minimum(lm.tensor([3, 2]))
             tensor([1, 2])
         """
@@ -321,7 +321,7 @@ class MathMethods:
     def where(self, condition: Any, other: Any) -> Any:
         """self where condition, else other.
 
-        Example:
+        Examples:
             >>> x = lm.tensor([1.0, -2.0])
             >>> x.where(x > 0, lm.zeros(2))
             tensor([1., 0.])
@@ -333,7 +333,7 @@ class MathMethods:
     def matmul(self, other: Any) -> Any:
         """The matrix product with broadcasting (`@`).
 
-        Example:
+        Examples:
             >>> lm.ones(2, 3).matmul(lm.ones(3, 4)).shape
             lamina.Size([2, 4])
         """
@@ -344,7 +344,7 @@ class MathMethods:
     def mm(self, other: Any) -> Any:
         """The product of two matrices.
 
-        Example:
+        Examples:
             >>> lm.eye(2).mm(lm.ones(2, 2))
             tensor([[1., 1.],
                     [1., 1.]])
@@ -356,7 +356,7 @@ class MathMethods:
     def bmm(self, other: Any) -> Any:
         """Batched matrix products of two 3-d tensors.
 
-        Example:
+        Examples:
             >>> lm.ones(5, 2, 3).bmm(lm.ones(5, 3, 4)).shape
             lamina.Size([5, 2, 4])
         """
@@ -367,7 +367,7 @@ class MathMethods:
     def mv(self, vec: Any) -> Any:
         """A matrix times a vector.
 
-        Example:
+        Examples:
             >>> lm.eye(2).mv(lm.tensor([1.0, 2.0]))
             tensor([1., 2.])
         """
@@ -378,7 +378,7 @@ class MathMethods:
     def dot(self, other: Any) -> Any:
         """The inner product of two vectors.
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0, 2.0]).dot(lm.tensor([3.0, 4.0]))
             tensor(11.)
         """
@@ -389,7 +389,7 @@ class MathMethods:
     def outer(self, other: Any) -> Any:
         """The outer product of two vectors.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).outer(lm.tensor([1, 10]))
             tensor([[ 1, 10],
                     [ 2, 20]])
@@ -403,7 +403,7 @@ class MathMethods:
     def addmm(self, mat1: Any, mat2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
         """beta * self + alpha * (mat1 @ mat2).
 
-        Example:
+        Examples:
             >>> lm.ones(2, 2).addmm(lm.eye(2), lm.eye(2), beta=0.5)
             tensor([[1.5, 0.5],
                     [0.5, 1.5]])

@@ -24,7 +24,7 @@ class ReduceMethods:
             **kwargs: Any) -> Any:
         """Sum over `dim` (all elements by default).
 
-        Example:
+        Examples:
             >>> x = lm.tensor([[1, 2], [3, 4]])
             >>> x.sum(), x.sum(dim=0), x.sum(1, keepdim=True).shape
             (tensor(10), tensor([4, 6]), lamina.Size([2, 1]))
@@ -38,7 +38,7 @@ class ReduceMethods:
              **kwargs: Any) -> Any:
         """Mean over `dim` (all elements by default).
 
-        Example:
+        Examples:
             >>> lm.tensor([[1.0, 2.0], [3.0, 4.0]]).mean(dim=1)
             tensor([1.5, 3.5])
         """
@@ -51,7 +51,7 @@ class ReduceMethods:
             correction: Any = None, **kwargs: Any) -> Any:
         """Variance over `dim` (correction 1 by default).
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0, 2.0, 3.0, 4.0]).var()
             tensor(1.6666667)
         """
@@ -64,7 +64,7 @@ class ReduceMethods:
             correction: Any = None, **kwargs: Any) -> Any:
         """Standard deviation over `dim` (correction 1 by default).
 
-        Example:
+        Examples:
             >>> lm.tensor([1.0, 3.0]).std(unbiased=False)
             tensor(1.)
         """
@@ -76,7 +76,7 @@ class ReduceMethods:
     def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
         """Product over one dim (all elements by default).
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 2], [3, 4]]).prod(1)
             tensor([ 2, 12])
         """
@@ -88,7 +88,7 @@ class ReduceMethods:
              dtype: Any = None) -> Any:
         """The p-norm over `dim` (2-norm of all elements by default).
 
-        Example:
+        Examples:
             >>> lm.tensor([3.0, 4.0]).norm()
             tensor(5.)
         """
@@ -99,7 +99,7 @@ class ReduceMethods:
     def logsumexp(self, dim: Any, keepdim: bool = False) -> Any:
         """log(sum(exp(x))) over `dim`, computed stably.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 4).logsumexp(1).exp()
             tensor([4., 4.])
         """
@@ -110,7 +110,7 @@ class ReduceMethods:
     def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
         """Running sums along `dim`.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2, 3]).cumsum(0)
             tensor([1, 3, 6])
         """
@@ -121,7 +121,7 @@ class ReduceMethods:
     def cumprod(self, dim: int, *, dtype: Any = None) -> Any:
         """Running products along `dim`.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2, 3]).cumprod(0)
             tensor([1, 2, 6])
         """
@@ -133,7 +133,7 @@ class ReduceMethods:
         """The largest element; over a dim, the named tuple (values, indices); against a
         tensor, the elementwise maximum.
 
-        Example:
+        Examples:
             >>> values, indices = lm.tensor([[1.0, 5.0], [7.0, 2.0]]).max(dim=1)
             >>> indices
             tensor([1, 0])
@@ -144,7 +144,7 @@ class ReduceMethods:
         """The smallest element; over a dim, (values, indices); against a tensor, the
         elementwise minimum.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1.0, 5.0], [7.0, 2.0]]).min(dim=0)
             min(values=tensor([1., 2.]), indices=tensor([0, 1]))
         """
@@ -171,7 +171,7 @@ class ReduceMethods:
     def amax(self, dim: Any = (), keepdim: bool = False) -> Any:
         """The largest value over `dim`; ties share the gradient.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 5], [7, 2]]).amax(dim=1)
             tensor([5, 7])
         """
@@ -182,7 +182,7 @@ class ReduceMethods:
     def amin(self, dim: Any = (), keepdim: bool = False) -> Any:
         """The smallest value over `dim`; ties share the gradient.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 5], [7, 2]]).amin(1)
             tensor([1, 2])
         """
@@ -193,7 +193,7 @@ class ReduceMethods:
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> Any:
         """Index of the largest value (first of ties).
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 5], [7, 2]]).argmax(dim=1)
             tensor([1, 0])
         """
@@ -204,7 +204,7 @@ class ReduceMethods:
     def argmin(self, dim: int | None = None, keepdim: bool = False) -> Any:
         """Index of the smallest value (first of ties).
 
-        Example:
+        Examples:
             >>> lm.tensor([3, 1, 2]).argmin()
             tensor(1)
         """
@@ -215,7 +215,7 @@ class ReduceMethods:
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
         """(values, indices) sorted along `dim`.
 
-        Example:
+        Examples:
             >>> lm.tensor([3, 1, 2]).sort()
             sort(values=tensor([1, 2, 3]), indices=tensor([1, 2, 0]))
         """
@@ -226,7 +226,7 @@ class ReduceMethods:
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
         """The indices that sort along `dim`.
 
-        Example:
+        Examples:
             >>> lm.tensor([3, 1, 2]).argsort(descending=True)
             tensor([0, 2, 1])
         """
@@ -237,7 +237,7 @@ class ReduceMethods:
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
         """(values, indices) of the k largest (or smallest) along `dim`.
 
-        Example:
+        Examples:
             >>> lm.tensor([3, 1, 2]).topk(2)
             topk(values=tensor([3, 2]), indices=tensor([0, 2]))
         """
@@ -248,7 +248,7 @@ class ReduceMethods:
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
         """(values, indices) of the k-th smallest along `dim`.
 
-        Example:
+        Examples:
             >>> lm.tensor([3, 1, 2]).kthvalue(2)
             kthvalue(values=tensor(2), indices=tensor(2))
         """
@@ -259,7 +259,7 @@ class ReduceMethods:
     def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
         """The lower median; along a dim, (values, indices).
 
-        Example:
+        Examples:
             >>> lm.tensor([3.0, 1.0, 2.0, 4.0]).median()
             tensor(2.)
         """
@@ -270,7 +270,7 @@ class ReduceMethods:
     def mode(self, dim: int = -1, keepdim: bool = False) -> Any:
         """(values, indices) of the most frequent value along `dim`.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2, 2, 3]).mode()
             mode(values=tensor(2), indices=tensor(2))
         """
@@ -281,7 +281,7 @@ class ReduceMethods:
     def all(self, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
         """Whether every element is non-zero (a bool tensor).
 
-        Example:
+        Examples:
             >>> lm.tensor([[True, False], [True, True]]).all(dim=1)
             tensor([False,  True])
         """
@@ -293,7 +293,7 @@ class ReduceMethods:
     def any(self, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
         """Whether any element is non-zero (a bool tensor).
 
-        Example:
+        Examples:
             >>> lm.tensor([[True, False], [False, False]]).any(1)
             tensor([ True, False])
         """
@@ -305,7 +305,7 @@ class ReduceMethods:
     def count_nonzero(self, dim: Any = None) -> Any:
         """How many elements are non-zero, over `dim`.
 
-        Example:
+        Examples:
             >>> lm.tensor([0, 1, 2]).count_nonzero()
             tensor(2)
         """

@@ -14,7 +14,7 @@ class ShapeMethods:
     def size(self, dim: int | None = None) -> Any:
         """The shape (a `lamina.Size`), or the size of one dim.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3).size(-1)
             3
         """
@@ -27,7 +27,7 @@ class ShapeMethods:
     def dim(self) -> int:
         """The number of dims.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3).dim()
             2
         """
@@ -38,7 +38,7 @@ class ShapeMethods:
     def numel(self) -> int:
         """The number of elements.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3).numel()
             6
         """
@@ -49,7 +49,7 @@ class ShapeMethods:
     def element_size(self) -> int:
         """Bytes per element.
 
-        Example:
+        Examples:
             >>> lm.zeros(2).element_size()
             4
         """
@@ -58,7 +58,7 @@ class ShapeMethods:
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the memory is in row-major order.
 
-        Example:
+        Examples:
             >>> x = lm.zeros(2, 3)
             >>> x.is_contiguous(), x.t().is_contiguous()
             (True, False)
@@ -68,7 +68,7 @@ class ShapeMethods:
     def contiguous(self, memory_format: Any = None) -> Any:
         """Self when row-major already, else a row-major copy.
 
-        Example:
+        Examples:
             >>> x = lm.zeros(2, 3).t()
             >>> x.contiguous().is_contiguous()
             True
@@ -80,7 +80,7 @@ class ShapeMethods:
     def view(self, *shape: Any) -> Any:
         """The same memory with another shape (-1 infers one size); never copies.
 
-        Example:
+        Examples:
             >>> lm.arange(6).view(2, -1)
             tensor([[0, 1, 2],
                     [3, 4, 5]])
@@ -92,7 +92,7 @@ class ShapeMethods:
     def view_as(self, other: Any) -> Any:
         """`view(other.shape)`.
 
-        Example:
+        Examples:
             >>> lm.arange(6).view_as(lm.zeros(3, 2)).shape
             lamina.Size([3, 2])
         """
@@ -101,7 +101,7 @@ class ShapeMethods:
     def reshape(self, *shape: Any) -> Any:
         """The same values with another shape: a view where the memory allows, else a copy.
 
-        Example:
+        Examples:
             >>> lm.arange(6).reshape(3, 2)
             tensor([[0, 1],
                     [2, 3],
@@ -115,7 +115,7 @@ class ShapeMethods:
     def reshape_as(self, other: Any) -> Any:
         """`reshape(other.shape)`.
 
-        Example:
+        Examples:
             >>> lm.arange(4).reshape_as(lm.zeros(2, 2)).shape
             lamina.Size([2, 2])
         """
@@ -124,7 +124,7 @@ class ShapeMethods:
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:
         """Dims start_dim..end_dim merged into one.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3, 4).flatten(1).shape
             lamina.Size([2, 12])
         """
@@ -135,7 +135,7 @@ class ShapeMethods:
     def unflatten(self, dim: int, sizes: Any) -> Any:
         """Dim `dim` split into `sizes`.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 6).unflatten(1, (2, 3)).shape
             lamina.Size([2, 2, 3])
         """
@@ -146,7 +146,7 @@ class ShapeMethods:
     def permute(self, *dims: Any) -> Any:
         """Dims reordered: `x.permute(2, 0, 1)`.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3, 4).permute(2, 0, 1).shape
             lamina.Size([4, 2, 3])
         """
@@ -157,7 +157,7 @@ class ShapeMethods:
     def transpose(self, dim0: int, dim1: int) -> Any:
         """Dims dim0 and dim1 swapped (PyTorch's transpose; use `permute` to reorder all).
 
-        Example:
+        Examples:
             >>> x = lm.tensor([[1, 2, 3]])
             >>> x.transpose(0, 1)
             tensor([[1],
@@ -173,7 +173,7 @@ class ShapeMethods:
     def t(self) -> Any:
         """The transpose of a matrix (tensors of at most 2 dims).
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 2, 3]]).t().shape
             lamina.Size([3, 1])
         """
@@ -185,7 +185,7 @@ class ShapeMethods:
     def T(self) -> Any:  # noqa: N802 - PyTorch's name
         """All dims reversed.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3, 4).T.shape
             lamina.Size([4, 3, 2])
         """
@@ -195,7 +195,7 @@ class ShapeMethods:
     def mT(self) -> Any:  # noqa: N802
         """The last two dims swapped (a batch of matrices transposed).
 
-        Example:
+        Examples:
             >>> lm.zeros(5, 2, 3).mT.shape
             lamina.Size([5, 3, 2])
         """
@@ -204,7 +204,7 @@ class ShapeMethods:
     def movedim(self, source: Any, destination: Any) -> Any:
         """Dims moved from `source` to `destination`.
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 3, 4).movedim(0, -1).shape
             lamina.Size([3, 4, 2])
         """
@@ -217,7 +217,7 @@ class ShapeMethods:
     def squeeze(self, dim: Any = None) -> Any:
         """Size-1 dims removed (only `dim`, an int or tuple, when given).
 
-        Example:
+        Examples:
             >>> lm.zeros(2, 1, 3).squeeze().shape
             lamina.Size([2, 3])
         """
@@ -228,7 +228,7 @@ class ShapeMethods:
     def unsqueeze(self, dim: int) -> Any:
         """A size-1 dim inserted at `dim`.
 
-        Example:
+        Examples:
             >>> lm.zeros(3).unsqueeze(0).shape
             lamina.Size([1, 3])
         """
@@ -239,7 +239,7 @@ class ShapeMethods:
     def expand(self, *sizes: Any) -> Any:
         """Broadcast to `sizes` (-1 keeps a dim) without copying.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1], [2]]).expand(2, 3)
             tensor([[1, 1, 1],
                     [2, 2, 2]])
@@ -251,7 +251,7 @@ class ShapeMethods:
     def expand_as(self, other: Any) -> Any:
         """`expand(other.shape)`.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).expand_as(lm.zeros(3, 2)).shape
             lamina.Size([3, 2])
         """
@@ -260,7 +260,7 @@ class ShapeMethods:
     def broadcast_to(self, size: Any) -> Any:
         """`expand(size)`.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).broadcast_to((2, 2))
             tensor([[1, 2],
                     [1, 2]])
@@ -270,7 +270,7 @@ class ShapeMethods:
     def repeat(self, *sizes: Any) -> Any:
         """Tiled `sizes` times along each dim.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).repeat(2)
             tensor([1, 2, 1, 2])
         """
@@ -282,7 +282,7 @@ class ShapeMethods:
                           output_size: int | None = None) -> Any:
         """Each element repeated `repeats` times in place order.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2]).repeat_interleave(2)
             tensor([1, 1, 2, 2])
         """
@@ -293,7 +293,7 @@ class ShapeMethods:
     def narrow(self, dim: int, start: int, length: int) -> Any:
         """The slice start:start+length of `dim`.
 
-        Example:
+        Examples:
             >>> lm.arange(5).narrow(0, 1, 3)
             tensor([1, 2, 3])
         """
@@ -304,7 +304,7 @@ class ShapeMethods:
     def chunk(self, chunks: int, dim: int = 0) -> Any:
         """`chunks` pieces of equal size (the last may be smaller).
 
-        Example:
+        Examples:
             >>> lm.arange(5).chunk(2)
             (tensor([0, 1, 2]), tensor([3, 4]))
         """
@@ -315,7 +315,7 @@ class ShapeMethods:
     def split(self, split_size: Any, dim: int = 0) -> Any:
         """Pieces of `split_size` (or of each listed size) along `dim`.
 
-        Example:
+        Examples:
             >>> lm.arange(5).split([2, 3])
             (tensor([0, 1]), tensor([2, 3, 4]))
         """
@@ -326,7 +326,7 @@ class ShapeMethods:
     def unbind(self, dim: int = 0) -> Any:
         """The slices along `dim`, that dim removed.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 2], [3, 4]]).unbind(1)
             (tensor([1, 3]), tensor([2, 4]))
         """
@@ -339,7 +339,7 @@ class ShapeMethods:
     def flip(self, *dims: Any) -> Any:
         """Elements reversed along `dims`.
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2, 3]).flip(0)
             tensor([3, 2, 1])
         """
@@ -350,7 +350,7 @@ class ShapeMethods:
     def fliplr(self) -> Any:
         """Columns in reverse order (`flip(1)`).
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 2]]).fliplr()
             tensor([[2, 1]])
         """
@@ -359,7 +359,7 @@ class ShapeMethods:
     def flipud(self) -> Any:
         """Rows in reverse order (`flip(0)`).
 
-        Example:
+        Examples:
             >>> lm.tensor([[1], [2]]).flipud()
             tensor([[2],
                     [1]])
@@ -369,16 +369,16 @@ class ShapeMethods:
     def roll(self, shifts: Any, dims: Any = None) -> Any:
         """Elements shifted along `dims`, wrapping around.
 
-        Example:
+        Examples:
             >>> lm.tensor([[1, 2]]).fliplr()
             tensor([[2, 1]])
 
-        Example:
+        Examples:
             >>> lm.tensor([[1], [2]]).flipud()
             tensor([[2],
                     [1]])
 
-        Example:
+        Examples:
             >>> lm.tensor([1, 2, 3]).roll(1)
             tensor([3, 1, 2])
         """

@@ -1,6 +1,6 @@
 """`lamina.backends.cudnn`: PyTorch's cuDNN flags, kept for scripts that set them.
 
-Example:
+Examples:
     >>> lm.backends.cudnn.benchmark = True      # accepted; there is no cuDNN here
     >>> lm.backends.cudnn.is_available()
     False

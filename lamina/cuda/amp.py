@@ -2,7 +2,7 @@
 there is no CUDA, so (as PyTorch without one) autocast and GradScaler warn and disable
 themselves, and the script runs in full precision.
 
-Example:
+Examples:
     >>> scaler = lm.cuda.amp.GradScaler(enabled=False)
     >>> scaler.is_enabled()
     False

@@ -17,7 +17,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     key, tuples and lists per position (into a list, a namedtuple stays one), strings
     stay a list.
 
-    Example:
+    Examples:
         >>> default_collate([(lm.zeros(2), 1), (lm.ones(2), 0)])
         [tensor([[0., 0.],
                 [1., 1.]]), tensor([1, 0])]
@@ -53,7 +53,7 @@ def default_convert(data: Any) -> Any:
     """One sample's arrays as Tensors, its structure kept (a loader's conversion when it
     does not batch: `batch_size=None`).
 
-    Example:
+    Examples:
         >>> default_convert({"x": np.zeros(2)})
         {'x': tensor([0., 0.], dtype=lamina.float64)}
     """

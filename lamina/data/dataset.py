@@ -35,7 +35,7 @@ class IterableDataset(Dataset):
     with workers, each worker iterates its own copy, so a dataset that should not repeat
     its samples splits its stream by `lamina.utils.data.get_worker_info()`.
 
-    Example:
+    Examples:
         >>> class Count(IterableDataset):
         ...     def __iter__(self):
         ...         return iter(range(5))
@@ -53,7 +53,7 @@ class IterableDataset(Dataset):
 class ConcatDataset(Dataset):
     """Datasets one after another: index i runs through the first, then the second...
 
-    Example:
+    Examples:
         >>> ds = ConcatDataset([TensorDataset(lm.zeros(3)), TensorDataset(lm.ones(2))])
         >>> len(ds), ds[3][0].item()
         (5, 1.0)
@@ -86,7 +86,7 @@ class ConcatDataset(Dataset):
 class ArrayDataset(Dataset):
     """Samples are rows of equally long arrays: ArrayDataset(x, y)[i] == (x[i], y[i]).
 
-    Example:
+    Examples:
         >>> ds = ArrayDataset(np.zeros((100, 40), np.float32), np.zeros(100, np.int64))
         >>> x, y = ds[0]
     """
@@ -115,7 +115,7 @@ class Subset(Dataset):
     """The samples of `dataset` at `indices`, in that order. It has `get_batch` when the
     dataset has one, so a DataLoader still reads a batch in one call.
 
-    Example:
+    Examples:
         >>> Subset(ArrayDataset(x, y), [4, 0])[1]  # (x[0], y[0])
     """
 
@@ -143,7 +143,7 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None, 
     lamina's `seed`: then it depends only on the seed and the length, and each part keeps
     its samples in the dataset's order (a job's held-out validation set).
 
-    Example:
+    Examples:
         >>> train, val = random_split(TensorDataset(lm.zeros(10)), [0.8, 0.2])
         >>> len(train), len(val)
         (8, 2)
@@ -192,7 +192,7 @@ class TensorDataset(ArrayDataset):
     """Samples are rows of equally long tensors (PyTorch's TensorDataset): dataset[i] is
     the tuple of each tensor's row i.
 
-    Example:
+    Examples:
         >>> ds = TensorDataset(lm.zeros(100, 4), lm.zeros(100, dtype=lm.long))
         >>> x, y = ds[0]; x.shape, len(ds)
         (lamina.Size([4]), 100)

@@ -53,7 +53,7 @@ class DataLoader:
     Yields:
         Batches shaped like the samples: for a dataset of (x, y) pairs, [x, y].
 
-    Example:
+    Examples:
         >>> loader = DataLoader(TensorDataset(lm.zeros(10, 2)), batch_size=4, shuffle=True)
         >>> [len(b[0]) for b in loader]
         [4, 4, 2]

@@ -25,7 +25,7 @@ class Sampler:
 class SequentialSampler(Sampler):
     """0, 1, ..., len(data_source) - 1.
 
-    Example:
+    Examples:
         >>> list(SequentialSampler(range(3)))
         [0, 1, 2]
     """
@@ -44,7 +44,7 @@ class RandomSampler(Sampler):
     """A random order of the indices each pass; with `replacement`, `num_samples` draws
     (default len(data_source)) with replacement.
 
-    Example:
+    Examples:
         >>> sorted(RandomSampler(range(4)))
         [0, 1, 2, 3]
     """
@@ -76,7 +76,7 @@ class RandomSampler(Sampler):
 class SubsetRandomSampler(Sampler):
     """The given indices, in a random order each pass.
 
-    Example:
+    Examples:
         >>> sorted(SubsetRandomSampler([5, 1, 3]))
         [1, 3, 5]
     """
@@ -96,7 +96,7 @@ class WeightedRandomSampler(Sampler):
     """`num_samples` indices drawn with probabilities proportional to `weights` (with
     replacement by default): rebalances classes.
 
-    Example:
+    Examples:
         >>> set(WeightedRandomSampler([0.0, 1.0, 0.0], 5))
         {1}
     """
@@ -126,7 +126,7 @@ class BatchSampler(Sampler):
     """Lists of `batch_size` indices from `sampler` (the last one shorter, unless
     `drop_last`).
 
-    Example:
+    Examples:
         >>> list(BatchSampler(SequentialSampler(range(5)), 2, drop_last=False))
         [[0, 1], [2, 3], [4]]
     """

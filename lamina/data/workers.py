@@ -36,7 +36,7 @@ def get_worker_info() -> WorkerInfo | None:
     """This worker's id, the number of workers, its seed and its copy of the dataset;
     None in the main process. An IterableDataset uses it to split its stream.
 
-    Example:
+    Examples:
         >>> get_worker_info() is None  # here, in the main process
         True
     """

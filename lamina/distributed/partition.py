@@ -75,7 +75,7 @@ class Pipeline:
     stage holds its part of the weights and, given an optimizer config, updates them
     itself, so no actor ever holds the whole model.
 
-    Example:
+    Examples:
         >>> pipe = Pipeline(model, cuts=[2], optimizer={"type": "SGD", "lr": 0.1})
         >>> # optimizer groups, if any, match the unsplit model's names ("*.bias", "3.*")
         >>> out = pipe.forward(x)                     # a leaf Tensor: compute the loss on it

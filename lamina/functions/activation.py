@@ -26,22 +26,16 @@ def _erf_into(x: Any, out: Any) -> None:
 
 
 _CLIP_FAST = (np.dtype(np.float32), np.dtype(np.float64))
-try:  # the ufunc that np.clip wraps, without the wrapping's Python (~1 us warm, 5-10x that
-    # in a training step, where the GEMMs leave the caches cold)
-    from numpy._core.umath import clip as _clip
-except ImportError:  # pragma: no cover - depends on NumPy's layout
-    _clip = np.clip
 
 
 def clamp(x: Any, low: float = -np.inf, high: float = np.inf, out: Any = None) -> Any:
-    """x limited to [low, high], NaN kept. For float32/64 of 4096 elements or more this is
-    np.clip with both bounds, since NumPy's maximum or minimum against a scalar runs a
-    scalar loop: max(x, 0) took 2.5-5x as long as this on 32K-1.6M floats (NumPy 2.4).
-    Below that, clip's ~1.5 us of Python wrapping costs more than it saves. Other dtypes
-    keep maximum and minimum, which clip does not beat for float16 and which cannot widen
-    an int."""
+    """x limited to [low, high], NaN kept. For large float32/64 arrays this is np.clip
+    with both bounds, since NumPy's maximum or minimum against a scalar runs a scalar
+    loop (benchmarks/RESULTS.md has the figures); on small ones clip's Python wrapping
+    costs more than it saves. Other dtypes keep maximum and minimum, which clip does not
+    beat for float16 and which cannot widen an int."""
     if x.dtype in _CLIP_FAST and x.size >= 4096:
-        return _clip(x, low, high, out=out)
+        return np.clip(x, low, high, out=out)
     if low != -np.inf:
         x = np.maximum(x, low, out=out)
     return x if high == np.inf else np.minimum(x, high, out=out)
@@ -343,7 +337,7 @@ def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any 
             axis: int | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim` (NumPy's `axis` accepted), stable for large inputs.
 
-    Example:
+    Examples:
         >>> F.softmax(lm.zeros(2, 4), dim=-1)[0, 0].item()
         0.25
     """

@@ -14,7 +14,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
              inplace: bool = False) -> Tensor:
     """input clamped to [min_val, max_val].
 
-    Example:
+    Examples:
         >>> F.hardtanh(lm.tensor([-2.0, 0.5, 2.0]))
         tensor([-1. ,  0.5,  1. ])
     """
@@ -24,7 +24,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """min(max(input, 0), 6).
 
-    Example:
+    Examples:
         >>> F.relu6(lm.tensor([-1.0, 3.0, 9.0]))
         tensor([0., 3., 6.])
     """
@@ -34,7 +34,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """relu6(input + 3) / 6, a piecewise-linear sigmoid.
 
-    Example:
+    Examples:
         >>> F.hardsigmoid(lm.tensor([-4.0, 0.0, 4.0]))
         tensor([0. , 0.5, 1. ])
     """
@@ -44,7 +44,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """input * relu6(input + 3) / 6 (MobileNetV3).
 
-    Example:
+    Examples:
         >>> F.hardswish(lm.tensor([-4.0, 4.0]))
         tensor([-0.,  4.])
     """
@@ -54,7 +54,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """input * tanh(softplus(input)).
 
-    Example:
+    Examples:
         >>> F.mish(lm.tensor([0.0]))
         tensor([0.])
     """
@@ -64,7 +64,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
     """input / (1 + |input|).
 
-    Example:
+    Examples:
         >>> F.softsign(lm.tensor([1.0, -3.0]))
         tensor([ 0.5 , -0.75])
     """
@@ -74,7 +74,7 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
 def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
     """input - tanh(input).
 
-    Example:
+    Examples:
         >>> F.tanhshrink(lm.tensor([0.0]))
         tensor([0.])
     """
@@ -84,7 +84,7 @@ def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """log(sigmoid(input)) = -softplus(-input), stable for any input.
 
-    Example:
+    Examples:
         >>> round(F.logsigmoid(lm.tensor([0.0])).item(), 4)
         -0.6931
     """
@@ -95,7 +95,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa
             dtype: object = None) -> Tensor:
     """softmax(-input) along `dim`.
 
-    Example:
+    Examples:
         >>> F.softmin(lm.tensor([0.0, 0.0]), dim=0)
         tensor([0.5, 0.5])
     """
@@ -105,7 +105,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa
 def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     """a * sigmoid(b), a and b the two halves of input along `dim`.
 
-    Example:
+    Examples:
         >>> F.glu(lm.tensor([2.0, 0.0]))
         tensor([1.])
     """
@@ -120,7 +120,7 @@ def threshold(input: Tensor, threshold: float, value: float,  # noqa: A002
               inplace: bool = False) -> Tensor:
     """input where input > threshold, else value.
 
-    Example:
+    Examples:
         >>> F.threshold(lm.tensor([0.5, 2.0]), 1.0, -1.0)
         tensor([-1.,  2.])
     """
@@ -131,7 +131,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """input where >= 0, else weight * input; weight has one entry, or one per channel
     (dim 1).
 
-    Example:
+    Examples:
         >>> F.prelu(lm.tensor([[-2.0, 3.0]]), lm.tensor([0.25]))
         tensor([[-0.5,  3. ]])
     """
@@ -147,7 +147,7 @@ _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772, 1.0507009873554805
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """scale * elu(input, alpha) with the self-normalising constants.
 
-    Example:
+    Examples:
         >>> F.selu(lm.tensor([0.0]))
         tensor([0.])
     """
@@ -157,7 +157,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1)).
 
-    Example:
+    Examples:
         >>> F.celu(lm.tensor([1.0]))
         tensor([1.])
     """

@@ -255,7 +255,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
             the edge), "replicate" (repeat the edge) or "circular" (wrap around).
         value: the fill value of "constant".
 
-    Example:
+    Examples:
         >>> F.pad(lm.tensor([[1.0, 2.0, 3.0]]), (2, 1), mode="reflect")
         tensor([[3., 2., 1., 2., 3., 2.]])
     """

@@ -108,7 +108,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None,
     Returns:
         A tensor of shape input.shape + (embedding_dim,).
 
-    Example:
+    Examples:
         >>> F.embedding(lm.tensor([[0, 2]]), lm.eye(3)).tolist()
         [[[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]]
     """
@@ -142,7 +142,7 @@ def linear(x: Tensor, W: Tensor, b: Tensor | None = None) -> Tensor:
     Raises:
         ShapeError: x's last axis is not W's in_features.
 
-    Example:
+    Examples:
         >>> y = F.linear(x, W, b)     # x (32, 784), W (10, 784), b (10,) -> y (32, 10)
     """
     if b is None:
@@ -155,7 +155,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     """y_o = x1 . (weight_o x2) + bias_o over the last axes: x1 (*, in1), x2 (*, in2),
     weight (out, in1, in2) -> (*, out).
 
-    Example:
+    Examples:
         >>> F.bilinear(lm.ones(2, 3), lm.ones(2, 4), lm.ones(5, 3, 4)).shape
         lamina.Size([2, 5])
     """

@@ -425,7 +425,7 @@ def conv_transpose2d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any 
         (N, C_out, H_out, W_out), H_out = (H - 1) * stride - 2 * padding
         + dilation * (KH - 1) + output_padding + 1.
 
-    Example:
+    Examples:
         >>> y = F.conv_transpose2d(x, W, stride=2)  # x (8, 16, 7, 7), W (16, 8, 2, 2)
         >>> y.shape
         (8, 8, 14, 14)
@@ -474,7 +474,7 @@ def conv2d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any = 1, paddi
     Raises:
         ShapeError: the channels do not fit the weight, or the input is smaller than the kernel.
 
-    Example:
+    Examples:
         >>> y = F.conv2d(x, W, b, padding=1)  # x (8, 3, 32, 32), W (16, 3, 3, 3): (8, 16, 32, 32)
     """
     if isinstance(padding, str):

@@ -131,7 +131,7 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
             "sum" or "none".
         zero_infinity: impossible alignments (infinite losses) give 0 and no gradient.
 
-    Example:
+    Examples:
         >>> lp = lm.randn(6, 2, 4).log_softmax(2)
         >>> F.ctc_loss(lp, lm.tensor([[1, 2], [3, 3]]), [6, 5], [2, 2]).shape
         lamina.Size([])

@@ -181,7 +181,7 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """x limited to [min, max] (numbers or tensors); the gradient passes where
     min <= x <= max. Also `clip`.
 
-    Example:
+    Examples:
         >>> lm.tensor([-2.0, 0.5, 3.0]).clamp(min=0, max=1)
         tensor([0. , 0.5, 1. ])
     """

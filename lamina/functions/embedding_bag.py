@@ -22,7 +22,7 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None,
     given), "mean" or "max"; ids equal to `padding_idx` are left out, and an empty bag
     gives zeros.
 
-    Example:
+    Examples:
         >>> F.embedding_bag(lm.tensor([0, 1, 2]), lm.eye(3), lm.tensor([0, 2]), mode="sum").tolist()
         [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """

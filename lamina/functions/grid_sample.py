@@ -23,7 +23,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         align_corners: +-1 are the centres of the corner pixels (True) or their outer
             edges (False, the default).
 
-    Example:
+    Examples:
         >>> theta = lm.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
         >>> x = lm.rand(1, 1, 4, 4)
         >>> grid = F.affine_grid(theta, (1, 1, 4, 4), align_corners=False)

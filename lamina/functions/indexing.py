@@ -65,7 +65,7 @@ class Gather(Function):
 def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """out[i][j] = x[index[i][j]][j] for dim 0 (and so on): values picked along `dim`.
 
-    Example:
+    Examples:
         >>> lm.tensor([[1, 2], [3, 4]]).gather(1, lm.tensor([[1], [0]]))
         tensor([[2],
                 [3]])
@@ -345,7 +345,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """Integer classes as rows of 0s with a 1 at each class: shape (*tensor.shape, C),
     int64; C is the largest class + 1 unless given.
 
-    Example:
+    Examples:
         >>> F.one_hot(lm.tensor([0, 2]))
         tensor([[1, 0, 0],
                 [0, 0, 1]])

@@ -24,7 +24,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     updated in place (the batch's average of the per-sample mean and unbiased variance);
     without it they are used instead.
 
-    Example:
+    Examples:
         >>> F.instance_norm(lm.rand(2, 3, 8)).shape
         lamina.Size([2, 3, 8])
     """
@@ -72,7 +72,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     """b_c = a_c / (k + alpha / size * sum of a^2 over the `size` channels around c)^beta,
     on (N, C, *).
 
-    Example:
+    Examples:
         >>> F.local_response_norm(lm.ones(1, 4, 2, 2), size=2).shape
         lamina.Size([1, 4, 2, 2])
     """

@@ -107,7 +107,7 @@ class Einsum(Function):
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation (`"bij,bjk->bik"`), with `...` for leading dims.
 
-    Example:
+    Examples:
         >>> lm.einsum("ij,jk->ik", lm.ones(2, 3), lm.ones(3, 4)).shape
         lamina.Size([2, 4])
     """

@@ -240,7 +240,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
     Raises:
         ShapeError: target's shape does not fit input (both shapes are named).
 
-    Example:
+    Examples:
         >>> scores, y = lm.zeros(4, 10), lm.tensor([1, 2, 3, 4])
         >>> round(F.cross_entropy(scores, y).item(), 4)   # log(10)
         2.3026
@@ -280,7 +280,7 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
     """Negative log-likelihood of integer targets given log-probabilities (N, C) or
     (N, C, ...); `weight` (C,) weighs each class, as in PyTorch.
 
-    Example:
+    Examples:
         >>> F.nll_loss(lm.tensor([[-1.0, -2.0]]), lm.tensor([1])).item()
         2.0
     """
@@ -292,7 +292,7 @@ def mse_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa: A002
              reduce: Any = None, reduction: str = "mean") -> Tensor:
     """Mean squared error between input and a target of the same shape.
 
-    Example:
+    Examples:
         >>> F.mse_loss(lm.tensor([1.0, 3.0]), lm.tensor([0.0, 0.0])).item()
         5.0
     """
@@ -318,7 +318,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
     from the logits; `weight` scales each element, `pos_weight` the positive term of each
     class (the last dim).
 
-    Example:
+    Examples:
         >>> round(F.binary_cross_entropy_with_logits(lm.zeros(2), lm.ones(2)).item(), 4)
         0.6931
     """

@@ -17,7 +17,7 @@ from lamina.functions.math import where
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1 . x2 / max(|x1| |x2|, eps) along `dim` (inputs broadcast together).
 
-    Example:
+    Examples:
         >>> F.cosine_similarity(lm.tensor([[1.0, 0.0]]), lm.tensor([[1.0, 1.0]])).item()
         0.7071067690849304
     """
@@ -30,7 +30,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """The p-norm of x1 - x2 + eps along the last dim.
 
-    Example:
+    Examples:
         >>> F.pairwise_distance(lm.tensor([[3.0, 0.0]]), lm.tensor([[0.0, 4.0]]), eps=0)
         tensor([5.])
     """
@@ -41,7 +41,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
               out: Any = None) -> Tensor:
     """input divided by its p-norm along `dim` (at least eps).
 
-    Example:
+    Examples:
         >>> F.normalize(lm.tensor([[3.0, 4.0]]))
         tensor([[0.6, 0.8]])
     """
@@ -53,7 +53,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: f
                           reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) for pairs labelled 1, max(0, cos - margin) for pairs labelled -1.
 
-    Example:
+    Examples:
         >>> x = lm.tensor([[1.0, 0.0]])
         >>> F.cosine_embedding_loss(x, x, lm.tensor([1])).item()
         0.0
@@ -70,7 +70,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: flo
                         reduction: str = "mean") -> Tensor:
     """max(0, -y (x1 - x2) + margin): x1 should rank above x2 where y = 1, below where -1.
 
-    Example:
+    Examples:
         >>> F.margin_ranking_loss(lm.tensor([2.0]), lm.tensor([1.0]), lm.tensor([1.0])).item()
         0.0
     """
@@ -85,7 +85,7 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0,  # noq
                          reduction: str = "mean") -> Tensor:
     """x where y = 1, max(0, margin - x) where y = -1 (x often a distance).
 
-    Example:
+    Examples:
         >>> F.hinge_embedding_loss(lm.tensor([0.3, 0.3]), lm.tensor([1.0, -1.0]),
         ...                        reduction="none")
         tensor([0.3, 0.7])
@@ -103,7 +103,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     """max(0, d(a, p) - d(a, n) + margin) with d the pairwise p-distance; `swap` uses the
     closer of d(a, n) and d(p, n).
 
-    Example:
+    Examples:
         >>> a = lm.tensor([[0.0, 0.0]])
         >>> F.triplet_margin_loss(a, a, a + 3.0).item()
         0.0
@@ -123,7 +123,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Any = None, 
     """Binary cross-entropy of sigmoid(x) per class, averaged over the classes (last dim),
     then reduced over the samples.
 
-    Example:
+    Examples:
         >>> round(F.multilabel_soft_margin_loss(lm.zeros(1, 3), lm.ones(1, 3)).item(), 4)
         0.6931
     """

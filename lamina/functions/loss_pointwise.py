@@ -42,7 +42,7 @@ def l1_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa: A002
             reduce: Any = None, reduction: str = "mean") -> Tensor:
     """|input - target|, reduced.
 
-    Example:
+    Examples:
         >>> F.l1_loss(lm.tensor([1.0, -3.0]), lm.zeros(2)).item()
         2.0
     """
@@ -54,7 +54,7 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa
                    reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target).
 
-    Example:
+    Examples:
         >>> F.smooth_l1_loss(lm.tensor([0.5, 3.0]), lm.zeros(2), reduction="none")
         tensor([0.125, 2.5  ])
     """
@@ -68,7 +68,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean",  # noqa: A00
                delta: float = 1.0, weight: Any = None) -> Tensor:
     """0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta) (d = input - target).
 
-    Example:
+    Examples:
         >>> F.huber_loss(lm.tensor([0.5, 3.0]), lm.zeros(2), reduction="none")
         tensor([0.125, 2.5  ])
     """
@@ -85,7 +85,7 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,  # noqa
     """-(y log p + (1 - y) log(1 - p)) for probabilities p; each log is clamped at -100, as
     PyTorch clamps it, so p = 0 or 1 gives a large finite loss.
 
-    Example:
+    Examples:
         >>> round(F.binary_cross_entropy(lm.tensor([0.5]), lm.tensor([1.0])).item(), 4)
         0.6931
     """
@@ -108,7 +108,7 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None,  # noqa: A002
     target - input), with 0 where target is 0. 'batchmean' divides the sum by the batch
     size, the true KL divergence per sample.
 
-    Example:
+    Examples:
         >>> p = lm.tensor([[0.5, 0.5]])
         >>> F.kl_div(p.log(), p, reduction="batchmean").item()
         0.0
@@ -130,7 +130,7 @@ def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None,  # no
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-y x)) for labels y of +1 and -1.
 
-    Example:
+    Examples:
         >>> round(F.soft_margin_loss(lm.zeros(2), lm.tensor([1.0, -1.0])).item(), 4)
         0.6931
     """
@@ -145,7 +145,7 @@ def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True,  # noqa
     """Poisson negative log-likelihood: exp(x) - y x for log rates, or x - y log(x + eps);
     `full` adds Stirling's term for targets above 1.
 
-    Example:
+    Examples:
         >>> F.poisson_nll_loss(lm.zeros(2), lm.zeros(2)).item()
         1.0
     """
@@ -166,7 +166,7 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
     clamped below at eps (the clamp passes the gradient through, as in PyTorch); `full`
     adds 0.5 log(2 pi). var has input's shape, or one fewer dim, or a last dim of 1.
 
-    Example:
+    Examples:
         >>> F.gaussian_nll_loss(lm.zeros(2), lm.zeros(2), lm.ones(2)).item()
         0.0
     """

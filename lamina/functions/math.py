@@ -201,7 +201,7 @@ def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
     `rounding_mode="trunc"` or `"floor"` rounds the quotient (integers stay integers), and
     its gradient is zero, as in PyTorch.
 
-    Example:
+    Examples:
         >>> lm.tensor([7, -7]).div(2, rounding_mode="floor")
         tensor([ 3, -4])
     """
@@ -253,7 +253,7 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
     boolean tensor or array (`x > 0`) and takes no gradient; a and b get it where they
     were picked.
 
-    Example:
+    Examples:
         >>> y = F.where(x > 0, x, 0.01 * x)   # a leaky ReLU
     """
     cond = cond if isinstance(cond, Tensor) else Tensor(np.asarray(cond))

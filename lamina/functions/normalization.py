@@ -166,7 +166,7 @@ def batch_norm(input: Tensor, running_mean: Any, running_var: Any, weight: Tenso
     Returns:
         A tensor of the input's shape.
 
-    Example:
+    Examples:
         >>> F.batch_norm(lm.tensor([[1.0], [3.0]]), None, None, training=True).tolist()
         [[-0.9999950000374997], [0.9999950000374997]]
     """
@@ -272,7 +272,7 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
         weight, bias: optional per-channel affine parameters of shape (C,).
         eps: added to the variance for numerical stability.
 
-    Example:
+    Examples:
         >>> y = F.group_norm(x, 8, w, b)     # x (4, 32, 16, 16): 8 groups of 4 channels
     """
     if x.ndim < 2 or not isinstance(num_groups, int) or num_groups < 1 \
@@ -418,7 +418,7 @@ def standardize(x: Tensor, mean: Any, std: Any, axis: int = 1) -> Tensor:
     Returns:
         A tensor of x's shape. Only x takes a gradient: 1 / std.
 
-    Example:
+    Examples:
         >>> F.standardize(x, np.array([0.5, 2.0]), np.array([1.0, 4.0]))  # x (N, 2)
     """
     mean, std = (np.asarray(getattr(a, "array", a)) for a in (mean, std))

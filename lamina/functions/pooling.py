@@ -228,7 +228,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                ) -> Tensor:
     """Max over windows of an (N, C, H, W) input; padding is -inf, stride defaults to kernel.
 
-    Example:
+    Examples:
         >>> F.max_pool2d(lm.zeros(8, 16, 28, 28), 2).shape
         lamina.Size([8, 16, 14, 14])
     """
@@ -263,7 +263,7 @@ def adaptive_avg_pool1d(x: Tensor, output_size: int | None) -> Tensor:
     """Mean over `output_size` adaptive bins of an (N, C, L) input, as PyTorch's: bins
     cover L evenly, overlapping where L is not a multiple. 1 gives global average pooling.
 
-    Example:
+    Examples:
         >>> y = F.adaptive_avg_pool1d(x, 1)     # (8, 16, 40) -> (8, 16, 1)
     """
     return AdaptiveAvgPool(1, output_size).apply(x)
@@ -273,7 +273,7 @@ def adaptive_avg_pool2d(x: Tensor, output_size: Any) -> Tensor:
     """Mean over adaptive bins of an (N, C, H, W) input to (N, C, *output_size), as
     PyTorch's. output_size is an int, or (h, w) where None keeps that axis's length.
 
-    Example:
+    Examples:
         >>> y = F.adaptive_avg_pool2d(x, 1)     # global average: (8, 64, 7, 7) -> (8, 64, 1, 1)
     """
     return AdaptiveAvgPool(2, output_size).apply(x)

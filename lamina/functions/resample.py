@@ -142,7 +142,7 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
         align_corners: for the linear modes: True maps the corner samples onto each other;
             False (the default) maps the pixel edges, clamping at the border.
 
-    Example:
+    Examples:
         >>> F.interpolate(x, scale_factor=2).shape     # x (8, 16, 7, 7)
         (8, 16, 14, 14)
     """

@@ -54,7 +54,7 @@ def view(x: Tensor, *shape: Any) -> Tensor:
         RuntimeError: the memory layout cannot be viewed so (after a transpose, say);
             `reshape` copies when it must.
 
-    Example:
+    Examples:
         >>> lm.arange(6).view(2, -1).shape
         lamina.Size([2, 3])
     """
@@ -205,7 +205,7 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None,
                       output_size: int | None = None) -> Tensor:
     """Each element (or slice along `dim`) repeated `repeats` times, in place order.
 
-    Example:
+    Examples:
         >>> lm.tensor([1, 2]).repeat_interleave(2)
         tensor([1, 1, 2, 2])
     """
@@ -283,7 +283,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
 
     Tensors of different dtypes are promoted, as in PyTorch; a 1-D empty tensor is skipped.
 
-    Example:
+    Examples:
         >>> lm.cat([lm.zeros(2, 3), lm.ones(1, 3)]).shape
         lamina.Size([3, 3])
     """
@@ -300,7 +300,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join same-shaped tensors along a new dim.
 
-    Example:
+    Examples:
         >>> lm.stack([lm.zeros(2), lm.ones(2)]).shape
         lamina.Size([2, 2])
     """
@@ -314,7 +314,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     """Join along dim 1 (dim 0 for 1-D tensors).
 
-    Example:
+    Examples:
         >>> lm.hstack([lm.zeros(2, 1), lm.ones(2, 2)]).shape
         lamina.Size([2, 3])
     """
@@ -325,7 +325,7 @@ def hstack(tensors: Sequence[Tensor]) -> Tensor:
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     """Join along dim 0, 1-D tensors taken as rows.
 
-    Example:
+    Examples:
         >>> lm.vstack([lm.zeros(2), lm.ones(2)])
         tensor([[0., 0.],
                 [1., 1.]])

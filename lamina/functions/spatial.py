@@ -18,7 +18,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C * r^2, H, W) -> (*, C, H * r, W * r): channels become sub-pixel positions
     (Shi et al., 2016).
 
-    Example:
+    Examples:
         >>> F.pixel_shuffle(lm.zeros(1, 8, 3, 3), 2).shape
         lamina.Size([1, 2, 6, 6])
     """
@@ -102,7 +102,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     """Sliding blocks of an image batch (N, C, H, W) as columns: (N, C * kh * kw, L), L
     the number of blocks (im2col).
 
-    Example:
+    Examples:
         >>> F.unfold(lm.zeros(2, 3, 5, 5), kernel_size=3).shape
         lamina.Size([2, 27, 9])
     """
@@ -119,7 +119,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
     """Sum columns of blocks (N, C * kh * kw, L) into an image (N, C, H, W): the adjoint
     of unfold (col2im), where overlapping blocks add up.
 
-    Example:
+    Examples:
         >>> F.fold(lm.ones(1, 4, 4), output_size=(3, 3), kernel_size=2).numpy()[0, 0]
         array([[1., 2., 1.],
                [2., 4., 2.],
@@ -140,7 +140,7 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     """The sampling grid (N, H, W, 2) of 2-D affine transforms theta (N, 2, 3), for an
     output of `size` (N, C, H, W): each point is theta @ (x, y, 1) in [-1, 1] coordinates.
 
-    Example:
+    Examples:
         >>> theta = lm.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
         >>> F.affine_grid(theta, (1, 1, 2, 3), align_corners=False).shape
         lamina.Size([1, 2, 3, 2])

@@ -55,7 +55,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     """3-D convolution (cross-correlation), PyTorch's: input (N, C, D, H, W), weight
     (O, C / groups, kd, kh, kw) -> (N, O, D', H', W').
 
-    Example:
+    Examples:
         >>> F.conv3d(lm.zeros(2, 3, 5, 5, 5), lm.zeros(4, 3, 3, 3, 3), padding=1).shape
         lamina.Size([2, 4, 5, 5, 5])
     """
@@ -89,7 +89,7 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                ) -> Tensor:
     """Max over (kd, kh, kw) windows of (N, C, D, H, W); padding reads -inf.
 
-    Example:
+    Examples:
         >>> F.max_pool3d(lm.zeros(1, 2, 4, 4, 4), 2).shape
         lamina.Size([1, 2, 2, 2, 2])
     """
@@ -103,7 +103,7 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     """Mean over (kd, kh, kw) windows of (N, C, D, H, W); padding counts as zeros unless
     `count_include_pad` is False.
 
-    Example:
+    Examples:
         >>> F.avg_pool3d(lm.ones(1, 2, 4, 4, 4), 2).shape
         lamina.Size([1, 2, 2, 2, 2])
     """
@@ -169,7 +169,7 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
     """Max over `output_size` bins of the last axis, as PyTorch sizes them (bin i spans
     floor(i L / n) to ceil((i + 1) L / n)).
 
-    Example:
+    Examples:
         >>> F.adaptive_max_pool1d(lm.arange(6.0).reshape(1, 1, 6), 3).tolist()
         [[[1.0, 3.0, 5.0]]]
     """
@@ -181,7 +181,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
                         ) -> Tensor:
     """Max over an output_size grid of bins of the last two axes (None keeps an axis).
 
-    Example:
+    Examples:
         >>> F.adaptive_max_pool2d(lm.zeros(2, 3, 7, 5), (2, None)).shape
         lamina.Size([2, 3, 2, 5])
     """

@@ -108,7 +108,7 @@ def save(path: str | os.PathLike, model: Any, optimizer: Any = None,
     Raises:
         TypeError: `extra` holds something neither JSON-safe nor an array.
 
-    Example:
+    Examples:
         >>> lm.io.save("ckpt.safetensors", model, optimizer, extra={"epoch": 3})
     """
     state = model.state_dict() if hasattr(model, "state_dict") else dict(model)
@@ -178,8 +178,8 @@ def load(path: str | os.PathLike, model: Any = None, optimizer: Any = None,
         strict: passed to `model.load_state_dict`.
 
     Returns:
-        {"state": weights by name, "optimizer": optimizer state or None,
-         "extra": the saved extra dict, "config": the model's config or None}.
+        {"state": weights by name, "optimizer": optimizer state or None, "extra": the
+        saved extra dict, "config": the model's config or None}.
 
     Raises:
         CheckpointError: an unreadable file; weights that do not fit the model (every

@@ -107,7 +107,7 @@ def export_onnx(model: Layer, example_input: Any, path: str | os.PathLike,
         ExportError: a layer cannot be exported (its path and type are named).
         ImportError: the onnx package is not installed.
 
-    Example:
+    Examples:
         >>> lm.io.export_onnx(model, x[:1], "model.onnx")
     """
     try:

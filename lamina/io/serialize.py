@@ -40,7 +40,7 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO, pickle_module: Any = None,
         TypeError: obj holds something else (a whole module, a function, ...); the
             message names where it is and what to save instead.
 
-    Example:
+    Examples:
         >>> buf = io.BytesIO()
         >>> lm.save({"w": lm.ones(2), "epoch": 3}, buf)
         >>> _ = buf.seek(0); lm.load(buf)
@@ -69,7 +69,7 @@ def load(f: str | os.PathLike | BinaryIO, map_location: Any = None, pickle_modul
         CheckpointError: an unreadable file, or a PyTorch file whose pickle asks for
             anything but tensors, containers and numbers (named in the message).
 
-    Example:
+    Examples:
         >>> buf = io.BytesIO(); lm.save([lm.zeros(1), (1, "a")], buf); _ = buf.seek(0)
         >>> lm.load(buf, map_location="cpu")
         [tensor([0.]), (1, 'a')]

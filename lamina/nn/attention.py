@@ -37,7 +37,7 @@ class MultiheadAttention(Layer):
     projections stacked, `in_proj_bias` (3E,), and `out_proj.weight`, `out_proj.bias`; so
     a `torch.nn.MultiheadAttention` state dict loads as it is.
 
-    Example:
+    Examples:
         >>> attn = nn.MultiheadAttention(64, 4, batch_first=True)
         >>> x = lm.zeros(8, 20, 64)
         >>> out, weights = attn(x, x, x)
@@ -220,7 +220,7 @@ class SelfAttention(MultiheadAttention):
     that fits in a Sequential or a job file (`{type: SelfAttention, ...}`). Its
     arguments, parameters and state dict are MultiheadAttention's.
 
-    Example:
+    Examples:
         >>> attn = nn.SelfAttention(64, 4, causal=True, batch_first=True)
         >>> attn(lm.zeros(8, 20, 64)).shape
         (8, 20, 64)

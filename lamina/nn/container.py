@@ -46,7 +46,7 @@ class ModuleList(_Ordered):
     (PyTorch's ModuleList). It has no forward of its own: a layer's forward calls them.
     A plain Python list of layers is refused on assignment, as it would hide them.
 
-    Example:
+    Examples:
         >>> self.blocks = nn.ModuleList(nn.Linear(64, 64) for _ in range(4))
         >>> for block in self.blocks:
         ...     x = block(x).relu()
@@ -97,7 +97,7 @@ class Sequential(_Ordered):
     Config: {"type": "Sequential", "layers": [{"type": "Linear", ...}, ...]}, plus
     "names": [...] where the children are named.
 
-    Example:
+    Examples:
         >>> model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
         >>> model[0], len(model)
     """
@@ -196,7 +196,7 @@ class Residual(Layer):
     Children are named "0", "1", ... and "shortcut", so parameters read `0.weight`.
     Config: {"type": "Residual", "layers": [...], "shortcut": {"type": ...}}.
 
-    Example:
+    Examples:
         >>> block = nn.Residual(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64))
     """
 
@@ -254,7 +254,7 @@ class Concat(Layer):
     Children are named "0", "1", ..., one per branch; a branch of several layers is a
     Sequential. Config: {"type": "Concat", "branches": [...], "axis": 1}.
 
-    Example:
+    Examples:
         >>> both = nn.Concat(nn.Linear(8, 4), nn.Linear(8, 2))   # (N, 8) -> (N, 6)
     """
 

@@ -75,7 +75,7 @@ class _Keyed(Layer):
 class ModuleDict(_Keyed):
     """Modules by name, registered.
 
-    Example:
+    Examples:
         >>> heads = nn.ModuleDict({"cls": nn.Linear(4, 3), "box": nn.Linear(4, 2)})
         >>> sorted(heads), heads["box"].out_features
         (['box', 'cls'], 2)
@@ -103,7 +103,7 @@ def _parameter(value: Any) -> Parameter:
 class ParameterList(Layer):
     """Parameters in a list, registered as "0", "1", ...
 
-    Example:
+    Examples:
         >>> scales = nn.ParameterList([nn.Parameter(lm.ones(2)) for _ in range(3)])
         >>> len(scales), [n for n, _ in scales.named_parameters()]
         (3, ['0', '1', '2'])
@@ -145,7 +145,7 @@ class ParameterList(Layer):
 class ParameterDict(_Keyed):
     """Parameters by name, registered.
 
-    Example:
+    Examples:
         >>> p = nn.ParameterDict({"scale": nn.Parameter(lm.ones(2))})
         >>> p["scale"].shape, "scale" in p
         (lamina.Size([2]), True)

@@ -126,7 +126,7 @@ class Conv1d(_ConvNd):
 class Conv2d(_ConvNd):
     """2-D convolution over (N, C_in, H, W) input; weight (C_out, C_in / groups, KH, KW).
 
-    Example:
+    Examples:
         >>> conv = nn.Conv2d(1, 32, 3, padding=1)    # (N, 1, 28, 28) -> (N, 32, 28, 28)
     """
 
@@ -147,7 +147,7 @@ class Conv3d(_ConvNd):
     """3-D convolution over (N, C_in, D, H, W) input; weight (C_out, C_in / groups, KD, KH,
     KW).
 
-    Example:
+    Examples:
         >>> nn.Conv3d(2, 4, 3, padding=1)(lm.zeros(1, 2, 5, 5, 5)).shape
         lamina.Size([1, 4, 5, 5, 5])
     """
@@ -197,7 +197,7 @@ class ConvTranspose2d(_ConvNd):
     and weight layout (C_in, C_out / groups, KH, KW) included): the learned upsampling of
     decoders, U-Nets and GAN generators.
 
-    Example:
+    Examples:
         >>> up = nn.ConvTranspose2d(16, 8, 2, stride=2)    # (N, 16, 7, 7) -> (N, 8, 14, 14)
     """
 

@@ -14,7 +14,7 @@ from lamina.nn.registry import register_layer
 class CosineSimilarity(Layer):
     """x1 . x2 / max(||x1|| ||x2||, eps) along `dim`.
 
-    Example:
+    Examples:
         >>> nn.CosineSimilarity()(lm.ones(2, 3), lm.ones(2, 3)).tolist()
         [1.0, 1.0]
     """
@@ -37,7 +37,7 @@ class CosineSimilarity(Layer):
 class PairwiseDistance(Layer):
     """||x1 - x2 + eps||_p over the last axis, per row.
 
-    Example:
+    Examples:
         >>> nn.PairwiseDistance()(lm.zeros(2, 3), lm.ones(2, 3)).shape
         lamina.Size([2])
     """

@@ -36,7 +36,7 @@ class Dropout(_DropoutNd):
 
     In eval mode it returns its input unchanged.
 
-    Example:
+    Examples:
         >>> nn.Dropout(0.2).eval()(lm.ones(3)).tolist()
         [1.0, 1.0, 1.0]
     """
@@ -46,7 +46,7 @@ class Dropout(_DropoutNd):
 class Dropout1d(_DropoutNd):
     """Zero whole channels of (N, C, L) (or (C, L)) with probability p while training.
 
-    Example:
+    Examples:
         >>> nn.Dropout1d(0.5)(lm.ones(2, 4, 3)).shape
         lamina.Size([2, 4, 3])
     """
@@ -59,7 +59,7 @@ class Dropout2d(_DropoutNd):
     """Zero whole channels of (N, C, H, W) (or (C, H, W)) with probability p while
     training (Tompson et al., 2015).
 
-    Example:
+    Examples:
         >>> nn.Dropout2d(0.5)(lm.ones(2, 4, 3, 3)).shape
         lamina.Size([2, 4, 3, 3])
     """
@@ -71,7 +71,7 @@ class Dropout2d(_DropoutNd):
 class Dropout3d(_DropoutNd):
     """Zero whole channels of (N, C, D, H, W) (or (C, D, H, W)) with probability p.
 
-    Example:
+    Examples:
         >>> nn.Dropout3d(0.5)(lm.ones(1, 2, 2, 2, 2)).shape
         lamina.Size([1, 2, 2, 2, 2])
     """
@@ -84,7 +84,7 @@ class AlphaDropout(_DropoutNd):
     """Dropout that keeps SELU's self-normalisation: dropped values go to SELU's
     saturation value, then an affine map restores the mean and variance.
 
-    Example:
+    Examples:
         >>> nn.AlphaDropout(0.2)(lm.zeros(4)).shape
         lamina.Size([4])
     """
@@ -96,7 +96,7 @@ class AlphaDropout(_DropoutNd):
 class FeatureAlphaDropout(_DropoutNd):
     """AlphaDropout of whole channels of (N, C, *).
 
-    Example:
+    Examples:
         >>> nn.FeatureAlphaDropout(0.2)(lm.zeros(2, 3, 4)).shape
         lamina.Size([2, 3, 4])
     """

@@ -60,7 +60,7 @@ class _Table(Layer):
         """A table holding `embeddings` (a 2-D tensor or array), frozen unless `freeze`
         is False.
 
-        Example:
+        Examples:
             >>> nn.Embedding.from_pretrained(lm.eye(3))(lm.tensor([2])).tolist()
             [[0.0, 0.0, 1.0]]
         """
@@ -78,7 +78,7 @@ class Embedding(_Table):
     (num_embeddings, embedding_dim) drawn from N(0, 1) as in PyTorch. `padding_idx`'s
     row starts at zero and takes no gradient; `max_norm` renormalises the rows looked up.
 
-    Example:
+    Examples:
         >>> nn.Embedding(10, 3, padding_idx=0)(lm.tensor([[0, 4]])).shape
         lamina.Size([1, 2, 3])
     """
@@ -102,7 +102,7 @@ class EmbeddingBag(_Table):
     """The sum, mean or max of the embeddings of each bag of ids: rows of a 2-D input, or
     runs of a 1-D input starting at `offsets` (F.embedding_bag).
 
-    Example:
+    Examples:
         >>> bag = nn.EmbeddingBag(10, 3, mode="sum")
         >>> bag(lm.tensor([1, 2, 4, 5]), lm.tensor([0, 2])).shape
         lamina.Size([2, 3])

@@ -121,7 +121,7 @@ def orthogonal_(t: Tensor, gain: float = 1.0) -> Tensor:
 def eye_(t: Tensor) -> Tensor:
     """The identity matrix (ones on the diagonal of a 2-d tensor).
 
-    Example:
+    Examples:
         >>> nn.init.eye_(lm.empty(2, 3))
         tensor([[1., 0., 0.],
                 [0., 1., 0.]])
@@ -151,7 +151,7 @@ def trunc_normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.
     """N(mean, std^2) truncated to [a, b] (by inverting the normal CDF of a uniform draw
     between the bounds' CDFs, as PyTorch does).
 
-    Example:
+    Examples:
         >>> w = nn.init.trunc_normal_(lm.empty(1000), std=1.0, a=-0.5, b=0.5)
         >>> bool(w.abs().max() <= 0.5)
         True
@@ -183,7 +183,7 @@ def _erfinv(y: np.ndarray) -> np.ndarray:
 def sparse_(t: Tensor, sparsity: float, std: float = 0.01) -> Tensor:
     """N(0, std^2) with a share `sparsity` of each column set to zero (Martens, 2010).
 
-    Example:
+    Examples:
         >>> w = nn.init.sparse_(lm.empty(10, 4), sparsity=0.5)
         >>> [int((w[:, j] == 0).sum()) for j in range(4)]
         [5, 5, 5, 5]

@@ -66,7 +66,7 @@ class _InstanceNorm(Layer):
 class InstanceNorm1d(_InstanceNorm):
     """Each sample's channel normalised over its length: (N, C, L) or (C, L).
 
-    Example:
+    Examples:
         >>> nn.InstanceNorm1d(3)(lm.rand(2, 3, 8)).shape
         lamina.Size([2, 3, 8])
     """
@@ -77,7 +77,7 @@ class InstanceNorm2d(_InstanceNorm):
     """Each sample's channel normalised over its image: (N, C, H, W) or (C, H, W) (style
     transfer's normalisation).
 
-    Example:
+    Examples:
         >>> nn.InstanceNorm2d(3, affine=True)(lm.rand(2, 3, 4, 4)).shape
         lamina.Size([2, 3, 4, 4])
     """
@@ -89,7 +89,7 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Each sample's channel normalised over its volume: (N, C, D, H, W).
 
-    Example:
+    Examples:
         >>> nn.InstanceNorm3d(2)(lm.rand(1, 2, 3, 3, 3)).shape
         lamina.Size([1, 2, 3, 3, 3])
     """
@@ -102,7 +102,7 @@ class LocalResponseNorm(Layer):
     """Each value divided by (k + alpha / size * sum of squares over `size` neighbouring
     channels)^beta (AlexNet's normalisation).
 
-    Example:
+    Examples:
         >>> nn.LocalResponseNorm(2)(lm.ones(1, 4, 2, 2)).shape
         lamina.Size([1, 4, 2, 2])
     """

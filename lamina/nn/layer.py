@@ -18,7 +18,7 @@ from lamina.nn.module_tree import TreeMethods
 class Parameter(Tensor):
     """A tensor that a layer trains: it requires grad and is registered by assignment.
 
-    Example:
+    Examples:
         >>> self.weight = nn.Parameter(np.zeros((10, 784), np.float32))
     """
 
@@ -179,7 +179,7 @@ class Layer(TreeMethods):
         (the device is always the CPU here); accumulated gradients are dropped. Returns the
         layer, so `model = nn.Layer.from_config(cfg).to("float64")` reads as one step.
 
-        Example:
+        Examples:
             >>> model = nn.Linear(3, 2).to("float64")  # for lm.gradcheck, or float64 data
             >>> model.weight.dtype
             dtype('float64')

@@ -25,7 +25,7 @@ class Linear(Layer):
     Shapes: input (..., in_features) -> output (..., out_features); weight
     (out_features, in_features), bias (out_features,), initialised as PyTorch does.
 
-    Example:
+    Examples:
         >>> fc = nn.Linear(784, 10)
         >>> fc(lm.tensor(np.zeros((32, 784), np.float32))).shape
         (32, 10)
@@ -57,7 +57,7 @@ class Bilinear(Layer):
     """y = x1^T A x2 + b: weight (out_features, in1_features, in2_features), initialised
     U(-1/sqrt(in1), 1/sqrt(in1)) as PyTorch does.
 
-    Example:
+    Examples:
         >>> nn.Bilinear(3, 4, 5)(lm.ones(2, 3), lm.ones(2, 4)).shape
         lamina.Size([2, 5])
     """

@@ -179,7 +179,7 @@ CTCLoss = _loss(
     doc="""Connectionist temporal classification: `loss(log_probs, targets, input_lengths,
     target_lengths)`, log_probs (T, N, C) from a log_softmax.
 
-    Example:
+    Examples:
         >>> loss = nn.CTCLoss()
         >>> loss(lm.zeros(5, 2, 3).log_softmax(2), lm.tensor([[1, 2], [1, 1]]), [5, 5],
         ...      [2, 2]).shape

@@ -30,7 +30,7 @@ class TreeMethods:
         """This module and every descendant with its dotted name ('' for this one); a
         module reached twice is given once unless `remove_duplicate=False`.
 
-        Example:
+        Examples:
             >>> model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
             >>> [name for name, _ in model.named_modules()]
             ['', '0', '1']
@@ -48,7 +48,7 @@ class TreeMethods:
     def modules(self) -> Iterator[Layer]:
         """This module and every descendant, each once.
 
-        Example:
+        Examples:
             >>> len(list(nn.Sequential(nn.Linear(2, 3), nn.ReLU()).modules()))
             3
         """
@@ -58,7 +58,7 @@ class TreeMethods:
         """Call `fn` on every descendant and then on this module (children first, as
         PyTorch does); returns self. The usual use is initialisation.
 
-        Example:
+        Examples:
             >>> def init(m):
             ...     if isinstance(m, nn.Linear):
             ...         nn.init.zeros_(m.bias)
@@ -75,7 +75,7 @@ class TreeMethods:
         Raises:
             AttributeError: no module at that path; the message names the missing part.
 
-        Example:
+        Examples:
             >>> nn.Sequential(nn.Linear(2, 3)).get_submodule("0")
             Linear(in_features=2, out_features=3, bias=True)  [weight (3, 2), bias (3,)]
         """
@@ -90,7 +90,7 @@ class TreeMethods:
     def get_parameter(self, target: str) -> Tensor:
         """The parameter at dotted path `target` ("0.weight").
 
-        Example:
+        Examples:
             >>> nn.Sequential(nn.Linear(2, 3)).get_parameter("0.bias").shape
             lamina.Size([3])
         """
@@ -111,7 +111,7 @@ class TreeMethods:
     def register_parameter(self, name: str, param: Any) -> None:
         """Register `param` (a Parameter, or None to declare the slot) under `name`.
 
-        Example:
+        Examples:
             >>> layer = nn.Linear(2, 2)
             >>> layer.register_parameter("scale", nn.Parameter(lm.ones(2)))
             >>> sorted(dict(layer.named_parameters()))
@@ -127,7 +127,7 @@ class TreeMethods:
     def add_module(self, name: str, module: Layer | None) -> None:
         """Register `module` as a child under `name` (also `register_module`).
 
-        Example:
+        Examples:
             >>> model = nn.Sequential()
             >>> model.add_module("fc", nn.Linear(2, 2))
             >>> [n for n, _ in model.named_children()]
@@ -140,7 +140,7 @@ class TreeMethods:
     def requires_grad_(self, requires_grad: bool = True) -> Layer:
         """Switch gradients of every parameter on or off (freezing a part of a model).
 
-        Example:
+        Examples:
             >>> layer = nn.Linear(2, 2).requires_grad_(False)
             >>> layer.weight.requires_grad
             False
@@ -156,7 +156,7 @@ class TreeMethods:
     def float(self) -> Layer:
         """Floating parameters and buffers as float32, in place.
 
-        Example:
+        Examples:
             >>> nn.Linear(2, 2).double().float().weight.dtype
             dtype('float32')
         """
@@ -178,7 +178,7 @@ class TreeMethods:
         """Call `hook(module, args)` before each forward; a returned value replaces the
         arguments (a tuple, or one value).
 
-        Example:
+        Examples:
             >>> layer = nn.Linear(2, 2)
             >>> h = layer.register_forward_pre_hook(lambda m, args: (args[0] * 0,))
             >>> bool((layer(lm.ones(1, 2)) == layer.bias).all())
@@ -190,7 +190,7 @@ class TreeMethods:
         """Call `hook(module, args, output)` after each forward; a returned value replaces
         the output.
 
-        Example:
+        Examples:
             >>> layer = nn.Linear(2, 2)
             >>> seen = []
             >>> h = layer.register_forward_hook(lambda m, args, out: seen.append(out.shape))

@@ -89,7 +89,7 @@ class LayerNorm(Layer):
         elementwise_affine: learn `weight` (ones) and `bias` (zeros) of that shape.
         bias: learn the bias too (with elementwise_affine).
 
-    Example:
+    Examples:
         >>> norm = nn.LayerNorm(512)
         >>> norm(lm.tensor(np.zeros((8, 20, 512), np.float32))).shape
         (8, 20, 512)
@@ -144,7 +144,7 @@ class GroupNorm(Layer):
         eps: added to the variance for numerical stability.
         affine: learn a per-channel `weight` (ones) and `bias` (zeros).
 
-    Example:
+    Examples:
         >>> norm = nn.GroupNorm(8, 64)          # 8 groups of 8 channels
     """
 
@@ -204,7 +204,7 @@ class Standardize(Layer):
         mean, std: fixed statistics (num_features numbers each, or one for all), such as a
             dataset's published ones; then adapt is not needed.
 
-    Example:
+    Examples:
         >>> scale = nn.Standardize(3).adapt(x_train)        # x_train (N, 3)
         >>> scale(lm.tensor(x_train)).array.std(axis=0)      # ~[1, 1, 1]
     """

@@ -77,7 +77,7 @@ def _plain(v: Any) -> Any:
 class MaxPool1d(_MaxPool):
     """Max over windows of (N, C, L) input.
 
-    Example:
+    Examples:
         >>> nn.MaxPool1d(2)(lm.zeros(1, 3, 8)).shape
         lamina.Size([1, 3, 4])
     """
@@ -89,7 +89,7 @@ class MaxPool1d(_MaxPool):
 class MaxPool2d(_MaxPool):
     """Max over windows of (N, C, H, W) input.
 
-    Example:
+    Examples:
         >>> nn.MaxPool2d(3, stride=2, ceil_mode=True)(lm.zeros(1, 3, 8, 8)).shape
         lamina.Size([1, 3, 4, 4])
     """
@@ -99,7 +99,7 @@ class MaxPool2d(_MaxPool):
 class MaxPool3d(_MaxPool):
     """Max over windows of (N, C, D, H, W) input.
 
-    Example:
+    Examples:
         >>> nn.MaxPool3d(2)(lm.zeros(1, 2, 4, 4, 4)).shape
         lamina.Size([1, 2, 2, 2, 2])
     """
@@ -111,7 +111,7 @@ class MaxPool3d(_MaxPool):
 class AvgPool1d(_AvgPool):
     """Mean over windows of (N, C, L) input.
 
-    Example:
+    Examples:
         >>> nn.AvgPool1d(2)(lm.zeros(1, 3, 8)).shape
         lamina.Size([1, 3, 4])
     """
@@ -136,7 +136,7 @@ class AvgPool1d(_AvgPool):
 class AvgPool2d(_AvgPool):
     """Mean over windows of (N, C, H, W) input.
 
-    Example:
+    Examples:
         >>> nn.AvgPool2d(2)(lm.zeros(1, 3, 8, 8)).shape
         lamina.Size([1, 3, 4, 4])
     """
@@ -146,7 +146,7 @@ class AvgPool2d(_AvgPool):
 class AvgPool3d(_AvgPool):
     """Mean over windows of (N, C, D, H, W) input.
 
-    Example:
+    Examples:
         >>> nn.AvgPool3d(2)(lm.zeros(1, 2, 4, 4, 4)).shape
         lamina.Size([1, 2, 2, 2, 2])
     """
@@ -189,7 +189,7 @@ class AdaptiveAvgPool2d(_AdaptivePool):
     convolutional network: `[AdaptiveAvgPool2d(1), Flatten(), Linear(C, classes)]` takes
     images of any size. In a pair, None keeps that axis's length.
 
-    Example:
+    Examples:
         >>> nn.AdaptiveAvgPool2d(1)(x).shape      # x (8, 64, 7, 7)
         (8, 64, 1, 1)
     """
@@ -225,7 +225,7 @@ class _AdaptiveMax(Layer):
 class AdaptiveMaxPool1d(_AdaptiveMax):
     """Max over `output_size` bins of the last axis of (N, C, L).
 
-    Example:
+    Examples:
         >>> nn.AdaptiveMaxPool1d(2)(lm.zeros(1, 3, 7)).shape
         lamina.Size([1, 3, 2])
     """
@@ -237,7 +237,7 @@ class AdaptiveMaxPool1d(_AdaptiveMax):
 class AdaptiveMaxPool2d(_AdaptiveMax):
     """Max over an `output_size` grid of bins of (N, C, H, W).
 
-    Example:
+    Examples:
         >>> nn.AdaptiveMaxPool2d((2, 3))(lm.zeros(1, 3, 7, 7)).shape
         lamina.Size([1, 3, 2, 3])
     """
@@ -252,7 +252,7 @@ class Upsample(Layer):
     a decoder or U-Net is `[Upsample(scale_factor=2), Conv2d(C, C', 3, padding=1)]`,
     without the checkerboard a strided transposed convolution can leave.
 
-    Example:
+    Examples:
         >>> nn.Upsample(scale_factor=2, mode="bilinear")(x).shape     # x (8, 16, 7, 7)
         (8, 16, 14, 14)
     """

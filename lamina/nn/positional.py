@@ -27,7 +27,7 @@ class PositionalEncoding(Layer):
             of the sinusoids (which are not saved: they are the same for every model).
         batch_first: input (B, T, E); False (the default, as PyTorch's) takes (T, B, E).
 
-    Example:
+    Examples:
         >>> pos = nn.PositionalEncoding(64, max_len=128, batch_first=True)
         >>> pos(lm.tensor(np.zeros((8, 20, 64), np.float32))).shape
         (8, 20, 64)

@@ -29,7 +29,7 @@ class RBM(Layer):
     extractor inside a Sequential. Weights start from N(0, 0.01^2), biases at 0
     (Hinton, "A practical guide to training RBMs", 2010).
 
-    Example:
+    Examples:
         >>> rbm = nn.RBM(64, 32)
         >>> vk = rbm.gibbs(v0, k=1)                       # arrays, no graph
         >>> loss = rbm.free_energy(v0).mean() - rbm.free_energy(lm.tensor(vk)).mean()

@@ -15,7 +15,7 @@ from lamina.nn.registry import register_layer
 class PixelShuffle(Layer):
     """(*, C * r^2, H, W) -> (*, C, H * r, W * r) (sub-pixel convolution's upsampling).
 
-    Example:
+    Examples:
         >>> nn.PixelShuffle(2)(lm.zeros(1, 8, 3, 3)).shape
         lamina.Size([1, 2, 6, 6])
     """
@@ -38,7 +38,7 @@ class PixelShuffle(Layer):
 class PixelUnshuffle(Layer):
     """(*, C, H * r, W * r) -> (*, C * r^2, H, W), PixelShuffle's inverse.
 
-    Example:
+    Examples:
         >>> nn.PixelUnshuffle(2)(lm.zeros(1, 2, 6, 6)).shape
         lamina.Size([1, 8, 3, 3])
     """
@@ -78,7 +78,7 @@ class _Blocks(Layer):
 class Unfold(_Blocks):
     """Sliding blocks of (N, C, H, W) as columns (N, C * kh * kw, L): F.unfold.
 
-    Example:
+    Examples:
         >>> nn.Unfold(kernel_size=2)(lm.zeros(1, 3, 4, 4)).shape
         lamina.Size([1, 12, 9])
     """
@@ -91,7 +91,7 @@ class Unfold(_Blocks):
 class Fold(_Blocks):
     """Columns of blocks (N, C * kh * kw, L) summed into (N, C, *output_size): F.fold.
 
-    Example:
+    Examples:
         >>> nn.Fold(output_size=(4, 4), kernel_size=2)(lm.zeros(1, 12, 9)).shape
         lamina.Size([1, 3, 4, 4])
     """
@@ -118,7 +118,7 @@ class Fold(_Blocks):
 class Unflatten(Layer):
     """Axis `dim` split into `unflattened_size`: Flatten's inverse.
 
-    Example:
+    Examples:
         >>> nn.Unflatten(1, (2, 5))(lm.zeros(3, 10)).shape
         lamina.Size([3, 2, 5])
     """

@@ -41,7 +41,7 @@ class RNN(Recurrent):
     relu. Returns (output (T, B, D * H), h_n (D * num_layers, B, H)), D = 2 if
     bidirectional.
     """ + _ARGS + """
-    Example:
+    Examples:
         >>> rnn = nn.RNN(3, 5, num_layers=2)
         >>> out, h = rnn(lm.zeros(7, 4, 3))
         >>> out.shape, h.shape
@@ -75,7 +75,7 @@ class LSTM(Recurrent):
     __doc__ = """Long short-term memory, gates i, f, g, o stacked in weight_ih_l{k} (4H, F) as in
     PyTorch. Takes an optional state (h0, c0); returns (output, (h_n, c_n)).
     """ + _ARGS + """
-    Example:
+    Examples:
         >>> lstm = nn.LSTM(3, 5, batch_first=True, bidirectional=True)
         >>> out, (h, c) = lstm(lm.zeros(4, 7, 3))
         >>> out.shape, h.shape
@@ -116,7 +116,7 @@ class GRU(Recurrent):
     __doc__ = """Gated recurrent unit, gates r, z, n stacked in weight_ih_l{k} (3H, F) as in
     PyTorch. Returns (output, h_n).
     """ + _ARGS + """
-    Example:
+    Examples:
         >>> gru = nn.GRU(3, 5)
         >>> out, h = gru(lm.zeros(7, 3))
         >>> out.shape, h.shape

@@ -18,7 +18,7 @@ def register_layer(name: str | type[Layer]) -> Any:
     Use as `@register_layer("MyBlock")`, or bare `@register_layer` to register it under
     the class name. The class's `__init__` type hints are checked against config values.
 
-    Example:
+    Examples:
         >>> @nn.register_layer("Scale")
         ... class Scale(nn.Layer):
         ...     def __init__(self, factor: float = 2.0):

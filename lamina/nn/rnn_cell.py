@@ -59,7 +59,7 @@ class _Cell(Layer):
 class RNNCell(_Cell):
     """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu).
 
-    Example:
+    Examples:
         >>> cell = nn.RNNCell(3, 4)
         >>> cell(lm.ones(2, 3)).shape
         lamina.Size([2, 4])
@@ -89,7 +89,7 @@ class RNNCell(_Cell):
 class LSTMCell(_Cell):
     """One LSTM step (gates i, f, g, o, PyTorch's order): returns (h', c').
 
-    Example:
+    Examples:
         >>> cell = nn.LSTMCell(3, 4)
         >>> h, c = cell(lm.ones(2, 3))
         >>> h.shape, c.shape
@@ -113,7 +113,7 @@ class LSTMCell(_Cell):
 class GRUCell(_Cell):
     """One GRU step (gates r, z, n, PyTorch's order and formula): returns h'.
 
-    Example:
+    Examples:
         >>> cell = nn.GRUCell(3, 4)
         >>> cell(lm.ones(3)).shape
         lamina.Size([4])

@@ -84,7 +84,7 @@ class TransformerEncoderLayer(_Block):
         bias: biases in the linear layers and the norms.
         causal: lamina's: position i attends to positions 0..i only, without a mask.
 
-    Example:
+    Examples:
         >>> block = nn.TransformerEncoderLayer(64, 4, 256, norm_first=True, causal=True,
         ...                                    batch_first=True)
         >>> block(lm.zeros(8, 20, 64)).shape
@@ -130,7 +130,7 @@ class TransformerDecoderLayer(_Block):
     TransformerDecoderLayer, with its arguments and parameter names (`self_attn`,
     `multihead_attn`, `linear1`, `norm1`..`norm3`).
 
-    Example:
+    Examples:
         >>> layer = nn.TransformerDecoderLayer(32, 4, 64, batch_first=True)
         >>> layer(lm.zeros(2, 5, 32), lm.zeros(2, 7, 32)).shape
         (2, 5, 32)
@@ -217,7 +217,7 @@ class TransformerEncoder(_Stack):
     TransformerEncoder (`enable_nested_tensor` and `mask_check` accepted; they only
     select PyTorch's fast paths).
 
-    Example:
+    Examples:
         >>> layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True)
         >>> nn.TransformerEncoder(layer, num_layers=2)(lm.zeros(2, 5, 32)).shape
         (2, 5, 32)

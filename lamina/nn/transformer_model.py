@@ -31,7 +31,7 @@ class Transformer(Layer):
     `custom_encoder` and `custom_decoder` replace the stacks, as in PyTorch (a config
     cannot hold them).
 
-    Example:
+    Examples:
         >>> model = nn.Transformer(d_model=32, nhead=4, num_encoder_layers=2,
         ...                        num_decoder_layers=2, dim_feedforward=64, batch_first=True)
         >>> mask = nn.Transformer.generate_square_subsequent_mask(5)

@@ -21,7 +21,7 @@ class Adadelta(Optimizer):
         u = rho * u + (1 - rho) * delta^2
         p = p - lr * delta
 
-    Example:
+    Examples:
         >>> opt = optim.Adadelta(model.parameters(), lr=1.0)
     """
 
@@ -65,7 +65,7 @@ class Adamax(Optimizer):
         m = b1 * m + (1 - b1) * g;   u = max(b2 * u, |g| + eps)
         p = p - lr / (1 - b1^t) * m / u
 
-    Example:
+    Examples:
         >>> opt = optim.Adamax(model.parameters(), lr=2e-3)
     """
 

@@ -48,7 +48,7 @@ class NAdam(_AdamFamily):
     """NAdam (Dozat, 2016): Adam with Nesterov momentum, its momentum warmed up by
     mu_t = b1 * (1 - 0.5 * 0.96^(t * momentum_decay)).
 
-    Example:
+    Examples:
         >>> opt = optim.NAdam(model.parameters(), lr=2e-3)
     """
 
@@ -86,7 +86,7 @@ class RAdam(_AdamFamily):
     rectification term, only once the variance of its estimate is bounded (rho_t > 5);
     before that, plain momentum SGD.
 
-    Example:
+    Examples:
         >>> opt = optim.RAdam(model.parameters(), lr=1e-3)
     """
 

@@ -19,7 +19,7 @@ class ASGD(Optimizer):
         ax = p if mu == 1 else ax + mu * (p - ax)
         eta = lr / (1 + lambd * lr * t) ** alpha;   mu = 1 / max(1, t - t0)
 
-    Example:
+    Examples:
         >>> opt = optim.ASGD(model.parameters(), lr=0.01, t0=100)
     """
 

@@ -28,7 +28,7 @@ class LBFGS(Optimizer):
         history_size: the curvature pairs kept.
         line_search_fn: None (fixed steps) or "strong_wolfe".
 
-    Example:
+    Examples:
         >>> opt = optim.LBFGS(model.parameters(), line_search_fn="strong_wolfe")
         >>> def closure():
         ...     opt.zero_grad()

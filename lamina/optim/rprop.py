@@ -18,7 +18,7 @@ class Rprop(Optimizer):
             step_sizes; after a sign flip the gradient counts as 0 (no move, no flip next)
         p = p - sign(g) * s
 
-    Example:
+    Examples:
         >>> opt = optim.Rprop(model.parameters(), lr=0.01)
     """
 

@@ -19,7 +19,7 @@ class SGD(Optimizer):
         g = g + momentum * b if nesterov else b
         p = p - lr * g
 
-    Example:
+    Examples:
         >>> opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         >>> loss.backward(); opt.step(); opt.zero_grad()
     """

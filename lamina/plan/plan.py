@@ -455,7 +455,7 @@ def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
             stateful.
         ImportError: threads > 1 without threadpoolctl.
 
-    Example:
+    Examples:
         >>> step = lm.plan.compile(model, F.cross_entropy, (x, y))
         >>> loss = step(x, y); optimizer.step(); optimizer.zero_grad()
     """

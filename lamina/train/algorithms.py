@@ -24,7 +24,7 @@ _ALGORITHMS: dict[str, type[Algorithm]] = {}
 def register_algorithm(name: str) -> Callable[[type[Algorithm]], type[Algorithm]]:
     """Register an Algorithm subclass under a name; its __init__ keywords are config fields.
 
-    Example:
+    Examples:
         >>> @train.register_algorithm("bp_twice")
         ... class Twice(train.BP):
         ...     def train_one_batch(self, model, batch, updater):

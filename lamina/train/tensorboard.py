@@ -23,7 +23,7 @@ class TensorBoardLogger(Callback):
     step = epoch, and the learning rate; a resumed run drops events from the resumed
     epoch on (TensorBoard's purge step), so a crash leaves no doubled points.
 
-    Example:
+    Examples:
         >>> trainer = Trainer(model, opt, "cross_entropy",
         ...                   callbacks=[TensorBoardLogger("runs/mnist/tensorboard")])
     """

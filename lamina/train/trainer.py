@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import lamina as lm
+from lamina import runtime
 from lamina.nn.layer import Layer
 from lamina.train.algorithms import Algorithm, algorithm_class
 from lamina.train.callbacks import Callback
@@ -29,7 +30,7 @@ class Trainer:
             traced once per batch shape (bp only): True, or a dict of
             `lamina.plan.compile`'s options ({"tune": True, "threads": 2}).
 
-    Example:
+    Examples:
         >>> train_set, val_set = data.random_split(train_set, [0.9, 0.1], seed=0)
         >>> trainer = Trainer(model, optim.Adam(model.parameters()), "cross_entropy",
         ...                   callbacks=[ProgressBar()])
@@ -42,6 +43,7 @@ class Trainer:
                  algorithm: str | Algorithm = "bp", metrics: Sequence[str] = ("accuracy",),
                  callbacks: Iterable[Callback] = (), compile: bool | dict[str, Any] = False
                  ) -> None:
+        runtime.tune_process()  # malloc keeps freed memory (LAMINA_TUNE_PROCESS=0: not)
         self.model, self.optimizer = model, optimizer
         if isinstance(algorithm, str):
             algorithm = algorithm_class(algorithm)()

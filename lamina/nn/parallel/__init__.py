@@ -15,7 +15,7 @@ from lamina.nn.layer import Layer
 class DistributedDataParallel(Layer):
     """Holds `module` and calls it; with no process group, one process trains it.
 
-    Example:
+    Examples:
         >>> model = nn.parallel.DistributedDataParallel(nn.Linear(2, 2))
         >>> model(lm.ones(1, 2)).shape
         lamina.Size([1, 2])

@@ -18,7 +18,7 @@ def clip_grad_norm_(parameters: Iterable[Any] | Tensor, max_norm: float,
     """Scale the gradients together so their joint p-norm is at most `max_norm`; returns
     the norm before clipping, as a 0-d tensor.
 
-    Example:
+    Examples:
         >>> w = lm.tensor([3.0, 4.0], requires_grad=True)
         >>> (w * w).sum().backward()           # w.grad = [6, 8], norm 10
         >>> nn.utils.clip_grad_norm_([w], 1.0).item()
@@ -32,7 +32,7 @@ def clip_grad_value_(parameters: Iterable[Any] | Tensor, clip_value: float,
                      foreach: Any = None) -> None:
     """Clamp every gradient element to [-clip_value, clip_value], in place.
 
-    Example:
+    Examples:
         >>> w = lm.tensor([1.0], requires_grad=True); (w * 5).sum().backward()
         >>> nn.utils.clip_grad_value_([w], 2.0); w.grad
         tensor([2.])

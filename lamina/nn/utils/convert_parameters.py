@@ -12,7 +12,7 @@ from lamina.functions.shape import cat
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """Every parameter flattened and joined, in order (with gradients to each).
 
-    Example:
+    Examples:
         >>> nn.utils.parameters_to_vector(nn.Linear(3, 2).parameters()).shape
         lamina.Size([8])
     """
@@ -22,7 +22,7 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     """Copy consecutive slices of `vec` into the parameters, in order.
 
-    Example:
+    Examples:
         >>> layer = nn.Linear(2, 1)
         >>> nn.utils.vector_to_parameters(lm.zeros(3), layer.parameters()); layer.bias
         Parameter containing:

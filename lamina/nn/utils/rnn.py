@@ -5,7 +5,7 @@ A PackedSequence holds the valid steps only, time-major: step t of every sequenc
 running at t, longest sequences first (`batch_sizes[t]` of them). Packing and padding are
 indexing, so gradients flow through both.
 
-Example:
+Examples:
     >>> from lamina.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
     >>> lstm = nn.LSTM(3, 4, batch_first=True)
     >>> packed = pack_padded_sequence(lm.zeros(2, 5, 3), [5, 2], batch_first=True)

@@ -1,7 +1,7 @@
 """`lamina.optim.lr_scheduler`, as `torch.optim.lr_scheduler`: learning-rate schedules,
 stepped per epoch or per batch by whoever calls `step()`.
 
-Example:
+Examples:
     >>> opt = optim.SGD(nn.Linear(2, 1).parameters(), lr=0.1)
     >>> sched = lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
     >>> for _ in range(3):

@@ -98,7 +98,7 @@ class SequentialLR(LRScheduler):
         milestones: the steps where each next schedule takes over, increasing, one fewer
             than the schedules.
 
-    Example:
+    Examples:
         >>> SequentialLR(opt, [{"type": "LinearWarmup", "warmup_steps": 100},
         ...                    {"type": "CosineAnnealingLR", "T_max": 900}], [100])
     """

@@ -40,7 +40,7 @@ class OneCycleLR(LRScheduler):
     `three_phase`, back down symmetrically first); momentum moves the other way between
     max_momentum and base_momentum. Step once per batch.
 
-    Example:
+    Examples:
         >>> OneCycleLR(opt, max_lr=0.1, total_steps=1000)
     """
 
@@ -119,7 +119,7 @@ class CyclicLR(LRScheduler):
     "exp_range" scales it by gamma ** step, or `scale_fn` by cycle or step. Momentum
     cycles the other way. Step once per batch.
 
-    Example:
+    Examples:
         >>> CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=200)
     """
 
@@ -188,7 +188,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing from the initial lr to eta_min over T_0 steps, then again over
     T_0 * T_mult, T_0 * T_mult^2, ... (restarts at the top each time).
 
-    Example:
+    Examples:
         >>> CosineAnnealingWarmRestarts(opt, T_0=10, T_mult=2)
     """
 

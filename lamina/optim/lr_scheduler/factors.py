@@ -25,7 +25,7 @@ def _per_group(optimizer: Optimizer, fn: Factor | Sequence[Factor], name: str
 class LambdaLR(LRScheduler):
     """lr = initial lr * lr_lambda(step), one function or one per group.
 
-    Example:
+    Examples:
         >>> LambdaLR(opt, lambda step: 0.95 ** step)
     """
 
@@ -47,7 +47,7 @@ class LambdaLR(LRScheduler):
 class MultiplicativeLR(LambdaLR):
     """lr(step) = lr(step - 1) * lr_lambda(step): the product of the factors so far.
 
-    Example:
+    Examples:
         >>> MultiplicativeLR(opt, lambda step: 0.95)
     """
 
@@ -66,7 +66,7 @@ class MultiplicativeLR(LambdaLR):
 class ConstantLR(LRScheduler):
     """lr = initial lr * factor until `total_iters` steps, then the initial lr (a warm-up).
 
-    Example:
+    Examples:
         >>> ConstantLR(opt, factor=0.5, total_iters=4)
     """
 
@@ -84,7 +84,7 @@ class ConstantLR(LRScheduler):
 class PolynomialLR(LRScheduler):
     """lr = initial lr * (1 - min(step, total_iters) / total_iters) ** power.
 
-    Example:
+    Examples:
         >>> PolynomialLR(opt, total_iters=100, power=2.0)
     """
 
@@ -104,7 +104,7 @@ class ChainedScheduler(LRScheduler):
     multiply (PyTorch's ChainedScheduler of multiplicative schedules, such as a
     ConstantLR warm-up with an ExponentialLR decay).
 
-    Example:
+    Examples:
         >>> ChainedScheduler([ConstantLR(opt, 0.1, 2), ExponentialLR(opt, 0.9)])
     """
 

@@ -2,7 +2,7 @@
 TensorBoard event files (through the `tensorboard` package: `pip install
 'lamina[tensorboard]'`).
 
-Example:
+Examples:
     >>> from lamina.utils.tensorboard import SummaryWriter
     >>> with SummaryWriter(tmp_dir) as writer:
     ...     writer.add_scalar("loss", 0.5, global_step=1)

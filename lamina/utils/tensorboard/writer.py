@@ -17,7 +17,7 @@ class SummaryWriter:
     """Writes scalars, histograms, images, text, hyper-parameters and graphs to an event
     file in `log_dir` (default `runs/<date>_<host><comment>`), for TensorBoard.
 
-    Example:
+    Examples:
         >>> writer = SummaryWriter(tmp_dir)
         >>> for step in range(3):
         ...     writer.add_scalar("Loss/train", 1.0 / (step + 1), step)

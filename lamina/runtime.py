@@ -1,0 +1,52 @@
+"""Process-wide settings that make training faster, made by one call, never on import.
+
+`tune_process()` makes two settings, each only where the user has not made their own:
+- glibc's malloc keeps freed memory (lamina/allocator.py), so an eager step does not
+  page-fault its memory back in after the previous one gave it to the OS;
+- OpenBLAS's idle threads sleep soon after each call instead of spinning on the cores that
+  lamina's own threads need (lamina/parallel.py). OpenBLAS reads this when NumPy loads,
+  so it takes effect only in a process that sets it first: the `lamina` command does
+  (it starts itself again with the variable set), a script can export
+  `OPENBLAS_THREAD_TIMEOUT=12`.
+
+The `lamina` command and `Trainer` call it by default; `LAMINA_TUNE_PROCESS=0` in the
+environment turns it off. A plain `import lamina` changes nothing process-wide.
+
+Examples:
+    >>> settings = lm.runtime.tune_process()
+    >>> sorted(settings)
+    ['blas_threads', 'malloc']
+"""
+
+from __future__ import annotations
+
+import os
+
+from lamina import allocator, parallel
+
+SWITCH = "LAMINA_TUNE_PROCESS"
+_done: dict[str, bool] | None = None
+
+
+def enabled() -> bool:
+    """Whether the environment allows tune_process (`LAMINA_TUNE_PROCESS` is not "0")."""
+    return os.environ.get(SWITCH, "1") != "0"
+
+
+def tune_process() -> dict[str, bool]:
+    """Make the settings (once per process); returns which took effect."""
+    global _done
+    if _done is None:
+        if not enabled():
+            return {"malloc": False, "blas_threads": False}
+        _done = {"malloc": allocator.keep_freed_memory(),
+                 "blas_threads": parallel.quiet_idle_blas_threads()}
+    return dict(_done)
+
+
+def blas_env() -> dict[str, str]:
+    """The environment a new process should start with for lamina's BLAS setting (the
+    user's own value kept)."""
+    if not enabled() or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+        return {}
+    return {"OPENBLAS_THREAD_TIMEOUT": parallel.BLAS_THREAD_TIMEOUT}
