@@ -10,8 +10,8 @@
 from lamina import (
     accelerator,
     amp,
-    backends,
     autograd,
+    backends,
     cuda,
     data,
     distributed,
@@ -19,12 +19,14 @@ from lamina import (
     io,
     nn,
     optim,
+    parallel,
     plan,
     return_types,
     runtime,
     train,
     utils,
 )
+from lamina.amp import autocast
 from lamina.autograd import (
     GradcheckError,
     Tensor,
@@ -39,7 +41,6 @@ from lamina.autograd import (
     set_grad_enabled,
     tensor,
 )
-from lamina.amp import autocast
 from lamina.autograd.function import Function
 from lamina.compiler import (
     compile,
