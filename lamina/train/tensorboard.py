@@ -43,7 +43,9 @@ class TensorBoardLogger(Callback):
         for key, value in logs.items():
             if isinstance(value, (int, float)) and key != "epoch":
                 self.writer.add_scalar(key, value, step)
-        self.writer.add_scalar("lr", trainer.optimizer.param_groups[0]["lr"], step)
+        groups = getattr(trainer.optimizer, "param_groups", None)
+        if groups:  # (a distributed run's optimizers live on its parameter servers)
+            self.writer.add_scalar("lr", groups[0]["lr"], step)
         self.writer.flush()
 
     def on_fit_end(self, trainer: Trainer) -> None:
