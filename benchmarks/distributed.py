@@ -64,7 +64,7 @@ def round_times(size: int, workers: int, mode: str, steps: int) -> float:
 
 
 def job_throughput(workers: int | None, epochs: int, out_dir: Path) -> float:
-    from lamina.train.job import train
+    from lamina.jobs import train
     from lamina.train.jobfile import load_config
 
     sets = [f"trainer.epochs={epochs}", "trainer.progress=false", "scheduler=null",

@@ -108,11 +108,11 @@ from lamina.random import (
 )
 from lamina.tensor_functions import *  # noqa: F403  (torch.exp, torch.cat, ...)
 from lamina.tensor_functions import __all__ as _tensor_functions
+from lamina.version import __version__
 
 Variable = Tensor
 finfo, iinfo = __import__("numpy").finfo, __import__("numpy").iinfo
 
-__version__ = "0.1.0"
 
 __all__ = [
     "DTypeError",

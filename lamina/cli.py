@@ -12,9 +12,14 @@ from typing import Any
 
 import numpy as np
 
-import lamina as lm
 from lamina import runtime
+from lamina.autograd.grad_mode import no_grad
+from lamina.autograd.tensor import tensor
+from lamina.io.checkpoint import load as load_checkpoint
+from lamina.io.onnx_export import export_onnx
 from lamina.nn.layer import located_message
+from lamina.parallel import get_num_threads
+from lamina.version import __version__
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -165,7 +170,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from lamina.train.job import train
+    from lamina.jobs import train
 
     if args.workers is not None:
         args.set = [f"distributed.workers={args.workers}", *args.set]
@@ -193,7 +198,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
               "(data.val_fraction is 0)", file=sys.stderr)
         return 2
     model = build_model(config)
-    saved = lm.io.load(checkpoint, model)["extra"]
+    saved = load_checkpoint(checkpoint, model)["extra"]
     trainer = Trainer(model, None, config["loss"], algorithm_from_config(config["algorithm"]),
                       config["trainer"]["metrics"])
     results = trainer.evaluate(loader)
@@ -222,7 +227,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     rows = [("layer", "type", "output shape", "parameters")]
     layers = list(model.named_children()) or [("", model)]
     model.eval()
-    with lm.no_grad():
+    with no_grad():
         for name, layer in layers:
             x = layer(x)
             out = x[0] if isinstance(x, tuple) else x
@@ -248,7 +253,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         print("lamina: error: sample needs a text dataset (data.name: text)", file=sys.stderr)
         return 2
     model = build_model(config)
-    lm.io.load(_checkpoint(args, config), model)
+    load_checkpoint(_checkpoint(args, config), model)
     print(generate(model, info["vocab"], args.prime, args.length, args.temperature, args.seed,
                    window=config["data"].get("seq_len")))
     return 0
@@ -274,14 +279,14 @@ def generate(model: Any, vocab: str, prime: str, length: int, temperature: float
             layer.reset_state()
             stateful = stateful or bool(getattr(layer, "stateful", False))
     ids = [lookup[c] for c in prime]
-    with lm.no_grad():
-        logits = model(lm.tensor(np.array([ids if stateful or not window else ids[-window:]])))
+    with no_grad():
+        logits = model(tensor(np.array([ids if stateful or not window else ids[-window:]])))
         for _ in range(length):
             z = logits.array[0, -1].astype(np.float64) / max(temperature, 1e-6)
             p = np.exp(z - z.max())
             ids.append(int(rng.choice(len(vocab), p=p / p.sum())))
             context = ids[-1:] if stateful else ids[-window:] if window else ids
-            logits = model(lm.tensor(np.array([context])))
+            logits = model(tensor(np.array([context])))
     return "".join(vocab[i] for i in ids)
 
 
@@ -292,9 +297,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     checkpoint = _checkpoint(args, config)
     test_loader = build_data(config).test
     model = build_model(config)
-    lm.io.load(checkpoint, model)
+    load_checkpoint(checkpoint, model)
     example = next(iter(test_loader))[0][:1]
-    path = lm.io.export_onnx(model, example, args.onnx or checkpoint.with_suffix(".onnx"),
+    path = export_onnx(model, example, args.onnx or checkpoint.with_suffix(".onnx"),
                              opset=args.opset)
     print(f"wrote {path} (opset {args.opset}, input {['batch', *example.shape[1:]]})")
     return 0
@@ -313,8 +318,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_env(args: argparse.Namespace) -> int:
     """Versions and the process-wide settings of lamina.runtime, one per line."""
     settings = runtime.tune_process()
-    print(f"lamina {lm.__version__}, NumPy {np.__version__}, Python {sys.version.split()[0]}")
-    print(f"threads: {lm.get_num_threads()}")
+    print(f"lamina {__version__}, NumPy {np.__version__}, Python {sys.version.split()[0]}")
+    print(f"threads: {get_num_threads()}")
     print(f"OPENBLAS_THREAD_TIMEOUT: {os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset')}")
     print(f"malloc keeps freed memory: {settings['malloc']}")
     print(f"process tuning: {'on' if runtime.enabled() else f'off ({runtime.SWITCH}=0)'}")

@@ -148,7 +148,7 @@ def test_container_config_errors_name_the_path(cfg, message) -> None:
 
 def test_a_residual_job_trains(tmp_path) -> None:
     """A pre-norm residual MLP from a YAML job, compiled: the loss falls on MNIST-1D."""
-    from lamina.train.job import train
+    from lamina.jobs import train
     from lamina.train.jobfile import load_config
 
     path = tmp_path / "job.yaml"

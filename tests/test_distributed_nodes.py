@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lamina as lm
-from lamina.train.job import train
+from lamina.jobs import train
 from lamina.train.jobfile import validate
 
 ray = pytest.importorskip("ray")

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from lamina import DataError
+from lamina.jobs import train
 from lamina.schema import ConfigError
-from lamina.train.job import build_data, run_directory, train
+from lamina.train.job import build_data, run_directory
 from lamina.train.jobfile import load_config
 
 GOOD = """

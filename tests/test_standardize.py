@@ -12,8 +12,9 @@ import lamina as lm
 import lamina.functions as F
 import lamina.nn as nn
 from lamina.errors import ShapeError
+from lamina.jobs import train
 from lamina.schema import ConfigError
-from lamina.train.job import build_data, train
+from lamina.train.job import build_data
 from lamina.train.jobfile import load_config
 
 

@@ -101,7 +101,7 @@ def test_a_real_tensorboard_serves_the_scalars(tmp_path) -> None:
 
 
 def test_a_job_writes_tensorboard_logs_beside_metrics_csv(tmp_path) -> None:
-    from lamina.train.job import train
+    from lamina.jobs import train
     from lamina.train.jobfile import validate
 
     config = validate({
@@ -120,7 +120,7 @@ def test_a_job_writes_tensorboard_logs_beside_metrics_csv(tmp_path) -> None:
 
 
 def test_a_resumed_job_continues_the_curves_without_doubled_points(tmp_path) -> None:
-    from lamina.train.job import train
+    from lamina.jobs import train
     from lamina.train.jobfile import validate
 
     def job(epochs):

@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 
-import lamina as lm
+from lamina.autograd.tensor import Tensor, tensor
 from lamina.distributed.cluster import spread
 from lamina.nn.container import Sequential
+from lamina.nn.registry import from_config
+from lamina.optim.config import from_config as optim_from_config
 
 
 class Stage:
@@ -24,13 +26,13 @@ class Stage:
 
     def __init__(self, config: dict[str, Any], optimizer: Mapping[str, Any] | None = None,
                  offset: int = 0) -> None:
-        self.model = lm.nn.from_config(config)
+        self.model = from_config(config)
         self.optimizer = None
         if optimizer:  # groups match the unsplit model's names; a stage may hold none of some
             named = [(_shifted(n, offset), p) for n, p in self.model.named_parameters()]
-            self.optimizer = lm.optim.from_config(optimizer, named, strict=False)
-        self.x: lm.Tensor | None = None
-        self.y: lm.Tensor | None = None
+            self.optimizer = optim_from_config(optimizer, named, strict=False)
+        self.x: Tensor | None = None
+        self.y: Tensor | None = None
 
     def load(self, state: dict[str, np.ndarray]) -> None:
         """Take the stage's weights and buffers (names local to the stage)."""
@@ -43,7 +45,7 @@ class Stage:
     def forward(self, x: np.ndarray, training: bool) -> np.ndarray:
         """Run the stage on an activation; keep the graph for backward."""
         self.model.train(training)
-        self.x = lm.tensor(x, requires_grad=x.dtype.kind == "f")
+        self.x = tensor(x, requires_grad=x.dtype.kind == "f")
         self.y = self.model(self.x)
         return self.y.array
 
@@ -105,12 +107,12 @@ class Pipeline:
             ray.get(actor.load.remote(part.state_dict()))
             self.stages.append(actor)
 
-    def forward(self, x: Any) -> lm.Tensor:
+    def forward(self, x: Any) -> Tensor:
         """Run the stages in order; the result is a leaf Tensor that requires grad."""
-        h = x.array if isinstance(x, lm.Tensor) else np.asarray(x)
+        h = x.array if isinstance(x, Tensor) else np.asarray(x)
         for stage in self.stages:
             h = self.ray.get(stage.forward.remote(h, self.training))
-        return lm.tensor(h, requires_grad=True)
+        return tensor(h, requires_grad=True)
 
     def backward(self, grad: Any) -> None:
         """Send the output's gradient back through the stages, last to first."""

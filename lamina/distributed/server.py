@@ -58,12 +58,12 @@ class ParameterServer:
 
     # -- setup ------------------------------------------------------------------------------
     def _make_optimizer(self) -> None:
-        import lamina as lm
+        from lamina.autograd.tensor import Tensor
+        from lamina.optim.config import from_config
 
-        self.tensors = {n: lm.Tensor(a, requires_grad=True) for n, a in self.params.items()}
+        self.tensors = {n: Tensor(a, requires_grad=True) for n, a in self.params.items()}
         # A group's patterns may match no parameter of this shard: strict=False.
-        self.optimizer = lm.optim.from_config(self.optimizer_config, self.tensors.items(),
-                                              strict=False)
+        self.optimizer = from_config(self.optimizer_config, self.tensors.items(), strict=False)
 
     async def init_params(self, params: dict[str, np.ndarray]) -> int:
         """Take the initial parameters (ignored once the shard has some, e.g. restored)."""
@@ -186,21 +186,21 @@ class ParameterServer:
 
     # -- checkpoints ------------------------------------------------------------------------
     def _save(self) -> None:
-        import lamina as lm
+        from lamina.io.checkpoint import save
 
         extra = {"version": self.version, "pushes": {str(k): v for k, v in self.pushes.items()},
                  "applied": {str(k): list(v) for k, v in self.applied.items()},
                  "live": sorted(self.live)}
-        lm.io.save(self.path, self.params, self.optimizer, extra=extra)
+        save(self.path, self.params, self.optimizer, extra=extra)
 
     def _restore(self) -> None:
-        import lamina as lm
+        from lamina.io.checkpoint import load, read
 
-        arrays, _ = lm.io.read(self.path)
+        arrays, _ = read(self.path)
         self.params = {n: np.array(a) for n, a in arrays.items()
                        if not n.startswith("__")}
         self._make_optimizer()
-        info = lm.io.load(self.path, optimizer=self.optimizer)
+        info = load(self.path, optimizer=self.optimizer)
         extra = info["extra"]
         self.version = int(extra["version"])
         self.pushes = {int(k): int(v) for k, v in extra["pushes"].items()}

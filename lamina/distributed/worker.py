@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-import lamina as lm
 from lamina.nn.layer import Layer
+from lamina.random import manual_seed
 
 
 class PSClient:
@@ -115,7 +115,7 @@ class Worker:
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         """Train on this worker's shard of `epoch`, from where the servers say it stopped."""
-        lm.manual_seed(self.config["trainer"]["seed"] * 1000 + epoch * 100 + self.worker)
+        manual_seed(self.config["trainer"]["seed"] * 1000 + epoch * 100 + self.worker)
         n = self.batches_per_epoch()
         # After a restart in this epoch: redo the last batch the servers have a push from
         # (it may be cut short, e.g. between BPTT chunks); its applied pushes are not resent.

@@ -152,15 +152,15 @@ def export_onnx(model: Layer, example_input: Any, path: str | os.PathLike,
 
 def _run(model: Layer, x: np.ndarray) -> list[np.ndarray]:
     """The model's outputs on x from zero recurrent state; carried states are restored."""
-    import lamina as lm
-    from lamina.plan.trace import flatten
+    from lamina.autograd.grad_mode import no_grad
+    from lamina.nn.outputs import flatten
 
     stateful = [layer for _, layer in model.named_layers() if hasattr(layer, "reset_state")]
     saved = [layer.state for layer in stateful]
     for layer in stateful:
         layer.reset_state()
     try:
-        with lm.no_grad():
+        with no_grad():
             return [t.array for t in flatten(model(Tensor(x)))]
     finally:
         for layer, state in zip(stateful, saved):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-import lamina as lm
+from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer, edited
 from lamina.parallel import bounds
@@ -27,6 +27,7 @@ from lamina.plan.split import (
     splittable_ops,
 )
 from lamina.plan.trace import Trace, TraceError, flatten, trace
+from lamina.random import get_rng_state, set_rng_state
 
 # How much faster than the whole step a split step must time to be kept. It pays costs
 # that timing the plan alone does not show (two programs' buffers in the cache, an
@@ -212,7 +213,7 @@ class Plan:
         with _preserved(self.model):
             if self.train:
                 return trace(self._step_fn(), [Tensor(a) for a in arrays], params)
-            with lm.no_grad():
+            with no_grad():
                 return trace(self._step_fn(), [Tensor(a) for a in arrays], params)
 
     def _compile(self, arrays: list[Any]) -> Program | Split:
@@ -291,7 +292,7 @@ class Plan:
         over rows, 1 if a sum; found by evaluating the loss on the batch and its slices
         (in eval mode if the model draws random numbers: the batch and its slices would
         draw different masks)."""
-        with _preserved(self.model), lm.no_grad(), _eval_mode(self.model, random):
+        with _preserved(self.model), no_grad(), _eval_mode(self.model, random):
             whole = float(self._step_fn()(*[Tensor(a) for a in arrays])[0].array)
             parts = [float(self._step_fn()(*[Tensor(a) for a in part])[0].array)
                      for part in slices(arrays, edges)]
@@ -314,7 +315,7 @@ class Plan:
                     loss.backward()
                 want = [loss.array.copy()]
             else:
-                with lm.no_grad():
+                with no_grad():
                     want = [t.array for t in flatten(self._step_fn()(*[Tensor(a)
                                                                       for a in arrays]))]
             want += [None if p.grad is None else p.grad.array.copy() for p in params]
@@ -360,7 +361,7 @@ class _preserved:
         self.model = model
 
     def __enter__(self) -> None:
-        self.rng = lm.get_rng_state()
+        self.rng = get_rng_state()
         self.buffers = [(b, b.array.copy()) for b in self.model.buffers()]
         self.grads = [(p, p.grad) for p in self.model.parameters()]
         for p, _ in self.grads:
@@ -368,7 +369,7 @@ class _preserved:
         self.states = [(layer, layer.state) for _, layer in carry.carriers(self.model)]
 
     def __exit__(self, *exc: Any) -> None:
-        lm.set_rng_state(self.rng)
+        set_rng_state(self.rng)
         for b, saved in self.buffers:
             b.array[...] = saved
         for p, grad in self.grads:

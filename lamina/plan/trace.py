@@ -16,6 +16,7 @@ from typing import Any
 from lamina import config
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
+from lamina.nn.outputs import flatten
 
 
 class TraceError(RuntimeError):
@@ -134,13 +135,6 @@ class Tracer:
         return Trace(self.nodes, self.kinds, self.tensors,
                      [a.shape for a in arrays], [a.dtype for a in arrays], arrays,
                      self.inputs, [self.values[id(t)] for t in outputs])
-
-
-def flatten(result: Any) -> list[Any]:
-    """A function's outputs, nested tuples (a recurrent layer's (out, (h, c))) flattened."""
-    if isinstance(result, (tuple, list)):
-        return [t for item in result for t in flatten(item)]
-    return [result]
 
 
 # lamina's own files: the installed package's folder, not any folder named lamina (a user's

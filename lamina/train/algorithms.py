@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-import lamina as lm
+from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
 from lamina.parallel import bounds
@@ -205,7 +205,7 @@ class BP(_Planned):
             outputs.append(output.array)
             combined += weight * loss.item()
         output = Tensor(np.concatenate(outputs))
-        with lm.no_grad():
+        with no_grad():
             whole = self.loss(output, y)
         self._check_combined(whole.item(), combined, params)
         _push_grads(model, updater)
@@ -259,7 +259,7 @@ class BP(_Planned):
         a loss of 0 leaves it open."""
         out = output.array
         labels = y.array if isinstance(y, Tensor) else np.asarray(y)
-        with lm.no_grad():
+        with no_grad():
             once = self.loss(Tensor(out), Tensor(labels)).item()
             twice = self.loss(Tensor(np.concatenate([out, out])),
                               Tensor(np.concatenate([labels, labels]))).item()
@@ -441,7 +441,7 @@ class CD(Algorithm):
         return self._measures(rbm, v0)
 
     def _measures(self, rbm: Any, v0: Tensor) -> dict[str, float]:
-        with lm.no_grad():
+        with no_grad():
             return {"recon_error": rbm.reconstruction_error(v0.array),
                     "pseudo_ll": rbm.pseudo_log_likelihood(v0.array)}
 

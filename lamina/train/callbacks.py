@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-import lamina as lm
+from lamina.io.checkpoint import atomic_write
+from lamina.io.checkpoint import save as save_checkpoint
 from lamina.optim.clip import clip_grad_norm_, clip_grad_value_
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ class CSVLogger(Callback):
         writer = csv.DictWriter(buf, fieldnames=keys)
         writer.writeheader()
         writer.writerows(history)
-        lm.io.checkpoint.atomic_write(self.path, buf.getvalue().encode())
+        atomic_write(self.path, buf.getvalue().encode())
 
     def on_fit_start(self, trainer: Trainer) -> None:
         if trainer.history:
@@ -166,7 +167,7 @@ class PlotCurves(Callback):
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=100)
-        lm.io.checkpoint.atomic_write(self.path, buf.getvalue())
+        atomic_write(self.path, buf.getvalue())
 
 
 def monitored(logs: dict[str, float], metric: str, who: str) -> float:
@@ -205,7 +206,7 @@ class Checkpoint(Callback):
             if not np.isfinite(p.array).all():  # never replace a good file with a broken one
                 raise NonFiniteError(f"Checkpoint: the weight {name} is not finite; kept "
                                      f"{trainer.last_checkpoint or 'no checkpoint'} as it was")
-        lm.io.save(path, trainer.model, trainer.optimizer, extra=trainer.state_dict())
+        save_checkpoint(path, trainer.model, trainer.optimizer, extra=trainer.state_dict())
         trainer.last_checkpoint = path
 
     def on_batch_end(self, trainer: Trainer, logs: dict[str, float]) -> None:

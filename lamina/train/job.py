@@ -1,35 +1,33 @@
-"""Building and running a validated job: data loaders (with the validation hold-out), the
-model, optimizer, callbacks and trainer, the run directory, and the run itself.
+"""Building a validated job: data loaders (with the validation hold-out), the model,
+optimizer, callbacks and trainer, and the run directory.
 
-Jobs are read and validated by `lamina.train.jobfile`.
+Jobs are read and validated by `lamina.train.jobfile`, and run (here or on the parameter
+server) by `lamina.jobs`, which sits above both training and distribution.
 """
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import dataclasses
-import signal
-import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-import lamina as lm
 import lamina.optim as optim
 from lamina.data import DataLoader, Subset, load_dataset, random_split
 from lamina.data.dataset import part_sizes
 from lamina.errors import DataError
+from lamina.nn.container import Sequential
 from lamina.nn.layer import Layer
+from lamina.nn.normalization import Standardize
+from lamina.nn.registry import from_config
 from lamina.optim import lr_scheduler
+from lamina.random import manual_seed
 from lamina.schema import ConfigError
 from lamina.train import callbacks as cb
 from lamina.train import tensorboard
 from lamina.train.algorithms import Algorithm, algorithm_from_config
-from lamina.train.jobfile import LOADER_KEYS, layer_config_path, read_yaml
+from lamina.train.jobfile import LOADER_KEYS, layer_config_path
 from lamina.train.trainer import Trainer
 
 ADAPT_BATCH = 4096  # samples per batch when a Standardize layer measures the training split
@@ -93,8 +91,8 @@ def build_model(config: dict[str, Any], data: Data | None = None) -> Layer:
     `Standardize` layer that reads the model's input measures its statistics on the
     training split (every process builds the same split, so every worker gets the same);
     without, it waits for a checkpoint to load them."""
-    lm.manual_seed(config["trainer"]["seed"])  # the initial weights depend on the seed only
-    model = lm.nn.from_config(config["model"], "model")
+    manual_seed(config["trainer"]["seed"])  # the initial weights depend on the seed only
+    model = from_config(config["model"], "model")
     if data is not None:
         adapt_inputs(model, data.train.dataset, config["model"])
     return model
@@ -105,10 +103,10 @@ def adapt_inputs(model: Layer, dataset: Any, model_config: Any = None) -> None:
     Sequentials) to `dataset`. Any other one needs its statistics in its config: a job
     has no input to measure for it (named by its place in `model_config`)."""
     first = model
-    while isinstance(first, lm.nn.Sequential) and len(first):
+    while isinstance(first, Sequential) and len(first):
         first = first[0]
     for path, layer in model.named_layers():
-        if not isinstance(layer, lm.nn.Standardize) or layer.ready:
+        if not isinstance(layer, Standardize) or layer.ready:
             continue
         if layer is not first:
             where = (layer_config_path(model_config, path.split("."))
@@ -193,106 +191,3 @@ def build(config: dict[str, Any], resume: bool = False, directory: Path | None =
     trainer = Trainer(model, optimizer, config["loss"], algorithm, tcfg["metrics"], callbacks,
                       compile=tcfg["compile"])
     return Run(config, model, optimizer, algorithm, data, trainer, directory)
-
-
-def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, float]]:
-    """Run a validated job: write the resolved config, train, evaluate on the test split."""
-    run = build(config, resume)
-    cluster = None
-    if config["distributed"]:
-        cluster = _distribute(run, config)
-    run.directory.mkdir(parents=True, exist_ok=True)
-    if resume:
-        run.trainer.resume(run.directory / "checkpoints" / "last.safetensors")
-    _write_config(run.directory, config, resume)
-    try:
-        with _stop_on_ctrl_c(run.trainer):
-            run.trainer.fit(run.data.train, config["trainer"]["epochs"], run.data.val)
-        if run.trainer.stopped_now:
-            raise KeyboardInterrupt
-        return run, run.trainer.evaluate(run.data.test)
-    except Exception as e:  # a crash (disk full, a bug in a callback) loses nothing either
-        if run.trainer.last_checkpoint and not isinstance(e, cb.NonFiniteError):  # (it names it)
-            e.add_note(_resume_note(run, config))
-        raise
-    except KeyboardInterrupt as e:  # the CLI prints the note instead of a traceback
-        e.add_note(_resume_note(run, config) if run.trainer.last_checkpoint
-                   else "no checkpoint had been written yet")
-        raise
-    finally:
-        if cluster is not None:
-            cluster.shutdown()
-
-
-def _resume_note(run: Run, config: dict[str, Any]) -> str:
-    name = run.directory.name
-    how = "--resume" + (f" --set name={name}" if name != config["name"] else "")
-    return f"the last checkpoint written is {run.trainer.last_checkpoint}; continue with {how}"
-
-
-def _write_config(directory: Path, config: dict[str, Any], resume: bool) -> None:
-    """Write the resolved job to config.yaml. A resumed run whose job changed (more epochs,
-    another learning rate) keeps the file its earlier epochs were trained by as
-    config.<n>.yaml, and says on stderr what changed."""
-    import yaml
-
-    path = directory / "config.yaml"
-    if resume and path.exists():
-        changes = _changes(read_yaml(path.read_text(encoding="utf-8")), config)
-        if changes:
-            n = 1
-            while (directory / f"config.{n}.yaml").exists():
-                n += 1
-            path.replace(directory / f"config.{n}.yaml")
-            print(f"lamina: resuming with a changed job (config.{n}.yaml keeps the earlier "
-                  f"one): {'; '.join(changes)}", file=sys.stderr)
-    lm.io.checkpoint.atomic_write(path, yaml.safe_dump(copy.deepcopy(config),
-                                                       sort_keys=False).encode())
-
-
-def _changes(before: Any, after: Any, path: str = "") -> list[str]:
-    """`key.path: old -> new` for every value that differs (the run's name aside: a
-    numbered run directory is resumed with --set name=<name>-2)."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        keys = [k for k in dict.fromkeys([*before, *after]) if (path, k) != ("", "name")]
-        return [c for k in keys for c in _changes(before.get(k), after.get(k),
-                                                  f"{path}.{k}" if path else str(k))]
-    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        return [c for i, (b, a) in enumerate(zip(before, after))
-                for c in _changes(b, a, f"{path}[{i}]")]
-    return [] if before == after else [f"{path}: {before!r} -> {after!r}"]
-
-
-@contextlib.contextmanager
-def _stop_on_ctrl_c(trainer: Trainer) -> Iterator[None]:
-    """The first Ctrl-C stops training after the current batch, with a checkpoint of its
-    place in the epoch; a second one interrupts at once. A KeyboardInterrupt raised
-    straight from the signal could land in a weakref callback during garbage collection,
-    where Python prints and swallows it, and training would go on."""
-    if threading.current_thread() is not threading.main_thread():  # signals are main-only
-        yield
-        return
-
-    def first(signum: int, frame: Any) -> None:
-        trainer.stop("interrupted", now=True)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    previous = signal.signal(signal.SIGINT, first)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _distribute(run: Run, config: dict[str, Any]) -> Any:
-    """Start servers and workers, and drive them from a DistributedTrainer."""
-    from lamina.distributed import Cluster, DistributedTrainer, init
-
-    d = config["distributed"]
-    init(address=d["address"])
-    cluster = Cluster(config, run.model, str(run.directory / "checkpoints" / "servers"))
-    old = run.trainer
-    run.trainer = DistributedTrainer(cluster, run.model, config["loss"], run.algorithm,
-                                     config["trainer"]["metrics"], old.callbacks,
-                                     schedule=run.optimizer if config["scheduler"] else None)
-    return cluster

@@ -20,11 +20,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-import lamina as lm
 import lamina.optim as optim
 from lamina.data import dataset_names
 from lamina.data.builtin import _LOADERS
-from lamina.nn.layer import Layer
+from lamina.nn.layer import Layer, Parameter
+from lamina.nn.registry import from_config
 from lamina.optim import lr_scheduler
 from lamina.schema import ConfigError, check_args
 from lamina.train import callbacks as cb
@@ -246,7 +246,7 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     check_args(_LOADERS[name], dataset_options, "data")
     out["data"].update(dataset_options)
     out["model"] = _section(config, "model")
-    model = lm.nn.from_config(out["model"], "model")  # every layer error names its path
+    model = from_config(out["model"], "model")  # every layer error names its path
     out["loss"] = _validate_loss(config.get("loss", "cross_entropy"))
     out["optimizer"], opt = _validate_optimizer(_section(config, "optimizer"), model)
     out["scheduler"] = _validate_scheduler(config.get("scheduler"), opt)
@@ -326,7 +326,7 @@ def _validate_optimizer(section: Any, model: Layer) -> tuple[dict[str, Any], Any
     groups = args.pop("groups", None)
     check_args(optim.OPTIMIZERS[name], args, "optimizer", skip=("params",))
     out = {"type": name, **args}
-    probe = lm.nn.Parameter(np.zeros(1, np.float32))
+    probe = Parameter(np.zeros(1, np.float32))
     opt = _builds("optimizer", lambda: optim.from_config(out, [probe]))
     if groups is None:
         return out, opt

@@ -8,9 +8,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import lamina as lm
 from lamina import runtime
+from lamina.autograd.grad_mode import no_grad
+from lamina.io.checkpoint import load as load_checkpoint
 from lamina.nn.layer import Layer
+from lamina.random import get_rng_state, set_rng_state
 from lamina.train.algorithms import Algorithm, algorithm_class
 from lamina.train.callbacks import Callback
 from lamina.train.updater import LocalUpdater
@@ -151,7 +153,7 @@ class Trainer:
         self.model.eval()
         totals: dict[str, float] = {}
         seen = 0
-        with lm.no_grad():
+        with no_grad():
             for batch in loader:
                 n = len(batch[0])
                 for k, v in self.algorithm.test_one_batch(self.model, batch).items():
@@ -166,7 +168,7 @@ class Trainer:
         partial = {"batch": self.batch_in_epoch, "totals": self._totals, "seen": self._seen}
         return {"epoch": self.epoch, "iteration": self.iteration, "history": self.history,
                 "partial_epoch": partial if self.batch_in_epoch else None,
-                "rng": lm.get_rng_state(), "algorithm": self.algorithm.state_dict(),
+                "rng": get_rng_state(), "algorithm": self.algorithm.state_dict(),
                 "callbacks": [cb.state_dict() for cb in self.callbacks]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -176,13 +178,13 @@ class Trainer:
         partial = state.get("partial_epoch") or {"batch": 0, "totals": {}, "seen": 0}
         self.batch_in_epoch = int(partial["batch"])
         self._totals, self._seen = dict(partial["totals"]), int(partial["seen"])
-        lm.set_rng_state(state["rng"])
+        set_rng_state(state["rng"])
         self.algorithm.load_state_dict(state.get("algorithm", {}))
         for cb, cb_state in zip(self.callbacks, state.get("callbacks", [])):
             cb.load_state_dict(cb_state)
 
     def resume(self, path: str | os.PathLike) -> None:
         """Restore model, optimizer and trainer state from a checkpoint written by Checkpoint."""
-        info = lm.io.load(path, self.model, self.optimizer)
+        info = load_checkpoint(path, self.model, self.optimizer)
         self.load_state_dict(info["extra"])
         self.last_checkpoint = Path(path)

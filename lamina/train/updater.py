@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import lamina as lm
+from lamina.autograd.engine import backward_stream
+from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer, Parameter
 
 
@@ -50,14 +51,14 @@ class LocalUpdater:
         self.optimizer.zero_grad()
 
 
-def push_gradients(loss: lm.Tensor, model: Layer, updater: Any) -> None:
+def push_gradients(loss: Tensor, model: Layer, updater: Any) -> None:
     """Backward from `loss`, pushing each parameter's gradient as soon as it is final.
 
     The stream lets a remote updater send early layers' gradients while backward is still
     computing the rest.
     """
     names = {id(p): n for n, p in model.named_parameters()}
-    for leaf in lm.backward_stream(loss):
+    for leaf in backward_stream(loss):
         name = names.get(id(leaf))
         if name is not None:
             updater.push(name, leaf.grad.array)

@@ -1,5 +1,5 @@
-"""Gradient clipping with PyTorch's signatures and return types; the work is done by
-`lamina.optim.clip`, which the Trainer calls with plain floats."""
+"""Gradient clipping with PyTorch's signatures and return types; the work is done on
+arrays by `clip_arrays`, which the Trainer calls with plain floats."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
-from lamina.optim import clip
+from lamina.nn.utils import clip_arrays as clip
 
 
 def clip_grad_norm_(parameters: Iterable[Any] | Tensor, max_norm: float,

@@ -1,0 +1,52 @@
+"""Gradient clipping on arrays, in place on parameters' `.grad`, returning plain floats (the
+Trainer's and the parameter server's; `clip_grad` wraps them in PyTorch's return types)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+
+def _grads(params: Iterable[Any]) -> list[Any]:
+    if hasattr(params, "grad"):
+        params = [params]
+    return [p.grad.array for p in params if p.grad is not None]
+
+
+def clip_grad_norm_(params: Iterable[Any], max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False) -> float:
+    """Scale all gradients together so their joint norm is at most `max_norm`.
+
+    Args:
+        params: tensors whose `.grad` to clip (those without a gradient are skipped).
+        max_norm: the largest allowed norm.
+        norm_type: p of the p-norm; float('inf') for the max norm.
+        error_if_nonfinite: raise when the total norm is NaN or infinite.
+
+    Returns:
+        The total norm before clipping.
+    """
+    grads = _grads(params)
+    if not grads:
+        return 0.0
+    if math.isinf(norm_type):
+        total = max(float(np.abs(g).max()) for g in grads)
+    else:
+        total = float(sum(float((np.abs(g) ** norm_type).sum()) for g in grads)
+                      ** (1.0 / norm_type))
+    if error_if_nonfinite and not math.isfinite(total):
+        raise RuntimeError(f"clip_grad_norm_: the total gradient norm is {total}")
+    coef = max_norm / (total + 1e-6)  # PyTorch's epsilon, so a zero gradient stays zero
+    if coef < 1:
+        for g in grads:
+            g *= g.dtype.type(coef)
+    return total
+
+
+def clip_grad_value_(params: Iterable[Any], clip_value: float) -> None:
+    """Clamp every gradient element to [-clip_value, clip_value]."""
+    for g in _grads(params):
+        np.clip(g, -clip_value, clip_value, out=g)
