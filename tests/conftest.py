@@ -1,11 +1,17 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import lamina as lm
+
+# The shared case tables (layer_cases, op_cases, plan_cases, torch_lines) live here, beside
+# the test folders that mirror the package: importable from any of them.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # Ray reads these when first imported, which test modules do at collection: set them
 # first, as lamina.distributed.init does, so every test cluster listens on loopback only.

@@ -1,7 +1,7 @@
 """The op case table: one entry per (function, shape) with a NumPy reference.
 
 Adding an op is adding entries here (the losses' in op_cases_losses.py);
-tests/test_functions.py and tests/test_torch_crosscheck.py cross every entry with their
+tests/functions/test_functions.py and tests/functions/test_torch_crosscheck.py cross every entry with their
 generic checks.
 """
 

@@ -1,6 +1,6 @@
 """Op cases for the ops behind PyTorch's tensor methods (elementwise, reductions,
 indexing, shape, products): each with an independent NumPy reference, so the generic
-checks of tests/test_functions.py (float64 central differences, dtypes, no_grad, freed
+checks of tests/functions/test_functions.py (float64 central differences, dtypes, no_grad, freed
 arrays, strided inputs) cover them too."""
 
 from __future__ import annotations

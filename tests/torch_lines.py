@@ -1,5 +1,5 @@
 """The conformance table: one line of PyTorch code per entry, run as written with `torch`
-bound to PyTorch and then to lamina (tests/test_torch_conformance.py).
+bound to PyTorch and then to lamina (tests/autograd/test_torch_conformance.py).
 
 Names the lines may use (the same values in both libraries; float ones require grad):
 x, y (3, 4); z (2, 3, 4); v (4,); u (3,); m (4, 5); bm (2, 4, 5); bn (2, 5, 3);

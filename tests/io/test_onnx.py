@@ -17,7 +17,7 @@ ort = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 yaml = pytest.importorskip("yaml")
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _batch(make, n, time_major=False):
