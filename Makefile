@@ -3,7 +3,7 @@ docs:
 	@echo "docs site: site/index.html (mkdocs serve to browse it live)"
 
 test:
-	pip install -e '.[test]' && pytest
+	pip install -e '.[test]' && pytest -m 'slow or not slow'
 
 lint:
 	ruff check lamina tests benchmarks examples
