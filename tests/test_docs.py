@@ -89,3 +89,10 @@ def test_a_page_s_shell_blocks_name_real_commands_and_files(page) -> None:
                 for word in words[1:]:
                     if re.match(r"^(examples|benchmarks)/\S+\.(py|yaml)$", word):
                         assert (ROOT / word).exists(), f"{page.name}: {word} does not exist"
+
+
+def test_ci_runs_the_readme_s_test_command() -> None:
+    commands = [b.strip() for b in _blocks(ROOT / "README.md", "bash")
+                if b.strip().startswith("pip install -e '.[test]'")]
+    assert len(commands) == 1
+    assert commands[0] in (ROOT / ".ci" / "run").read_text().splitlines()
