@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "lamina"
 RANKS = {
     **dict.fromkeys(["autograd", "dtypes", "config", "random", "errors", "backend",
                      "parallel", "allocator", "runtime", "creation", "return_types",
-                     "schema", "version"], 0),
+                     "schema", "version", "registry"], 0),
     **dict.fromkeys(["functions", "tensor_functions"], 1),
     **dict.fromkeys(["nn", "io"], 2),
     **dict.fromkeys(["optim", "data", "amp", "cuda", "accelerator", "backends"], 3),
@@ -71,3 +71,30 @@ def test_every_subpackage_has_a_layer() -> None:
 def test_imports_run_one_way() -> None:
     arrows = _arrows()
     assert {(a, b) for a, b, _ in arrows} == KNOWN, sorted(arrows)
+
+
+def test_every_kind_of_named_thing_lives_in_one_kind_of_registry() -> None:
+    """Layers, optimizers, schedules, losses, metrics, algorithms, datasets and exporters:
+    each a lamina.registry.Registry, so each refuses a taken name and suggests the closest
+    one the same way."""
+    import pytest
+
+    from lamina.data.builtin import _LOADERS
+    from lamina.io.onnx_export import _EXPORTERS
+    from lamina.nn.registry import _REGISTRY
+    from lamina.optim import OPTIMIZERS, lr_scheduler
+    from lamina.registry import Registry
+    from lamina.schema import ConfigError
+    from lamina.train.algorithms import _ALGORITHMS
+    from lamina.train.losses import LOSSES, METRICS
+
+    registries = [_REGISTRY, OPTIMIZERS, lr_scheduler.SCHEDULES, LOSSES, METRICS, _ALGORITHMS,
+                  _LOADERS, _EXPORTERS]
+    assert all(isinstance(r, Registry) and len(r) for r in registries)
+    for registry in registries:
+        first = registry.names()[0]
+        with pytest.raises(ConfigError, match=rf"unknown {registry.kind} '{first}x' \(did you "
+                           rf"mean '{first}'\?\)"):
+            registry.lookup(first + "x")
+        with pytest.raises(ValueError, match="is already registered"):
+            registry.add(first, object())

@@ -20,14 +20,15 @@ import numpy as np
 
 from lamina.data.dataset import ArrayDataset
 from lamina.errors import DataError
+from lamina.registry import Registry
 
-_LOADERS: dict[str, Callable[..., tuple[dict[str, ArrayDataset], dict[str, Any]]]] = {}
+_LOADERS = Registry("dataset")  # name -> fn(**options) -> (splits, info)
 
 
 def register_dataset(name: str) -> Callable:
     """Register a loader `fn(**options) -> (splits, info)` under a name for job configs."""
     def decorate(fn: Callable) -> Callable:
-        _LOADERS[name] = fn
+        _LOADERS.add(name, fn)
         return fn
 
     return decorate
@@ -35,14 +36,12 @@ def register_dataset(name: str) -> Callable:
 
 def dataset_names() -> list[str]:
     """The names of the registered datasets, sorted."""
-    return sorted(_LOADERS)
+    return _LOADERS.names()
 
 
 def load_dataset(name: str, **options: Any) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
     """Load a built-in dataset by name; options are the loader's keyword arguments."""
-    if name not in _LOADERS:
-        raise ValueError(f"unknown dataset {name!r}; one of {dataset_names()}")
-    return _LOADERS[name](**options)
+    return _LOADERS.lookup(name)(**options)
 
 
 def cache_dir() -> Path:

@@ -20,9 +20,10 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
 from lamina.nn.registry import registered_name
+from lamina.registry import Registry
 
 Exporter = Callable[["Context", Layer, str, str], list[str]]
-_EXPORTERS: dict[str, Exporter] = {}
+_EXPORTERS = Registry("ONNX exporter")  # layer type -> fn(ctx, layer, path, x)
 
 
 class ExportError(ValueError):
@@ -32,7 +33,7 @@ class ExportError(ValueError):
 def register_onnx_exporter(layer_type: str) -> Callable[[Exporter], Exporter]:
     """Register `fn(ctx, layer, path, input_name) -> [output names]` for a layer type."""
     def decorate(fn: Exporter) -> Exporter:
-        _EXPORTERS[layer_type] = fn
+        _EXPORTERS.add(layer_type, fn)
         return fn
 
     return decorate

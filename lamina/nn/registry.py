@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from lamina.nn.layer import Layer
+from lamina.registry import Registry
 from lamina.schema import ConfigError, check_args
 
-_REGISTRY: dict[str, type[Layer]] = {}
+_REGISTRY = Registry("layer type")
 
 
 def register_layer(name: str | type[Layer]) -> Any:
@@ -39,10 +39,7 @@ def _register(name: str) -> Callable[[type[Layer]], type[Layer]]:
     def decorate(cls: type[Layer]) -> type[Layer]:
         if not (isinstance(cls, type) and issubclass(cls, Layer)):
             raise TypeError(f"register_layer({name!r}): {cls!r} is not a Layer subclass")
-        existing = _REGISTRY.get(name)
-        if existing is not None and existing is not cls:
-            raise ValueError(f"register_layer: {name!r} is already registered to {existing}")
-        _REGISTRY[name] = cls
+        _REGISTRY.add(name, cls)
         return cls
 
     return decorate
@@ -58,7 +55,7 @@ def registered_name(cls: type[Layer]) -> str:
 
 def layer_types() -> list[str]:
     """Every registered type name, sorted."""
-    return sorted(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def from_config(config: Any, path: str = "model") -> Layer:
@@ -76,12 +73,7 @@ def from_config(config: Any, path: str = "model") -> Layer:
     if "type" not in config:
         raise ConfigError(f"{path}: missing 'type'; one of {layer_types()}")
     name = config["type"]
-    cls = _REGISTRY.get(name) if isinstance(name, str) else None
-    if cls is None:
-        close = difflib.get_close_matches(str(name), _REGISTRY, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"{path}.type: unknown layer type {name!r}{hint}; "
-                          f"one of {layer_types()}")
+    cls = _REGISTRY.lookup(name, f"{path}.type")
     args = {k: v for k, v in config.items() if k != "type"}
     build = getattr(cls, "from_config_args", None)
     if build is not None:

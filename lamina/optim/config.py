@@ -15,10 +15,12 @@ from lamina.optim.optimizer import Optimizer
 from lamina.optim.rmsprop import RMSprop
 from lamina.optim.rprop import Rprop
 from lamina.optim.sgd import SGD
+from lamina.registry import Registry
 
 # The optimizers a job file can name: those that step without a closure (LBFGS needs one)
-OPTIMIZERS = {cls.__name__: cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta,
-                                            Adamax, NAdam, RAdam, ASGD, Rprop)}
+OPTIMIZERS = Registry("optimizer")
+for _cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop):
+    OPTIMIZERS.add(_cls.__name__, _cls)
 
 
 def from_config(config: Mapping[str, Any], params: Iterable[Any],
@@ -42,8 +44,7 @@ def from_config(config: Mapping[str, Any], params: Iterable[Any],
     """
     options = dict(config)
     name = options.pop("type", None)
-    if name not in OPTIMIZERS:
-        raise ValueError(f"optimizer: unknown type {name!r}; one of {sorted(OPTIMIZERS)}")
+    cls = OPTIMIZERS.lookup(name, "optimizer.type")
     groups = options.pop("groups", None)
     params = list(params)
     named = bool(params) and all(isinstance(item, tuple) and len(item) == 2
@@ -55,7 +56,7 @@ def from_config(config: Mapping[str, Any], params: Iterable[Any],
         params = _grouped(params, groups, strict)
     elif named:
         params = [p for _, p in params]
-    return OPTIMIZERS[name](params, **options)
+    return cls(params, **options)
 
 
 def _grouped(named: list[Any], groups: list[Mapping[str, Any]], strict: bool

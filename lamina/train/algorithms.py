@@ -15,10 +15,11 @@ from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
 from lamina.parallel import bounds
+from lamina.registry import Registry
 from lamina.train.losses import get_loss, get_metric
 from lamina.train.updater import push_gradients
 
-_ALGORITHMS: dict[str, type[Algorithm]] = {}
+_ALGORITHMS = Registry("algorithm")
 
 
 def register_algorithm(name: str) -> Callable[[type[Algorithm]], type[Algorithm]]:
@@ -34,7 +35,7 @@ def register_algorithm(name: str) -> Callable[[type[Algorithm]], type[Algorithm]
     def decorate(cls: type[Algorithm]) -> type[Algorithm]:
         if not (isinstance(cls, type) and issubclass(cls, Algorithm)):
             raise TypeError(f"register_algorithm({name!r}): {cls!r} is not an Algorithm")
-        _ALGORITHMS[name] = cls
+        _ALGORITHMS.add(name, cls)
         return cls
 
     return decorate
@@ -42,9 +43,7 @@ def register_algorithm(name: str) -> Callable[[type[Algorithm]], type[Algorithm]
 
 def algorithm_class(name: str) -> type[Algorithm]:
     """The Algorithm class registered under `name`."""
-    if name not in _ALGORITHMS:
-        raise ValueError(f"unknown algorithm {name!r}; one of {sorted(_ALGORITHMS)}")
-    return _ALGORITHMS[name]
+    return _ALGORITHMS.lookup(name)
 
 
 def algorithm_from_config(section: Mapping[str, Any]) -> Algorithm:
@@ -55,7 +54,7 @@ def algorithm_from_config(section: Mapping[str, Any]) -> Algorithm:
 
 def algorithm_names() -> list[str]:
     """The registered algorithm names, sorted."""
-    return sorted(_ALGORITHMS)
+    return _ALGORITHMS.names()
 
 
 class Algorithm:

@@ -173,7 +173,7 @@ def build(config: dict[str, Any], resume: bool = False, directory: Path | None =
     if config["scheduler"] is not None:
         s = dict(config["scheduler"])
         name, interval, monitor = s.pop("type"), s.pop("interval"), s.pop("monitor")
-        callbacks.append(cb.LRSchedule(getattr(lr_scheduler, name)(optimizer, **s), interval,
+        callbacks.append(cb.LRSchedule(lr_scheduler.SCHEDULES[name](optimizer, **s), interval,
                                        monitor))
     if tcfg["early_stopping"] is not None:
         callbacks.append(cb.EarlyStopping(**tcfg["early_stopping"]))

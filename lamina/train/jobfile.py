@@ -38,8 +38,7 @@ from lamina.train.losses import LOSSES, METRICS, check_loss_args
 
 SECTIONS = ("name", "data", "model", "loss", "optimizer", "scheduler", "algorithm", "trainer",
             "distributed")
-# Every schedule whose arguments a job file can write (LambdaLR's function it cannot)
-SCHEDULERS = (*lr_scheduler.CHAINABLE, "SequentialLR", "ReduceLROnPlateau")
+SCHEDULERS = lr_scheduler.SCHEDULES
 
 
 @dataclasses.dataclass
@@ -393,10 +392,10 @@ def _validate_scheduler(section: Any, optimizer: optim.Optimizer) -> dict[str, A
     monitor = args.pop("monitor", "val_loss")
     if interval not in ("epoch", "iteration"):
         raise ConfigError(f"scheduler.interval: expected 'epoch' or 'iteration', got {interval!r}")
-    check_args(getattr(lr_scheduler, name), args, "scheduler", skip=("optimizer",))
+    check_args(lr_scheduler.SCHEDULES[name], args, "scheduler", skip=("optimizer",))
     if name == "SequentialLR":
         _check_chained(args.get("schedulers"))
-    _builds("scheduler", lambda: getattr(lr_scheduler, name)(optimizer, **args))
+    _builds("scheduler", lambda: lr_scheduler.SCHEDULES[name](optimizer, **args))
     return {"type": name, "interval": interval, "monitor": monitor, **args}
 
 
@@ -409,7 +408,7 @@ def _check_chained(schedulers: Any) -> None:
         path = f"scheduler.schedulers[{i}]"
         name, args = _named(child, path, lr_scheduler.CHAINABLE,
                             kind="schedule in a SequentialLR")
-        check_args(getattr(lr_scheduler, name), args, path, skip=("optimizer",))
+        check_args(lr_scheduler.SCHEDULES[name], args, path, skip=("optimizer",))
 
 
 def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:

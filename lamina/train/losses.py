@@ -11,6 +11,7 @@ import numpy as np
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.registry import Registry
 
 
 def sequence_cross_entropy(scores: Tensor, labels: Any) -> Tensor:
@@ -24,13 +25,10 @@ def sequence_cross_entropy(scores: Tensor, labels: Any) -> Tensor:
                            F.reshape(labels, (-1,)))
 
 
-LOSSES: dict[str, Callable[[Tensor, Any], Tensor]] = {
-    "cross_entropy": F.cross_entropy,
-    "sequence_cross_entropy": sequence_cross_entropy,
-    "mse_loss": F.mse_loss,
-    "binary_cross_entropy_with_logits": F.binary_cross_entropy_with_logits,
-    "nll_loss": F.nll_loss,
-}
+LOSSES = Registry("loss")  # the losses a job names
+for _fn in (F.cross_entropy, sequence_cross_entropy, F.mse_loss,
+            F.binary_cross_entropy_with_logits, F.nll_loss):
+    LOSSES.add(_fn.__name__, _fn)
 
 
 def accuracy(output: Tensor, target: Tensor) -> float:
@@ -39,7 +37,8 @@ def accuracy(output: Tensor, target: Tensor) -> float:
     return float((pred == target.array.reshape(-1)).mean())
 
 
-METRICS: dict[str, Callable[[Tensor, Tensor], float]] = {"accuracy": accuracy}
+METRICS = Registry("metric")
+METRICS.add("accuracy", accuracy)
 
 
 def get_loss(loss: str | Mapping[str, Any] | Callable[[Tensor, Any], Tensor]
@@ -53,8 +52,7 @@ def get_loss(loss: str | Mapping[str, Any] | Callable[[Tensor, Any], Tensor]
     if isinstance(loss, Mapping):
         args = {k: v for k, v in loss.items() if k != "type"}
         loss = loss.get("type")
-    if loss not in LOSSES:
-        raise ValueError(f"unknown loss {loss!r}; one of {sorted(LOSSES)}")
+    LOSSES.lookup(loss)  # an unknown name: the error says which are known
     check_loss_args(args)
     fn = functools.partial(LOSSES[loss], **args) if args else LOSSES[loss]
 
@@ -95,15 +93,9 @@ def _check_class_weights(weight: Any) -> None:
 
 
 def get_metric(name: str) -> Callable[[Tensor, Tensor], float]:
-    if name not in METRICS:
-        raise ValueError(f"unknown metric {name!r}; one of {sorted(METRICS)}")
-    return METRICS[name]
+    return METRICS.lookup(name)
 
 
 def register_metric(name: str) -> Callable:
     """Register `fn(output, target) -> float` as a metric usable by name."""
-    def decorate(fn: Callable[[Tensor, Tensor], float]) -> Callable[[Tensor, Tensor], float]:
-        METRICS[name] = fn
-        return fn
-
-    return decorate
+    return METRICS.register(name)

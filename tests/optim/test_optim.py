@@ -186,7 +186,8 @@ def test_from_config_puts_each_parameter_in_the_first_group_that_matches_it() ->
     assert len(lenient.param_groups) == 1  # a server's shard may lack a group's parameters
     with pytest.raises(TypeError, match="needs named parameters"):
         optim.from_config(config, model.parameters())
-    with pytest.raises(ValueError, match=r"unknown type 'Adamm'; one of \['ASGD', 'Adadelta'"):
+    with pytest.raises(ValueError, match=r"^optimizer\.type: unknown optimizer 'Adamm' \(did you mean "
+                       r"'Adam'\?\); one of \['ASGD', 'Adadelta'"):
         optim.from_config({"type": "Adamm"}, model.parameters())
 
 

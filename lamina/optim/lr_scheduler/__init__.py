@@ -29,8 +29,13 @@ from lamina.optim.lr_scheduler.factors import (
     MultiplicativeLR,
     PolynomialLR,
 )
+from lamina.registry import Registry
 
-# The schedules a job's SequentialLR can hold, by name.
+# Every schedule a job can name (LambdaLR's function it cannot write), and those a job's
+# SequentialLR can hold; `SCHEDULES.register()` adds your own.
+SCHEDULES = Registry("schedule")
+for _cls in (*chainable().values(), SequentialLR, ReduceLROnPlateau):
+    SCHEDULES.add(_cls.__name__, _cls)
 CHAINABLE = tuple(chainable())
 
 __all__ = [
@@ -50,6 +55,7 @@ __all__ = [
     "OneCycleLR",
     "PolynomialLR",
     "ReduceLROnPlateau",
+    "SCHEDULES",
     "SequentialLR",
     "StepLR",
 ]
