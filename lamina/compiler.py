@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from lamina import config
+from lamina import state
 from lamina.nn.layer import Layer
 
 _PRECISION = {"value": "highest"}
@@ -37,7 +37,7 @@ class CompiledModule(Layer):
 
     def forward(self, *args: Any) -> Any:
         """The module's output: planned where no graph is recorded, eager otherwise."""
-        if config.grad_enabled or self._eager or len(args) != 1:
+        if state.grad_enabled or self._eager or len(args) != 1:
             return self.module(*args)
         if self._plan is None:
             from lamina.plan import TraceError, compile

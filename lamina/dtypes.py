@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import config
+from lamina import state
 
 float16 = half = np.dtype(np.float16)
 float32 = float = np.dtype(np.float32)  # noqa: A001 - PyTorch's alias
@@ -106,7 +106,7 @@ def get_default_dtype() -> np.dtype:
         >>> lm.get_default_dtype()
         dtype('float32')
     """
-    return config.default_dtype
+    return state.default_dtype
 
 
 def set_default_dtype(d: Any) -> None:
@@ -120,7 +120,7 @@ def set_default_dtype(d: Any) -> None:
     if d is None or d.kind != "f":
         raise TypeError(f"set_default_dtype: only floating-point types are supported as the "
                         f"default type; got {d}")
-    config.default_dtype = d
+    state.default_dtype = d
 
 
 def resolve(d: Any) -> np.dtype | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import config
+from lamina import state as process
 
 
 class Generator:
@@ -69,7 +69,7 @@ class Generator:
         return self
 
 
-config.default_generator = default_generator = Generator().manual_seed(0)
+process.default_generator = default_generator = Generator().manual_seed(0)
 
 
 def manual_seed(seed: int) -> Generator:
@@ -83,7 +83,7 @@ def manual_seed(seed: int) -> Generator:
     """
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise TypeError(f"manual_seed: seed must be an int; got {seed!r}")
-    return config.default_generator.manual_seed(seed)
+    return process.default_generator.manual_seed(seed)
 
 
 def seed() -> int:
@@ -93,7 +93,7 @@ def seed() -> int:
         >>> isinstance(lm.seed(), int)
         True
     """
-    return config.default_generator.seed()
+    return process.default_generator.seed()
 
 
 def initial_seed() -> int:
@@ -103,7 +103,7 @@ def initial_seed() -> int:
         >>> _ = lm.manual_seed(7); lm.initial_seed()
         7
     """
-    return config.default_generator.initial_seed()
+    return process.default_generator.initial_seed()
 
 
 def get_rng_state() -> dict[str, Any]:
@@ -114,7 +114,7 @@ def get_rng_state() -> dict[str, Any]:
         >>> lm.set_rng_state(state); bool((lm.rand(2) == a).all())
         True
     """
-    return config.default_generator.get_state()
+    return process.default_generator.get_state()
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
@@ -125,9 +125,9 @@ def set_rng_state(state: dict[str, Any]) -> None:
         >>> lm.set_rng_state(state); bool((lm.rand(2) == a).all())
         True
     """
-    config.default_generator.set_state(state)
+    process.default_generator.set_state(state)
 
 
 def numpy_rng(generator: Generator | None = None) -> np.random.Generator:
     """The NumPy generator to draw from: `generator`'s, else the default one's."""
-    return (generator or config.default_generator).numpy
+    return (generator or process.default_generator).numpy

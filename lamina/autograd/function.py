@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import config, dtypes
+from lamina import dtypes, state
 from lamina.autograd.tensor import Tensor
 
 
@@ -104,7 +104,7 @@ class Function:
         if not all([isinstance(x, Tensor) for x in inputs]):
             xs = tuple(x if isinstance(x, Tensor) else Tensor(dtypes.as_array(x)) for x in inputs)
         needs = tuple([x._requires_grad for x in xs])
-        record = config.grad_enabled and True in needs
+        record = state.grad_enabled and True in needs
         self.needs_input_grad = needs if record else (False,) * len(xs)
         ys = self.forward(*[x.array for x in xs])
         # NumPy returns a scalar, not a 0-d array, from a reduction or a ufunc on 0-d arrays;
@@ -115,7 +115,7 @@ class Function:
             outs = tuple(Tensor(y) for y in ys) if isinstance(ys, tuple) else Tensor(ys)
         else:
             self.inputs = xs
-            self.seq = next(config.op_counter)
+            self.seq = next(state.op_counter)
             self.generation = gen = max([x.generation for x in xs])
             if isinstance(ys, tuple):
                 # The engine feeds zeros to outputs that received no gradient: keep shapes.
@@ -126,8 +126,8 @@ class Function:
                 outs = Tensor._from_op(ys, self, gen + 1, 0)
             if self.saved_tensors:
                 self._note_versions(xs, outs)
-        if config.tracer is not None:
-            config.tracer.record(self, xs, outs)
+        if state.tracer is not None:
+            state.tracer.record(self, xs, outs)
         return outs
 
     def _note_versions(self, xs: tuple[Tensor, ...], outs: Any) -> None:

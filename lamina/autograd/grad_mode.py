@@ -1,7 +1,7 @@
 """Grad mode: `no_grad`, `enable_grad`, `set_grad_enabled`, `inference_mode`.
 
 Each is a context manager and a decorator (`@lamina.no_grad()` or `@lamina.no_grad`), as
-in PyTorch. The flag itself lives in `lamina.config`.
+in PyTorch. The flag itself lives in `lamina.state`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from lamina import config
+from lamina import state
 
 
 class _GradMode:
@@ -25,11 +25,11 @@ class _GradMode:
         return super().__new__(cls)
 
     def __enter__(self) -> None:
-        self.previous = (config.grad_enabled, config.inference)
-        config.grad_enabled = self.mode
+        self.previous = (state.grad_enabled, state.inference)
+        state.grad_enabled = self.mode
 
     def __exit__(self, *exc: Any) -> None:
-        config.grad_enabled, config.inference = self.previous
+        state.grad_enabled, state.inference = self.previous
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
@@ -90,11 +90,11 @@ class set_grad_enabled(_GradMode):  # noqa: N801
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
-        self.previous = (config.grad_enabled, config.inference)
-        config.grad_enabled = self.mode  # takes effect at once when simply called
+        self.previous = (state.grad_enabled, state.inference)
+        state.grad_enabled = self.mode  # takes effect at once when simply called
 
     def __enter__(self) -> None:
-        config.grad_enabled = self.mode
+        state.grad_enabled = self.mode
 
     def _args(self) -> tuple[Any, ...]:
         return (self.mode,)
@@ -120,9 +120,9 @@ class inference_mode(_GradMode):  # noqa: N801
         self.enabled = bool(mode)
 
     def __enter__(self) -> None:
-        self.previous = (config.grad_enabled, config.inference)
+        self.previous = (state.grad_enabled, state.inference)
         if self.enabled:
-            config.grad_enabled, config.inference = False, True
+            state.grad_enabled, state.inference = False, True
 
     def _args(self) -> tuple[Any, ...]:
         return (self.enabled,)
@@ -136,7 +136,7 @@ def is_grad_enabled() -> bool:
         ...     print(lm.is_grad_enabled())
         False
     """
-    return config.grad_enabled
+    return state.grad_enabled
 
 
 def is_inference_mode_enabled() -> bool:
@@ -147,4 +147,4 @@ def is_inference_mode_enabled() -> bool:
         ...     print(lm.is_inference_mode_enabled())
         True
     """
-    return config.inference
+    return state.inference

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import config, dtypes
+from lamina import dtypes, state
 from lamina.autograd.tensor_autograd import AutogradMethods
 from lamina.autograd.tensor_compare import CompareMethods
 from lamina.autograd.tensor_convert import ConvertMethods
@@ -91,8 +91,8 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
         self._requires_grad = False
         if requires_grad:
             self.requires_grad = True
-        if config.tracer is not None:
-            config.tracer.created(self)
+        if state.tracer is not None:
+            state.tracer.created(self)
 
     @classmethod
     def _from_op(cls, data: Any, creator: Any, generation: int, index: int) -> Tensor:
@@ -370,7 +370,7 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
     # Comparisons give boolean tensors and no gradient. While a plan traces, each is an op,
     # so a mask made from the batch is made again from every batch, not frozen.
     def _compare(self, op: Any, other: Any) -> Tensor:
-        if config.tracer is None:
+        if state.tracer is None:
             a, b = _operands.compare_operands(self, other)
             return Tensor(op(a, b))
         return _operands.compare(op, self, other)

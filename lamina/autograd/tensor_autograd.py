@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lamina import config
+from lamina import state
 
 if TYPE_CHECKING:
     from lamina.autograd.tensor import Tensor
@@ -166,7 +166,7 @@ class AutogradMethods:
         that saved this memory for backward fails loudly rather than use the new values.
         When the result is part of the graph, this tensor takes over its place there.
         """
-        if config.grad_enabled and self.creator is None and self._requires_grad:
+        if state.grad_enabled and self.creator is None and self._requires_grad:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation; "
                 "wrap the update in `with lamina.no_grad():` or use the out-of-place form"
@@ -187,18 +187,18 @@ class AutogradMethods:
             self.array = self.array.copy()
         np.copyto(self.array, arr, casting="unsafe")
         self._counter()[0] += 1
-        if config.grad_enabled and result.creator is not None:
+        if state.grad_enabled and result.creator is not None:
             if self.creator is not None:
                 # ops that read this tensor before the write reach its old place in the
                 # graph: the engine finds it here, by the op numbers
                 extra = self._extras()
-                extra["past"] = [*extra.get("past", ()), (next(config.op_counter), self.creator,
+                extra["past"] = [*extra.get("past", ()), (next(state.op_counter), self.creator,
                                                           self.output_index)]
             self.creator = result.creator
             self.generation = result.generation
             self.output_index = result.output_index
             self._requires_grad = True
-        elif config.grad_enabled and self.creator is not None:
+        elif state.grad_enabled and self.creator is not None:
             # overwritten by constants: nothing of the old value reaches the result
             self.creator, self.generation, self._requires_grad = None, 0, False
         return self
@@ -209,7 +209,7 @@ class AutogradMethods:
         While grad mode records, the op reads a copy that stands in this tensor's place in
         the graph, so an array the op saves for backward is never the one written over.
         """
-        if not config.grad_enabled:
+        if not state.grad_enabled:
             return self._write(op(self))
         if self.creator is None and self._requires_grad:
             return self._write(self)  # raises: a leaf that requires grad

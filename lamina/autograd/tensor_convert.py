@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import config
+from lamina import state
 from lamina.backend import to_numpy
 
 
@@ -248,13 +248,13 @@ class ConvertMethods:
                 "Tensor.numpy: can't call numpy() on a tensor that requires grad; use "
                 "tensor.detach().numpy()"
             )
-        if config.tracer is not None:
-            config.tracer.converted(self, "numpy()")
+        if state.tracer is not None:
+            state.tracer.converted(self, "numpy()")
         return to_numpy(self.array)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if config.tracer is not None:
-            config.tracer.converted(self, "np.asarray()")
+        if state.tracer is not None:
+            state.tracer.converted(self, "np.asarray()")
         arr = to_numpy(self.array)
         return arr.astype(dtype) if dtype is not None else arr
 
@@ -265,8 +265,8 @@ class ConvertMethods:
             >>> lm.tensor([2.5]).item()
             2.5
         """
-        if config.tracer is not None:
-            config.tracer.converted(self, "item()")
+        if state.tracer is not None:
+            state.tracer.converted(self, "item()")
         if self.array.size != 1:
             raise RuntimeError(
                 f"item: a Tensor with {self.array.size} elements cannot be converted to a "
@@ -281,8 +281,8 @@ class ConvertMethods:
             >>> lm.tensor([[1, 2]]).tolist()
             [[1, 2]]
         """
-        if config.tracer is not None:
-            config.tracer.converted(self, "tolist()")
+        if state.tracer is not None:
+            state.tracer.converted(self, "tolist()")
         return to_numpy(self.array).tolist()
 
     def __float__(self) -> float:
@@ -297,8 +297,8 @@ class ConvertMethods:
         return int(self.item())
 
     def __bool__(self) -> bool:
-        if config.tracer is not None:
-            config.tracer.converted(self, "bool() (an `if` or `while` on a tensor)")
+        if state.tracer is not None:
+            state.tracer.converted(self, "bool() (an `if` or `while` on a tensor)")
         if self.array.size != 1:
             raise RuntimeError(
                 f"Boolean value of Tensor with {self.array.size} elements is ambiguous; use "

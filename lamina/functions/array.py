@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import config
+from lamina import state
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -122,10 +122,10 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     if not slots:
         return GetItem(_plain_key(key)).apply(x)
     indices = [parts[i] for i in slots]
-    if config.tracer is not None:
+    if state.tracer is not None:
         for index in indices:
             if index.dtype == bool:
-                config.tracer.shaped_by_data(index, "indexing with a boolean tensor")
+                state.tracer.shaped_by_data(index, "indexing with a boolean tensor")
     template = tuple(None if i in slots else k for i, k in enumerate(parts))
     return GetItem(template, slots, isinstance(key, tuple)).apply(x, *indices)
 

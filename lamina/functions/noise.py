@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import config
+from lamina import state
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 
@@ -22,7 +22,7 @@ class Dropout(Function):
     @staticmethod
     def draw(shape: tuple[int, ...]) -> Any:
         # In float32 whatever x's dtype, so one seed gives one mask in every precision.
-        return config.rng().random(shape, dtype="float32")
+        return state.rng().random(shape, dtype="float32")
 
     def forward(self, x: Any) -> Any:
         keep = (self.draw(x.shape) if self.draws is None else self.draws) >= self.p
@@ -57,7 +57,7 @@ class ChannelDropout(Dropout):
 
     @staticmethod
     def draw(shape: tuple[int, ...]) -> Any:
-        return config.rng().random(shape[:2], dtype="float32")
+        return state.rng().random(shape[:2], dtype="float32")
 
     def forward(self, x: Any) -> Any:
         keep = (self.draw(x.shape) if self.draws is None else self.draws) >= self.p

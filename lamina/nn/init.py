@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import config
+from lamina import state
 from lamina.autograd.tensor import Tensor
 
 
@@ -46,12 +46,12 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     """Fill with U(a, b)."""
-    return _fill(t, config.rng().uniform(a, b, t.shape))
+    return _fill(t, state.rng().uniform(a, b, t.shape))
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fill with N(mean, std^2)."""
-    return _fill(t, config.rng().normal(mean, std, t.shape))
+    return _fill(t, state.rng().normal(mean, std, t.shape))
 
 
 def constant_(t: Tensor, value: float) -> Tensor:
@@ -108,7 +108,7 @@ def orthogonal_(t: Tensor, gain: float = 1.0) -> Tensor:
     if t.ndim < 2:
         raise ValueError(f"orthogonal_: needs a tensor of 2+ dims; got shape {t.shape}")
     rows, cols = t.shape[0], math.prod(t.shape[1:])
-    flat = config.rng().normal(0.0, 1.0, (rows, cols))
+    flat = state.rng().normal(0.0, 1.0, (rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -160,7 +160,7 @@ def trunc_normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
-    u = config.rng().uniform(2 * lo - 1, 2 * hi - 1, t.shape)
+    u = state.rng().uniform(2 * lo - 1, 2 * hi - 1, t.shape)
     values = _erfinv(u) * std * math.sqrt(2.0) + mean
     return _fill(t, np.clip(values, a, b))
 
@@ -192,9 +192,9 @@ def sparse_(t: Tensor, sparsity: float, std: float = 0.01) -> Tensor:
         raise ValueError(f"sparse_: only tensors with 2 dimensions are supported; got {t.ndim}")
     rows, cols = t.shape
     zeros = int(math.ceil(sparsity * rows))
-    values = config.rng().normal(0.0, std, (rows, cols))
+    values = state.rng().normal(0.0, std, (rows, cols))
     for j in range(cols):
-        values[config.rng().permutation(rows)[:zeros], j] = 0
+        values[state.rng().permutation(rows)[:zeros], j] = 0
     return _fill(t, values)
 
 

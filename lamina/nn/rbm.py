@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 import lamina.functions as F
-from lamina import config
+from lamina import state
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.activation import sigmoid_array, softplus_array
@@ -78,12 +78,12 @@ class RBM(Layer):
     def sample_hidden(self, v: Any) -> tuple[Any, Any]:
         """(p(h|v), a Bernoulli sample of h)."""
         p = self.hidden_probs(v)
-        return p, (config.rng().random(p.shape, dtype=np.float32) < p).astype(p.dtype)
+        return p, (state.rng().random(p.shape, dtype=np.float32) < p).astype(p.dtype)
 
     def sample_visible(self, h: Any) -> tuple[Any, Any]:
         """(p(v|h), a Bernoulli sample of v)."""
         p = self.visible_probs(h)
-        return p, (config.rng().random(p.shape, dtype=np.float32) < p).astype(p.dtype)
+        return p, (state.rng().random(p.shape, dtype=np.float32) < p).astype(p.dtype)
 
     def gibbs(self, v: Any, k: int = 1) -> Any:
         """Run k steps v -> h -> v of block Gibbs sampling; return the last visible sample."""
@@ -117,7 +117,7 @@ class RBM(Layer):
         """Stochastic pseudo-log-likelihood: n_visible * log s(F(v_flip) - F(v)), one random
         unit flipped per sample (Besag, 1975), averaged over samples."""
         v = np.asarray(getattr(v, "array", v))
-        idx = config.rng().integers(0, self.n_visible, v.shape[0])
+        idx = state.rng().integers(0, self.n_visible, v.shape[0])
         flipped = v.copy()
         rows = np.arange(v.shape[0])
         flipped[rows, idx] = 1 - flipped[rows, idx]

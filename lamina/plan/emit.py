@@ -68,7 +68,7 @@ def _backward(program: Program, names: dict[str, Any]) -> list[str]:
     names["param_grad"] = program._param_grad
     lines = ["    given = set()",
              "    if prog.collected is not None:", "        prog.collected.clear()",
-             f"    g{loss} = np.full_like(v{loss}, prog.seed * scale)"]
+             f"    g{loss} = np.full_like(v{loss}, prog.loss_weight * scale)"]
     pending = {loss}  # values whose gradient a local holds
     start = len(program.forward)
     for j, n in enumerate(program.backward):

@@ -82,7 +82,7 @@ class Plan:
         self.model_key = ModelKey(model)
         self.traces = 0
         self.output: Tensor | None = None
-        self.latest: Program | Split | None = None  # the runner of the latest batch
+        self.runner: Program | Split | None = None  # what ran the latest batch
 
     @property
     def train(self) -> bool:
@@ -91,7 +91,7 @@ class Plan:
     @property
     def last(self) -> Program | None:
         """The latest batch's program; with the batch split over threads, the first slice's."""
-        return self.latest.programs[0] if isinstance(self.latest, Split) else self.latest
+        return self.runner.programs[0] if isinstance(self.runner, Split) else self.runner
 
     def _key(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
         """What a program depends on besides its ops: the batch's signature, each layer's
@@ -121,8 +121,8 @@ class Plan:
             if len(self.programs) > self.max_programs:
                 self.layouts.pop(self.programs.popitem(last=False)[0], None)
                 self._warn_evicting()
-        self.latest, self.layout = self.programs[key], self.layouts[key]
-        return self.latest
+        self.runner, self.layout = self.programs[key], self.layouts[key]
+        return self.runner
 
     def _warn_evicting(self) -> None:
         if self.evicting:
@@ -157,7 +157,7 @@ class Plan:
     def describe(self) -> str:
         """The steps of the latest program: ops, values, slots, frees, pruned ops, backward;
         for a batch split over threads, the slices, then the first slice's program."""
-        program, split = self._latest(), self.latest
+        program, split = self._latest(), self.runner
         if not isinstance(split, Split):
             return program.describe()
         rows = ", ".join(f"[{lo}:{hi})" for lo, hi in split.edges)

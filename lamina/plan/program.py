@@ -74,7 +74,7 @@ class Program:
         # with its slice's weight in the loss and keeps its parameters' gradients in
         # `collected` (tensor id -> (tensor, array)) for the plan to sum: programs on
         # other threads must not write one tensor's .grad at once.
-        self.seed = 1.0
+        self.loss_weight = 1.0  # the gradient backward starts from (a split slice's share)
         self.collected: dict[int, tuple[Any, Any]] | None = None
         if tune:
             self._tune()

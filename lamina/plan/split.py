@@ -66,7 +66,7 @@ class Split:
         self.programs, self.edges, self.weights = programs, edges, weights
         self.train, self.random = train, random  # random: what splittable_ops returned
         for program, w in zip(programs, weights):
-            program.seed = w
+            program.loss_weight = w
             program.collected = {} if train else None
 
     def run(self, arrays: Sequence[Any], scale: float = 1.0) -> tuple[Any, ...]:

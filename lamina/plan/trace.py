@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lamina import config
+from lamina import state
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.nn.outputs import flatten
@@ -152,14 +152,14 @@ def _user_frame() -> str:
 @contextlib.contextmanager
 def tracing(inputs: Sequence[Tensor], params: Sequence[Tensor] = ()) -> Iterator[Tracer]:
     """Record every op run inside the block; nested tracing is an error."""
-    if config.tracer is not None:
+    if state.tracer is not None:
         raise TraceError("plan: already tracing; plans cannot be compiled inside a trace")
     tracer = Tracer(inputs, params)
-    config.tracer = tracer
+    state.tracer = tracer
     try:
         yield tracer
     finally:
-        config.tracer = None
+        state.tracer = None
 
 
 def trace(fn: Callable[..., Any], inputs: Sequence[Tensor], params: Sequence[Tensor] = ()
