@@ -81,11 +81,6 @@ class Adamax(Optimizer):
                                       **torch_flags(maximize, foreach, differentiable,
                                                     capturable=capturable)))
 
-    def check_hyper(self, group: dict[str, Any]) -> None:
-        super().check_hyper(group)
-        b1, b2 = group["betas"]
-        require(group, "betas", 0 <= b1 < 1 and 0 <= b2 < 1, "each beta must be in [0, 1)")
-
     def init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": 0, "exp_avg": np.zeros_like(param), "exp_inf": np.zeros_like(param)}
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.optim.optimizer import Optimizer, require, torch_flags
+from lamina.optim.optimizer import Optimizer, torch_flags
 
 
 class Adam(Optimizer):
@@ -34,11 +34,6 @@ class Adam(Optimizer):
                                       **torch_flags(maximize, foreach, differentiable,
                                                     capturable=capturable, fused=fused),
                                       decoupled_weight_decay=decoupled_weight_decay))
-
-    def check_hyper(self, group: dict[str, Any]) -> None:
-        super().check_hyper(group)
-        b1, b2 = group["betas"]
-        require(group, "betas", 0 <= b1 < 1 and 0 <= b2 < 1, "each beta must be in [0, 1)")
 
     def init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         state = {"step": 0, "exp_avg": np.zeros_like(param), "exp_avg_sq": np.zeros_like(param)}

@@ -9,16 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from lamina.optim.optimizer import Optimizer, require, torch_flags
+from lamina.optim.optimizer import Optimizer, torch_flags
 
 
 class _AdamFamily(Optimizer):
     elementwise = True
-
-    def check_hyper(self, group: dict[str, Any]) -> None:
-        super().check_hyper(group)
-        b1, b2 = group["betas"]
-        require(group, "betas", 0 <= b1 < 1 and 0 <= b2 < 1, "each beta must be in [0, 1)")
 
     def _moments(self, param: Any, grad: Any, state: dict[str, Any],
                  group: dict[str, Any]) -> tuple[Any, Any, int]:

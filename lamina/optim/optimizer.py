@@ -76,6 +76,9 @@ class Optimizer:
             require(group, "weight_decay", group["weight_decay"] >= 0, "must be >= 0")
         if "eps" in group:
             require(group, "eps", group["eps"] >= 0, "must be >= 0")
+        if "betas" in group:  # Adam's family
+            b1, b2 = group["betas"]
+            require(group, "betas", 0 <= b1 < 1 and 0 <= b2 < 1, "each beta must be in [0, 1)")
 
     def init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         """A new parameter's state (arrays shaped like `param`, counters)."""
