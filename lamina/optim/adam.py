@@ -43,22 +43,32 @@ class Adam(Optimizer):
 
     def update_param(self, param: Any, grad: Any, state: dict[str, Any],
                      group: dict[str, Any]) -> None:
-        lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
-        if wd and group["decoupled_weight_decay"]:
-            param *= 1 - lr * wd
-        elif wd:
-            grad = grad + wd * param
-        state["step"] += 1
+        lr, (b1, b2) = group["lr"], group["betas"]
+        _, m, v = moments(param, grad, state, group)
         t = state["step"]
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m += (1 - b1) * (grad - m)  # torch's lerp form of b1 * m + (1 - b1) * g
-        v *= b2
-        v += (1 - b2) * grad * grad
         if group["amsgrad"]:
             np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
             v = state["max_exp_avg_sq"]
         denom = np.sqrt(v) / math.sqrt(1 - b2**t) + group["eps"]
         param -= (lr / (1 - b1**t)) * m / denom
+
+
+def moments(param: Any, grad: Any, state: dict[str, Any], group: dict[str, Any]
+            ) -> tuple[Any, Any, Any]:
+    """The step every Adam-like rule starts with: weight decay (into the gradient, or
+    decoupled onto the weights), the step count, both moments updated in place. Returns
+    (the gradient with its decay, m, v)."""
+    lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
+    if wd and group["decoupled_weight_decay"]:
+        param *= 1 - lr * wd
+    elif wd:
+        grad = grad + wd * param
+    state["step"] += 1
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    m += (1 - b1) * (grad - m)  # torch's lerp form of b1 * m + (1 - b1) * g
+    v *= b2
+    v += (1 - b2) * grad * grad
+    return grad, m, v
 
 
 class AdamW(Adam):

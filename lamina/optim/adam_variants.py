@@ -9,27 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from lamina.optim.adam import moments
 from lamina.optim.optimizer import Optimizer, torch_flags
 
 
 class _AdamFamily(Optimizer):
     elementwise = True
-
-    def _moments(self, param: Any, grad: Any, state: dict[str, Any],
-                 group: dict[str, Any]) -> tuple[Any, Any, int]:
-        """Weight decay (into the gradient, or decoupled onto the weights), the step count
-        and both moments updated; returns (m, v, t)."""
-        lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
-        if wd and group["decoupled_weight_decay"]:
-            param *= 1 - lr * wd
-        elif wd:
-            grad = grad + wd * param
-        state["step"] += 1
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m += (1 - b1) * (grad - m)
-        v *= b2
-        v += (1 - b2) * grad * grad
-        return grad, m, v
 
     def _flags(self, lr: float, betas: Any, eps: float, weight_decay: float,
                decoupled_weight_decay: bool, maximize: bool, foreach: Any, capturable: bool,
@@ -64,7 +49,7 @@ class NAdam(_AdamFamily):
 
     def update_param(self, param: Any, grad: Any, state: dict[str, Any],
                      group: dict[str, Any]) -> None:
-        grad, m, v = self._moments(param, grad, state, group)
+        grad, m, v = moments(param, grad, state, group)
         lr, (b1, b2), t = group["lr"], group["betas"], state["step"]
         decay = group["momentum_decay"]
         mu = b1 * (1 - 0.5 * 0.96 ** (t * decay))
@@ -99,7 +84,7 @@ class RAdam(_AdamFamily):
 
     def update_param(self, param: Any, grad: Any, state: dict[str, Any],
                      group: dict[str, Any]) -> None:
-        _, m, v = self._moments(param, grad, state, group)
+        _, m, v = moments(param, grad, state, group)
         lr, (b1, b2), t = group["lr"], group["betas"], state["step"]
         corrected = m / (1 - b1**t)
         rho_inf = 2 / (1 - b2) - 1
