@@ -25,12 +25,9 @@ RANKS = {
     "jobs": 7,
     "cli": 8,
 }
-# Arrows that still run back up, each with the reason it stands; the test fails when one
-# goes (remove it here) as when a new one comes.
-KNOWN = {
-    # Tensor's PyTorch methods (x.sum(), x.view(...)) call the ops, imported at call time.
-    ("autograd", "functions"),
-}
+# Arrows that still run back up, each with the reason it stands (none now); the test fails
+# when one goes (remove it here) as when a new one comes.
+KNOWN: set[tuple[str, str]] = set()
 
 
 def _part(module: str) -> str | None:

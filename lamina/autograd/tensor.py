@@ -1,9 +1,10 @@
-"""`Tensor`: an array, its gradient and the Function that made it, with PyTorch's surface.
+"""`Tensor`: an array, its gradient and the Function that made it.
 
-The core lives here: construction, `.data` / `.grad` / `.array`, version counters, the
-operators. The rest of PyTorch's method surface comes from the mixins beside this file
-(tensor_autograd, tensor_shape, tensor_index, tensor_math, tensor_compare, tensor_reduce,
-tensor_convert), which hand the work to the ops in `lamina.functions`.
+The core lives here: construction, `.data` / `.grad` / `.array`, version counters, and
+(from tensor_autograd) backward and hooks. PyTorch's method surface, the operators
+included, calls the ops, so it lives with them: `lamina.functions.tensor_methods`
+installs it on Tensor when the ops load (as Chainer's functions install Variable's
+operators), and the core imports nothing above itself.
 """
 
 from __future__ import annotations
@@ -14,12 +15,6 @@ import numpy as np
 
 from lamina import dtypes, state
 from lamina.autograd.tensor_autograd import AutogradMethods
-from lamina.autograd.tensor_compare import CompareMethods
-from lamina.autograd.tensor_convert import ConvertMethods
-from lamina.autograd.tensor_index import IndexMethods
-from lamina.autograd.tensor_math import MathMethods
-from lamina.autograd.tensor_reduce import ReduceMethods
-from lamina.autograd.tensor_shape import ShapeMethods
 from lamina.backend import get_array_module, is_array, to_numpy
 
 
@@ -27,8 +22,7 @@ def _is_float(dtype: Any) -> bool:
     return np.dtype(dtype).kind in "fc"
 
 
-class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
-             ReduceMethods, ConvertMethods):
+class Tensor(AutogradMethods):
     """An n-dimensional array that records how it was computed, for backward.
 
     Attributes:
@@ -50,19 +44,6 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
 
     __slots__ = ("array", "_grad", "_requires_grad", "creator", "generation", "output_index",
                  "name", "_vc", "_extra", "__weakref__")
-
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """NumPy's functions on tensors: the arithmetic ufuncs (what `ndarray + tensor` calls)
-        run as lamina's ops and keep the graph; any other ufunc (`np.abs(t)`, `out=`) runs
-        on the arrays and returns an array, as NumPy does on array-likes."""
-        op = _UFUNC_OPS.get(ufunc.__name__) if method == "__call__" and not kwargs else None
-        if op is not None:
-            return getattr(_math, op)(*inputs)
-        arrays = [x.array if isinstance(x, Tensor) else x for x in inputs]
-        if "out" in kwargs:
-            kwargs["out"] = tuple(o.array if isinstance(o, Tensor) else o
-                                  for o in kwargs["out"])
-        return getattr(ufunc, method)(*arrays, **kwargs)
 
     def __init__(self, data: Any = None, *sizes: int, requires_grad: bool = False,
                  name: str | None = None) -> None:
@@ -263,136 +244,6 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
         """
         return False
 
-    def __add__(self, other: Any) -> Tensor:
-        return _math.add(self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _math.add(other, self)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _math.sub(self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _math.sub(other, self)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _math.mul(self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _math.mul(other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _math.div(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _math.div(other, self)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return self.div(other, rounding_mode="floor")
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _operands.as_operand(other, self).div(self, rounding_mode="floor")
-
-    def __mod__(self, other: Any) -> Tensor:
-        return self.remainder(other)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _operands.as_operand(other, self).remainder(self)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _math.pow(self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _math.pow(other, self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _math.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _math.matmul(other, self)
-
-    def __neg__(self) -> Tensor:
-        return _math.neg(self)
-
-    def __pos__(self) -> Tensor:
-        return self
-
-    def __abs__(self) -> Tensor:
-        return _math.abs(self)
-
-    def __invert__(self) -> Tensor:
-        return self.bitwise_not()
-
-    def __and__(self, other: Any) -> Tensor:
-        return self.bitwise_and(other)
-
-    def __or__(self, other: Any) -> Tensor:
-        return self.bitwise_or(other)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return self.bitwise_xor(other)
-
-    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
-
-    # In-place operators change this tensor's memory (PyTorch's `x += y`), so a parameter
-    # updated under no_grad stays the object the optimizer and the model hold.
-    def __iadd__(self, other: Any) -> Tensor:
-        return self.add_(other)
-
-    def __isub__(self, other: Any) -> Tensor:
-        return self.sub_(other)
-
-    def __imul__(self, other: Any) -> Tensor:
-        return self.mul_(other)
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return self.div_(other)
-
-    def __getitem__(self, key: Any) -> Tensor:
-        if isinstance(key, tuple) and _mixes_ints_and_arrays(key):
-            # PyTorch applies integer indices first, as selections; NumPy would broadcast
-            # them with the index arrays and move the result's dims
-            picked = _array.getitem(self, tuple(
-                k if _is_int(k) or k is Ellipsis or k is None else slice(None) for k in key))
-            return _array.getitem(picked, tuple(slice(None) if k is None else k
-                                                for k in key if not _is_int(k)))
-        out = _array.getitem(self, key)
-        base = out.array.base
-        if base is not None and (base is self.array or base is self.array.base):
-            out._vc = self._counter()  # a view: writes through it are writes to this tensor
-        return out
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        from lamina.functions.indexing import setitem
-
-        self._inplace(lambda t: setitem(t, key, value))
-
-    # Comparisons give boolean tensors and no gradient. While a plan traces, each is an op,
-    # so a mask made from the batch is made again from every batch, not frozen.
-    def _compare(self, op: Any, other: Any) -> Tensor:
-        if state.tracer is None:
-            a, b = _operands.compare_operands(self, other)
-            return Tensor(op(a, b))
-        return _operands.compare(op, self, other)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return self._compare(np.less, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return self._compare(np.less_equal, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return self._compare(np.greater, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return self._compare(np.greater_equal, other)
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(np.equal, other)
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(np.not_equal, other)
-
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
@@ -408,22 +259,6 @@ class Tensor(AutogradMethods, ShapeMethods, IndexMethods, MathMethods, CompareMe
         elif self._requires_grad:
             extra += ", requires_grad=True"
         return f"tensor({body}{extra})"
-
-
-def _is_int(k: Any) -> bool:
-    return isinstance(k, (int, np.integer)) and not isinstance(k, bool)
-
-
-def _mixes_ints_and_arrays(key: tuple[Any, ...]) -> bool:
-    arrays = any(isinstance(k, (list, np.ndarray)) or (isinstance(k, Tensor) and k.ndim)
-                 for k in key)
-    return arrays and any(_is_int(k) for k in key)
-
-
-# The ufuncs behind Python's operators, and the lamina ops they run as on tensors.
-_UFUNC_OPS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div",
-              "power": "pow", "matmul": "matmul", "negative": "neg", "maximum": "maximum",
-              "minimum": "minimum"}
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -457,9 +292,3 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     else:
         arr = dtypes.as_array(data, dtype, copy=True)
     return Tensor(arr, requires_grad=requires_grad)
-
-
-# Imported last: these modules build on Tensor, and Tensor's operators call them.
-from lamina.functions import array as _array  # noqa: E402
-from lamina.functions import math as _math  # noqa: E402
-from lamina.functions import operands as _operands  # noqa: E402

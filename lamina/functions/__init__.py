@@ -244,3 +244,8 @@ __all__ = [
     "unbind",
     "where",
 ]
+
+# Tensor's PyTorch methods and operators call the ops above: installed once they exist.
+from lamina.functions.tensor_methods import install as _install  # noqa: E402
+
+_install()

@@ -1,0 +1,33 @@
+"""PyTorch's Tensor methods and operators, installed on `lamina.autograd.Tensor` when the
+ops load: they call the ops, which sit above the core that defines Tensor.
+
+Each class below is a group of methods; `install` copies them onto Tensor, as if Tensor
+inherited them (none uses `super()`).
+"""
+
+from __future__ import annotations
+
+from lamina.autograd.tensor import Tensor
+from lamina.functions.tensor_methods.compare import CompareMethods
+from lamina.functions.tensor_methods.convert import ConvertMethods
+from lamina.functions.tensor_methods.index import IndexMethods
+from lamina.functions.tensor_methods.math import MathMethods
+from lamina.functions.tensor_methods.operators import OperatorMethods
+from lamina.functions.tensor_methods.reduce import ReduceMethods
+from lamina.functions.tensor_methods.shape import ShapeMethods
+
+GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
+          ReduceMethods, ConvertMethods)
+_SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}
+
+
+def install(cls: type = Tensor) -> None:
+    """Put every group's methods on `cls`, where it does not define them itself."""
+    for group in GROUPS:
+        for name, value in vars(group).items():
+            if name not in _SKIP and name not in vars(cls):
+                setattr(cls, name, value)
+    cls.__hash__ = object.__hash__  # tensors key dicts by identity, __eq__ compares values
+
+
+__all__ = ["GROUPS", "install"]
