@@ -15,7 +15,7 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import pair
-from lamina.functions.array import pad
+from lamina.functions.conv_padding import string_padding
 
 
 def out_size(size: int, k: int, s: int, p: int, d: int) -> int:
@@ -481,30 +481,3 @@ def conv2d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any = 1, paddi
         x, padding = string_padding(x, padding, W.shape[2:], stride, dilation, "conv2d")
     args = (x, W) if b is None else (x, W, b)
     return Conv(2, stride, padding, dilation, groups).apply(*args)
-
-
-def same_padding(padding: str, kernel: tuple[int, ...], stride: Any, dilation: Any,
-                 op: str) -> list[tuple[int, int]]:
-    """PyTorch's padding="same" or "valid" as (before, after) per spatial axis: "same"
-    keeps the size (stride 1 only), the odd element after, as PyTorch pads it."""
-    nd = len(kernel)
-    if padding == "valid":
-        return [(0, 0)] * nd
-    if padding != "same":
-        raise ValueError(f"{op}: invalid padding string {padding!r}, should be one of "
-                         "{'valid', 'same'}")
-    if any(s != 1 for s in pair(stride, "stride", op, nd)):
-        raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
-    totals = [d * (k - 1) for d, k in zip(pair(dilation, "dilation", op, nd), kernel)]
-    return [(t // 2, t - t // 2) for t in totals]
-
-
-def string_padding(x: Tensor, padding: str, kernel: tuple[int, ...], stride: Any,
-                   dilation: Any, op: str) -> tuple[Tensor, tuple[int, ...]]:
-    """The input and the symmetric padding that give "same" or "valid": an uneven
-    "same" pads the input's end itself."""
-    sides = same_padding(padding, tuple(kernel), stride, dilation, op)
-    if all(lo == hi for lo, hi in sides):
-        return x, tuple(lo for lo, _ in sides)
-    widths = [w for lo, hi in reversed(sides) for w in (0, hi - lo)]
-    return pad(x, widths), tuple(lo for lo, _ in sides)

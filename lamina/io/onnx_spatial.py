@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.functions.conv import same_padding
+from lamina.functions.conv_padding import same_padding
 from lamina.functions.pooling import output_sizes
 from lamina.io.onnx_export import (
     Context,
