@@ -74,8 +74,8 @@ class ReLU(Function):
 
 def _one_or(positive: Any, other: Any, dtype: Any) -> Any:
     """1 where `positive` (a boolean array), else `other` (finite): np.where's result
-    without its per-element branches, ~25x slower on a random mask. Exact, since one of
-    the two terms of the blend is 0."""
+    without its per-element branches, which are slow on a random mask. Exact, since one
+    of the two terms of the blend is 0."""
     k = np.array(positive, dtype)
     k += (1 - k) * other
     return k

@@ -252,7 +252,7 @@ class Conv(Function):
             gx = self._col2im(gcol.reshape(c, kh, kw, n, oh, cols))
             gx = gx[:, :, 0, :] if self.nd == 1 else gx
         if len(need) == 3 and need[2]:
-            # A GEMV against ones: BLAS sums the rows 3x faster than NumPy's reduction.
+            # A GEMV against ones: BLAS sums the rows faster than NumPy's reduction.
             # The padded columns of gyr are zeros.
             gb = (gyr @ np.ones(gyr.shape[-1], gyr.dtype)).reshape(o)
         return (gx, gW) if len(need) == 2 else (gx, gW, gb)

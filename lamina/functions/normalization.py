@@ -111,8 +111,8 @@ class _Channels:
     """An (N, C, ...) array's elements as rows that share a channel, without a copy where
     its memory allows: (C, N*S) rows for channel-major memory (as convolutions write),
     else (N, C, S). Per-channel sums are BLAS products with ones, and a per-channel
-    factor is laid out to broadcast along whole rows: NumPy spends ~130 ns on each row it
-    broadcasts a factor along, so (N, C, 1) against rows of H*W ran 2.5x slower than a
+    factor is laid out to broadcast along whole rows: NumPy pays a fixed cost for each
+    row it broadcasts a factor along, so (N, C, 1) against rows of H*W is slower than a
     (C, H*W) plane against whole samples."""
 
     def __init__(self, x: Any) -> None:
@@ -294,13 +294,13 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
 
 class GroupNorm(Function):
     """Layer norm over each sample's channel groups, then a per-channel affine, as one op:
-    as a chain (reshape, layer norm, scale, shift) it took 1.9x as long as this.
+    as a chain (reshape, layer norm, scale, shift) it makes more passes over the input.
 
     Every pass over the input is one NumPy call over rows as long as they can be: a
     group's positions, or a whole sample against a per-channel plane. A per-channel
-    factor broadcast along rows of H*W costs NumPy ~130 ns a row, which made a (N, C, 1)
-    product of 32x64x32x32 floats 2.5x slower than the same product against a (C, H*W)
-    plane. Sums and dot products per row are BLAS matrix-vector products."""
+    factor broadcast along rows of H*W costs NumPy a fixed amount a row, which makes a
+    (N, C, 1) product slower than the same product against a (C, H*W) plane. Sums and dot
+    products per row are BLAS matrix-vector products."""
 
     def __init__(self, groups: int, eps: float) -> None:
         self.groups, self.eps = groups, eps

@@ -14,7 +14,8 @@ class ModelKey:
     """Called at every step. The model is walked again only when a layer attribute was
     assigned since the last call (edit_count), or a parameter's array or requires_grad,
     or a buffer's array, changed: a step's Python runs with caches cold from the GEMMs,
-    where walking every layer's attributes cost 35 us of a 3 ms MLP step."""
+    where walking every layer's attributes every step would cost a visible share of a
+    small model's step."""
 
     def __init__(self, model: Layer) -> None:
         self.model = model

@@ -31,8 +31,8 @@ from lamina.random import get_rng_state, set_rng_state
 
 # How much faster than the whole step a split step must time to be kept. It pays costs
 # that timing the plan alone does not show (two programs' buffers in the cache, an
-# optimizer reading gradients summed from two threads): one MLP/128 compile in six kept
-# the split, which then ran 9.3 ms a step in the training loop, the whole 7.9-8.8.
+# optimizer reading gradients summed from two threads), so a split that times only just
+# faster can run slower in the training loop.
 SPLIT_MARGIN = 0.05
 
 # Programs kept per plan. Each holds its own buffers, so inputs whose shape changes at
