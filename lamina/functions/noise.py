@@ -24,8 +24,12 @@ class Dropout(Function):
         # In float32 whatever x's dtype, so one seed gives one mask in every precision.
         return state.rng().random(shape, dtype="float32")
 
+    def _keep(self, x: Any) -> Any:
+        """Which units stay: a boolean array that broadcasts against x."""
+        return (self.draw(x.shape) if self.draws is None else self.draws) >= self.p
+
     def forward(self, x: Any) -> Any:
-        keep = (self.draw(x.shape) if self.draws is None else self.draws) >= self.p
+        keep = self._keep(x)
         # Inverted dropout: scale the kept units at training time so eval is the identity.
         scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
         self.mask = keep.astype(x.dtype) * x.dtype.type(scale)
@@ -59,12 +63,9 @@ class ChannelDropout(Dropout):
     def draw(shape: tuple[int, ...]) -> Any:
         return state.rng().random(shape[:2], dtype="float32")
 
-    def forward(self, x: Any) -> Any:
-        keep = (self.draw(x.shape) if self.draws is None else self.draws) >= self.p
-        scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
-        self.mask = (keep.astype(x.dtype) * x.dtype.type(scale)).reshape(
-            keep.shape + (1,) * (x.ndim - 2))
-        return np.multiply(x, self.mask, out=self.out_buffer())
+    def _keep(self, x: Any) -> Any:
+        keep = super()._keep(x)
+        return keep.reshape(keep.shape + (1,) * (x.ndim - 2))
 
 
 def _feature_dropout(x: Tensor, p: float, training: bool, ndim: int, name: str) -> Tensor:
@@ -108,9 +109,6 @@ class AlphaDropout(Dropout):
     """Dropout for SELU networks (Klambauer et al., 2017): dropped units are set to SELU's
     saturation value, and an affine correction keeps the mean and variance."""
 
-    def _keep(self, x: Any) -> Any:
-        return (self.draw(x.shape) if self.draws is None else self.draws) >= self.p
-
     def forward(self, x: Any) -> Any:
         keep = self._keep(x).astype(x.dtype)
         a = 0.0 if self.p == 1.0 else ((1 - self.p) * (1 + self.p * SELU_LOW**2)) ** -0.5
@@ -119,14 +117,9 @@ class AlphaDropout(Dropout):
         return x * self.mask + offset
 
 
-class FeatureAlphaDropout(AlphaDropout):
-    """AlphaDropout of whole channels: one draw per (sample, channel)."""
-
-    draw = staticmethod(ChannelDropout.draw)
-
-    def _keep(self, x: Any) -> Any:
-        keep = super()._keep(x)
-        return keep.reshape(keep.shape + (1,) * (x.ndim - 2))
+class FeatureAlphaDropout(AlphaDropout, ChannelDropout):
+    """AlphaDropout of whole channels: AlphaDropout's values, ChannelDropout's draws (one per
+    sample and channel)."""
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
