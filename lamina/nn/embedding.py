@@ -42,12 +42,20 @@ class _Table(Layer):
                                  f"{embedding_dim}); got {array.shape}")
             self.weight = Parameter(array.copy())
 
+    # The settings the repr shows where they differ from their defaults, in PyTorch's order
+    _shown: tuple[str, ...] = ("padding_idx", "max_norm", "norm_type", "scale_grad_by_freq",
+                               "sparse")
+    _defaults = {"padding_idx": None, "max_norm": None, "norm_type": 2.0,
+                 "scale_grad_by_freq": False, "sparse": False}
+
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
-        for key, default in (("padding_idx", None), ("max_norm", None), ("norm_type", 2.0),
-                             ("scale_grad_by_freq", False), ("sparse", False)):
-            if getattr(self, key) != default:
-                text += f", {key}={getattr(self, key)}"
+        for key in self._shown:
+            value = getattr(self, key)
+            if key not in self._defaults:  # always shown, quoted (EmbeddingBag's mode)
+                text += f", {key}={value!r}"
+            elif value != self._defaults[key]:
+                text += f", {key}={value}"
         return text
 
     def get_config(self) -> dict[str, Any]:
@@ -118,16 +126,13 @@ class EmbeddingBag(_Table):
                          scale_grad_by_freq, sparse, _weight)
         self.mode, self.include_last_offset = mode, include_last_offset
 
+    _shown = ("max_norm", "norm_type", "scale_grad_by_freq", "sparse", "mode", "padding_idx")
+
     def forward(self, input: Any, offsets: Any = None, per_sample_weights: Any = None
                 ) -> Tensor:
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
                                self.scale_grad_by_freq, self.mode, False, per_sample_weights,
                                self.include_last_offset, self.padding_idx)
-
-    def extra_repr(self) -> str:  # PyTorch's order: mode before padding_idx
-        text = super().extra_repr().replace(f", padding_idx={self.padding_idx}", "")
-        text += f", mode={self.mode!r}"
-        return text if self.padding_idx is None else f"{text}, padding_idx={self.padding_idx}"
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "mode": self.mode,

@@ -299,7 +299,8 @@ class Layer(TreeMethods):
 
     def __repr__(self) -> str:
         """PyTorch's format: `Name(extra)`, or one indented line per child."""
-        lines = self.extra_repr().split("\n") if self.extra_repr() else []
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
         lines += [f"({name}): " + _indent(repr(child)) for name, child in self._children.items()]
         if not self._children and len(lines) <= 1:
             return f"{type(self).__name__}({''.join(lines)})"
