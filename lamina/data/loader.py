@@ -13,6 +13,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.data.collate import default_collate, default_convert
 from lamina.data.dataset import IterableDataset
 from lamina.data.workers import WorkerPool
+from lamina.random import numpy_rng
 
 
 class DataLoader:
@@ -81,8 +82,6 @@ class DataLoader:
         self.prefetch_factor = prefetch_factor or 2
         self.persistent_workers, self.pin_memory = persistent_workers, pin_memory
         if seed is None:
-            from lamina.random import numpy_rng
-
             seed = int(numpy_rng(generator).integers(2**63)) if self.shuffle else 0
         self.seed = seed
         self.collate_fn = collate_fn or collate
@@ -154,8 +153,6 @@ class DataLoader:
     def _from_workers(self, tasks: Iterator[Any]) -> Iterator[Any]:
         pool = self._pool
         if pool is None:
-            from lamina.random import numpy_rng
-
             seed = int(numpy_rng(self.generator).integers(2**62))
             pool = WorkerPool(self.num_workers, self.dataset, self._fetcher(),
                               self.worker_init_fn, seed, self.multiprocessing_context,

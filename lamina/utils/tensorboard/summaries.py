@@ -133,11 +133,14 @@ def graph(model: Any, inputs: tuple[Any, ...]) -> Any:
     from lamina.autograd.grad_mode import enable_grad
     from lamina.autograd.tensor import Tensor
 
-    tensors = [x if isinstance(x, Tensor) else Tensor(np.asarray(x)) for x in inputs]
+    tensors = [(x if isinstance(x, Tensor) else Tensor(np.asarray(x))).detach()
+               for x in inputs]
+    for x in tensors:  # recorded, so the graph reaches back to them
+        x.requires_grad_(x.dtype.kind == "f")
     names = {id(p): name for name, p in model.named_parameters()}
     names.update({id(x): f"input_{i}" for i, x in enumerate(tensors)})
     with enable_grad():
-        out = model(*[x.detach().requires_grad_(x.dtype.kind == "f") for x in tensors])
+        out = model(*tensors)
     nodes: dict[int, Any] = {}
 
     def name_of(t: Tensor) -> str:
