@@ -68,8 +68,8 @@ class GetItem(Function):
 
     def forward(self, x: Any, *indices: Any) -> Any:
         self.x_meta = (x.shape, x.dtype)
-        self.key = self._key(indices)
-        return x[self.key]
+        self.save_for_backward(*indices)
+        return x[self._key(indices)]
 
     def _key(self, indices: tuple[Any, ...]) -> Any:
         if not self.slots:
@@ -82,11 +82,11 @@ class GetItem(Function):
         return tuple(key)
 
     def backward(self, gy: Any) -> Any:
-        gx = np.zeros(*self.x_meta)
-        if _is_basic_index(self.key):
-            gx[self.key] = gy
+        gx, key = np.zeros(*self.x_meta), self._key(self.saved_tensors)
+        if _is_basic_index(key):
+            gx[key] = gy
         else:  # integer arrays may repeat an index: add.at sums every occurrence
-            np.add.at(gx, self.key, gy)
+            np.add.at(gx, key, gy)
         return (gx, *[None] * len(self.slots))
 
 

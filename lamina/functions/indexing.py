@@ -53,12 +53,13 @@ class Gather(Function):
 
     def forward(self, x: Any, index: Any) -> Any:
         _check_index("gather", x, index, self.axis)
-        self.x_meta, self.key = (x.shape, x.dtype), _along(index, self.axis)
-        return x[self.key]
+        self.x_meta = (x.shape, x.dtype)
+        self.save_for_backward(index)
+        return x[_along(index, self.axis)]
 
     def backward(self, gy: Any) -> tuple[Any, None]:
         gx = np.zeros(*self.x_meta)
-        np.add.at(gx, self.key, gy)
+        np.add.at(gx, _along(self.saved_tensors[0], self.axis), gy)
         return gx, None
 
 
@@ -88,7 +89,8 @@ class Scatter(Function):
 
     def forward(self, x: Any, index: Any, src: Any) -> Any:
         _check_index("scatter_add" if self.add else "scatter", x, index, self.axis)
-        key = self.key = _along(index, self.axis)
+        key = _along(index, self.axis)
+        self.save_for_backward(index)
         self.src_meta = (src.shape, src.dtype)
         part = src[tuple(slice(n) for n in index.shape)] if src.ndim else src
         out = x.copy()
@@ -100,15 +102,16 @@ class Scatter(Function):
 
     def backward(self, gy: Any) -> tuple[Any, None, Any]:
         need_x, _, need_src = self.needs_input_grad
+        key = _along(self.saved_tensors[0], self.axis)
         gx = gsrc = None
         if need_x:
             gx = gy.copy()
             if not self.add:
-                gx[self.key] = 0
+                gx[key] = 0
         if need_src:
             shape, dtype = self.src_meta
             gsrc = np.zeros(shape, dtype)
-            picked = gy[self.key]
+            picked = gy[key]
             if gsrc.ndim:
                 gsrc[tuple(slice(n) for n in picked.shape)] = picked
             else:
@@ -142,12 +145,14 @@ class IndexSelect(Function):
     def forward(self, x: Any, index: Any) -> Any:
         if index.ndim > 1 or index.dtype.kind not in "iu":
             raise RuntimeError("index_select(): Index is supposed to be a vector of integers")
-        self.x_meta, self.index = (x.shape, x.dtype), index
+        self.x_meta = (x.shape, x.dtype)
+        self.save_for_backward(index)
         return np.take(x, index, axis=self.axis)
 
     def backward(self, gy: Any) -> tuple[Any, None]:
         gx = np.zeros(*self.x_meta)
-        np.add.at(np.moveaxis(gx, self.axis, 0), self.index, np.moveaxis(gy, self.axis, 0))
+        np.add.at(np.moveaxis(gx, self.axis, 0), self.saved_tensors[0],
+                  np.moveaxis(gy, self.axis, 0))
         return gx, None
 
 
@@ -161,14 +166,14 @@ class IndexAdd(Function):
         self.axis, self.alpha = axis, alpha
 
     def forward(self, x: Any, index: Any, source: Any) -> Any:
-        self.index = index
+        self.save_for_backward(index)
         out = x.copy()
         np.add.at(np.moveaxis(out, self.axis, 0), index,
                   np.moveaxis(source * self.alpha, self.axis, 0).astype(x.dtype, copy=False))
         return out
 
     def backward(self, gy: Any) -> tuple[Any, None, Any]:
-        gsrc = np.take(gy, self.index, axis=self.axis) * self.alpha
+        gsrc = np.take(gy, self.saved_tensors[0], axis=self.axis) * self.alpha
         return gy, None, gsrc.astype(gy.dtype, copy=False)
 
 
@@ -184,14 +189,14 @@ class IndexFill(Function):
         self.axis, self.value = axis, value
 
     def forward(self, x: Any, index: Any) -> Any:
-        self.index = index
+        self.save_for_backward(index)
         out = x.copy()
         np.moveaxis(out, self.axis, 0)[index] = self.value
         return out
 
     def backward(self, gy: Any) -> tuple[Any, None]:
         gx = gy.copy()
-        np.moveaxis(gx, self.axis, 0)[self.index] = 0
+        np.moveaxis(gx, self.axis, 0)[self.saved_tensors[0]] = 0
         return gx, None
 
 
