@@ -36,27 +36,7 @@ class Function:
 
     generation: int = 0
     n_outputs: int = 1
-    # Set by an execution plan: preallocated arrays an op may write its outputs into (out=).
-    # An op that honours them says so with supports_out; `elementwise` ops may also be
-    # given a buffer that holds one of their own inputs (NumPy ufuncs allow that overlap).
-    out_buffers: list[Any] | None = None
-    supports_out: bool = False
-    elementwise: bool = False
-    # Set by an execution plan, which knows every value's lifetime: `planned` lets an op
-    # trade time for memory (recompute rather than keep); `dead_inputs` are the positions
-    # of inputs no one reads after this op, which it may overwrite; `outputs_kept` are the
-    # positions of outputs that some later op keeps for its backward anyway.
-    planned: bool = False
-    dead_inputs: frozenset[int] = frozenset()
-    outputs_kept: frozenset[int] = frozenset()
-    # Inputs that stay alive through this op's backward whatever it keeps (parameters, the
-    # batch, the plan's requested outputs): keeping one costs nothing, a copy would.
-    inputs_kept: frozenset[int] = frozenset()
     released: bool = False
-    # Interchangeable kernels (same result up to float rounding) that a tuned execution
-    # plan times on the real shapes, keeping the fastest; `variant` is the one in use.
-    variants: tuple[str, ...] = ()
-    variant: str = ""
     saved_tensors: tuple[Any, ...] = ()
     # Which inputs (a bit each; `saved_at`: (position, version) where the version was not 0)
     # and outputs (their version counters) forward saved: backward checks that none was
@@ -70,24 +50,12 @@ class Function:
         """The op's name, used in error messages."""
         return type(self).__name__
 
-    def out_buffer(self, i: int = 0, like: Any = None) -> Any:
-        """The preallocated array for output i, or None (eager mode: allocate as usual).
-
-        With `like`, an array of the output's shape, the buffer's memory is viewed in like's
-        axis order, as NumPy's order="K" would allocate: an input stored channel-major
-        gives a channel-major output, and an op writing over its own input lines up
-        element for element instead of through a temporary copy.
-        """
-        buffers = self.out_buffers
-        buf = buffers[i] if buffers else None
-        if buf is None or like is None:
-            return buf
-        if like.ndim < 2 or like.flags.c_contiguous:
-            return buf.reshape(like.shape)
-        return in_order(buf.reshape(-1), like.shape, axis_order(like))
-
     def save_for_backward(self, *arrays: Any) -> None:
-        """Keep arrays for `backward`; they are released once backward has used them."""
+        """Keep arrays for `backward`; they are released once backward has used them.
+
+        Every input or output array an op keeps past `forward` (or a view of one) must be
+        among them: that is how the version check here, and an execution plan's liveness,
+        know what backward will read."""
         self.saved_tensors = arrays
 
     def forward(self, *arrays: Any) -> Any:
@@ -171,14 +139,3 @@ def _no_scalars(ys: Any) -> Any:
     if isinstance(ys, tuple):
         return tuple([np.asarray(y) if isinstance(y, np.generic) else y for y in ys])
     return np.asarray(ys) if isinstance(ys, np.generic) else ys
-
-
-def axis_order(a: Any) -> list[int]:
-    """a's axes from the largest stride to the smallest: the order its memory runs in."""
-    return sorted(range(a.ndim), key=lambda i: -abs(a.strides[i]))
-
-
-def in_order(memory: Any, shape: tuple[int, ...], order: list[int]) -> Any:
-    """The flat array `memory` viewed as `shape`, its axes stored in `order` (axis_order)."""
-    stored = memory.reshape([shape[a] for a in order])
-    return stored.transpose([order.index(a) for a in range(len(shape))])

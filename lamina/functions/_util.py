@@ -1,4 +1,5 @@
-"""Helpers shared by the op modules: undo broadcasting, wrap constants, normalise axes."""
+"""Helpers shared by the op modules: undo broadcasting, wrap constants, normalise axes, lay
+out memory."""
 
 from __future__ import annotations
 
@@ -61,3 +62,24 @@ def pair(value: Any, name: str, op: str, n: int = 2) -> tuple[int, ...]:
     if len(value) != n:
         raise ValueError(f"{op}: {name} must be an int or {n} ints; got {value}")
     return value
+
+
+def axis_order(a: Any) -> list[int]:
+    """a's axes from the largest stride to the smallest: the order its memory runs in."""
+    return sorted(range(a.ndim), key=lambda i: -abs(a.strides[i]))
+
+
+def in_order(memory: Any, shape: tuple[int, ...], order: list[int]) -> Any:
+    """The flat array `memory` viewed as `shape`, its axes stored in `order` (axis_order)."""
+    stored = memory.reshape([shape[a] for a in order])
+    return stored.transpose([order.index(a) for a in range(len(shape))])
+
+
+def laid_out_like(memory: Any, like: Any) -> Any:
+    """`memory` (an array of like's size) viewed as like's shape in like's axis order, as
+    NumPy's order="K" would allocate: a result written there keeps its input's layout (a
+    convolution's channel-major output stays channel-major), and one written over its own
+    input lines up element for element."""
+    if like.ndim < 2 or like.flags.c_contiguous:
+        return memory.reshape(like.shape)
+    return in_order(memory.reshape(-1), like.shape, axis_order(like))

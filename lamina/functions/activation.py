@@ -54,17 +54,11 @@ def softplus_array(x: Any) -> Any:
 
 
 class ReLU(Function):
-    supports_out = True
-    elementwise = True
-
     def forward(self, x: Any) -> Any:
-        y = clamp(x, 0, out=self.out_buffer(like=x))
+        y = clamp(x, 0)
         # A boolean mask (1 byte an element) instead of y itself, so y may be freed once the
-        # next op has read it; unless a plan says another op keeps y anyway.
-        if not self.needs_input_grad[0]:
-            self.save_for_backward(None)
-        else:
-            self.save_for_backward(y if 0 in self.outputs_kept else y > 0)
+        # next op has read it. backward takes either.
+        self.save_for_backward(y > 0 if self.needs_input_grad[0] else None)
         return y
 
     def backward(self, gy: Any) -> Any:
@@ -190,14 +184,12 @@ def _square(x: Any) -> Any:
 
 
 class Sigmoid(Function):
-    supports_out = True
-    elementwise = True
-
-    def forward(self, x: Any) -> Any:
+    def forward(self, x: Any, *, out: Any = None) -> Any:
+        """out: an array of x's shape to write the result into (NumPy's out=)."""
         # 0.5 * tanh(x/2) + 0.5 never overflows, unlike 1 / (1 + exp(-x)).
         half = x.dtype.type(0.5)
         # asarray: a 0-d input gives a NumPy scalar, which cannot be updated in place.
-        y = np.asarray(np.multiply(x, half, out=self.out_buffer()))
+        y = np.asarray(np.multiply(x, half, out=out))
         np.tanh(y, out=y)
         y *= half
         y += half
@@ -210,8 +202,6 @@ class Sigmoid(Function):
 
 
 class SiLU(Function):
-    elementwise = True
-
     def forward(self, x: Any) -> Any:
         half = x.dtype.type(0.5)
         s = np.tanh(x * half)  # sigmoid(x) = 0.5 * tanh(x / 2) + 0.5, which never overflows
@@ -227,11 +217,9 @@ class SiLU(Function):
 
 
 class Tanh(Function):
-    supports_out = True
-    elementwise = True
-
-    def forward(self, x: Any) -> Any:
-        y = np.tanh(x, out=self.out_buffer())
+    def forward(self, x: Any, *, out: Any = None) -> Any:
+        """out: an array of x's shape to write the result into (NumPy's out=)."""
+        y = np.tanh(x, out=out)
         self.save_for_backward(y)
         return y
 

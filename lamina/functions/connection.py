@@ -13,12 +13,20 @@ from lamina.errors import ShapeError
 
 class Linear(Function):
     # Fused x @ W.T + b: one GEMM and one bias pass instead of three recorded ops.
-    supports_out = True
-    # Which side of the GEMM the batch goes on: BLAS speed differs by shape and machine
-    # (up to 15% on the MLP workload), so a tuned plan times both.
-    variants = ("x@W.T", "W@x.T")
 
-    def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+    def forward(self, x: Any, W: Any, b: Any = None, *, out: Any = None) -> Any:
+        """out: an array of the output's shape to write the result into (NumPy's out=)."""
+        self.check_and_keep(x, W)
+        # A non-finite input gives non-finite outputs and no NumPy warning, as in PyTorch
+        # (some BLAS kernels multiply it by padding zeros): the NaN guard reports it.
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = np.matmul(x, W.T, out=out)
+        if b is not None:
+            y += b
+        return y
+
+    def check_and_keep(self, x: Any, W: Any) -> None:
+        """Check the shapes; keep what backward needs."""
         if x.ndim == 0 or x.shape[-1] != W.shape[1]:
             raise ShapeError(
                 f"linear: input features do not match the weight; expected (..., {W.shape[1]}) "
@@ -30,18 +38,6 @@ class Linear(Function):
         # in that layout) reads gx next, and mixed layouts make it a strided pass, 3-8x
         # slower than a contiguous one.
         self.x_transposed = x.ndim == 2 and x.flags.f_contiguous and not x.flags.c_contiguous
-        # A non-finite input gives non-finite outputs and no NumPy warning, as in PyTorch
-        # (some BLAS kernels multiply it by padding zeros): the NaN guard reports it.
-        with np.errstate(invalid="ignore", over="ignore"):
-            if x.ndim == 2 and self.variant == "W@x.T":
-                out = self.out_buffer()  # y.T is C-contiguous: that buffer's transposed view
-                y = np.matmul(W, x.T,
-                              out=None if out is None else out.reshape(out.shape[::-1])).T
-            else:
-                y = np.matmul(x, W.T, out=self.out_buffer())
-        if b is not None:
-            y += b
-        return y
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         x, W = self.saved_tensors
@@ -71,12 +67,13 @@ class Embedding(Function):
                 f"embedding: ids must lie in [0, {W.shape[0]}); got values in "
                 f"[{ids.min()}, {ids.max()}]"
             )
-        self.ids, self.W_meta = ids, (W.shape, W.dtype)
+        self.save_for_backward(ids)
+        self.W_meta = (W.shape, W.dtype)
         return W[ids]
 
     def backward(self, gy: Any) -> tuple[None, Any]:
         gW = np.zeros(*self.W_meta)
-        ids = self.ids.ravel()
+        ids = self.saved_tensors[0].ravel()
         rows = gy.reshape(-1, gW.shape[1])
         # Rows of repeated ids must be summed: sort the ids, then one segment sum per id.
         # (np.add.at does the same, an order of magnitude slower.)

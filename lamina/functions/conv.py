@@ -86,24 +86,18 @@ def _check_ranks(op: str, nd: int, x: Any, W: Any, hint: str = "") -> None:
 
 
 class Conv(Function):
-    """N-D convolution for N in (1, 2) with stride, padding, dilation and groups."""
+    """N-D convolution for N in (1, 2) with stride, padding, dilation and groups.
 
-    supports_out = True
-    # Set by an execution plan whose only reader of the output, a max pooling, never reads
-    # its last rows or columns: compute output rows and columns [0, crop) only.
-    crop: tuple[int, int] | None = None
+    forward is `setup` (checks and shapes), `product` (im2col and one GEMM a group, into
+    channel-major memory) and `nchw` (the output's view); backward is `grads`, which makes
+    the weight gradient with `weight_grad`. An execution plan's convolution kernel
+    reuses these pieces with its own buffers and choices.
+    """
 
     def __init__(self, nd: int, stride: Any, padding: Any, dilation: Any, groups: int) -> None:
         op = f"conv{nd}d"
         self.nd, self.op, self.groups = nd, op, int(groups)
         self.stride, self.padding, self.dilation = _geometry(op, nd, stride, padding, dilation)
-        if self.stride == (1, 1):
-            # im2col over flattened rows or compact windows (see _im2col), and how the
-            # weight gradient is made: the window matrix on either side of one GEMM, or
-            # no window matrix at all (see _shifted_gW). Each is faster on some shapes (up
-            # to 2x for the first layer's few channels), so a tuned plan times them.
-            self.variants = tuple(f"{cols}/{gW}" for cols in ("flat", "compact")
-                                  for gW in ("gW", "gW^T", "gW-shifted"))
 
     def _check(self, x: Any, W: Any) -> None:
         nd, op, g = self.nd, self.op, self.groups
@@ -115,27 +109,39 @@ class Conv(Function):
             )
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        x, W = self.setup(x, W)
+        col, Wm, mem = self.product(x, W, b)
+        need = self.needs_input_grad
+        self.save_for_backward(col if need[1] else None, Wm if need[0] else None)
+        return self.nchw(mem)
+
+    def setup(self, x: Any, W: Any) -> tuple[Any, Any]:
+        """Check the shapes; x and W as 2-D convolution's (a 1-D one's over a height of
+        1); record (x shape, W shape, output size) as `meta`."""
         self._check(x, W)
         if self.nd == 1:
             x, W = x[:, :, None, :], W[:, :, None, :]
-        n, c, h, w = x.shape
-        o, cg, kh, kw = W.shape
-        (sh, sw), (ph, pw), (dh, dw), g = self.stride, self.padding, self.dilation, self.groups
+        (_, _, h, w), (_, _, kh, kw) = x.shape, W.shape
+        (sh, sw), (ph, pw), (dh, dw) = self.stride, self.padding, self.dilation
         oh, ow = out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw)
         if oh < 1 or ow < 1:
             raise ShapeError(
                 f"{self.op}: input is smaller than the (dilated) kernel; got input "
                 f"{x.shape}, kernel {(kh, kw)}, padding {(ph, pw)}, dilation {(dh, dw)}"
             )
-        if self.crop is not None:
-            oh, ow = min(oh, self.crop[0]), min(ow, self.crop[1])
         self.meta = (x.shape, W.shape, (oh, ow))
+        return x, W
+
+    def product(self, x: Any, W: Any, b: Any, out: Any = None) -> tuple[Any, Any, Any]:
+        """(col, Wm, mem): the window matrix, the weight as (groups, O/g, K), and the output
+        as channel-major memory (O, N, OH, OW), written into `out` (an array of that size)
+        where given. The output size is meta's."""
+        n, (o, cg, kh, kw), (oh, ow), g = x.shape[0], W.shape, self.meta[2], self.groups
         col, cols = self._im2col(x)
         Wm = W.reshape(g, o // g, cg * kh * kw)
         # One large GEMM per group, the batch along its long side: (O/g, K) @ (K, N*L). Its
         # result is channel-major (C, N, H, W) memory; y is the NCHW view of it, not a copy.
         # Elementwise ops and pooling keep that layout, and backward reads gy in it for free.
-        out = self.out_buffer()
         mem = np.empty((o, n, oh, ow), col.dtype) if out is None else out.reshape(o, n, oh, ow)
         if cols == ow:
             np.matmul(Wm, col, out=mem.reshape(g, o // g, n * oh * ow))
@@ -147,28 +153,18 @@ class Conv(Function):
                 np.copyto(mem, wide)
             else:
                 np.add(wide, b.reshape(o, 1, 1, 1), out=mem)
-        need = self.needs_input_grad
-        # In a plan, keep the (much smaller) input and redo im2col in backward: the col
-        # matrix is C*KH*KW times the input's size. Eager keeps col, which is faster.
-        # The shifted weight gradient reads the input itself.
-        keep = (x if self.planned or self._shifted() else col) if need[1] else None
-        self.save_for_backward(keep, Wm if need[0] else None)
+        return col, Wm, mem
+
+    def nchw(self, mem: Any) -> Any:
+        """The output, NCHW (NCL for 1-D), as a view of channel-major memory."""
         y = mem.transpose(1, 0, 2, 3)
         return y[:, :, 0, :] if self.nd == 1 else y
-
-    def _shifted(self) -> bool:
-        """Stride 1, and a variant that makes the weight gradient by _shifted_gW."""
-        return self.stride == (1, 1) and self.variant.endswith("shifted")
 
     def _flat(self) -> bool:
         """Stride 1: window rows are runs of the padded image's flattened rows (see _im2col).
         Untuned, flat unless the input has few channels per group: there the runs' extra
         columns and the padded copy of gy outweigh the cheaper copy."""
-        if self.stride != (1, 1):
-            return False
-        if self.variant:
-            return self.variant.startswith("flat")
-        return self.meta[1][1] >= 4
+        return self.stride == (1, 1) and self.meta[1][1] >= 4
 
     def _im2col(self, x: Any) -> tuple[Any, int]:
         """(groups, C/groups*KH*KW, N*OH*cols): every window of the padded input, one copy;
@@ -216,12 +212,12 @@ class Conv(Function):
         return flat
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
-        col, Wm = self.saved_tensors
+        return self.grads(gy, *self.saved_tensors)
+
+    def grads(self, gy: Any, col: Any, Wm: Any, x: Any = None) -> tuple[Any, ...]:
+        """The gradients from gy, the window matrix and the weight as `product` made them;
+        x (the 2-D input) for a `weight_grad` that reads it."""
         (n, c, h, w), W_shape, (oh, ow) = self.meta
-        if col is not None and self._shifted():
-            x, col = col, None
-        elif col is not None and self.planned:  # the saved input: redo im2col now
-            col = self._im2col(col)[0]
         if self.nd == 1:
             gy = gy[:, :, None, :]
         o, cg, kh, kw = W_shape
@@ -239,13 +235,7 @@ class Conv(Function):
         need = self.needs_input_grad
         gx = gW = gb = None
         if need[1]:
-            if self._shifted():
-                gW = self._shifted_gW(x, gy)
-            elif self.variant.endswith("gW^T"):
-                gW = np.matmul(col, gyr.transpose(0, 2, 1)).transpose(0, 2, 1)
-            else:
-                gW = np.matmul(gyr, col.transpose(0, 2, 1))
-            gW = gW.reshape(W_shape)
+            gW = self.weight_grad(col, gyr, x, gy).reshape(W_shape)
             gW = gW[:, :, 0, :] if self.nd == 1 else gW
         if need[0]:
             gcol = np.matmul(Wm.transpose(0, 2, 1), gyr)  # (g, C/g*KH*KW, N*OH*cols)
@@ -257,31 +247,10 @@ class Conv(Function):
             gb = (gyr @ np.ones(gyr.shape[-1], gyr.dtype)).reshape(o)
         return (gx, gW) if len(need) == 2 else (gx, gW, gb)
 
-    def _shifted_gW(self, x: Any, gy: Any) -> Any:
-        """The weight gradient without a window matrix, one GEMM per kernel offset.
-
-        Lay out the padded input flat (see _grid) and gy, zero-padded, on the same
-        (O, N*plane) grid, so gy's position p reads input position p + i*dh*Wp + j*dw. Then
-        the input shifted by that offset is a plain strided view, and dW[:, :, i, j] =
-        gy @ view.T. Positions outside the output are zeros in gy, so they add nothing.
-        No im2col copy, for GEMMs N*plane/(N*OH*OW) longer.
-        """
-        n, (o, cg, kh, kw) = self.meta[0][0], self.meta[1]
-        (ph, pw), (dh, dw), g = self.padding, self.dilation, self.groups
-        _, wp, plane = self._grid()
-        xf = self._on_grid(x.transpose(1, 0, 2, 3), (ph, pw),
-                           tail=(kh - 1) * dh * wp + (kw - 1) * dw)
-        span = n * plane
-        gyw = self._on_grid(gy.transpose(1, 0, 2, 3), (0, 0))  # (O, span)
-        gW = np.empty((kh, kw, o, cg), gy.dtype)
-        og = o // g
-        for i in range(kh):
-            for j in range(kw):
-                at = i * dh * wp + j * dw
-                for k in range(g):
-                    np.matmul(gyw[k * og:(k + 1) * og], xf[k * cg:(k + 1) * cg, at:at + span].T,
-                              out=gW[i, j, k * og:(k + 1) * og])
-        return gW.transpose(2, 3, 0, 1)
+    def weight_grad(self, col: Any, gyr: Any, x: Any, gy: Any) -> Any:
+        """The weight gradient (groups, O/g, K) from the window matrix and gy as (groups,
+        O/g, N*OH*cols); x (2-D) and gy as given, for a kernel that reads them instead."""
+        return np.matmul(gyr, col.transpose(0, 2, 1))
 
     def _col2im(self, gcol: Any) -> Any:
         """Sum window gradients (C, KH, KW, N, OH, cols) into gx, channel-major memory."""

@@ -118,16 +118,21 @@ class CrossEntropy(_Picked):
         self.smoothing = float(label_smoothing)
 
     def forward(self, x: Any, labels: Any) -> Any:
-        rows = self.rows(x, labels)
-        if 0 in self.inputs_kept and np.may_share_memory(rows, x):
-            # A plan keeps the scores alive anyway (they are its output): keep them, not
-            # their log-probabilities, and redo the log-softmax in backward.
-            self.scores, self.logp = rows, None
-            return self.reduce(self._losses(log_softmax_array(rows, -1)))
+        return self.from_rows(self.rows(x, labels), x)
+
+    def from_rows(self, rows: Any, x: Any) -> Any:
+        """The loss from the scores as rows; keeps the log-probabilities for backward."""
         # Over the scores' own memory when rows is already a copy: one array fewer.
         own = not np.may_share_memory(rows, x)
-        self.logp = log_softmax_array(rows, -1, out=rows if own else None)
-        return self.reduce(self._losses(self.logp))
+        logp = log_softmax_array(rows, -1, out=rows if own else None)
+        self.save_for_backward(logp, None, self.t)
+        return self.reduce(self._losses(logp))
+
+    def from_kept_scores(self, rows: Any) -> Any:
+        """The loss, keeping the scores rather than their log-probabilities: backward
+        redoes the log-softmax. For a caller that keeps the scores alive anyway."""
+        self.save_for_backward(None, rows, self.t)
+        return self.reduce(self._losses(log_softmax_array(rows, -1)))
 
     def _class_weight(self, dtype: Any) -> Any:
         return None if self.weight is None else self.weight.astype(dtype, copy=False)
@@ -144,11 +149,12 @@ class CrossEntropy(_Picked):
         return (1 - e) * losses + (e / logp.shape[1]) * spread
 
     def backward(self, gy: Any) -> tuple[Any, None]:
-        if self.logp is None:  # recomputed: a fresh array, exponentiated in place
-            g = log_softmax_array(self.scores, -1)
+        logp, scores, _ = self.saved_tensors
+        if logp is None:  # recomputed: a fresh array, exponentiated in place
+            g = log_softmax_array(scores, -1)
             np.exp(g, out=g)
         else:
-            g = np.exp(self.logp)
+            g = np.exp(logp)
         e, c = self.smoothing, g.shape[1]
         rows = np.arange(self.t.size)
         if self.row_weight is None and not e:
@@ -171,6 +177,7 @@ class NLL(_Picked):
     def forward(self, x: Any, labels: Any) -> Any:
         rows = self.rows(x, labels)
         self.rows_meta = (rows.shape, rows.dtype)
+        self.save_for_backward(self.t)
         return self.reduce(self.picked(rows))
 
     def backward(self, gy: Any) -> tuple[Any, None]:

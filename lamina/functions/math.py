@@ -18,8 +18,8 @@ from lamina.functions.operands import cast, constant_op, operands
 
 
 class _Binary(Function):
-    supports_out = True
-    elementwise = True
+    """A broadcasting binary op; `compute(a, b, out=None)` is its ufunc, which writes into
+    `out` where given, as NumPy's do."""
 
     def forward(self, a: Any, b: Any) -> Any:
         self.a_meta = (a.shape, a.dtype)
@@ -53,26 +53,26 @@ def _broadcasts(*shapes: tuple[int, ...]) -> bool:
 
 
 class Add(_Binary):
-    def compute(self, a: Any, b: Any) -> Any:
-        return np.add(a, b, out=self.out_buffer())
+    def compute(self, a: Any, b: Any, *, out: Any = None) -> Any:
+        return np.add(a, b, out=out)
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
         return self.unbroadcast(gy, gy)
 
 
 class Sub(_Binary):
-    def compute(self, a: Any, b: Any) -> Any:
-        return np.subtract(a, b, out=self.out_buffer())
+    def compute(self, a: Any, b: Any, *, out: Any = None) -> Any:
+        return np.subtract(a, b, out=out)
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
         return self.unbroadcast(gy, -gy if self.needs_input_grad[1] else None)
 
 
 class Mul(_Binary):
-    def compute(self, a: Any, b: Any) -> Any:
+    def compute(self, a: Any, b: Any, *, out: Any = None) -> Any:
         need_a, need_b = self.needs_input_grad
         self.save_for_backward(a if need_b else None, b if need_a else None)
-        return np.multiply(a, b, out=self.out_buffer())
+        return np.multiply(a, b, out=out)
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
         a, b = self.saved_tensors
@@ -81,7 +81,6 @@ class Mul(_Binary):
 
 
 class Div(_Binary):
-    supports_out = False  # keeps its output for backward; no buffer needed
     def compute(self, a: Any, b: Any) -> Any:
         with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 is inf, as in PyTorch
             y = a / b
@@ -97,7 +96,6 @@ class Div(_Binary):
 
 
 class Pow(_Binary):
-    supports_out = False
     def compute(self, a: Any, b: Any) -> Any:
         y = a**b
         self.save_for_backward(a, b, y)
@@ -118,8 +116,6 @@ class Pow(_Binary):
 class _Pick(_Binary):
     """Elementwise max or min of two tensors: the gradient goes to the input picked, and
     is split in half where they tie (PyTorch's rule), so a tie has no favourite."""
-
-    supports_out = False  # keeps which input won for backward
 
     def compute(self, a: Any, b: Any) -> Any:
         a_wins = self.wins(a, b)

@@ -12,9 +12,9 @@ from lamina.autograd.tensor import Tensor
 
 
 class Dropout(Function):
-    supports_out = True
+    # Its mask comes from `draw(shape)`: an op that draws random numbers says so, as a
+    # batch split over threads must draw them once for the whole batch.
     draws_random = True
-    draws: Any = None  # numbers drawn ahead for this call (a split plan's slice of a batch)
 
     def __init__(self, p: float) -> None:
         self.p = p
@@ -26,14 +26,15 @@ class Dropout(Function):
 
     def _keep(self, x: Any) -> Any:
         """Which units stay: a boolean array that broadcasts against x."""
-        return (self.draw(x.shape) if self.draws is None else self.draws) >= self.p
+        return self.draw(x.shape) >= self.p
 
-    def forward(self, x: Any) -> Any:
+    def forward(self, x: Any, *, out: Any = None) -> Any:
+        """out: an array of x's shape to write the result into (NumPy's out=)."""
         keep = self._keep(x)
         # Inverted dropout: scale the kept units at training time so eval is the identity.
         scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
         self.mask = keep.astype(x.dtype) * x.dtype.type(scale)
-        return np.multiply(x, self.mask, out=self.out_buffer())
+        return np.multiply(x, self.mask, out=out)
 
     def backward(self, gy: Any) -> Any:
         return gy * self.mask

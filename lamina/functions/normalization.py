@@ -19,8 +19,6 @@ def _floating(x: Any) -> Any:
 
 
 class BatchNorm(Function):
-    supports_out = True
-
     def __init__(self, running_mean: Any, running_var: Any, training: bool, momentum: float,
                  eps: float, num_batches_tracked: Any = None) -> None:
         self.running_mean, self.running_var = running_mean, running_var
@@ -32,7 +30,8 @@ class BatchNorm(Function):
         """In training, every output depends on the whole batch through its statistics."""
         return self.training
 
-    def forward(self, x: Any, gamma: Any = None, beta: Any = None) -> Any:
+    def forward(self, x: Any, gamma: Any = None, beta: Any = None, *, out: Any = None) -> Any:
+        """out: an array of x's shape, in x's memory order, to write the result into."""
         x = _floating(x)
         if x.ndim < 2:
             raise ShapeError(f"batch_norm: expected input (N, C, ...); got shape {x.shape}")
@@ -57,7 +56,6 @@ class BatchNorm(Function):
         xhat = np.multiply(centred, ch.each(invstd, x3), out=centred)
         self.save_for_backward(xhat, invstd, gamma)
         self.channels = ch
-        out = self.out_buffer(like=x)
         out3 = None if out is None else ch.rows(out)
         if out3 is not None and not np.may_share_memory(out3, out):
             out3 = None  # a layout that rows() copies: write the result over afterwards
@@ -384,13 +382,11 @@ class Standardize(Function):
     """(x - mean) / std along one axis, the statistics given as arrays and read at every
     call (a layer's buffers, which its `adapt` rewrites in place)."""
 
-    supports_out = True
-    elementwise = True
-
     def __init__(self, mean: Any, std: Any, axis: int) -> None:
         self.mean, self.std, self.axis = mean, std, axis
 
-    def forward(self, x: Any) -> Any:
+    def forward(self, x: Any, *, out: Any = None) -> Any:
+        """out: an array of x's shape, in x's memory order, to write the result into."""
         x = _floating(x)
         axis = self.axis if self.axis >= 0 else x.ndim + self.axis
         if not 0 <= axis < x.ndim or x.shape[axis] != self.mean.shape[0]:
@@ -399,7 +395,7 @@ class Standardize(Function):
         shape = (-1,) + (1,) * (x.ndim - 1 - axis)
         self.scale = self.std.reshape(shape).astype(x.dtype, copy=False)
         y = np.subtract(x, self.mean.reshape(shape).astype(x.dtype, copy=False),
-                        out=self.out_buffer(0, like=x))
+                        out=out)
         y /= self.scale
         return y
 

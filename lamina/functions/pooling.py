@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from lamina.autograd.function import Function, axis_order, in_order
+from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions import volume
-from lamina.functions._util import pair
+from lamina.functions._util import axis_order, in_order, laid_out_like, pair
 from lamina.functions.conv import out_size, scatter_windows, windows
 
 
@@ -64,7 +64,6 @@ class _Pool(Function):
 
 class MaxPool(_Pool):
     kind = "max_pool"
-    supports_out = True
 
     def _planes(self, xp: Any) -> list[Any]:
         """One strided view per kernel offset: plane k holds element k of every window."""
@@ -73,13 +72,14 @@ class MaxPool(_Pool):
         return [xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
                 for i in range(kh) for j in range(kw)]
 
-    def forward(self, x: Any) -> Any:
+    def forward(self, x: Any, *, out: Any = None) -> Any:
+        """out: an array of the output's size to write the result into."""
         lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         planes = self._planes(self._pad(x, lowest))
         # y keeps x's memory order (a convolution's output is channel-major), so no op
         # between them transposes.
-        out = self.out_buffer(like=planes[0])
-        y = max_of(planes, np.empty_like(planes[0]) if out is None else out)
+        y = max_of(planes, np.empty_like(planes[0]) if out is None
+                   else laid_out_like(out, planes[0]))
         if self.needs_input_grad[0]:  # inference keeps no index (half the work)
             self.idx = first_max(planes, y)
         return self._out(y)

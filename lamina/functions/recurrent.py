@@ -62,18 +62,25 @@ class LSTMSequence(Function):
 
     def forward(self, xg: Any, h0: Any, c0: Any, W_hh: Any, b_hh: Any = None
                 ) -> tuple[Any, Any, Any]:
-        T, B, G = xg.shape
+        acts = xg.copy()
+        hs, cs, tcs = self.recur(acts, h0, c0, W_hh, b_hh)
+        self.save_for_backward(acts, hs, cs, tcs, W_hh)
+        return hs[1:], hs[-1], cs[-1]
+
+    def recur(self, acts: Any, h0: Any, c0: Any, W_hh: Any, b_hh: Any) -> tuple[Any, ...]:
+        """Run the recurrence, activating the gates in `acts` (the x-gates, written over);
+        returns the states before and after every step, hs and cs (T + 1, B, H), and
+        tanh(c) of each step (T, B, H)."""
+        T, B, G = acts.shape
         H = G // 4
         if G != 4 * H or h0.shape != (B, H) or W_hh.shape != (G, H):
             raise ShapeError(f"lstm_sequence: expected x-gates (T, B, 4H), states (B, H) and "
-                             f"W_hh (4H, H); got {xg.shape}, {h0.shape}, {W_hh.shape}")
-        hs = np.empty((T + 1, B, H), xg.dtype)  # hs[t] is the state before step t
-        cs = np.empty((T + 1, B, H), xg.dtype)
-        # The activated gates; a plan that knows xg dies here lets us write over it.
-        acts = xg if 0 in self.dead_inputs else xg.copy()
+                             f"W_hh (4H, H); got {acts.shape}, {h0.shape}, {W_hh.shape}")
+        hs = np.empty((T + 1, B, H), acts.dtype)  # hs[t] is the state before step t
+        cs = np.empty((T + 1, B, H), acts.dtype)
         if b_hh is not None:
             acts += b_hh
-        tcs = np.empty((T, B, H), xg.dtype)  # tanh(c_t)
+        tcs = np.empty((T, B, H), acts.dtype)  # tanh(c_t)
         hs[0], cs[0] = h0, c0
         WT = W_hh.T
         for t in range(T):
@@ -86,27 +93,13 @@ class LSTMSequence(Function):
             cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
             np.tanh(cs[t + 1], out=tcs[t])
             np.multiply(a[:, 3 * H :], tcs[t], out=hs[t + 1])
-        # In a plan, c and tanh(c) are recomputed in backward from the gates (cheap
-        # elementwise work) rather than kept; eager keeps them.
-        self.c0 = cs[0].copy() if self.planned else None
-        self.save_for_backward(acts, hs, None if self.planned else cs,
-                               None if self.planned else tcs, W_hh)
         self.has_bias = b_hh is not None
-        return hs[1:], hs[T], cs[T]
+        return hs, cs, tcs
 
     def backward(self, g_hs: Any, g_hT: Any, g_cT: Any) -> tuple[Any, ...]:
         acts, hs, cs, tcs, W_hh = self.saved_tensors
         T, B, G = acts.shape
         H = G // 4
-        if cs is None:  # recompute c_t = f * c_(t-1) + i * g from the kept gates
-            cs = np.empty((T + 1, B, H), acts.dtype)
-            cs[0] = self.c0
-            for t in range(T):
-                a = acts[t]
-                np.multiply(a[:, H : 2 * H], cs[t], out=cs[t + 1])
-                cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
-        if tcs is None:
-            tcs = np.tanh(cs[1:])
         i, f, g, o = (acts[..., k * H : (k + 1) * H] for k in range(4))
         # Every factor that does not depend on the incoming gradient, for all steps at once:
         # d tanh(c) / dc * o, and each gate's pre-activation derivative times its partner.

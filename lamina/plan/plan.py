@@ -18,7 +18,7 @@ from lamina.nn.layer import Layer, edited
 from lamina.parallel import bounds
 from lamina.plan import carry
 from lamina.plan.key import ModelKey
-from lamina.plan.program import Program, pick, timed_step
+from lamina.plan.program import Program
 from lamina.plan.split import (
     Split,
     blas_single_threaded,
@@ -27,6 +27,7 @@ from lamina.plan.split import (
     splittable_ops,
 )
 from lamina.plan.trace import Trace, TraceError, flatten, trace
+from lamina.plan.tune import pick, timed_step
 from lamina.random import get_rng_state, set_rng_state
 
 # How much faster than the whole step a split step must time to be kept. It pays costs

@@ -88,9 +88,9 @@ class Split:
         the threads run in."""
         for k, rows, rest in self.random:
             fns = [program.forward[k].fn for program in self.programs]
-            drawn = fns[0].draw((sum(rows), *rest))
+            drawn = fns[0].draw_batch((sum(rows), *rest))
             for fn, lo, hi in zip(fns, np.cumsum([0, *rows[:-1]]), np.cumsum(rows)):
-                fn.draws = drawn[lo:hi]
+                fn.drawn = drawn[lo:hi]
 
     def _sum_grads(self) -> None:
         given: set[int] = set()
@@ -115,6 +115,10 @@ def splittable_ops(programs: list[Program]) -> list[RandomOp]:
                              "threads=1 (or put the layer in eval mode)")
         if not getattr(n.fn, "draws_random", False):
             continue
+        if not hasattr(n.fn, "draw_batch"):
+            raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
+                             "draws random numbers and has no plan kernel that takes them "
+                             "drawn for the whole batch; compile with threads=1")
         if any(len(p.forward) <= k or p.forward[k].name != n.name for p in programs):
             raise TraceError(f"plan: the batch's slices traced different ops at step {k}; "
                              "compile with threads=1")

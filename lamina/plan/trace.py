@@ -25,7 +25,7 @@ class TraceError(RuntimeError):
 
 @dataclass
 class Node:
-    """One op: its Function instance (reused as the kernel) and its value numbers."""
+    """One op: its Function instance (a plan lowers it to a kernel) and its value numbers."""
 
     fn: Function
     inputs: list[int]

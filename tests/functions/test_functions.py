@@ -5,16 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from op_cases import CASES, Case
+from op_graph import recorded_ops, undeclared
 
 import lamina as lm
 import lamina.functions as F
-from lamina.functions.connection import Linear
-from lamina.functions.conv import Conv
-
-
-def _variants_of(cls) -> tuple[str, ...]:
-    """The kernel variants an op class offers (Conv sets them per instance, at stride 1)."""
-    return Conv(2, 1, 0, 1, 1).variants if cls is Conv else cls.variants
 
 
 def _tensors(arrays, dtype=None, requires_grad=True):
@@ -142,22 +136,13 @@ def test_backward_releases_saved_arrays(case: Case) -> None:
         assert not hasattr(f, "inputs") and f.saved_tensors == ()
 
 
-_VARIANTS = [(case, cls, v) for case in CASES for cls in (Conv, Linear)
-             if case.name.startswith(cls.__name__.lower()) for v in _variants_of(cls)]
-
-
-@pytest.mark.parametrize("case,cls,variant", _VARIANTS,
-                         ids=lambda p: p.name if isinstance(p, Case) else str(p))
-def test_every_kernel_variant_matches_reference_and_gradients(case, cls, variant,
-                                                              monkeypatch) -> None:
-    # A tuned plan may pick any variant; each must be right on every case (an op whose
-    # arguments allow no variants ignores the setting and runs its only kernel).
-    monkeypatch.setattr(cls, "variant", variant)
-    arrays = _inputs(case)
-    got = _outs(case.fn(*_tensors(arrays, requires_grad=False)))
-    for g, w in zip(got, _outs(case.ref(*arrays))):
-        np.testing.assert_allclose(g.array, w, rtol=case.rtol, atol=case.atol)
-    assert lm.gradcheck(case.fn, _tensors(arrays), atol=case.grad_atol)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_ops_declare_every_input_and_output_they_keep(case: Case) -> None:
+    """An op keeping an input's or output's memory past forward lists it in save_for_backward:
+    the version check and a plan's liveness know only what is declared."""
+    ys = case.fn(*_tensors(_inputs(case)))
+    for op, outs in recorded_ops(ys):
+        assert undeclared(op, [x.array for x in op.inputs] + outs) == [], op.name
 
 
 @pytest.mark.parametrize("op", [
@@ -201,9 +186,8 @@ def _channel_major(a: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("layout", ["channel_major", "reversed"])
 def test_batch_norm_equal_in_every_memory_layout(training, layout) -> None:
     """batch_norm works on channel-major memory in place of sample-major rows; results,
-    gradients and running statistics are the same for every layout, and a planned op's
-    output buffer receives the result even where rows of that layout are copies."""
-    from lamina.functions.normalization import BatchNorm, _Channels
+    gradients and running statistics are the same for every layout."""
+    from lamina.functions.normalization import _Channels
 
     rng = np.random.default_rng(3)
     x, gy = rng.standard_normal((2, 3, 4, 5)) * 2 + 1, rng.standard_normal((4, 5, 3, 2))
@@ -223,10 +207,3 @@ def test_batch_norm_equal_in_every_memory_layout(training, layout) -> None:
         results.append([y.array, xt.grad, g.grad, b.grad, *stats])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-    fn = BatchNorm(np.zeros(3), np.ones(3), training, 0.1, 1e-5)
-    fn.needs_input_grad = (False,)
-    fn.out_buffers = [np.full(x.shape, np.nan)]
-    out = fn.forward(make(x))
-    assert np.may_share_memory(out, fn.out_buffers[0])
-    np.testing.assert_allclose(out, F.batch_norm(lm.tensor(x), np.zeros(3), np.ones(3),
-                                                 training=training).array, rtol=1e-12)

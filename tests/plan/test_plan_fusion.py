@@ -11,9 +11,10 @@ import lamina as lm
 import lamina.functions as F
 import lamina.nn as nn
 from lamina.functions.conv import Conv
-from lamina.functions.conv_pool import ConvMaxPool
 from lamina.functions.pooling import MaxPool
 from lamina.plan import compile
+from lamina.plan.kernels import ConvMaxPool
+from lamina.plan.kernels.conv import ConvKernel
 
 # (nd, in channels, out channels, groups, kernel, stride, padding, dilation, window, size):
 # windows that leave a last row or column uncovered, strides, padding, dilation, groups,
@@ -142,9 +143,9 @@ def test_a_convolution_read_by_another_op_is_not_fused() -> None:
         np.testing.assert_allclose(planned[1][name], g, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("variant", Conv(2, 1, 0, 1, 1).variants)
+@pytest.mark.parametrize("variant", ConvKernel.lower(Conv(2, 1, 0, 1, 1)).variants)
 def test_a_cropped_convolution_is_the_top_left_of_the_whole(variant) -> None:
-    """Conv.crop computes output rows and columns [0, crop) only: the whole convolution's
+    """ConvKernel.crop computes output rows and columns [0, crop) only: the whole convolution's
     output sliced, and the gradients of the whole one with zeros beyond the crop."""
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 5, 9, 8))
@@ -152,8 +153,8 @@ def test_a_cropped_convolution_is_the_top_left_of_the_whole(variant) -> None:
     gy = rng.standard_normal((2, 3, 6, 5))
     results = []
     for crop in (None, (6, 5)):
-        conv = Conv(2, 1, 1, 1, 1)
-        conv.planned, conv.variant, conv.crop = True, variant, crop
+        conv = ConvKernel.lower(Conv(2, 1, 1, 1, 1))
+        conv.variant, conv.crop = variant, crop
         conv.needs_input_grad = (True, True, True)
         y = conv.forward(x, w, b)
         whole = np.zeros(y.shape)

@@ -1,5 +1,6 @@
 """A convolution and the max pooling that reads it, as one kernel: what an execution plan
-fuses them into (lamina.plan), where pooling windows tile the convolution's output.
+fuses them into (plan.rewrite.fuse_conv_pool), where pooling windows tile the
+convolution's output.
 
 Apart, pooling reads each window's elements from strided planes of the convolution's
 output, one element in every `stride` along a row, and writes its gradient back the
@@ -23,6 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 from lamina.autograd.function import Function
 from lamina.functions.conv import Conv, out_size, windows
 from lamina.functions.pooling import MaxPool, first_max, max_of
+from lamina.plan.kernels.base import Kernel
 
 
 def fusable(conv: Any, pool: Any, weight_shape: tuple[int, ...]) -> bool:
@@ -37,10 +39,10 @@ def fusable(conv: Any, pool: Any, weight_shape: tuple[int, ...]) -> bool:
     return conv.stride != (1, 1) or weight_shape[1] < 4
 
 
-class ConvMaxPool(Function):
+class ConvMaxPool(Kernel, Function):
     """max_pool(conv(x, W, b)) with non-overlapping, unpadded pooling windows."""
 
-    supports_out = True
+    writes_output = True
 
     def __init__(self, conv: Conv, pool: MaxPool) -> None:
         # A fresh Conv for the geometry and its checks: the traced one holds arrays.

@@ -1,0 +1,73 @@
+"""Kernels of elementwise ops: each writes into the plan's buffer, which may be the memory
+of an input no later op reads; dropout takes numbers drawn ahead for its slice of a batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamina.functions.activation import ReLU, Sigmoid, Tanh, clamp
+from lamina.functions.math import Add, Mul, Sub
+from lamina.functions.noise import AlphaDropout, ChannelDropout, Dropout, FeatureAlphaDropout
+from lamina.functions.normalization import Standardize
+from lamina.plan.kernels.base import Kernel, kernel_for
+
+
+class _Elementwise(Kernel):
+    writes_output = True
+    writes_over_input = True
+
+
+@kernel_for(Add, Sub, Mul)
+class BinaryKernel(_Elementwise):
+    def compute(self, a: Any, b: Any) -> Any:
+        return super().compute(a, b, out=self.out_buffer())  # type: ignore[misc]
+
+
+@kernel_for(Sigmoid, Tanh)
+class UnaryKernel(_Elementwise):
+    def forward(self, x: Any) -> Any:
+        return super().forward(x, out=self.out_buffer())  # type: ignore[misc]
+
+
+@kernel_for(Standardize)
+class StandardizeKernel(_Elementwise, Standardize):
+    def forward(self, x: Any) -> Any:
+        return super().forward(x, out=self.out_buffer(like=x))
+
+
+@kernel_for(ReLU)
+class ReLUKernel(_Elementwise, ReLU):
+    def forward(self, x: Any) -> Any:
+        y = clamp(x, 0, out=self.out_buffer(like=x))
+        # Eager ReLU keeps a mask so that y may be freed; where a later op keeps y for its
+        # backward anyway, y itself costs nothing.
+        if not self.needs_input_grad[0]:
+            self.save_for_backward(None)
+        else:
+            self.save_for_backward(y if 0 in self.outputs_kept else y > 0)
+        return y
+
+
+class DrawsAhead(Kernel):
+    """A random op whose numbers a batch split over threads draws once for the whole
+    batch, in eager order, and hands each slice its rows (`drawn`)."""
+
+    drawn: Any = None
+
+    def draw(self, shape: tuple[int, ...]) -> Any:
+        return super().draw(shape) if self.drawn is None else self.drawn  # type: ignore[misc]
+
+    def draw_batch(self, shape: tuple[int, ...]) -> Any:
+        """Fresh numbers for the whole batch, as the op draws them."""
+        return super().draw(shape)  # type: ignore[misc]
+
+
+@kernel_for(Dropout, ChannelDropout)
+class DropoutKernel(DrawsAhead):
+    writes_output = True
+
+    def forward(self, x: Any) -> Any:
+        return super().forward(x, out=self.out_buffer())  # type: ignore[misc]
+
+
+kernel_for(AlphaDropout, FeatureAlphaDropout)(DrawsAhead)

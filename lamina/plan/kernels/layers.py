@@ -1,0 +1,89 @@
+"""Kernels of the layer ops: outputs into the plan's buffers, a choice of GEMM for linear,
+and less kept for backward where the plan knows what stays alive anyway."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.functions.connection import Linear
+from lamina.functions.loss import CrossEntropy
+from lamina.functions.normalization import BatchNorm
+from lamina.functions.pooling import MaxPool
+from lamina.functions.recurrent import LSTMSequence
+from lamina.plan.kernels.base import Kernel, kernel_for
+
+
+@kernel_for(Linear)
+class LinearKernel(Kernel, Linear):
+    writes_output = True
+    # Which side of the GEMM the batch goes on: BLAS speed differs by shape and machine,
+    # so a tuned plan times both.
+    variants = ("x@W.T", "W@x.T")
+
+    def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        out = self.out_buffer()
+        if x.ndim != 2 or self.variant != "W@x.T":
+            return super().forward(x, W, b, out=out)
+        self.check_and_keep(x, W)
+        # y.T is C-contiguous: written into the buffer's transposed view.
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = np.matmul(W, x.T, out=None if out is None else out.reshape(out.shape[::-1])).T
+        if b is not None:
+            y += b
+        return y
+
+
+@kernel_for(MaxPool)
+class MaxPoolKernel(Kernel, MaxPool):
+    writes_output = True
+
+    def forward(self, x: Any) -> Any:
+        return super().forward(x, out=self.out_buffer())
+
+
+@kernel_for(BatchNorm)
+class BatchNormKernel(Kernel, BatchNorm):
+    writes_output = True
+
+    def forward(self, x: Any, gamma: Any = None, beta: Any = None) -> Any:
+        return super().forward(x, gamma, beta, out=self.out_buffer(like=x))
+
+
+@kernel_for(CrossEntropy)
+class CrossEntropyKernel(Kernel, CrossEntropy):
+    def forward(self, x: Any, labels: Any) -> Any:
+        rows = self.rows(x, labels)
+        if 0 in self.inputs_kept and np.may_share_memory(rows, x):
+            # The scores stay alive anyway (the plan's output): keep them, not their
+            # log-probabilities, and redo the log-softmax in backward.
+            return self.from_kept_scores(rows)
+        return self.from_rows(rows, x)
+
+
+@kernel_for(LSTMSequence)
+class LSTMSequenceKernel(Kernel, LSTMSequence):
+    """Activates the gates over the x-gates' own memory where nothing reads them later,
+    and keeps neither c nor tanh(c): backward recomputes them from the gates, cheap
+    elementwise work against two (T, B, H) arrays held through the step."""
+
+    def forward(self, xg: Any, h0: Any, c0: Any, W_hh: Any, b_hh: Any = None
+                ) -> tuple[Any, Any, Any]:
+        acts = xg if 0 in self.dead_inputs else xg.copy()
+        hs, cs, _ = self.recur(acts, h0, c0, W_hh, b_hh)
+        self.save_for_backward(acts, hs, cs[0].copy(), W_hh)
+        return hs[1:], hs[-1], cs[-1]
+
+    def backward(self, g_hs: Any, g_hT: Any, g_cT: Any) -> tuple[Any, ...]:
+        acts, hs, c0, W_hh = self.saved_tensors
+        T, B, G = acts.shape
+        H = G // 4
+        cs = np.empty((T + 1, B, H), acts.dtype)
+        cs[0] = c0
+        for t in range(T):  # c_t = f * c_(t-1) + i * g, from the kept gates
+            a = acts[t]
+            np.multiply(a[:, H : 2 * H], cs[t], out=cs[t + 1])
+            cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
+        self.saved_tensors = (acts, hs, cs, np.tanh(cs[1:]), W_hh)
+        return super().backward(g_hs, g_hT, g_cT)

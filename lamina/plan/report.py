@@ -1,0 +1,59 @@
+"""What a program reports of itself: its memory, and its steps in words."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from lamina.plan.program import Program
+
+
+def memory(program: Program) -> dict[str, int]:
+    """Bytes of intermediate arrays: all at once, the live peak, and the pooled slots."""
+    trace = program.trace
+    nbytes = {v: int(np.prod(trace.shapes[v])) * np.dtype(trace.dtypes[v]).itemsize
+              for n in program.forward for v in n.outputs}
+    grad_bytes = sum(nbytes.get(v, 0) for v in program.grad_values if v in nbytes)
+    steps = len(program.forward) + len(program.backward)
+    born = {v: t for t, n in enumerate(program.forward) for v in n.outputs}
+    live = np.zeros(steps + 1, np.int64)
+    for v, b in born.items():
+        live[b:program.live.last_use[v] + 1] += nbytes[v]
+    pooled = sum(int(np.prod(s)) * d.itemsize for s, d in program.slot_meta)
+    return {"values": len(nbytes), "bytes_without_reuse": sum(nbytes.values()) + grad_bytes,
+            "bytes_with_reuse": int(live.max()) if len(live) else 0,
+            "pooled_buffer_bytes": pooled, "pooled_buffers": len(program.slot_meta)}
+
+
+def describe(program: Program) -> str:
+    """The steps: ops, values, slots, frees, kernel variants, pruned ops, rewrites and the
+    backward steps with what each differentiates."""
+    trace = program.trace
+
+    def name(v: int) -> str:
+        kind = trace.kinds[v]
+        return f"{kind}{v}" if kind != "op" else f"v{v}"
+
+    lines = [f"forward ({len(program.forward)} ops, {len(program.pruned)} pruned):"]
+    for t, n in enumerate(program.forward):
+        outs = ", ".join(f"{name(v)} {tuple(trace.shapes[v])}"
+                         + (f" [slot {program.slots[v]}]" if v in program.slots else "")
+                         for v in n.outputs)
+        frees = " ".join(name(v) for v in program.frees.get(t, ()))
+        variant = getattr(n.fn, "variant", "")
+        lines.append(f"  {t:3d} {n.name:<14} {', '.join(map(name, n.inputs))} -> {outs}"
+                     + (f" <{variant}>" if variant else "")
+                     + (f"   frees {frees}" if frees else ""))
+    if program.pruned:
+        lines.append("pruned: " + ", ".join(f"{n.name}#{n.index}" for n in program.pruned))
+    if program.rewrites:
+        lines.append("rewritten: " + ", ".join(program.rewrites))
+    if program.train:
+        lines.append(f"backward ({len(program.backward)} ops):")
+        for j, n in enumerate(program.backward):
+            targets = [name(v) for v, need in zip(n.inputs, n.fn.needs_input_grad) if need]
+            lines.append(f"  {len(program.forward) + j:3d} {n.name + '.backward':<23} "
+                         f"-> d/d {', '.join(targets)}")
+    return "\n".join(lines)
