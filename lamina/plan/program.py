@@ -35,6 +35,7 @@ class Program:
         nodes, self.rewrites = rewrite(kept, trace)
         self.forward = [Node(lower(n.fn), n.inputs, n.outputs, n.index)
                         for n in toposort(nodes)]
+        _release_replaced(trace, self.forward)
         self.grad_values = needs_grad(trace, self.forward) if train else set()
         # An op is in backward where its (float) outputs take gradient: a comparison of a
         # value that does, which gives booleans, is not.
@@ -107,6 +108,16 @@ class Program:
     def describe(self) -> str:
         """The steps: ops, values, slots, frees, pruned ops, rewrites, backward."""
         return describe(self)
+
+
+def _release_replaced(trace: Trace, forward: list[Node]) -> None:
+    """Free what the traced ops that no longer run (pruned, fused, lowered to a kernel that
+    took over their state) kept from the trace's eager run: a convolution's window
+    matrix, a mask. The trace keeps its nodes, for their names."""
+    running = {id(n.fn) for n in forward}
+    for n in trace.nodes:
+        if id(n.fn) not in running:
+            n.fn.release()
 
 
 def needs_grad(trace: Trace, forward: list[Node]) -> set[int]:

@@ -106,6 +106,18 @@ def test_a_plan_fuses_a_convolution_with_few_channels_into_its_pooling() -> None
     assert_plan_tracks_eager(model, plan, x, y)  # tied windows included
 
 
+def test_traced_ops_that_no_longer_run_free_what_the_trace_left_in_them() -> None:
+    """The fused convolution and pooling, and every op lowered to a kernel, ran eagerly in
+    the trace and kept a window matrix, indices, masks: released once the program is built."""
+    lm.manual_seed(0)
+    model, (x, y) = _cnn(), _batch()
+    program = compile(model, F.cross_entropy, (x, y)).last
+    running = {id(n.fn) for n in program.forward}
+    replaced = [n.fn for n in program.trace.nodes if id(n.fn) not in running]
+    assert {"Conv", "MaxPool", "ReLU", "Linear"} <= {fn.name for fn in replaced}
+    assert all(fn.released and fn.saved_tensors == () for fn in replaced)
+
+
 def test_fused_inference_plan_keeps_nothing_for_backward() -> None:
     lm.manual_seed(0)
     model, (x, _) = _cnn(), _batch()
