@@ -8,7 +8,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from lamina.io.onnx_export import export_onnx
 from lamina.nn.layer import located_message
 from lamina.parallel import get_num_threads
 from lamina.version import __version__
+
+if TYPE_CHECKING:
+    from lamina.train.jobfile import Job
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,13 +72,13 @@ def checkpoint_option(p: argparse.ArgumentParser) -> None:
                         "best.safetensors, else last.safetensors)")
 
 
-def _checkpoint(args: argparse.Namespace, config: dict[str, Any]) -> Path:
+def _checkpoint(args: argparse.Namespace, job: Job) -> Path:
     """--checkpoint, or the run's own, named on stderr (stdout may be sampled text)."""
     if args.checkpoint is not None:
         return args.checkpoint
     from lamina.train.job import run_checkpoint
 
-    path, note = run_checkpoint(config)
+    path, note = run_checkpoint(job)
     print(f"lamina: {note}", file=sys.stderr)
     return path
 
@@ -143,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         if not hasattr(e, "layer_path"):  # not raised by a layer: a traceback helps more
             raise
-        print(f"lamina: error: {_in_config(e, getattr(args, 'config', None))}{_notes(e)}",
+        print(f"lamina: error: {_in_config(e, getattr(args, 'job_read', None))}{_notes(e)}",
               file=sys.stderr)
         return 1
 
@@ -153,20 +156,20 @@ def _notes(error: BaseException) -> str:
     return "".join(f"; {note}" for note in getattr(error, "__notes__", []))
 
 
-def _in_config(error: Any, config: dict[str, Any] | None) -> str:
+def _in_config(error: Any, job: Job | None) -> str:
     """A layer's shape error, with the layer named by its path in the job
     (`model.layers[4] (Linear): ...`) where the model is nested Sequential configs."""
     from lamina.train.jobfile import layer_config_path
 
-    where = layer_config_path((config or {}).get("model"), error.layer_path["path"])
+    where = layer_config_path(job and job.model, error.layer_path["path"])
     return str(error) if where is None else located_message(error, where)
 
 
-def _config(args: argparse.Namespace) -> dict[str, Any]:
+def _job(args: argparse.Namespace) -> Job:
     from lamina.train.jobfile import load_config
 
-    args.config = load_config(args.job, args.set)  # kept for error messages
-    return args.config
+    args.job_read = load_config(args.job, args.set)  # kept for error messages
+    return args.job_read
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -174,8 +177,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if args.workers is not None:
         args.set = [f"distributed.workers={args.workers}", *args.set]
-    config = _config(args)
-    run, results = train(config, resume=args.resume)
+    run, results = train(_job(args), resume=args.resume)
     reason = run.trainer.stop_reason
     if reason:
         print(f"stopped: {reason}")
@@ -186,21 +188,20 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from lamina.train.algorithms import algorithm_from_config
     from lamina.train.job import build_data, build_model
     from lamina.train.trainer import Trainer
 
-    config = _config(args)
-    checkpoint = _checkpoint(args, config)
-    loader = getattr(build_data(config), args.split)
+    job = _job(args)
+    checkpoint = _checkpoint(args, job)
+    loader = getattr(build_data(job), args.split)
     if loader is None:
         print("lamina: error: --split val: the job holds out no validation data "
               "(data.val_fraction is 0)", file=sys.stderr)
         return 2
-    model = build_model(config)
+    model = build_model(job)
     saved = load_checkpoint(checkpoint, model)["extra"]
-    trainer = Trainer(model, None, config["loss"], algorithm_from_config(config["algorithm"]),
-                      config["trainer"]["metrics"])
+    trainer = Trainer(model, None, job.loss.to_dict(), job.algorithm.build(),
+                      job.trainer.metrics)
     results = trainer.evaluate(loader)
     print(f"{args.split} " + " ".join(f"{k} {v:.4f}" for k, v in results.items())
           + _trained_for(saved))
@@ -220,9 +221,9 @@ def _trained_for(saved: dict[str, Any]) -> str:
 def cmd_info(args: argparse.Namespace) -> int:
     from lamina.train.job import build_data, build_model
 
-    config = _config(args)
-    data = build_data(config)
-    model = build_model(config, data)
+    job = _job(args)
+    data = build_data(job)
+    model = build_model(job, data)
     x = next(iter(data.test))[0][:2]
     rows = [("layer", "type", "output shape", "parameters")]
     layers = list(model.named_children()) or [("", model)]
@@ -247,15 +248,15 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_sample(args: argparse.Namespace) -> int:
     from lamina.train.job import build_data, build_model
 
-    config = _config(args)
-    info = build_data(config).info
+    job = _job(args)
+    info = build_data(job).info
     if "vocab" not in info:
         print("lamina: error: sample needs a text dataset (data.name: text)", file=sys.stderr)
         return 2
-    model = build_model(config)
-    load_checkpoint(_checkpoint(args, config), model)
+    model = build_model(job)
+    load_checkpoint(_checkpoint(args, job), model)
     print(generate(model, info["vocab"], args.prime, args.length, args.temperature, args.seed,
-                   window=config["data"].get("seq_len")))
+                   window=job.data.options.get("seq_len")))
     return 0
 
 
@@ -293,10 +294,10 @@ def generate(model: Any, vocab: str, prime: str, length: int, temperature: float
 def cmd_export(args: argparse.Namespace) -> int:
     from lamina.train.job import build_data, build_model
 
-    config = _config(args)
-    checkpoint = _checkpoint(args, config)
-    test_loader = build_data(config).test
-    model = build_model(config)
+    job = _job(args)
+    checkpoint = _checkpoint(args, job)
+    test_loader = build_data(job).test
+    model = build_model(job)
     load_checkpoint(checkpoint, model)
     example = next(iter(test_loader))[0][:1]
     path = export_onnx(model, example, args.onnx or checkpoint.with_suffix(".onnx"),

@@ -22,32 +22,32 @@ from typing import Any
 from lamina.io.checkpoint import atomic_write
 from lamina.train import callbacks as cb
 from lamina.train.job import Run, build
-from lamina.train.jobfile import read_yaml
+from lamina.train.jobfile import Job, read_yaml
 from lamina.train.trainer import Trainer
 
 
-def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, float]]:
+def train(job: Job, resume: bool = False) -> tuple[Run, dict[str, float]]:
     """Run a validated job: write the resolved config, train, evaluate on the test split."""
-    run = build(config, resume)
+    run = build(job, resume)
     cluster = None
-    if config["distributed"]:
-        cluster = _distribute(run, config)
+    if job.distributed is not None:
+        cluster = _distribute(run, job)
     run.directory.mkdir(parents=True, exist_ok=True)
     if resume:
         run.trainer.resume(run.directory / "checkpoints" / "last.safetensors")
-    _write_config(run.directory, config, resume)
+    _write_config(run.directory, job, resume)
     try:
         with _stop_on_ctrl_c(run.trainer):
-            run.trainer.fit(run.data.train, config["trainer"]["epochs"], run.data.val)
+            run.trainer.fit(run.data.train, job.trainer.epochs, run.data.val)
         if run.trainer.stopped_now:
             raise KeyboardInterrupt
         return run, run.trainer.evaluate(run.data.test)
     except Exception as e:  # a crash (disk full, a bug in a callback) loses nothing either
         if run.trainer.last_checkpoint and not isinstance(e, cb.NonFiniteError):  # (it names it)
-            e.add_note(_resume_note(run, config))
+            e.add_note(_resume_note(run, job))
         raise
     except KeyboardInterrupt as e:  # the CLI prints the note instead of a traceback
-        e.add_note(_resume_note(run, config) if run.trainer.last_checkpoint
+        e.add_note(_resume_note(run, job) if run.trainer.last_checkpoint
                    else "no checkpoint had been written yet")
         raise
     finally:
@@ -55,19 +55,19 @@ def train(config: dict[str, Any], resume: bool = False) -> tuple[Run, dict[str, 
             cluster.shutdown()
 
 
-def _resume_note(run: Run, config: dict[str, Any]) -> str:
+def _resume_note(run: Run, job: Job) -> str:
     name = run.directory.name
-    how = "--resume" + (f" --set name={name}" if name != config["name"] else "")
+    how = "--resume" + (f" --set name={name}" if name != job.name else "")
     return f"the last checkpoint written is {run.trainer.last_checkpoint}; continue with {how}"
 
 
-def _write_config(directory: Path, config: dict[str, Any], resume: bool) -> None:
+def _write_config(directory: Path, job: Job, resume: bool) -> None:
     """Write the resolved job to config.yaml. A resumed run whose job changed (more epochs,
     another learning rate) keeps the file its earlier epochs were trained by as
     config.<n>.yaml, and says on stderr what changed."""
     import yaml
 
-    path = directory / "config.yaml"
+    path, config = directory / "config.yaml", job.to_dict()
     if resume and path.exists():
         changes = _changes(read_yaml(path.read_text(encoding="utf-8")), config)
         if changes:
@@ -77,8 +77,7 @@ def _write_config(directory: Path, config: dict[str, Any], resume: bool) -> None
             path.replace(directory / f"config.{n}.yaml")
             print(f"lamina: resuming with a changed job (config.{n}.yaml keeps the earlier "
                   f"one): {'; '.join(changes)}", file=sys.stderr)
-    atomic_write(path, yaml.safe_dump(copy.deepcopy(config),
-                                                       sort_keys=False).encode())
+    atomic_write(path, yaml.safe_dump(copy.deepcopy(config), sort_keys=False).encode())
 
 
 def _changes(before: Any, after: Any, path: str = "") -> list[str]:
@@ -115,15 +114,14 @@ def _stop_on_ctrl_c(trainer: Trainer) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _distribute(run: Run, config: dict[str, Any]) -> Any:
+def _distribute(run: Run, job: Job) -> Any:
     """Start servers and workers, and drive them from a DistributedTrainer."""
     from lamina.distributed import Cluster, DistributedTrainer, init  # Ray loads only here
 
-    d = config["distributed"]
-    init(address=d["address"])
-    cluster = Cluster(config, run.model, str(run.directory / "checkpoints" / "servers"))
+    init(address=job.distributed.address)  # type: ignore[union-attr]
+    cluster = Cluster(job, run.model, str(run.directory / "checkpoints" / "servers"))
     old = run.trainer
-    run.trainer = DistributedTrainer(cluster, run.model, config["loss"], run.algorithm,
-                                     config["trainer"]["metrics"], old.callbacks,
-                                     schedule=run.optimizer if config["scheduler"] else None)
+    run.trainer = DistributedTrainer(cluster, run.model, job.loss.to_dict(), run.algorithm,
+                                     job.trainer.metrics, old.callbacks,
+                                     schedule=run.optimizer if job.scheduler else None)
     return cluster

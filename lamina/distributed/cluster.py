@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tempfile
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lamina.nn.layer import Layer
+
+if TYPE_CHECKING:
+    from lamina.train.jobfile import Job
 
 
 def init(address: str | None = None, num_cpus: int | None = None,
@@ -77,43 +81,43 @@ class Cluster:
     """The servers and workers of one distributed run.
 
     Args:
-        config: a validated job config (its `distributed` section: workers, servers,
-            mode, staleness, timeout, checkpoint_every).
+        job: a validated job (its `distributed` section: workers, servers, mode,
+            staleness, timeout, checkpoint_every).
         model: the driver's replica; its initial parameters seed the servers.
         checkpoint_dir: where each server writes (and on restart reloads) its shard.
     """
 
-    def __init__(self, config: dict[str, Any], model: Layer, checkpoint_dir: str | None
-                 ) -> None:
+    def __init__(self, job: Job, model: Layer, checkpoint_dir: str | None) -> None:
         import ray
 
         from lamina.distributed.server import ParameterServer
         from lamina.distributed.worker import Worker
 
-        d = config["distributed"]
-        self.ray, self.config, self.model = ray, config, model
+        d = job.distributed
+        assert d is not None, "a Cluster runs a job with a distributed section"
+        self.ray, self.job, self.model = ray, job, model
         self.namespace = f"lamina-{uuid.uuid4().hex[:8]}"
-        self.shard_of = shard_names(model, d["servers"])
+        self.shard_of = shard_names(model, d.servers)
         restart = {"max_restarts": -1, "max_task_retries": -1}
-        opt = dict(config["optimizer"])
-        names = [f"server-{i}" for i in range(d["servers"])]
+        opt = job.optimizer.to_dict()
+        names = [f"server-{i}" for i in range(d.servers)]
         self.servers = [
             ray.remote(ParameterServer).options(name=n, namespace=self.namespace, **place,
                                                 **restart)
-            .remote(i, opt, d["mode"], d["staleness"], d["workers"], d["timeout"],
-                    checkpoint_dir, d["checkpoint_every"])
-            for i, (n, place) in enumerate(zip(names, spread(d["servers"])))]
+            .remote(i, opt, d.mode, d.staleness, d.workers, d.timeout, checkpoint_dir,
+                    d.checkpoint_every)
+            for i, (n, place) in enumerate(zip(names, spread(d.servers)))]
         params = {n: p.array for n, p in model.named_parameters()}
         ray.get([s.init_params.remote({n: a for n, a in params.items()
                                        if self.shard_of[n] == i})
                  for i, s in enumerate(self.servers)])
-        worker_config = {k: v for k, v in config.items() if k != "distributed"}
+        worker_job = dataclasses.replace(job, distributed=None)
         self.workers = [
             ray.remote(Worker).options(namespace=self.namespace, **place, **restart)
-            .remote(w, d["workers"], worker_config, names, self.namespace, self.shard_of)
-            for w, place in enumerate(spread(d["workers"]))]
-        self.timeout = d["timeout"]
-        self.live = list(range(d["workers"]))
+            .remote(w, d.workers, worker_job, names, self.namespace, self.shard_of)
+            for w, place in enumerate(spread(d.workers))]
+        self.timeout = d.timeout
+        self.live = list(range(d.workers))
         # Asked once, now: a worker busy with an epoch cannot answer another call.
         self.steps_per_epoch = ray.get(self.workers[0].batches_per_epoch.remote())
 

@@ -7,12 +7,15 @@ part. Any algorithm (bp, bptt, cd) runs against it unchanged.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lamina.nn.layer import Layer
 from lamina.random import manual_seed
+
+if TYPE_CHECKING:
+    from lamina.train.jobfile import Job
 
 
 class PSClient:
@@ -86,25 +89,23 @@ class PSClient:
 class Worker:
     """The actor class: builds its replica and data shard from the job config."""
 
-    def __init__(self, worker: int, workers: int, config: dict[str, Any],
-                 server_names: list[str], namespace: str, shard_of: dict[str, int]) -> None:
+    def __init__(self, worker: int, workers: int, job: Job, server_names: list[str],
+                 namespace: str, shard_of: dict[str, int]) -> None:
         import ray
 
-        from lamina.train.algorithms import algorithm_from_config
         from lamina.train.job import build_data, build_model
 
-        self.worker, self.workers, self.config = worker, workers, config
-        data = build_data(config)
+        self.worker, self.workers, self.job = worker, workers, job
+        data = build_data(job)
         data.train.shard = (worker, workers)
         self.loader = data.train
-        self.model = build_model(config, data)  # adapts to the whole split, not the shard
-        self.algorithm = algorithm_from_config(config["algorithm"])
-        self.algorithm.bind(config["loss"], config["trainer"]["metrics"])
-        self.algorithm.use_plan(config["trainer"]["compile"])  # pull and push keep arrays
+        self.model = build_model(job, data)  # adapts to the whole split, not the shard
+        self.algorithm = job.algorithm.build()
+        self.algorithm.bind(job.loss.to_dict(), job.trainer.metrics)
+        self.algorithm.use_plan(job.trainer.compile)  # pull and push keep arrays
         servers = [ray.get_actor(n, namespace=namespace) for n in server_names]
-        tcfg = config["trainer"]
-        self.client = PSClient(worker, self.model, servers, shard_of, tcfg["clip_grad_norm"],
-                               tcfg["clip_grad_value"])
+        self.client = PSClient(worker, self.model, servers, shard_of,
+                               job.trainer.clip_grad_norm, job.trainer.clip_grad_value)
         # A restarted worker resumes with the last batch the servers have a push from.
         self.client.applied = min(tuple(t) for t in ray.get([s.register.remote(worker)
                                                              for s in servers]))
@@ -115,7 +116,7 @@ class Worker:
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         """Train on this worker's shard of `epoch`, from where the servers say it stopped."""
-        manual_seed(self.config["trainer"]["seed"] * 1000 + epoch * 100 + self.worker)
+        manual_seed(self.job.trainer.seed * 1000 + epoch * 100 + self.worker)
         n = self.batches_per_epoch()
         # After a restart in this epoch: redo the last batch the servers have a push from
         # (it may be cut short, e.g. between BPTT chunks); its applied pushes are not resent.

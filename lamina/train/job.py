@@ -1,8 +1,8 @@
-"""Building a validated job: data loaders (with the validation hold-out), the model,
-optimizer, callbacks and trainer, and the run directory.
+"""Building a validated job in one pass: data loaders (with the validation hold-out), the
+model, optimizer, algorithm, callbacks and trainer, and the run directory.
 
-Jobs are read and validated by `lamina.train.jobfile`, and run (here or on the parameter
-server) by `lamina.jobs`, which sits above both training and distribution.
+Jobs are read and validated into a `Job` by `lamina.train.jobfile`, and run (here or on
+the parameter server) by `lamina.jobs`, which sits above both training and distribution.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-import lamina.optim as optim
 from lamina.data import DataLoader, Subset, load_dataset, random_split
 from lamina.data.dataset import part_sizes
 from lamina.errors import DataError
@@ -21,13 +20,12 @@ from lamina.nn.container import Sequential
 from lamina.nn.layer import Layer
 from lamina.nn.normalization import Standardize
 from lamina.nn.registry import from_config
-from lamina.optim import lr_scheduler
 from lamina.random import manual_seed
 from lamina.schema import ConfigError
 from lamina.train import callbacks as cb
 from lamina.train import tensorboard
-from lamina.train.algorithms import Algorithm, algorithm_from_config
-from lamina.train.jobfile import LOADER_KEYS, layer_config_path
+from lamina.train.algorithms import Algorithm
+from lamina.train.jobfile import Job, layer_config_path
 from lamina.train.trainer import Trainer
 
 ADAPT_BATCH = 4096  # samples per batch when a Standardize layer measures the training split
@@ -48,7 +46,7 @@ class Data:
 class Run:
     """Everything a job builds: model, optimizer, data loaders, trainer, run directory."""
 
-    config: dict[str, Any]
+    config: Job
     model: Layer
     optimizer: Any
     algorithm: Algorithm
@@ -57,20 +55,19 @@ class Run:
     directory: Path
 
 
-def build_data(config: dict[str, Any]) -> Data:
+def build_data(job: Job) -> Data:
     """The loaders of a validated job. The validation set depends only on the dataset and
     the trainer's seed, so a resumed run and every distributed worker hold out the same."""
-    data = dict(config["data"])
-    settings = {k: data.pop(k) for k in list(data) if k in LOADER_KEYS}
-    splits, info = load_dataset(settings["name"], **data)
-    seed, fraction = config["trainer"]["seed"], settings["val_fraction"]
+    data, seed = job.data, job.trainer.seed
+    splits, info = load_dataset(data.name, **data.options)
     train_set, val = splits["train"], None
-    if fraction > 0:
-        train_set, val_set = _hold_out(train_set, fraction, seed, info.get("ordered", False))
-        val = DataLoader(val_set, settings["eval_batch_size"])
-    train = DataLoader(train_set, settings["batch_size"], shuffle=settings["shuffle"],
-                       drop_last=settings["drop_last"], seed=seed)
-    return Data(train, val, DataLoader(splits["test"], settings["eval_batch_size"]), info)
+    if data.val_fraction > 0:
+        train_set, val_set = _hold_out(train_set, data.val_fraction, seed,
+                                       info.get("ordered", False))
+        val = DataLoader(val_set, data.eval_batch_size)
+    train = DataLoader(train_set, data.batch_size, shuffle=data.shuffle,
+                       drop_last=data.drop_last, seed=seed)
+    return Data(train, val, DataLoader(splits["test"], data.eval_batch_size), info)
 
 
 def _hold_out(dataset: Any, fraction: float, seed: int, ordered: bool) -> list[Subset]:
@@ -86,15 +83,15 @@ def _hold_out(dataset: Any, fraction: float, seed: int, ordered: bool) -> list[S
     return [Subset(dataset, np.arange(cut)), Subset(dataset, np.arange(cut, n))]
 
 
-def build_model(config: dict[str, Any], data: Data | None = None) -> Layer:
+def build_model(job: Job, data: Data | None = None) -> Layer:
     """The job's model, its initial weights fixed by the seed. Given the job's data, a
     `Standardize` layer that reads the model's input measures its statistics on the
     training split (every process builds the same split, so every worker gets the same);
     without, it waits for a checkpoint to load them."""
-    manual_seed(config["trainer"]["seed"])  # the initial weights depend on the seed only
-    model = from_config(config["model"], "model")
+    manual_seed(job.trainer.seed)  # the initial weights depend on the seed only
+    model = from_config(job.model, "model")
     if data is not None:
-        adapt_inputs(model, data.train.dataset, config["model"])
+        adapt_inputs(model, data.train.dataset, job.model)
     return model
 
 
@@ -117,9 +114,9 @@ def adapt_inputs(model: Layer, dataset: Any, model_config: Any = None) -> None:
         layer.adapt(DataLoader(dataset, ADAPT_BATCH))
 
 
-def run_directory(config: dict[str, Any], resume: bool) -> Path:
+def run_directory(job: Job, resume: bool) -> Path:
     """runs/<name>; a fresh run never overwrites another: it takes <name>-2, -3, ..."""
-    base = _run_base(config)
+    base = _run_base(job)
     if resume:
         if not (base / "checkpoints" / "last.safetensors").exists():
             raise FileNotFoundError(f"--resume: {base}/checkpoints/last.safetensors does not "
@@ -130,11 +127,11 @@ def run_directory(config: dict[str, Any], resume: bool) -> Path:
     return base.with_name(f"{base.name}-{len(_later_runs(base)) + 2}")
 
 
-def run_checkpoint(config: dict[str, Any]) -> tuple[Path, str]:
+def run_checkpoint(job: Job) -> tuple[Path, str]:
     """The checkpoint that `lamina eval`, `sample` and `export` read when given none: the
     run's best.safetensors, else its last, in runs/<name> (the run --resume continues).
     Returns it with a note for the user, which names any later run of the same job."""
-    base = _run_base(config)
+    base = _run_base(job)
     found = [base / "checkpoints" / f for f in ("best.safetensors", "last.safetensors")]
     later = _later_runs(base)
     pick = (f"; to read {later[-1]}, add --set name={later[-1].name}" if later else "")
@@ -145,9 +142,9 @@ def run_checkpoint(config: dict[str, Any]) -> tuple[Path, str]:
                             f"or pass --checkpoint FILE{pick}")
 
 
-def _run_base(config: dict[str, Any]) -> Path:
+def _run_base(job: Job) -> Path:
     """runs/<name>: a job's first run, the one --resume continues."""
-    return Path(config["trainer"]["out_dir"]) / config["name"]
+    return Path(job.trainer.out_dir) / job.name
 
 
 def _later_runs(base: Path) -> list[Path]:
@@ -159,35 +156,37 @@ def _later_runs(base: Path) -> list[Path]:
     return runs
 
 
-def build(config: dict[str, Any], resume: bool = False, directory: Path | None = None) -> Run:
-    """Build model, data, optimizer, algorithm, callbacks and trainer from a validated job."""
-    tcfg = config["trainer"]
-    data = build_data(config)
-    model = build_model(config, data)
-    optimizer = optim.from_config(config["optimizer"], model.named_parameters())
-    algorithm = algorithm_from_config(config["algorithm"])
-    directory = directory or run_directory(config, resume)
-    callbacks: list[cb.Callback] = [cb.NaNGuard()]
-    if tcfg["clip_grad_norm"] is not None or tcfg["clip_grad_value"] is not None:
-        callbacks.append(cb.GradientClipping(tcfg["clip_grad_norm"], tcfg["clip_grad_value"]))
-    if config["scheduler"] is not None:
-        s = dict(config["scheduler"])
-        name, interval, monitor = s.pop("type"), s.pop("interval"), s.pop("monitor")
-        callbacks.append(cb.LRSchedule(lr_scheduler.SCHEDULES[name](optimizer, **s), interval,
-                                       monitor))
-    if tcfg["early_stopping"] is not None:
-        callbacks.append(cb.EarlyStopping(**tcfg["early_stopping"]))
-    if tcfg["progress"]:
-        callbacks.append(cb.ProgressBar())
-    if tcfg["tensorboard"] and tensorboard.available():
-        callbacks.append(tensorboard.TensorBoardLogger(directory / "tensorboard"))
-    callbacks += [
+def build(job: Job, resume: bool = False, directory: Path | None = None) -> Run:
+    """Build data, model, optimizer, algorithm, callbacks and trainer from a validated job."""
+    data = build_data(job)
+    model = build_model(job, data)
+    optimizer = job.optimizer.build(model.named_parameters())
+    algorithm = job.algorithm.build()
+    directory = directory or run_directory(job, resume)
+    trainer = Trainer(model, optimizer, job.loss.to_dict(), algorithm, job.trainer.metrics,
+                      callbacks(job, optimizer, directory), compile=job.trainer.compile)
+    return Run(job, model, optimizer, algorithm, data, trainer, directory)
+
+
+def callbacks(job: Job, optimizer: Any, directory: Path) -> list[cb.Callback]:
+    """The run's callbacks, as the trainer section and the schedule ask."""
+    t = job.trainer
+    out: list[cb.Callback] = [cb.NaNGuard()]
+    if t.clip_grad_norm is not None or t.clip_grad_value is not None:
+        out.append(cb.GradientClipping(t.clip_grad_norm, t.clip_grad_value))
+    if job.scheduler is not None:
+        out.append(cb.LRSchedule(job.scheduler.build(optimizer), job.scheduler.interval,
+                                 job.scheduler.monitor))
+    if t.early_stopping is not None:
+        out.append(cb.EarlyStopping(**t.early_stopping))
+    if t.progress:
+        out.append(cb.ProgressBar())
+    if t.tensorboard and tensorboard.available():
+        out.append(tensorboard.TensorBoardLogger(directory / "tensorboard"))
+    return out + [
         cb.CSVLogger(directory / "metrics.csv"),
         cb.PlotCurves(directory / "curves.png"),
-        cb.Checkpoint(directory / "checkpoints",
-                      cb.Trigger(tcfg["checkpoint_every"], tcfg["checkpoint_unit"]),
-                      tcfg["keep_best"], tcfg["keep_best_mode"]),
+        cb.Checkpoint(directory / "checkpoints", cb.Trigger(t.checkpoint_every,
+                                                             t.checkpoint_unit),
+                      t.keep_best, t.keep_best_mode),
     ]
-    trainer = Trainer(model, optimizer, config["loss"], algorithm, tcfg["metrics"], callbacks,
-                      compile=tcfg["compile"])
-    return Run(config, model, optimizer, algorithm, data, trainer, directory)

@@ -1,9 +1,11 @@
-"""Job files (YAML): reading, `--set` overrides, and validation with errors that name the
-key path.
+"""Job files (YAML): reading, `--set` overrides, and validation into a typed `Job` whose
+errors name the key path.
 
 A job has the sections data, model, loss, optimizer, scheduler, algorithm, trainer and
 distributed. Every key is checked; an unknown key is an error that lists the allowed ones.
-`validate` returns the resolved job (defaults filled in) that `lamina.train.job` builds.
+Each section is read in one place, its class in `lamina.train.sections` (or here, for the
+trainer and distributed sections, whose checks span the job); `validate` checks what
+spans sections and returns the `Job` that `lamina.train.job` builds.
 """
 
 from __future__ import annotations
@@ -11,54 +13,30 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import inspect
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
-import lamina.optim as optim
-from lamina.data import dataset_names
-from lamina.data.builtin import _LOADERS
-from lamina.nn.layer import Layer, Parameter
 from lamina.nn.registry import from_config
-from lamina.optim import lr_scheduler
 from lamina.schema import ConfigError, check_args
 from lamina.train import callbacks as cb
-from lamina.train.algorithms import (
-    Algorithm,
-    algorithm_class,
-    algorithm_from_config,
-    algorithm_names,
+from lamina.train.algorithms import Algorithm
+from lamina.train.losses import METRICS
+from lamina.train.sections import (
+    AlgorithmConfig,
+    DataConfig,
+    LossConfig,
+    OptimizerConfig,
+    SchedulerConfig,
+    at_least,
+    builds,
+    typed,
 )
-from lamina.train.losses import LOSSES, METRICS, check_loss_args
 
 SECTIONS = ("name", "data", "model", "loss", "optimizer", "scheduler", "algorithm", "trainer",
             "distributed")
-SCHEDULERS = lr_scheduler.SCHEDULES
-
-
-@dataclasses.dataclass
-class DataConfig:
-    """The `data` section: a built-in dataset by name plus loader settings; every other key
-    is an option of that dataset (shape, path, seq_len...). `val_fraction` of the training
-    split is held out for validation (chosen at random by the trainer's seed; for ordered
-    data such as a text, its end): the best checkpoint, early stopping and
-    ReduceLROnPlateau watch it, so the test split is used only for the final report.
-    0 trains on all of it, with no validation."""
-
-    name: str
-    batch_size: int = 32
-    eval_batch_size: int = 500
-    shuffle: bool = True
-    drop_last: bool = False
-    val_fraction: float = 0.1
-
-
-LOADER_KEYS = frozenset(f.name for f in dataclasses.fields(DataConfig))
 
 
 @dataclasses.dataclass
@@ -94,7 +72,32 @@ class TrainerConfig:
     compile: bool | dict = False  # or lamina.plan.compile's options: {tune, threads, verify}
 
 
-def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> dict[str, Any]:
+@dataclasses.dataclass
+class Job:
+    """A validated job: every section typed, defaults filled in. `to_dict` is the resolved
+    job file (what a run writes to config.yaml, and validates again to the same Job)."""
+
+    name: str
+    data: DataConfig
+    model: dict[str, Any]  # a layer config, as `lamina.nn.from_config` takes it
+    loss: LossConfig
+    optimizer: OptimizerConfig
+    scheduler: SchedulerConfig | None
+    algorithm: AlgorithmConfig
+    trainer: TrainerConfig
+    distributed: DistributedConfig | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "data": self.data.to_dict(), "model": self.model,
+                "loss": self.loss.to_dict(), "optimizer": self.optimizer.to_dict(),
+                "scheduler": None if self.scheduler is None else self.scheduler.to_dict(),
+                "algorithm": self.algorithm.to_dict(),
+                "trainer": dataclasses.asdict(self.trainer),
+                "distributed": (None if self.distributed is None
+                                else dataclasses.asdict(self.distributed))}
+
+
+def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Job:
     """Read a YAML job, apply `key.path=value` overrides, and validate it.
 
     Raises:
@@ -175,31 +178,6 @@ def _section(config: Mapping[str, Any], name: str, required: bool = True) -> Any
     return value
 
 
-def _typed(cls: Any, values: Any, path: str) -> Any:
-    if not isinstance(values, Mapping):
-        raise ConfigError(f"{path}: expected a mapping, got {type(values).__name__} {values!r}")
-    check_args(cls, values, path)
-    return cls(**values)
-
-
-def _named(section: Any, path: str, choices: Sequence[str], key: str = "type",
-           kind: str | None = None) -> tuple[str, dict[str, Any]]:
-    """A section given as a name, or as {type: name, **options}; `kind` names what it is
-    in messages (the path, by default)."""
-    if isinstance(section, str):
-        section = {key: section}
-    if not isinstance(section, Mapping) or key not in section:
-        raise ConfigError(f"{path}: expected a name or a mapping with '{key}'; one of "
-                          f"{sorted(choices)}")
-    name = section[key]
-    if name not in choices:
-        close = difflib.get_close_matches(str(name), choices, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"{path}.{key}: unknown {kind or path} {name!r}{hint}; one of "
-                          f"{sorted(choices)}")
-    return name, {k: v for k, v in section.items() if k != key}
-
-
 def layer_config_path(model_config: Any, names: Sequence[str]) -> str | None:
     """Where the layer at a dotted model path (its names, outermost first) is written in
     the job: `model.layers[1].layers[0]` through nested `layers` lists; None where the
@@ -213,57 +191,29 @@ def layer_config_path(model_config: Any, names: Sequence[str]) -> str | None:
     return where
 
 
-def _validate_loss(loss: Any) -> str | dict[str, Any]:
-    """A loss name, or {type: name, **its keyword arguments} (cross_entropy's weight and
-    label_smoothing, say); resolved to the name alone when it has no arguments."""
-    name, args = _named(loss, "loss", sorted(LOSSES), kind="loss")
-    first_two = list(inspect.signature(LOSSES[name]).parameters)[:2]  # output, target
-    # the deprecated size_average and reduce have no place in a new job file
-    check_args(LOSSES[name], args, "loss", skip=(*first_two, "size_average", "reduce"))
-    try:
-        check_loss_args(args)
-    except ValueError as e:  # its message starts with the argument's name
-        raise ConfigError(f"loss.{e}") from None
-    return {"type": name, **args} if args else name
-
-
-def validate(config: dict[str, Any]) -> dict[str, Any]:
-    """Check every section; return the config with defaults filled in (the resolved job)."""
+def validate(config: Mapping[str, Any]) -> Job:
+    """Check every section, and what spans sections; return the typed job."""
     _unknown(config, SECTIONS, "")
-    out: dict[str, Any] = {"name": str(config["name"])}
-    data = dict(_section(config, "data"))
-    name, options = _named(data, "data", dataset_names(), key="name")
-    loader_keys = LOADER_KEYS - {"name"}
-    loader = {k: v for k, v in options.items() if k in loader_keys}
-    out["data"] = dataclasses.asdict(_typed(DataConfig, {"name": name, **loader}, "data"))
-    for key in ("batch_size", "eval_batch_size"):
-        _at_least(f"data.{key}", out["data"][key], 1)
-    if not 0 <= out["data"]["val_fraction"] < 1:
-        raise ConfigError(f"data.val_fraction: must be in [0, 1), got "
-                          f"{out['data']['val_fraction']}")
-    dataset_options = {k: v for k, v in options.items() if k not in loader_keys}
-    check_args(_LOADERS[name], dataset_options, "data")
-    out["data"].update(dataset_options)
-    out["model"] = _section(config, "model")
-    model = from_config(out["model"], "model")  # every layer error names its path
-    out["loss"] = _validate_loss(config.get("loss", "cross_entropy"))
-    out["optimizer"], opt = _validate_optimizer(_section(config, "optimizer"), model)
-    out["scheduler"] = _validate_scheduler(config.get("scheduler"), opt)
-    alg_name, alg_args = _named(config.get("algorithm", "bp"), "algorithm", algorithm_names())
-    check_args(algorithm_class(alg_name), alg_args, "algorithm")
-    out["algorithm"] = {"type": alg_name, **alg_args}
-    algorithm = _builds("algorithm", lambda: algorithm_from_config(out["algorithm"]))
-    trainer = _typed(TrainerConfig, _section(config, "trainer"), "trainer")
-    _check_trainer(trainer, alg_name)
-    out["trainer"] = dataclasses.asdict(trainer)
-    if out["data"]["val_fraction"] == 0:
-        _without_validation(out, config)
-    _check_watched(out, algorithm)
-    out["distributed"] = _validate_distributed(config.get("distributed"), out)
-    return out
+    data = DataConfig.parse(_section(config, "data"))
+    model_config = _section(config, "model")
+    model = from_config(model_config, "model")  # every layer error names its path
+    loss = LossConfig.parse(config.get("loss", "cross_entropy"))
+    optimizer, probe = OptimizerConfig.parse(_section(config, "optimizer"),
+                                             model.named_parameters())
+    scheduler = SchedulerConfig.parse(config.get("scheduler"), probe)
+    algorithm = AlgorithmConfig.parse(config.get("algorithm", "bp"))
+    trainer = typed(TrainerConfig, _section(config, "trainer"), "trainer")
+    _check_trainer(trainer, algorithm.type)
+    job = Job(str(config["name"]), data, model_config, loss, optimizer, scheduler, algorithm,
+              trainer)
+    if data.val_fraction == 0:
+        _without_validation(job, config)
+    _check_watched(job, builds("algorithm", algorithm.build))
+    job.distributed = _distributed(config.get("distributed"), job)
+    return job
 
 
-def _without_validation(job: dict[str, Any], raw: dict[str, Any]) -> None:
+def _without_validation(job: Job, raw: Mapping[str, Any]) -> None:
     """With `data.val_fraction: 0` there are no val_* metrics. A default that watches one
     falls back (no best checkpoint; a plateau schedule watches the training loss); a value
     the user wrote (or early stopping, which exists only to watch one) is an error."""
@@ -279,36 +229,36 @@ def _without_validation(job: dict[str, Any], raw: dict[str, Any]) -> None:
                               "data.val_fraction is 0; hold some out (val_fraction: 0.1) or "
                               f"watch a training metric ({metric.removeprefix('val_')!r})")
         if path == "trainer.keep_best":
-            job["trainer"]["keep_best"] = None
+            job.trainer.keep_best = None
         else:
-            job["scheduler"]["monitor"] = "loss"
+            job.scheduler.monitor = "loss"  # type: ignore[union-attr]
 
 
-def _watched(job: dict[str, Any]) -> list[tuple[str, str]]:
+def _watched(job: Job) -> list[tuple[str, str]]:
     """(path, metric) of every metric the run watches: best checkpoint, early stopping,
     the plateau schedule."""
-    trainer, scheduler = job["trainer"], job["scheduler"]
+    trainer, scheduler = job.trainer, job.scheduler
     out = []
-    if trainer["keep_best"] is not None:
-        out.append(("trainer.keep_best", trainer["keep_best"]))
-    if trainer["early_stopping"] is not None:
+    if trainer.keep_best is not None:
+        out.append(("trainer.keep_best", trainer.keep_best))
+    if trainer.early_stopping is not None:
         out.append(("trainer.early_stopping.monitor",
-                    trainer["early_stopping"].get("monitor", "val_loss")))
-    if scheduler and scheduler["type"] == "ReduceLROnPlateau":
-        out.append(("scheduler.monitor", scheduler["monitor"]))
+                    trainer.early_stopping.get("monitor", "val_loss")))
+    if scheduler is not None and scheduler.type == "ReduceLROnPlateau":
+        out.append(("scheduler.monitor", scheduler.monitor))
     return out
 
 
-def _check_watched(job: dict[str, Any], algorithm: Algorithm) -> None:
+def _check_watched(job: Job, algorithm: Algorithm) -> None:
     """A watched metric the run never reports (a typo) is an error now, not a KeyError
     after the first epoch. Skipped for an algorithm that does not declare `reports`."""
     if "reports" not in type(algorithm).__dict__:
         return
-    algorithm.bind(job["loss"], job["trainer"]["metrics"])
+    algorithm.bind(job.loss.to_dict(), job.trainer.metrics)
     names = list(algorithm.reports(train=True))
-    if job["data"]["val_fraction"] > 0:
+    if job.data.val_fraction > 0:
         names += [f"val_{n}" for n in algorithm.reports(train=False)]
-    if job["scheduler"]:
+    if job.scheduler is not None:
         names.append("lr")
     for path, metric in _watched(job):
         if metric not in names:
@@ -318,102 +268,26 @@ def _check_watched(job: dict[str, Any], algorithm: Algorithm) -> None:
                               f"reports {names}")
 
 
-def _validate_optimizer(section: Any, model: Layer) -> tuple[dict[str, Any], Any]:
-    """The optimizer section, resolved, and the optimizer it builds over one probe
-    parameter (for the schedule's check). Groups are checked against the model's names."""
-    name, args = _named(section, "optimizer", optim.OPTIMIZERS)
-    groups = args.pop("groups", None)
-    check_args(optim.OPTIMIZERS[name], args, "optimizer", skip=("params",))
-    out = {"type": name, **args}
-    probe = Parameter(np.zeros(1, np.float32))
-    opt = _builds("optimizer", lambda: optim.from_config(out, [probe]))
-    if groups is None:
-        return out, opt
-    if not isinstance(groups, list):
-        raise ConfigError(f"optimizer.groups: expected a list of {{params: [patterns], "
-                          f"<hyper-parameter>: value}}, got {groups!r}")
-    for i, group in enumerate(groups):
-        patterns = group.get("params") if isinstance(group, Mapping) else None
-        if not (isinstance(patterns, list) and patterns
-                and all(isinstance(p, str) for p in patterns)):
-            raise ConfigError(f"optimizer.groups[{i}].params: expected a list of name "
-                              f"patterns such as ['*.bias'], got {patterns!r}")
-        for key in group:
-            if key != "params" and key not in opt.defaults:
-                raise ConfigError(f"optimizer.groups[{i}].{key}: not a hyper-parameter of "
-                                  f"{name}; allowed: {sorted(opt.defaults)}")
-    out["groups"] = [dict(g) for g in groups]
-    try:
-        optim.from_config(out, model.named_parameters())
-    except ValueError as e:
-        message = str(e)
-        raise ConfigError(message if message.startswith("optimizer") else
-                          f"optimizer.groups: {message}") from None
-    return out, opt
-
-
-def _builds(path: str, make: Callable[[], Any]) -> Any:
-    """Build a section's object now, on stand-ins (an optimizer over one probe parameter),
-    so that a value its constructor refuses (a negative learning rate) is a config error
-    naming the section before any run starts, in the constructor's own words."""
-    try:
-        return make()
-    except (ValueError, TypeError) as e:
-        raise ConfigError(f"{path}: {e}") from None
-
-
-def _at_least(path: str, value: Any, low: int) -> None:
-    if value < low:
-        raise ConfigError(f"{path}: must be >= {low}, got {value}")
-
-
-def _validate_distributed(section: Any, job: dict[str, Any]) -> dict[str, Any] | None:
+def _distributed(section: Any, job: Job) -> DistributedConfig | None:
     if not section:
         return None
-    d = _typed(DistributedConfig, section, "distributed")
+    d = typed(DistributedConfig, section, "distributed")
     for name, low in (("workers", 1), ("servers", 1), ("staleness", 0),
                       ("checkpoint_every", 1)):
-        _at_least(f"distributed.{name}", getattr(d, name), low)
-    if any("lr" in g for g in job["optimizer"].get("groups", [])):
+        at_least(f"distributed.{name}", getattr(d, name), low)
+    if any("lr" in g for g in job.optimizer.groups or []):
         raise ConfigError("distributed: optimizer.groups cannot set lr with distributed "
                           "training (the driver sends the servers one rate); set the other "
                           "hyper-parameters per group, or train locally")
-    if job.get("scheduler") and job["scheduler"]["interval"] != "epoch":
+    if job.scheduler is not None and job.scheduler.interval != "epoch":
         raise ConfigError("distributed: scheduler.interval must be 'epoch' with distributed "
                           "training (the driver sets the servers' rate once per epoch)")
-    return dataclasses.asdict(d)
-
-
-def _validate_scheduler(section: Any, optimizer: optim.Optimizer) -> dict[str, Any] | None:
-    if section is None:
-        return None
-    name, args = _named(section, "scheduler", SCHEDULERS)
-    interval = args.pop("interval", "epoch")
-    monitor = args.pop("monitor", "val_loss")
-    if interval not in ("epoch", "iteration"):
-        raise ConfigError(f"scheduler.interval: expected 'epoch' or 'iteration', got {interval!r}")
-    check_args(lr_scheduler.SCHEDULES[name], args, "scheduler", skip=("optimizer",))
-    if name == "SequentialLR":
-        _check_chained(args.get("schedulers"))
-    _builds("scheduler", lambda: lr_scheduler.SCHEDULES[name](optimizer, **args))
-    return {"type": name, "interval": interval, "monitor": monitor, **args}
-
-
-def _check_chained(schedulers: Any) -> None:
-    """Each of a SequentialLR's schedules, checked at its own path."""
-    if not isinstance(schedulers, list):
-        raise ConfigError(f"scheduler.schedulers: expected a list of schedule configs, got "
-                          f"{type(schedulers).__name__}")
-    for i, child in enumerate(schedulers):
-        path = f"scheduler.schedulers[{i}]"
-        name, args = _named(child, path, lr_scheduler.CHAINABLE,
-                            kind="schedule in a SequentialLR")
-        check_args(lr_scheduler.SCHEDULES[name], args, path, skip=("optimizer",))
+    return d
 
 
 def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
-    _at_least("trainer.epochs", trainer.epochs, 1)
-    _at_least("trainer.checkpoint_every", trainer.checkpoint_every, 1)
+    at_least("trainer.epochs", trainer.epochs, 1)
+    at_least("trainer.checkpoint_every", trainer.checkpoint_every, 1)
     for key in ("clip_grad_norm", "clip_grad_value"):
         value = getattr(trainer, key)
         if value is not None and not value > 0:
@@ -436,6 +310,6 @@ def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
                               "split over threads; leave threads at 1")
     if trainer.early_stopping is not None:
         check_args(cb.EarlyStopping, trainer.early_stopping, "trainer.early_stopping")
-        _builds("trainer.early_stopping", lambda: cb.EarlyStopping(**trainer.early_stopping))
+        builds("trainer.early_stopping", lambda: cb.EarlyStopping(**trainer.early_stopping))
     if algorithm == "cd" and trainer.keep_best == "val_loss":
         trainer.keep_best = "val_recon_error"  # CD reports no validation loss

@@ -76,14 +76,14 @@ def test_bsp_equals_single_process_training_on_the_concatenated_batch(cluster_en
     path, x, y = _data(tmp_path)
     config = _job(path)
     if groups:  # each server shard builds the groups its parameters fall in
-        config["optimizer"]["groups"] = groups
+        config.optimizer.groups = groups
     model, stats = _run(config, epochs=1)
     assert [s["version"] for s in stats] == [20, 20]  # 320 samples a worker, batches of 16
 
     from lamina.train.job import build_model
 
     local = build_model(config)
-    opt = lm.optim.from_config(config["optimizer"], local.named_parameters())
+    opt = config.optimizer.build(local.named_parameters())
     loader = DataLoader(ArrayDataset(x, y), 16, shuffle=True, seed=0)
     for epoch in range(1):
         loader.set_epoch(epoch)
@@ -318,9 +318,9 @@ def test_batch_norm_statistics_are_the_workers_average(cluster_env, tmp_path):
 
     path, x, _ = _data(tmp_path)
     config = _job(path, epochs=1)
-    config["model"]["layers"][:1] = [{"type": "Standardize", "num_features": 8},
-                                     config["model"]["layers"][0],
-                                     {"type": "BatchNorm1d", "num_features": 16}]
+    config.model["layers"][:1] = [{"type": "Standardize", "num_features": 8},
+                                  config.model["layers"][0],
+                                  {"type": "BatchNorm1d", "num_features": 16}]
     model = build_model(config)  # unadapted: the driver trains nothing itself
     cluster = Cluster(config, model, None)
     try:
@@ -348,8 +348,8 @@ def test_workers_run_compiled_plans_and_match_eager_workers(cluster_env, tmp_pat
     results = []
     for compiled in (False, True):
         config = _job(path, epochs=2)
-        config["model"]["layers"].insert(1, {"type": "BatchNorm1d", "num_features": 16})
-        config["trainer"]["compile"] = compiled
+        config.model["layers"].insert(1, {"type": "BatchNorm1d", "num_features": 16})
+        config.trainer.compile = compiled
         model = build_model(config)
         cluster = Cluster(config, model, None)
         try:

@@ -155,7 +155,7 @@ def test_a_job_measures_the_first_layer_on_the_training_split_without_the_held_o
     layer = run.model[0]
     np.testing.assert_allclose(layer.mean.array, rows.mean(axis=0), rtol=1e-6)
     np.testing.assert_allclose(layer.std.array[:4], rows[:, :4].std(axis=0), rtol=1e-6)
-    restored = lm.nn.from_config(config["model"])
+    restored = lm.nn.from_config(config.model)
     lm.io.load(run.directory / "checkpoints" / "last.safetensors", restored)
     np.testing.assert_array_equal(restored[0].std.array, layer.std.array)
     unscaled_job, _ = _job(tmp_path, **{"type: Standardize, num_features: 5": "type: Identity"})

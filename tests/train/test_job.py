@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import textwrap
 
@@ -12,7 +13,7 @@ from lamina import DataError
 from lamina.jobs import train
 from lamina.schema import ConfigError
 from lamina.train.job import build_data, run_directory
-from lamina.train.jobfile import load_config
+from lamina.train.jobfile import load_config, validate
 
 GOOD = """
 data: {name: digits, batch_size: 16}
@@ -34,11 +35,15 @@ def _write(tmp_path, text, name="job.yaml"):
 
 def test_a_good_job_resolves_with_defaults(tmp_path) -> None:
     cfg = load_config(_write(tmp_path, GOOD), ["trainer.epochs=3", "optimizer.momentum=0.9"])
-    assert cfg["name"] == "job"
-    assert cfg["trainer"]["epochs"] == 3 and cfg["trainer"]["seed"] == 0
-    assert cfg["optimizer"] == {"type": "SGD", "lr": 0.1, "momentum": 0.9}
-    assert cfg["algorithm"] == {"type": "bp"} and cfg["loss"] == "cross_entropy"
-    assert cfg["data"]["shuffle"] is True and cfg["data"]["eval_batch_size"] == 500
+    assert cfg.name == "job"
+    assert cfg.trainer.epochs == 3 and cfg.trainer.seed == 0
+    assert cfg.optimizer.to_dict() == {"type": "SGD", "lr": 0.1, "momentum": 0.9}
+    assert cfg.algorithm.to_dict() == {"type": "bp"} and cfg.loss.to_dict() == "cross_entropy"
+    assert cfg.data.shuffle is True and cfg.data.eval_batch_size == 500
+    resolved = cfg.to_dict()  # what a run writes to config.yaml: it reads back the same
+    assert validate(copy.deepcopy(resolved)).to_dict() == resolved
+    assert resolved["data"] == {"name": "digits", "batch_size": 16, "eval_batch_size": 500,
+                                "shuffle": True, "drop_last": False, "val_fraction": 0.1}
 
 
 MALFORMED = [
@@ -164,16 +169,17 @@ def test_bad_overrides(tmp_path) -> None:
     with pytest.raises(ConfigError, match=r"trainer\.epochs: expected int, got str 'x'"):
         load_config(path, ["trainer.epochs=x"])
     cfg = load_config(path, ["model.layers.0.out_features=5", "name=other"])
-    assert cfg["model"]["layers"][0]["out_features"] == 5 and cfg["name"] == "other"
+    assert cfg.model["layers"][0]["out_features"] == 5 and cfg.name == "other"
 
 
 def test_exponent_floats_are_numbers_in_files_and_overrides(tmp_path) -> None:
     # PyYAML alone (YAML 1.1) reads 1e-3 as the string '1e-3'.
     path = _write(tmp_path, GOOD.replace("lr: 0.1", "lr: 1e-3, weight_decay: 5E-4"))
     cfg = load_config(path, ["optimizer.momentum=9e-1"])
-    assert cfg["optimizer"] == {"type": "SGD", "lr": 1e-3, "weight_decay": 5e-4, "momentum": 0.9}
+    assert cfg.optimizer.to_dict() == {"type": "SGD", "lr": 1e-3, "weight_decay": 5e-4,
+                                       "momentum": 0.9}
     cfg = load_config(path, ["model.layers.0.out_features=12", "trainer.epochs=3"])
-    assert cfg["model"]["layers"][0]["out_features"] == 12  # integers stay integers
+    assert cfg.model["layers"][0]["out_features"] == 12  # integers stay integers
     with pytest.raises(ConfigError, match=r"optimizer\.lr: expected float, got str '1e-3'"):
         load_config(_write(tmp_path, GOOD.replace("lr: 0.1", "lr: '1e-3'")))  # quoted: a string
 
@@ -224,14 +230,14 @@ def test_a_job_reports_validation_metrics_on_the_held_out_set_and_tests_once(tmp
 
 def test_no_validation_data_drops_the_defaults_that_need_it(tmp_path) -> None:
     cfg = load_config(_write(tmp_path, NO_VAL + "scheduler: {type: ReduceLROnPlateau}\n"))
-    assert cfg["trainer"]["keep_best"] is None and cfg["scheduler"]["monitor"] == "loss"
+    assert cfg.trainer.keep_best is None and cfg.scheduler.monitor == "loss"
     rbm = ("data: {name: digits, binarize: true, val_fraction: 0}\n"
            "model: {type: RBM, n_visible: 64, n_hidden: 8}\noptimizer: {type: SGD, lr: 0.1}\n"
            "algorithm: {type: cd}\ntrainer: {epochs: 1}\n")
     cfg = load_config(_write(tmp_path, rbm))
-    assert cfg["trainer"]["keep_best"] is None  # CD's default watches val_recon_error
+    assert cfg.trainer.keep_best is None  # CD's default watches val_recon_error
     cfg = load_config(_write(tmp_path, NO_VAL.replace("epochs: 2", "epochs: 2, keep_best: loss")))
-    assert cfg["trainer"]["keep_best"] == "loss"
+    assert cfg.trainer.keep_best == "loss"
 
 
 def test_ordered_data_holds_out_the_end_of_the_training_text(tmp_path) -> None:
@@ -271,8 +277,8 @@ def test_resuming_with_a_changed_job_keeps_the_earlier_config_and_names_the_chan
     assert ("config.1.yaml keeps the earlier one): optimizer.lr: 0.1 -> 0.05; "
             "trainer.epochs: 1 -> 2") in err
     kept = load_config(run.directory / "config.1.yaml")
-    assert kept["trainer"]["epochs"] == 1 and kept["optimizer"]["lr"] == 0.1
-    assert load_config(run.directory / "config.yaml")["trainer"]["epochs"] == 2
+    assert kept.trainer.epochs == 1 and kept.optimizer.args["lr"] == 0.1
+    assert load_config(run.directory / "config.yaml").trainer.epochs == 2
     with pytest.warns(RuntimeWarning, match="2 epochs are already done"):
         train(load_config(path, [*where, "trainer.epochs=2", "optimizer.lr=0.05"]),
               resume=True)
@@ -285,7 +291,7 @@ def test_watched_metrics_are_checked_against_what_the_algorithm_reports(tmp_path
            "model: {type: RBM, n_visible: 64, n_hidden: 8}\noptimizer: {type: SGD, lr: 0.1}\n"
            "algorithm: {type: cd}\ntrainer: {epochs: 1, early_stopping: {monitor: %s}}\n")
     cfg = load_config(_write(tmp_path, rbm % "val_pseudo_ll"))
-    assert cfg["trainer"]["keep_best"] == "val_recon_error"
+    assert cfg.trainer.keep_best == "val_recon_error"
     with pytest.raises(ConfigError, match=r"reports no metric 'val_loss'.*; it reports \['loss', "
                        r"'recon_error', 'pseudo_ll', 'val_recon_error', 'val_pseudo_ll'\]"):
         load_config(_write(tmp_path, rbm % "val_loss"))  # CD tests no loss
@@ -299,7 +305,7 @@ def test_watched_metrics_are_checked_against_what_the_algorithm_reports(tmp_path
     try:
         cfg = load_config(_write(tmp_path, GOOD + "algorithm: test_reports_own\n"),
                           ["trainer.keep_best=val_anything"])
-        assert cfg["trainer"]["keep_best"] == "val_anything"
+        assert cfg.trainer.keep_best == "val_anything"
     finally:
         from lamina.train.algorithms import _ALGORITHMS
         _ALGORITHMS.pop("test_reports_own")
@@ -362,15 +368,16 @@ def test_a_loss_with_arguments_trains_with_them(tmp_path) -> None:
 
     text = GOOD + "loss: {type: cross_entropy, label_smoothing: 0.2, weight: [1, 2, 1, 1, 1, 1, 1, 1, 1, 3]}\n"
     config = load_config(_write(tmp_path, text))
-    assert config["loss"] == {"type": "cross_entropy", "label_smoothing": 0.2,
-                              "weight": [1, 2, 1, 1, 1, 1, 1, 1, 1, 3]}
-    assert load_config(_write(tmp_path, GOOD + "loss: {type: mse_loss}\n"))["loss"] == "mse_loss"
+    assert config.loss.to_dict() == {"type": "cross_entropy", "label_smoothing": 0.2,
+                                     "weight": [1, 2, 1, 1, 1, 1, 1, 1, 1, 3]}
+    assert load_config(_write(tmp_path, GOOD + "loss: {type: mse_loss}\n")).loss.to_dict() == (
+        "mse_loss")
     x = lm.tensor(np.random.default_rng(0).standard_normal((6, 10)))
     y = np.array([0, 1, 9, 1, 4, 5])
     want = F.cross_entropy(x, y, weight=np.array([1, 2, 1, 1, 1, 1, 1, 1, 1, 3.0]),
                            label_smoothing=0.2)
-    assert get_loss(config["loss"])(x, y).item() == pytest.approx(want.item(), rel=1e-12)
+    assert get_loss(config.loss.to_dict())(x, y).item() == pytest.approx(want.item(), rel=1e-12)
     assert want.item() != pytest.approx(F.cross_entropy(x, y).item(), rel=1e-3)
-    config["trainer"]["out_dir"] = str(tmp_path / "runs")
+    config.trainer.out_dir = str(tmp_path / "runs")
     _, results = train(config)
     assert np.isfinite(results["loss"])
