@@ -123,5 +123,5 @@ def _distribute(run: Run, job: Job) -> Any:
     old = run.trainer
     run.trainer = DistributedTrainer(cluster, run.model, job.loss.to_dict(), run.algorithm,
                                      job.trainer.metrics, old.callbacks,
-                                     schedule=run.optimizer if job.scheduler else None)
+                                     optimizer=run.optimizer if job.scheduler else None)
     return cluster

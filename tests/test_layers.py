@@ -95,3 +95,21 @@ def test_every_kind_of_named_thing_lives_in_one_kind_of_registry() -> None:
             registry.lookup(first + "x")
         with pytest.raises(ValueError, match="is already registered"):
             registry.add(first, object())
+
+
+def test_the_distributed_trainer_extends_the_trainer_through_public_methods() -> None:
+    """It overrides what Trainer offers for it (train_epoch, state_dict), never a private
+    step of Trainer's loop, and calls none: a change inside the loop cannot break it."""
+    import ast
+    import inspect
+
+    from lamina.distributed.trainer import DistributedTrainer
+    from lamina.train.trainer import Trainer
+
+    overridden = [n for n in vars(DistributedTrainer)
+                  if n in vars(Trainer) and callable(vars(Trainer)[n]) and n != "__init__"]
+    assert overridden and all(not n.startswith("_") for n in overridden)
+    private = {n for n in vars(Trainer) if n.startswith("_") and not n.startswith("__")}
+    tree = ast.parse(inspect.getsource(DistributedTrainer))
+    used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    assert used & private == set()

@@ -18,25 +18,27 @@ class DistributedTrainer(Trainer):
     """
 
     def __init__(self, cluster: Any, model: Layer, loss: Any, algorithm: Any,
-                 metrics: list[str], callbacks: list[Callback], schedule: Any = None) -> None:
-        super().__init__(model, schedule, loss, algorithm, metrics, callbacks)
+                 metrics: list[str], callbacks: list[Callback], optimizer: Any = None) -> None:
+        """optimizer: the driver's optimizer over the model, for a learning-rate schedule
+        to step: its rate goes to the servers' optimizers each epoch (it never steps the
+        parameters, which live on the servers). None keeps the servers' rate."""
+        super().__init__(model, optimizer, loss, algorithm, metrics, callbacks)
         self.cluster = cluster
 
-    def _train_epoch(self, train_loader: Any) -> None:
-        # `self.optimizer`, when given, only carries the learning-rate schedule: the driver
-        # steps it per epoch and the servers' optimizers take its rate.
+    def train_epoch(self, train_loader: Any) -> bool:
+        """One epoch on the cluster's workers (train_loader is the driver's, unused: each
+        worker reads its own shard), counted as one batch of the whole epoch's samples."""
         if self.optimizer is not None:
             self.cluster.set_lr(self.optimizer.param_groups[0]["lr"])
-        self._call("on_epoch_start")
         logs = self.cluster.train_epoch(self.epoch)
         seen = logs.pop("seen")
-        self._totals, self._seen = {k: v * seen for k, v in logs.items()}, seen
-        batches = self.cluster.batches_per_epoch()
-        self.iteration += batches
-        self.last_batch_size = seen  # the epoch is one "batch" for the driver's callbacks
-        self._call("on_batch_end", dict(logs))  # progress, the NaN guard on the loss
+        self.record_batch(logs, seen, steps=self.cluster.batches_per_epoch())
         self.cluster.pull_into(self.model)
         self.cluster.sync_buffers(self.model)
-        self.epoch += 1
-        self.batch_in_epoch = 0
         self.cluster.save()
+        return True
+
+    def state_dict(self) -> dict[str, Any]:
+        """The trainer's state, with no place inside an epoch: the driver counts a cluster's
+        epoch as one batch, and the servers hold any place inside one."""
+        return {**super().state_dict(), "partial_epoch": None}

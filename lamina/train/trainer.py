@@ -110,9 +110,11 @@ class Trainer:
                           f"{self.epoch + epochs})", RuntimeWarning, stacklevel=2)
         self._call("on_fit_start")
         while self.epoch < epochs and self.stop_reason is None:
-            self._train_epoch(train_loader)
-            if self.stopped_now and self.batch_in_epoch:  # stopped inside the epoch
-                break
+            self._start_epoch(train_loader)
+            if not self.train_epoch(train_loader):
+                break  # stopped inside the epoch: a checkpoint holds its place
+            self.epoch += 1
+            self.batch_in_epoch = 0
             logs = {"epoch": self.epoch,
                     **{k: v / max(self._seen, 1) for k, v in self._totals.items()}}
             if val_loader is not None:
@@ -122,30 +124,41 @@ class Trainer:
         self._call("on_fit_end")
         return self.history
 
-    def _train_epoch(self, train_loader: Any) -> None:
+    def _start_epoch(self, train_loader: Any) -> None:
         if hasattr(train_loader, "set_epoch"):
             train_loader.set_epoch(self.epoch)  # the order depends on (seed, epoch) only
         self.model.train()
-        self._call("on_epoch_start")
-        done = self.batch_in_epoch  # > 0 only when resuming from a mid-epoch checkpoint
-        if not done:
+        if not self.batch_in_epoch:  # > 0 only when resuming from a mid-epoch checkpoint
             self._reset_epoch_sums()
+        self._call("on_epoch_start")
+
+    def train_epoch(self, train_loader: Any) -> bool:
+        """Train on the loader's batches from `batch_in_epoch` on, counting each with
+        `record_batch`; return False when stopped inside the epoch. `fit` calls it once an
+        epoch, between the callbacks' on_epoch_start and on_epoch_end: the place to
+        override for a trainer that trains elsewhere (DistributedTrainer, on a cluster)."""
+        done = self.batch_in_epoch
         for i, batch in enumerate(train_loader):
             if i < done:
                 continue
             self.batch = batch
             logs = self.algorithm.train_one_batch(self.model, batch, self.updater)
-            self.iteration += 1
-            self.batch_in_epoch = i + 1
-            self.last_batch_size = n = len(batch[0])
-            for k, v in logs.items():
-                self._totals[k] = self._totals.get(k, 0.0) + v * n
-            self._seen += n
-            self._call("on_batch_end", logs)
+            self.record_batch(logs, len(batch[0]))
             if self.stopped_now:
-                return
-        self.epoch += 1
-        self.batch_in_epoch = 0
+                return False
+        return True
+
+    def record_batch(self, logs: dict[str, float], size: int, steps: int = 1) -> None:
+        """Count `steps` trained batches of `size` samples in all, whose averaged metrics
+        are `logs`: the iteration, the place in the epoch and the epoch's sums advance, and
+        the callbacks' on_batch_end sees them."""
+        self.iteration += steps
+        self.batch_in_epoch += steps
+        self.last_batch_size = size
+        for k, v in logs.items():
+            self._totals[k] = self._totals.get(k, 0.0) + v * size
+        self._seen += size
+        self._call("on_batch_end", logs)
 
     def evaluate(self, loader: Any) -> dict[str, float]:
         """Average the algorithm's test metrics over a loader, in eval mode, with no graph."""
