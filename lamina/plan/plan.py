@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
-from lamina.nn.layer import Layer, edited
+from lamina.nn.layer import Layer
 from lamina.parallel import bounds
 from lamina.plan import carry
 from lamina.plan.key import ModelKey
@@ -22,13 +21,20 @@ from lamina.plan.program import Program
 from lamina.plan.split import (
     Split,
     blas_single_threaded,
+    loss_weights,
     require_threadpoolctl,
     slices,
     splittable_ops,
 )
 from lamina.plan.trace import Trace, TraceError, flatten, trace
 from lamina.plan.tune import pick, timed_step
-from lamina.random import get_rng_state, set_rng_state
+from lamina.plan.verify import (
+    check_against_eager,
+    check_constants,
+    check_same_ops,
+    perturbed,
+    preserved,
+)
 
 # How much faster than the whole step a split step must time to be kept. It pays costs
 # that timing the plan alone does not show (two programs' buffers in the cache, an
@@ -184,7 +190,7 @@ class Plan:
         carry.hand_back(self.carriers, self.layout, results[kept:])
         return results[:kept]
 
-    def _step_fn(self) -> Callable[..., Any]:
+    def step_fn(self) -> Callable[..., Any]:
         """The step a program traces: the model (and loss) on the batch, from the carried
         state given as the last arguments, returning the new state last."""
         model, loss_fn, carriers, given = self.model, self.loss_fn, self.carriers, self.given
@@ -211,11 +217,11 @@ class Plan:
 
     def _trace(self, arrays: Sequence[Any]) -> Trace:
         params = list(self.model.parameters())
-        with _preserved(self.model):
+        with preserved(self.model):
             if self.train:
-                return trace(self._step_fn(), [Tensor(a) for a in arrays], params)
+                return trace(self.step_fn(), [Tensor(a) for a in arrays], params)
             with no_grad():
-                return trace(self._step_fn(), [Tensor(a) for a in arrays], params)
+                return trace(self.step_fn(), [Tensor(a) for a in arrays], params)
 
     def _compile(self, arrays: list[Any]) -> Program | Split:
         n = len(arrays[0]) if arrays and np.ndim(arrays[0]) else 0
@@ -227,7 +233,7 @@ class Plan:
         """One program for the whole batch, checked against eager."""
         program = self._compile_one(arrays)
         if self.verify and self.train:
-            self._check(program.run, arrays)
+            check_against_eager(self, program.run, arrays)
         return program
 
     def _compile_split(self, arrays: list[Any], n: int) -> Program | Split:
@@ -241,11 +247,11 @@ class Plan:
         with blas_single_threaded():  # tune each slice's kernels as they will run
             programs = [self._compile_one(part) for part in slices(arrays, edges)]
         random = splittable_ops(programs)
-        weights = (self._loss_weights(arrays, edges, bool(random)) if self.train
-                   else [1.0] * len(edges))
+        weights = (loss_weights(self.step_fn(), self.model, arrays, edges, bool(random))
+                   if self.train else [1.0] * len(edges))
         split = Split(programs, edges, weights, self.train, random)
         if self.verify:
-            self._check(split.run, arrays)
+            check_against_eager(self, split.run, arrays)
         if not self.tune:
             return split
         # Time the split before anything runs BLAS on all threads again: for ~0.1 s after
@@ -262,7 +268,7 @@ class Plan:
         an LSTM's small GEMMs) runs at its typical time in a loop, not its best."""
         times: list[float] = []
         start, params = time.perf_counter(), list(self.model.parameters())
-        with _preserved(self.model):
+        with preserved(self.model):
             while len(times) < rounds:
                 seconds = timed_step(runner.run, arrays, params)
                 if time.perf_counter() - start >= settle:
@@ -271,197 +277,13 @@ class Plan:
 
     def _compile_one(self, arrays: list[Any]) -> Program:
         first = self._trace(arrays)
-        second = self._trace([_perturbed(a) for a in arrays])
-        if first.signature() != second.signature():
-            i = next((k for k, (a, b) in enumerate(zip(first.signature(), second.signature()))
-                      if a != b), min(len(first.nodes), len(second.nodes)))
-            what = (f"op {i} is {first.nodes[i].name} for one input and "
-                    f"{second.nodes[i].name} for another" if i < min(len(first.nodes),
-                                                                      len(second.nodes))
-                    else f"one input runs {len(first.nodes)} ops, another {len(second.nodes)}")
-            raise TraceError(f"plan: the model's ops depend on the input values ({what}): "
-                             "Python control flow on data cannot be captured by a plan. "
-                             "Train this model eagerly, or express the branch with tensor ops.")
-        _check_constants(first, second)
+        second = self._trace([perturbed(a) for a in arrays])
+        check_same_ops(first, second)
+        check_constants(first, second)
         self.traces += 1
-        with _preserved(self.model):  # analysing runs the forward: no trace of it may stay
+        with preserved(self.model):  # analysing runs the forward: no trace of it may stay
             return Program(first, self.train, self.tune)
-
-    def _loss_weights(self, arrays: list[Any], edges: list[tuple[int, int]], random: bool
-                      ) -> list[float]:
-        """Each slice's weight in the loss: its share of the batch if the loss is a mean
-        over rows, 1 if a sum; found by evaluating the loss on the batch and its slices
-        (in eval mode if the model draws random numbers: the batch and its slices would
-        draw different masks)."""
-        with _preserved(self.model), no_grad(), _eval_mode(self.model, random):
-            whole = float(self._step_fn()(*[Tensor(a) for a in arrays])[0].array)
-            parts = [float(self._step_fn()(*[Tensor(a) for a in part])[0].array)
-                     for part in slices(arrays, edges)]
-        n = edges[-1][1]
-        for weights in ([(hi - lo) / n for lo, hi in edges], [1.0] * len(edges)):
-            if np.isclose(whole, np.dot(weights, parts), rtol=1e-4, atol=1e-6):
-                return weights
-        raise TraceError(f"plan: threads={self.threads} splits the batch, but the loss is "
-                         f"neither a mean nor a sum over its rows (batch {whole:.6g}, slices "
-                         f"{', '.join(f'{p:.6g}' for p in parts)}); compile with threads=1")
-
-    def _check(self, run: Callable[[list[Any]], tuple[Any, ...]], arrays: list[Any]) -> None:
-        """Run the eager step and the plan's from one state; they must agree (then restore).
-        An inference plan compares its outputs."""
-        params = list(self.model.parameters())
-        with _preserved(self.model):
-            if self.train:
-                loss = self._step_fn()(*[Tensor(a) for a in arrays])[0]
-                if loss.requires_grad:  # a model with nothing to train has no backward
-                    loss.backward()
-                want = [loss.array.copy()]
-            else:
-                with no_grad():
-                    want = [t.array for t in flatten(self._step_fn()(*[Tensor(a)
-                                                                      for a in arrays]))]
-            want += [None if p.grad is None else p.grad.array.copy() for p in params]
-        outputs = len(want) - len(params)
-        with _preserved(self.model):
-            got = [np.array(r) for r in run(arrays)][:outputs] + [
-                None if p.grad is None else p.grad.array for p in params]
-        for i, (a, b) in enumerate(zip(want, got)):
-            if (a is None) != (b is None) or (a is not None and not np.allclose(
-                    a, b, rtol=1e-4, atol=1e-6 * max(1.0, float(np.abs(a).max(initial=0))))):
-                what = ((f"output {i}" if not self.train else "the loss") if i < outputs
-                        else f"the gradient of parameter {i - outputs}")
-                raise TraceError(f"plan: replaying the trace does not reproduce {what} of the "
-                                 "eager step; the model has effects a plan cannot capture"
-                                 + (" or mixes the rows of a batch it splits over threads"
-                                    if self.threads > 1 else ""))
 
 
 def _arrays(batch: Sequence[Any]) -> list[Any]:
     return [b.array if isinstance(b, Tensor) else np.asarray(b) for b in batch]
-
-
-@contextlib.contextmanager
-def _eval_mode(model: Layer, on: bool) -> Iterator[None]:
-    """Every layer in eval mode inside (if `on`); each layer's own mode restored after."""
-    modes = [(layer, layer.training) for _, layer in model.named_layers()]
-    if on:
-        model.eval()
-    try:
-        yield
-    finally:
-        for layer, mode in modes:
-            object.__setattr__(layer, "training", mode)  # as Layer.train sets it
-        edited()
-
-
-class _preserved:
-    """Restore the RNG, every buffer (batch-norm statistics) and the parameters' gradients
-    on exit; gradients start empty inside. Compiling, and its checks, leave the model
-    exactly as they found it."""
-
-    def __init__(self, model: Layer) -> None:
-        self.model = model
-
-    def __enter__(self) -> None:
-        self.rng = get_rng_state()
-        self.buffers = [(b, b.array.copy()) for b in self.model.buffers()]
-        self.grads = [(p, p.grad) for p in self.model.parameters()]
-        for p, _ in self.grads:
-            p.grad = None
-        self.states = [(layer, layer.state) for _, layer in carry.carriers(self.model)]
-
-    def __exit__(self, *exc: Any) -> None:
-        set_rng_state(self.rng)
-        for b, saved in self.buffers:
-            b.array[...] = saved
-        for p, grad in self.grads:
-            p.grad = grad
-        for layer, state in self.states:
-            layer.state = state
-
-
-def _check_constants(first: Trace, second: Trace) -> None:
-    """Raise TraceError where a constant made during the call differs between the traces
-    of two batches: it was computed from the batch's values outside the ops (through
-    `.array` or NumPy), or drawn at random, and a plan would replay the example's."""
-    for n in first.nodes:
-        for v in n.inputs:
-            if first.kinds[v] != "const":
-                continue
-            a, b = first.arrays[v], second.arrays[v]
-            if a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"):
-                continue
-            raise TraceError(
-                f"plan: op {n.index} ({n.name}) reads a tensor of shape {a.shape} made during "
-                "the call that differs from one batch to another: it was computed from the "
-                "batch's values outside tensor ops (through .array or NumPy), or drawn at "
-                "random, and a plan would replay the example's. Compute it with tensor ops "
-                "(comparisons and arithmetic on tensors are traced), or train eagerly.")
-
-
-def _perturbed(a: np.ndarray) -> np.ndarray:
-    """Another input of the same signature: batch order reversed, floats negated and
-    shifted, and each integer value swapped for the next larger one that the batch holds
-    (the smallest for the largest). Integers stay valid ids and labels, while anything
-    counted from them, which the reversal alone leaves as it was (np.bincount(ids)),
-    changes."""
-    b = a[::-1].copy() if a.ndim else a.copy()
-    if b.dtype.kind == "f":
-        b = -b + b.dtype.type(0.5)
-    elif b.dtype.kind in "iu" and b.size:
-        values, index = np.unique(b, return_inverse=True)
-        b = np.roll(values, -1)[index].reshape(b.shape)
-    return b
-
-
-def compile(model: Layer, loss_fn: Callable[..., Tensor] | None = None,
-            example_batch: Sequence[Any] | None = None, verify: bool = True,
-            tune: bool = False, threads: int = 1) -> Plan:
-    """Compile a model's step into an execution plan.
-
-    Args:
-        model: the layer to run.
-        loss_fn: `loss_fn(output, target) -> scalar Tensor` for a training plan; None for
-            an inference plan (forward only; no backward graph is ever built).
-        example_batch: (x, y) for training, (x,) for inference; traced at once when given,
-            else at the first call.
-        verify: check, at each compile, that the plan reproduces the eager step's loss and
-            gradients on the example batch.
-        tune: pick each op's fastest interchangeable kernel (which side of a GEMM the
-            batch goes on; how a convolution lays out its windows) by timing whole steps
-            on the example batch, as cuDNN's benchmark mode does. Results still equal
-            eager mode's to float rounding, but the choice, and so the last bits, may
-            differ from one compile to the next.
-        threads: split each batch along axis 0 into this many slices and run them at once,
-            each through its own program on its own thread, with BLAS held to one thread
-            inside the step (threadpoolctl). Pays where much of a step is elementwise work
-            NumPy runs on one core (pooling, im2col, activations); a small step that is
-            mostly GEMMs may run slower: time both. The loss must be a mean or a sum over
-            the rows (checked), and no op may mix rows (batch norm in training: refused).
-            Dropout draws its whole batch's mask on the calling thread, in eager order,
-            and hands each slice its rows. Results equal the unsplit step's to float
-            rounding. The BLAS limit is process-wide while a step runs.
-
-    Returns:
-        A Plan: `plan(x, y)` returns the loss with gradients in each parameter's `.grad`;
-        an inference plan's `plan(x)` returns the output.
-
-    Raises:
-        TraceError: the model branches in Python on tensor values, or reads state from
-            outside the call (a stateful layer's carried state is not outside: it is each
-            program's input, and the new state its output, handed back). A branch taken
-            through `tensor.array` is found only when the example and a second, perturbed
-            batch (order reversed, floats negated, integer values swapped) take different
-            paths; every other case is found at once.
-            With threads > 1: an op mixes rows, a random op's input is not rows of the
-            batch in every slice, the loss is not a mean or sum over rows, or a layer is
-            stateful.
-        ImportError: threads > 1 without threadpoolctl.
-
-    Examples:
-        >>> step = lm.plan.compile(model, F.cross_entropy, (x, y))
-        >>> loss = step(x, y); optimizer.step(); optimizer.zero_grad()
-    """
-    plan = Plan(model, loss_fn, verify, tune, threads)
-    if example_batch is not None:
-        plan.program(*example_batch)
-    return plan

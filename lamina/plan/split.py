@@ -17,8 +17,11 @@ import numpy as np
 
 from lamina import parallel
 from lamina.autograd.engine import accumulate_grad
+from lamina.autograd.grad_mode import no_grad
+from lamina.autograd.tensor import Tensor
 from lamina.plan.program import Program
 from lamina.plan.trace import TraceError
+from lamina.plan.verify import eval_mode, preserved
 
 _CONTROLLER: Any = None
 
@@ -129,3 +132,22 @@ def splittable_ops(programs: list[Program]) -> list[RandomOp]:
                              "which are not rows of one batch; compile with threads=1")
         found.append((k, [s[0] for s in shapes], tuple(shapes[0][1:])))
     return found
+
+
+def loss_weights(step: Any, model: Any, arrays: Sequence[Any], edges: list[tuple[int, int]],
+                 random: bool) -> list[float]:
+    """Each slice's weight in the loss: its share of the batch if the loss is a mean over
+    rows, 1 if a sum; found by evaluating the loss (`step(*tensors)[0]`) on the batch and
+    its slices (in eval mode if the model draws random numbers: the batch and its slices
+    would draw different masks)."""
+    with preserved(model), no_grad(), eval_mode(model, random):
+        whole = float(step(*[Tensor(a) for a in arrays])[0].array)
+        parts = [float(step(*[Tensor(a) for a in part])[0].array)
+                 for part in slices(arrays, edges)]
+    n = edges[-1][1]
+    for weights in ([(hi - lo) / n for lo, hi in edges], [1.0] * len(edges)):
+        if np.isclose(whole, np.dot(weights, parts), rtol=1e-4, atol=1e-6):
+            return weights
+    raise TraceError(f"plan: threads={len(edges)} splits the batch, but the loss is neither "
+                     f"a mean nor a sum over its rows (batch {whole:.6g}, slices "
+                     f"{', '.join(f'{p:.6g}' for p in parts)}); compile with threads=1")
