@@ -188,19 +188,25 @@ class ParameterServer:
     def _save(self) -> None:
         from lamina.io.checkpoint import save
 
+        # The optimizer numbers its state by parameter position; the file lists arrays by
+        # name, sorted: the order is saved, so a restore numbers them as this one did.
         extra = {"version": self.version, "pushes": {str(k): v for k, v in self.pushes.items()},
                  "applied": {str(k): list(v) for k, v in self.applied.items()},
-                 "live": sorted(self.live)}
+                 "live": sorted(self.live), "names": list(self.params)}
         save(self.path, self.params, self.optimizer, extra=extra)
 
     def _restore(self) -> None:
-        from lamina.io.checkpoint import load, read
+        from lamina.io.checkpoint import CheckpointError, load, read
 
-        arrays, _ = read(self.path)
-        self.params = {n: np.array(a) for n, a in arrays.items()
-                       if not n.startswith("__")}
+        arrays, meta = read(self.path)
+        names = meta.get("extra", {}).get("names")
+        if names is None or set(names) != {n for n in arrays if not n.startswith("__")}:
+            raise CheckpointError(f"{self.path}: a server checkpoint lists its parameters' "
+                                  "names in order (extra.names); this one does not match "
+                                  "its arrays")
+        self.params = {n: np.array(arrays[n]) for n in names}
         self._make_optimizer()
-        info = load(self.path, optimizer=self.optimizer)
+        info = load(self.path, optimizer=self.optimizer)  # shapes checked, by position
         extra = info["extra"]
         self.version = int(extra["version"])
         self.pushes = {int(k): int(v) for k, v in extra["pushes"].items()}

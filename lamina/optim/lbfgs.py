@@ -38,6 +38,8 @@ class LBFGS(Optimizer):
         >>> opt.step(closure)
     """
 
+    state_like_params = False  # its directions and gradients are of all parameters, flat
+
     def __init__(self, params: Iterable[Any], lr: float = 1.0, max_iter: int = 20,
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,
                  tolerance_change: float = 1e-9, history_size: int = 100,

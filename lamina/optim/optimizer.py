@@ -9,7 +9,7 @@ layers or tensors, so a parameter server applies the same class to its shard of 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,9 @@ class Optimizer:
     """
 
     elementwise = False
+    # Every state array has its parameter's shape (moments, accumulators): load_state_dict
+    # checks it. False for a rule whose state is of all parameters at once (L-BFGS).
+    state_like_params = True
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -178,16 +181,23 @@ class Optimizer:
         """Restore hyper-parameters and per-parameter state saved by `state_dict`.
 
         Raises:
-            ValueError: the saved groups do not match this optimizer's groups in size, or
-                hold a hyper-parameter it does not have (saved by another optimizer type).
+            TypeError: not a state dict (a mapping with "state" and "param_groups").
+            ValueError: the saved groups do not match this optimizer's groups in size, hold
+                a hyper-parameter it does not have (saved by another optimizer type), or
+                state for a parameter it does not have or of another shape (named).
         """
+        name = type(self).__name__
+        if not (isinstance(state_dict, Mapping) and isinstance(state_dict.get("state"), Mapping)
+                and isinstance(state_dict.get("param_groups"), list)):
+            raise TypeError(f"{name}.load_state_dict: expected what Optimizer.state_dict() "
+                            f"returns, a mapping with 'state' and 'param_groups'; got "
+                            f"{type(state_dict).__name__}")
         saved = state_dict["param_groups"]
         ours = [len(g["params"]) for g in self.param_groups]
         theirs = [len(g["params"]) for g in saved]
         if ours != theirs:
-            raise ValueError(f"{type(self).__name__}.load_state_dict: saved parameter groups "
+            raise ValueError(f"{name}.load_state_dict: saved parameter groups "
                              f"have sizes {theirs}; this optimizer's have {ours}")
-        name = type(self).__name__
         for group in saved:  # another optimizer's state would half-load and run silently
             foreign = self._foreign_keys(group)
             if foreign:  # (a key it lacks is one added since it was saved: the default stays)
@@ -195,13 +205,26 @@ class Optimizer:
                                  f"that {name} does not have, {foreign}; was it saved by "
                                  f"another optimizer type? {name} has {sorted(self.defaults)}")
         params = [p for g in self.param_groups for p in g["params"]]
+        state = {}
+        for key, values in state_dict["state"].items():
+            i = int(key)
+            if not 0 <= i < len(params):
+                raise ValueError(f"{name}.load_state_dict: state for parameter {i}; this "
+                                 f"optimizer has {len(params)} parameters")
+            p = params[i]
+            for k, v in values.items():
+                # Moments hold one number per weight: another shape is another parameter's
+                # state (saved in another order), which would broadcast or fail at a step.
+                if self.state_like_params and _is_array(v) and np.shape(v) != p.shape:
+                    raise ValueError(f"{name}.load_state_dict: state {k!r} of parameter {i} "
+                                     f"has shape {tuple(np.shape(v))}; the parameter has "
+                                     f"shape {tuple(p.shape)} (saved for parameters in "
+                                     "another order, or another model?)")
+            state[p] = {k: np.array(v, dtype=p.dtype) if _is_array(v) else _plain(v)
+                        for k, v in values.items()}
         for group, saved_group in zip(self.param_groups, saved):
             group.update({k: _plain(v) for k, v in saved_group.items() if k != "params"})
-        self.state = {}
-        for key, values in state_dict["state"].items():
-            p = params[int(key)]
-            self.state[p] = {k: np.array(v, dtype=p.dtype) if _is_array(v) else _plain(v)
-                             for k, v in values.items()}
+        self.state = state
 
 
 def _is_array(v: Any) -> bool:
