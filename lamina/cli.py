@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lamina", description=__doc__)
+    parser.add_argument("--debug", action="store_true",
+                        help="on an error, print Python's traceback too")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def job_command(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -120,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.rest = rest  # passed on to benchmarks/run.py
     elif rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}{_set_hint(rest)}")
-    from lamina.errors import DataError, ShapeError
+    from lamina.errors import DataError, ShapeError, Terminated
     from lamina.io import CheckpointError, ExportError
     from lamina.plan import TraceError
     from lamina.schema import ConfigError
@@ -137,6 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             TraceError, DataError) as e:
         print(f"lamina: error: {e}{_notes(e)}", file=sys.stderr)
         return 1
+    except Terminated as e:
+        print(f"lamina: terminated (SIGTERM){_notes(e)}", file=sys.stderr)
+        return 143  # as a shell reports SIGTERM
     except KeyboardInterrupt as e:
         print(f"lamina: interrupted{_notes(e)}", file=sys.stderr)
         return 130  # as a shell reports SIGINT
@@ -144,11 +149,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         if hasattr(e, "job_key"):  # the job's loss does not fit the model's output
             print(f"lamina: error: {e.job_key}: {e}{_notes(e)}", file=sys.stderr)
             return 1
-        if not hasattr(e, "layer_path"):  # not raised by a layer: a traceback helps more
-            raise
+        if not hasattr(e, "layer_path"):  # not raised by a layer
+            return _unexpected(e, args.debug)
         print(f"lamina: error: {_in_config(e, getattr(args, 'job_read', None))}{_notes(e)}",
               file=sys.stderr)
         return 1
+    except Exception as e:  # noqa: BLE001 - one line for the user; --debug for the rest
+        return _unexpected(e, args.debug)
+
+
+def _unexpected(error: Exception, debug: bool) -> int:
+    """An error lamina has no message of its own for: one line, naming its type, with
+    the traceback only under --debug (where `raise` prints it)."""
+    if debug:
+        raise error
+    print(f"lamina: error: {type(error).__name__}: {error}{_notes(error)} (run with "
+          "--debug for the traceback)", file=sys.stderr)
+    return 1
 
 
 def _notes(error: BaseException) -> str:

@@ -36,3 +36,8 @@ class DataError(ValueError):
         >>> issubclass(lm.DataError, ValueError)
         True
     """
+
+
+class Terminated(KeyboardInterrupt):
+    """The process was asked to stop (SIGTERM, as a scheduler, systemd or Kubernetes sends
+    first): training stopped after the current batch, as for Ctrl-C, and saved its place."""

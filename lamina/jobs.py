@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from lamina.errors import Terminated
 from lamina.io.checkpoint import atomic_write
 from lamina.train import callbacks as cb
-from lamina.train.job import Run, build
+from lamina.train.job import Run, build, resume_checkpoint
 from lamina.train.jobfile import Job, read_yaml
 from lamina.train.trainer import Trainer
 
@@ -34,13 +35,16 @@ def train(job: Job, resume: bool = False) -> tuple[Run, dict[str, float]]:
         cluster = _distribute(run, job)
     run.directory.mkdir(parents=True, exist_ok=True)
     if resume:
-        run.trainer.resume(run.directory / "checkpoints" / "last.safetensors")
+        path, note = resume_checkpoint(run.directory / "checkpoints")
+        if note:
+            print(f"lamina: {note}", file=sys.stderr)
+        run.trainer.resume(path)
     _write_config(run.directory, job, resume)
     try:
-        with _stop_on_ctrl_c(run.trainer):
+        with _stop_on_signals(run.trainer) as received:
             run.trainer.fit(run.data.train, job.trainer.epochs, run.data.val)
         if run.trainer.stopped_now:
-            raise KeyboardInterrupt
+            raise Terminated if signal.SIGTERM in received else KeyboardInterrupt
         return run, run.trainer.evaluate(run.data.test)
     except Exception as e:  # a crash (disk full, a bug in a callback) loses nothing either
         if run.trainer.last_checkpoint and not isinstance(e, cb.NonFiniteError):  # (it names it)
@@ -94,24 +98,29 @@ def _changes(before: Any, after: Any, path: str = "") -> list[str]:
 
 
 @contextlib.contextmanager
-def _stop_on_ctrl_c(trainer: Trainer) -> Iterator[None]:
-    """The first Ctrl-C stops training after the current batch, with a checkpoint of its
-    place in the epoch; a second one interrupts at once. A KeyboardInterrupt raised
-    straight from the signal could land in a weakref callback during garbage collection,
-    where Python prints and swallows it, and training would go on."""
+def _stop_on_signals(trainer: Trainer) -> Iterator[list[int]]:
+    """The first Ctrl-C or SIGTERM stops training after the current batch, with a
+    checkpoint of its place in the epoch; a second one acts at once. Yields the signals
+    received. A KeyboardInterrupt raised straight from the signal could land in a weakref
+    callback during garbage collection, where Python prints and swallows it, and training
+    would go on."""
+    received: list[int] = []
     if threading.current_thread() is not threading.main_thread():  # signals are main-only
-        yield
+        yield received
         return
 
     def first(signum: int, frame: Any) -> None:
-        trainer.stop("interrupted", now=True)
+        received.append(signum)
+        trainer.stop("interrupted" if signum == signal.SIGINT else "terminated", now=True)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
-    previous = signal.signal(signal.SIGINT, first)
+    previous = {s: signal.signal(s, first) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield received
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _distribute(run: Run, job: Job) -> Any:

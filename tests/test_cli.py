@@ -153,7 +153,12 @@ def test_a_layer_size_mismatch_names_its_path_in_the_job(command, tmp_path, caps
     assert err.rstrip().endswith("build the layer with in_features=16")
 
 
-def test_ctrl_c_stops_after_the_batch_and_names_the_checkpoint(env, tmp_path) -> None:
+@pytest.mark.parametrize("sig,code,said", [(signal.SIGINT, 130, "interrupted"),
+                                           (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+                         ids=["ctrl-c", "sigterm"])
+def test_a_stop_signal_ends_after_the_batch_and_names_the_checkpoint(env, tmp_path, sig, code,
+                                                                    said) -> None:
+    """Ctrl-C, and SIGTERM (what a scheduler, systemd or Kubernetes sends first)."""
     job = tmp_path / "long.yaml"
     job.write_text(NESTED.replace("in_features: 8", "in_features: 16").replace(
         "epochs: 1", "epochs: 100000").replace("OUT", str(tmp_path / "runs")))
@@ -165,13 +170,13 @@ def test_ctrl_c_stops_after_the_batch_and_names_the_checkpoint(env, tmp_path) ->
         while not last.exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         written = last.stat().st_mtime_ns
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         try:
             _, err = proc.communicate(timeout=60)
         finally:
             proc.kill()
-    assert proc.returncode == 130, err
-    assert err.strip() == (f"lamina: interrupted; the last checkpoint written is {last}; "
+    assert proc.returncode == code, err
+    assert err.strip() == (f"lamina: {said}; the last checkpoint written is {last}; "
                            "continue with --resume")
     assert last.stat().st_mtime_ns > written  # written again where it stopped
     import lamina as lm

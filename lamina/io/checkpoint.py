@@ -1,8 +1,10 @@
 """Checkpoints: arrays in safetensors, everything else as JSON in the same file's header.
 
 One file per checkpoint, so one atomic rename publishes it whole: a crash leaves either
-the previous file or the new one, never half of one. Nothing is ever unpickled; a file
-that is not a lamina or safetensors checkpoint raises `CheckpointError` and runs nothing.
+the previous file or the new one, never half of one. Each array's CRC-32 sits in the
+header and is checked on reading, so a damaged file is named, never loaded; plain
+safetensors readers ignore it. Nothing is ever unpickled; a file that is not a lamina or
+safetensors checkpoint raises `CheckpointError` and runs nothing.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +77,17 @@ def _umask() -> int:
     return mask
 
 
+# A temporary file beside its target that has not changed for this long was left by a
+# write that was killed: the next write of that target removes it.
+STALE_SECONDS = 600
+
+
 def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
-    """Write bytes to a temporary file beside `path`, fsync it, then rename it over `path`."""
+    """Write bytes to a temporary file beside `path`, fsync it, then rename it over `path`.
+    Temporary files of `path` left by an earlier write that was killed are removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file follows the umask
@@ -89,6 +100,21 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _remove_stale(path: Path) -> None:
+    now = time.time()
+    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            if now - tmp.stat().st_mtime > STALE_SECONDS:
+                tmp.unlink()
+        except OSError:  # another process's, gone or not ours to remove: leave it
+            pass
+
+
+def checksum(array: np.ndarray) -> str:
+    """CRC-32 of an array's bytes, as 8 hex digits."""
+    return f"{zlib.crc32(memoryview(np.ascontiguousarray(array)).cast('B')):08x}"
 
 
 def save(path: str | os.PathLike, model: Any, optimizer: Any = None,
@@ -126,6 +152,7 @@ def save(path: str | os.PathLike, model: Any, optimizer: Any = None,
         opt_arrays: dict[str, np.ndarray] = {}
         meta["optimizer"] = split_arrays(optimizer.state_dict(), _OPT_PREFIX, opt_arrays)
         arrays.update(opt_arrays)
+    meta["checksums"] = {k: checksum(v) for k, v in arrays.items()}
     try:
         header = json.dumps(meta)
     except TypeError as e:
@@ -158,10 +185,22 @@ def read(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, Any]
         meta = json.loads(raw) if raw else {}
     except json.JSONDecodeError as e:
         raise CheckpointError(f"{path}: lamina metadata is corrupt: {e}") from e
-    if meta.get("format", FORMAT) > FORMAT:
-        raise CheckpointError(f"{path}: written by a newer lamina (format {meta['format']}); "
-                              f"this one reads format {FORMAT}")
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{path}: lamina metadata is not a mapping")
+    if not isinstance(meta.get("format", FORMAT), int) or meta.get("format", FORMAT) > FORMAT:
+        raise CheckpointError(f"{path}: written by a newer lamina (format "
+                              f"{meta.get('format')!r}); this one reads format {FORMAT}")
+    for name, expected in (meta.get("checksums") or {}).items():
+        if name in arrays and checksum(arrays[name]) != expected:
+            raise CheckpointError(f"{path}: tensor {name!r} does not match its checksum: the "
+                                  "file is damaged; load another checkpoint")
     return arrays, meta
+
+
+def non_finite(arrays: dict[str, np.ndarray]) -> list[str]:
+    """The names of the floating-point arrays holding NaN or infinity."""
+    return [k for k, v in arrays.items()
+            if np.asarray(v).dtype.kind == "f" and not np.isfinite(v).all()]
 
 
 def load(path: str | os.PathLike, model: Any = None, optimizer: Any = None,

@@ -38,6 +38,9 @@ class _ConvNd(Layer):
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size = pair(kernel_size, "kernel_size", name, self.nd)
         self.stride = pair(stride, "stride", name, self.nd)
+        if min(self.kernel_size) < 1 or min(self.stride) < 1:
+            raise ValueError(f"{name}: kernel_size and stride must be >= 1; got kernel_size="
+                             f"{kernel_size}, stride={stride}")
         self.padding_mode = padding_mode
         if isinstance(padding, str):  # "same" or "valid", checked now rather than at a call
             same_padding(padding, self.kernel_size, stride, dilation, name)

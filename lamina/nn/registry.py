@@ -84,3 +84,6 @@ def from_config(config: Any, path: str = "model") -> Layer:
     except (ValueError, TypeError) as e:
         said = str(e).removeprefix(f"{name}: ")  # a layer's own check names it already
         raise ConfigError(f"{path}: {name}: {said}") from e
+    except MemoryError as e:  # NumPy refuses before allocating, and says how much
+        raise ConfigError(f"{path}: {name}: its weights do not fit in memory ({e}); make "
+                          "the layer smaller") from None

@@ -16,6 +16,8 @@ import numpy as np
 from lamina.data import DataLoader, Subset, load_dataset, random_split
 from lamina.data.dataset import part_sizes
 from lamina.errors import DataError
+from lamina.io.checkpoint import CheckpointError, non_finite
+from lamina.io.checkpoint import read as read_checkpoint
 from lamina.nn.container import Sequential
 from lamina.nn.layer import Layer
 from lamina.nn.normalization import Standardize
@@ -129,17 +131,40 @@ def run_directory(job: Job, resume: bool) -> Path:
 
 def run_checkpoint(job: Job) -> tuple[Path, str]:
     """The checkpoint that `lamina eval`, `sample` and `export` read when given none: the
-    run's best.safetensors, else its last, in runs/<name> (the run --resume continues).
-    Returns it with a note for the user, which names any later run of the same job."""
+    run's best.safetensors, else its last, in runs/<name> (the run --resume continues),
+    whichever holds finite weights. Returns it with a note for the user, which names any
+    later run of the same job."""
     base = _run_base(job)
-    found = [base / "checkpoints" / f for f in ("best.safetensors", "last.safetensors")]
     later = _later_runs(base)
     pick = (f"; to read {later[-1]}, add --set name={later[-1].name}" if later else "")
+    found = [p for p in (base / "checkpoints" / f for f in ("best.safetensors",
+                                                             "last.safetensors"))
+             if p.exists()]
     for path in found:
-        if path.exists():
+        if not non_finite(read_checkpoint(path)[0]):
             return path, f"reading {path}{pick}"
+    if found:
+        raise CheckpointError(f"{found[0]}: holds non-finite weights "
+                              f"({', '.join(non_finite(read_checkpoint(found[0])[0])[:3])}), "
+                              f"as does every checkpoint in {base / 'checkpoints'}; pass "
+                              "--checkpoint FILE")
     raise FileNotFoundError(f"no checkpoint in {base / 'checkpoints'}: train the job first, "
                             f"or pass --checkpoint FILE{pick}")
+
+
+def resume_checkpoint(directory: Path) -> tuple[Path, str]:
+    """The checkpoint --resume continues from: last.safetensors, or where its weights are
+    not finite (a run that diverged, a file written by something else), best.safetensors,
+    which the note says."""
+    last, best = directory / "last.safetensors", directory / "best.safetensors"
+    bad = non_finite(read_checkpoint(last)[0])
+    if not bad:
+        return last, ""
+    if best.exists() and not non_finite(read_checkpoint(best)[0]):
+        return best, (f"{last} holds non-finite weights ({', '.join(bad[:3])}); resuming "
+                      f"from {best}, the last finite checkpoint")
+    raise CheckpointError(f"{last}: holds non-finite weights ({', '.join(bad[:3])}) and no "
+                          "finite checkpoint is left to resume from; start the run again")
 
 
 def _run_base(job: Job) -> Path:

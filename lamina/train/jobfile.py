@@ -110,6 +110,14 @@ def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Job:
         raw = read_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such job file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder; give the job's YAML file") from None
+    except PermissionError:
+        raise ConfigError(f"{path}: cannot be read (permission denied)") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file (a job is YAML, in UTF-8)") from None
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not valid YAML: {e}") from e
     if not isinstance(raw, dict):
@@ -120,13 +128,68 @@ def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Job:
     return validate(raw)
 
 
+# What a job file may hold: deeper nesting or more aliases than any job needs is refused
+# before anything is built, and the values a file expands to (aliases repeat what they
+# name) are counted up to a bound, so a hostile file costs milliseconds and no memory.
+MAX_DEPTH = 64
+MAX_ALIASES = 100
+MAX_VALUES = 100_000
+
+
 def read_yaml(text: str) -> Any:
     """Parse YAML safely, reading `1e-3` as a float. PyYAML follows YAML 1.1, where a float
     needs a dot (`1.0e-3`) and `1e-3` is the string '1e-3'; YAML 1.2, and every user
-    writing a learning rate, mean the number."""
+    writing a learning rate, mean the number.
+
+    Raises:
+        ConfigError: a key given twice in one mapping (both lines named), nesting deeper
+            than MAX_DEPTH, more than MAX_ALIASES aliases, or more than MAX_VALUES values
+            once aliases are expanded.
+        yaml.YAMLError: text that is not YAML.
+    """
     import yaml
 
-    return yaml.load(text, Loader=_loader())  # safe: the loader is a SafeLoader
+    _check_shape(yaml.parse(text, Loader=_loader()))
+    value = yaml.load(text, Loader=_loader())  # safe: the loader is a SafeLoader
+    _check_expanded_size(value)
+    return value
+
+
+def _check_shape(events: Any) -> None:
+    """Nesting depth and alias count, read off the parser's events (nothing is built)."""
+    import yaml
+
+    depth = aliases = 0
+    for event in events:
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"line {event.start_mark.line + 1}: nested more than "
+                                  f"{MAX_DEPTH} levels deep; no job needs that")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+        elif isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise ConfigError(f"line {event.start_mark.line + 1}: more than "
+                                  f"{MAX_ALIASES} YAML aliases (*name); write the values out")
+
+
+def _check_expanded_size(value: Any) -> None:
+    """Refuse a file whose aliases expand to more than MAX_VALUES values (a "billion
+    laughs"), counting each value as often as it is reached, with an early stop."""
+    count, todo = 0, [value]
+    while todo:
+        item = todo.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise ConfigError(f"the job expands to more than {MAX_VALUES} values (YAML "
+                              "aliases that repeat one another?); write it out plainly")
+        if isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
 
 
 @functools.cache
@@ -134,7 +197,19 @@ def _loader() -> type:
     import yaml
 
     class Loader(yaml.SafeLoader):
-        pass
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            # PyYAML keeps the last of two equal keys, silently: a second `trainer:` would
+            # replace the first whole.
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key, line = self.construct_object(key_node), key_node.start_mark.line + 1
+                if key in seen:
+                    raise ConfigError(f"line {line}: duplicate key {key!r} (first at line "
+                                      f"{seen[key]}); give each key once")
+                seen[key] = line
+            return super().construct_mapping(node, deep=deep)
 
     exponent = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
     Loader.add_implicit_resolver("tag:yaml.org,2002:float", exponent, list("-+0123456789."))
@@ -149,6 +224,9 @@ def apply_override(config: dict[str, Any], item: str) -> None:
     parts = key.split(".")
     node: Any = config
     for i, part in enumerate(parts[:-1]):
+        if isinstance(node, list) and not (part.isdigit() and int(part) < len(node)):
+            raise ConfigError(f"--set {key}: {'.'.join(parts[:i]) or 'the job'} is a list of "
+                              f"{len(node)} items, numbered 0 to {len(node) - 1}; got {part!r}")
         nxt = node[int(part)] if isinstance(node, list) else node.get(part)
         if nxt is None:
             nxt = node[part] = {}
@@ -158,6 +236,9 @@ def apply_override(config: dict[str, Any], item: str) -> None:
     last = parts[-1]
     value = read_yaml(text)
     if isinstance(node, list):
+        if not (last.isdigit() and int(last) < len(node)):
+            raise ConfigError(f"--set {key}: {'.'.join(parts[:-1])} is a list of {len(node)} "
+                              f"items, numbered 0 to {len(node) - 1}; got {last!r}")
         node[int(last)] = value
     else:
         node[last] = value
@@ -204,13 +285,24 @@ def validate(config: Mapping[str, Any]) -> Job:
     algorithm = AlgorithmConfig.parse(config.get("algorithm", "bp"))
     trainer = typed(TrainerConfig, _section(config, "trainer"), "trainer")
     _check_trainer(trainer, algorithm.type)
-    job = Job(str(config["name"]), data, model_config, loss, optimizer, scheduler, algorithm,
-              trainer)
+    job = Job(_run_name(config["name"]), data, model_config, loss, optimizer, scheduler,
+              algorithm, trainer)
     if data.val_fraction == 0:
         _without_validation(job, config)
     _check_watched(job, builds("algorithm", algorithm.build))
     job.distributed = _distributed(config.get("distributed"), job)
     return job
+
+
+def _run_name(name: Any) -> str:
+    """The run's folder name under trainer.out_dir: one plain name, so the run can be
+    written nowhere else."""
+    text = str(name)
+    if not text.strip() or text.startswith(".") or any(c in text for c in "/\\\0"):
+        raise ConfigError(f"name: {text!r} is not a plain folder name (no / or \\, not "
+                          "starting with .); the run is written to trainer.out_dir/<name>, "
+                          "and a path here would put it elsewhere")
+    return text
 
 
 def _without_validation(job: Job, raw: Mapping[str, Any]) -> None:
@@ -287,6 +379,7 @@ def _distributed(section: Any, job: Job) -> DistributedConfig | None:
 
 def _check_trainer(trainer: TrainerConfig, algorithm: str) -> None:
     at_least("trainer.epochs", trainer.epochs, 1)
+    at_least("trainer.seed", trainer.seed, 0)
     at_least("trainer.checkpoint_every", trainer.checkpoint_every, 1)
     for key in ("clip_grad_norm", "clip_grad_value"):
         value = getattr(trainer, key)

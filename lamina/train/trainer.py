@@ -10,6 +10,7 @@ from typing import Any
 
 from lamina import runtime
 from lamina.autograd.grad_mode import no_grad
+from lamina.io.checkpoint import CheckpointError
 from lamina.io.checkpoint import load as load_checkpoint
 from lamina.nn.layer import Layer
 from lamina.random import get_rng_state, set_rng_state
@@ -199,5 +200,11 @@ class Trainer:
     def resume(self, path: str | os.PathLike) -> None:
         """Restore model, optimizer and trainer state from a checkpoint written by Checkpoint."""
         info = load_checkpoint(path, self.model, self.optimizer)
-        self.load_state_dict(info["extra"])
+        try:
+            self.load_state_dict(info["extra"])
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise CheckpointError(f"{path}: its trainer state is incomplete or malformed "
+                                  f"({type(e).__name__}: {e}); it was not written by a "
+                                  "Trainer's Checkpoint. Resume from another checkpoint, or "
+                                  "start again") from e
         self.last_checkpoint = Path(path)
