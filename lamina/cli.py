@@ -139,6 +139,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             TraceError, DataError) as e:
         print(f"lamina: error: {e}{_notes(e)}", file=sys.stderr)
         return 1
+    except IndexError as e:
+        if not hasattr(e, "job_key"):
+            return _unexpected(e, args.debug)
+        job = getattr(args, "job_read", None)
+        source = "" if job is None else f"; the labels come from data: {job.data.name}" + (
+            f" ({job.data.options['path']})" if "path" in job.data.options else "")
+        print(f"lamina: error: {e.job_key}: {e}{source}{_notes(e)}", file=sys.stderr)
+        return 1
     except Terminated as e:
         print(f"lamina: terminated (SIGTERM){_notes(e)}", file=sys.stderr)
         return 143  # as a shell reports SIGTERM

@@ -34,6 +34,25 @@ def _laughs(levels: int = 7) -> str:
     return "\n".join(lines) + "\n" + JOB
 
 
+def _npz(**arrays: np.ndarray) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _npz_job(**arrays: np.ndarray) -> dict[str, str | bytes]:
+    rng = np.random.default_rng(0)
+    data = {"x": rng.standard_normal((40, 64)).astype(np.float32), "y": np.zeros(40, int),
+            "x_test": rng.standard_normal((8, 64)).astype(np.float32),
+            "y_test": np.zeros(8, int), **arrays}
+    return {"data.npz": _npz(**data),
+            "job.yaml": JOB.replace("{name: digits, batch_size: 16}",
+                                    "{name: npz, path: data.npz, batch_size: 16, "
+                                    "drop_last: true}")}
+
+
 @dataclass
 class Fault:
     """argv for `lamina` (in a folder holding `files`), the exit code and the stderr line."""
@@ -85,6 +104,16 @@ FAULTS = [
           {"job.yaml": JOB.replace("in_features: 64, out_features: 10",
                                    "in_features: 1000000, out_features: 1000000")}),
     Fault("eval with no run", ["eval", "job.yaml"], 1, r"no checkpoint in runs/job/checkpoints"),
+    Fault("npz of Python objects", ["train", "job.yaml"], 1,
+          r"npz dataset: data\.npz: array 'x' holds Python objects, which lamina never reads",
+          _npz_job(x=np.array([[1, 2]] * 40, dtype=object))),
+    Fault("labels outside the classes", ["train", "job.yaml"], 1,
+          r"loss: cross_entropy: labels must lie in \[0, 10\).*got \[12\]; the labels come "
+          r"from data: npz \(data\.npz\)", _npz_job(y=np.full(40, 12))),
+    Fault("fewer samples than a batch", ["train", "job.yaml"], 1,
+          r"data: the training split holds 9 samples after the validation hold-out, fewer "
+          r"than one batch of 16", _npz_job(x=np.zeros((10, 64), np.float32),
+                                            y=np.zeros(10, int))),
 ]
 
 
@@ -124,7 +153,18 @@ CHECKPOINT_FAULTS: list[tuple[str, Callable[[Path], None], str]] = [
     ("a pickle", lambda p: p.write_bytes(b"\x80\x04\x95" + b"\x00" * 64),
      r"lamina never unpickles"),
     ("empty", lambda p: p.write_bytes(b""), r"not a readable safetensors checkpoint"),
+    ("bfloat16 tensors", lambda p: p.write_bytes(_bf16_file()),
+     r"holds BF16 tensors, which NumPy has no type for; save them as float32"),
 ]
+
+
+def _bf16_file() -> bytes:
+    """A safetensors file as PyTorch writes a bfloat16 state dict."""
+    import json
+
+    header = json.dumps({"weight": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}})
+    header += " " * (-len(header) % 8)
+    return len(header).to_bytes(8, "little") + header.encode() + b"\x80\x3f\x00\x40"
 
 
 @pytest.mark.parametrize("case", CHECKPOINT_FAULTS, ids=lambda c: c[0])

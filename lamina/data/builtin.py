@@ -195,8 +195,15 @@ def npz(path: str, shape: list[int] | None = None) -> tuple[dict[str, ArrayDatas
         missing = [k for k in ("x", "y", "x_test", "y_test") if k not in d]
         if missing:
             raise DataError(f"npz dataset: {path} lacks arrays {missing}")
-        return _classification(d["x"], d["y"], d["x_test"], d["y_test"], shape,
-                               f"npz dataset ({path})")
+        arrays = []
+        for k in ("x", "y", "x_test", "y_test"):
+            try:
+                arrays.append(d[k])
+            except ValueError:  # NumPy's words suggest loading with pickles: never here
+                raise DataError(f"npz dataset: {path}: array {k!r} holds Python objects, "
+                                "which lamina never reads (they would be unpickled); save "
+                                "it as a numeric array") from None
+        return _classification(*arrays, shape, f"npz dataset ({path})")
 
 
 @register_dataset("csv")

@@ -25,6 +25,7 @@ FORMAT = 1
 _META_KEY = "lamina"
 _OPT_PREFIX = "__optimizer__."
 _EXTRA_PREFIX = "__extra__."
+_NOT_NUMPY = frozenset({"BF16", "F8_E4M3", "F8_E5M2"})  # safetensors dtypes NumPy lacks
 
 
 class CheckpointError(ValueError):
@@ -172,14 +173,21 @@ def read(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, Any]
     st = _safetensors()
     try:
         data = path.read_bytes()
-        arrays = st.load(data)
         header_len = int.from_bytes(data[:8], "little")
         header = json.loads(data[8:8 + header_len])
+        unreadable = sorted({v.get("dtype") for k, v in header.items()
+                             if k != "__metadata__" and isinstance(v, dict)
+                             and v.get("dtype") in _NOT_NUMPY})
+        arrays = {} if unreadable else st.load(data)
     except Exception as e:  # safetensors raises its own SafetensorError type
         raise CheckpointError(
             f"{path}: not a readable safetensors checkpoint (truncated, corrupt or another "
             f"format; lamina never unpickles): {e}"
         ) from e
+    if unreadable:
+        raise CheckpointError(f"{path}: holds {', '.join(unreadable)} tensors, which NumPy "
+                              "has no type for; save them as float32 (in PyTorch: "
+                              "{k: v.float() for k, v in state_dict.items()})")
     raw = (header.get("__metadata__") or {}).get(_META_KEY)
     try:
         meta = json.loads(raw) if raw else {}

@@ -69,6 +69,11 @@ def build_data(job: Job) -> Data:
         val = DataLoader(val_set, data.eval_batch_size)
     train = DataLoader(train_set, data.batch_size, shuffle=data.shuffle,
                        drop_last=data.drop_last, seed=seed)
+    if len(train) == 0:  # an epoch would train nothing, and its curves plot nothing
+        raise DataError(f"data: the training split holds {len(train_set)} samples"
+                        + (" after the validation hold-out" if val is not None else "")
+                        + f", fewer than one batch of {data.batch_size} with drop_last; lower "
+                        "data.batch_size or set data.drop_last: false")
     return Data(train, val, DataLoader(splits["test"], data.eval_batch_size), info)
 
 

@@ -59,8 +59,8 @@ def get_loss(loss: str | Mapping[str, Any] | Callable[[Tensor, Any], Tensor]
     def named(output: Tensor, target: Any) -> Tensor:
         try:
             return fn(output, target)
-        except ShapeError as e:  # the job's `loss:` key is where to look, as the CLI says
-            e.job_key = "loss"
+        except (ShapeError, IndexError) as e:  # the job's `loss:` key is where to look, as
+            e.job_key = "loss"  # the CLI says (a shape, or labels outside the classes)
             raise
 
     return functools.update_wrapper(named, LOSSES[loss])
