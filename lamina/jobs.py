@@ -32,7 +32,7 @@ def train(job: Job, resume: bool = False) -> tuple[Run, dict[str, float]]:
     run = build(job, resume)
     cluster = None
     if job.distributed is not None:
-        cluster = _distribute(run, job)
+        cluster = _distribute(run, job, resume)
     run.directory.mkdir(parents=True, exist_ok=True)
     if resume:
         path, note = resume_checkpoint(run.directory / "checkpoints")
@@ -123,12 +123,15 @@ def _stop_on_signals(trainer: Trainer) -> Iterator[list[int]]:
             signal.signal(s, handler)
 
 
-def _distribute(run: Run, job: Job) -> Any:
+def _distribute(run: Run, job: Job, resume: bool) -> Any:
     """Start servers and workers, and drive them from a DistributedTrainer."""
     from lamina.distributed import Cluster, DistributedTrainer, init  # Ray loads only here
 
     init(address=job.distributed.address)  # type: ignore[union-attr]
-    cluster = Cluster(job, run.model, str(run.directory / "checkpoints" / "servers"))
+    servers = str(run.directory / "checkpoints" / "servers")
+    if resume:
+        Cluster.from_epoch_end(servers)
+    cluster = Cluster(job, run.model, servers)
     old = run.trainer
     run.trainer = DistributedTrainer(cluster, run.model, job.loss.to_dict(), run.algorithm,
                                      job.trainer.metrics, old.callbacks,

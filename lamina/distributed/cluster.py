@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import tempfile
 import time
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -111,10 +111,9 @@ class Cluster:
         ray.get([s.init_params.remote({n: a for n, a in params.items()
                                        if self.shard_of[n] == i})
                  for i, s in enumerate(self.servers)])
-        worker_job = dataclasses.replace(job, distributed=None)
         self.workers = [
             ray.remote(Worker).options(namespace=self.namespace, **place, **restart)
-            .remote(w, d.workers, worker_job, names, self.namespace, self.shard_of)
+            .remote(w, d.workers, job, names, self.namespace, self.shard_of)
             for w, place in enumerate(spread(d.workers))]
         self.timeout = d.timeout
         self.live = list(range(d.workers))
@@ -193,7 +192,8 @@ class Cluster:
             else:
                 mean[n] = (sum(g[n].astype(np.float64) for g in got) / len(got)
                            ).astype(first.dtype)
-        self.ray.get([w.set_buffers.remote(mean) for w in live])
+        self.ray.get([w.set_buffers.remote(mean) for w in live]
+                     + [self.servers[0].set_buffers.remote(mean)])  # what a restart takes
         for n, b in model.named_buffers():
             b.array[...] = mean[n]
 
@@ -208,6 +208,19 @@ class Cluster:
     def stats(self) -> list[dict[str, Any]]:
         """Each server shard's version, pushes per worker, live workers, log and pid."""
         return self.ray.get([s.stats.remote() for s in self.servers])
+
+    @staticmethod
+    def from_epoch_end(checkpoint_dir: str) -> None:
+        """Before a resumed run starts its servers: put back each shard's checkpoint as of
+        the latest epoch's end, which the driver's last checkpoint matches (a shard may
+        have written later ones inside the epoch the driver never finished)."""
+        from lamina.distributed.server import epoch_end
+        from lamina.io.checkpoint import atomic_write
+
+        for path in Path(checkpoint_dir).glob("server-*.safetensors"):
+            end = epoch_end(path)
+            if ".epoch." not in path.name and end.exists():
+                atomic_write(path, end.read_bytes())
 
     def shutdown(self) -> None:
         """Stop every worker and server actor (the Ray cluster itself stays up)."""

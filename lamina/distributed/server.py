@@ -27,6 +27,11 @@ import numpy as np
 MODES = ("bsp", "ssp", "asp")
 
 
+def epoch_end(path: Path) -> Path:
+    """Where a shard's checkpoint as of the latest epoch's end is kept, beside `path`."""
+    return path.with_name(path.name.replace(".safetensors", ".epoch.safetensors"))
+
+
 class ParameterServer:
     """The actor class; `lamina.distributed.Cluster` starts it with Ray (restartable)."""
 
@@ -48,6 +53,10 @@ class ParameterServer:
         # bsp: this version's gradients, with their tags
         self.pending: dict[int, tuple[tuple[int, int], dict[str, np.ndarray]]] = {}
         self.log: list[tuple[int, int, int]] = []  # ssp: (worker, its clock, slowest clock)
+        # Each worker's state (batch-norm statistics, RNG) as of its last applied push, for
+        # a restarted worker to go on from exactly there (kept by shard 0 only).
+        self.snapshots: dict[int, dict[str, Any]] = {}
+        self.arriving: dict[int, dict[str, Any]] = {}  # sent with a push not yet applied
         self.heard: dict[int, float] = {}  # when each worker last pushed or pulled
         self.waiting: dict[int, int] = {}  # workers inside pull (waiting is not hanging)
         self.changed = asyncio.Condition()
@@ -141,9 +150,10 @@ class ParameterServer:
         if self.mode == "bsp" and self.pending:
             self._apply_pending()
 
-    async def push(self, worker: int, tag: tuple[int, int], grads: dict[str, np.ndarray]
-                   ) -> int:
-        """One worker's gradients, tagged (batch, step within it): applied at most once."""
+    async def push(self, worker: int, tag: tuple[int, int], grads: dict[str, np.ndarray],
+                   snapshot: dict[str, Any] | None = None) -> int:
+        """One worker's gradients, tagged (batch, step within it): applied at most once.
+        `snapshot` is the worker's state after computing them, kept once they apply."""
         tag = tuple(tag)
         async with self.changed:
             self._heard(worker)
@@ -152,6 +162,8 @@ class ParameterServer:
                 return self.version  # a retried or duplicate push
             if worker not in self.live:
                 self.live.add(worker)  # a worker dropped earlier is back
+            if snapshot is not None:
+                self.arriving[worker] = snapshot
             if self.mode == "bsp":
                 self.pending[worker] = (tag, grads)
                 if self.live <= set(self.pending):
@@ -159,6 +171,7 @@ class ParameterServer:
             else:
                 self.pushes[worker] = self.pushes.get(worker, 0) + 1
                 self.applied[worker] = tag
+                self._keep_snapshot(worker)
                 self._apply(grads)
             self.changed.notify_all()
             return self.version
@@ -172,8 +185,23 @@ class ParameterServer:
         for w in order:
             self.pushes[w] = self.pushes.get(w, 0) + 1
             self.applied[w] = self.pending[w][0]
+            self._keep_snapshot(w)
         self.pending = {}
         self._apply({n: g / len(order) for n, g in total.items()})
+
+    def _keep_snapshot(self, worker: int) -> None:
+        if worker in self.arriving:
+            self.snapshots[worker] = self.arriving.pop(worker)
+
+    async def snapshot(self, worker: int) -> dict[str, Any] | None:
+        """The worker's state as of its last applied push (None if it never sent one)."""
+        return self.snapshots.get(worker)
+
+    async def set_buffers(self, buffers: dict[str, np.ndarray]) -> None:
+        """Every worker's batch-norm statistics are now `buffers` (the driver's average at
+        the end of an epoch): what a worker restarted from here must start with."""
+        for snap in self.snapshots.values():
+            snap["buffers"] = buffers
 
     def _apply(self, grads: dict[str, np.ndarray]) -> None:
         for n, t in self.tensors.items():
@@ -192,7 +220,8 @@ class ParameterServer:
         # name, sorted: the order is saved, so a restore numbers them as this one did.
         extra = {"version": self.version, "pushes": {str(k): v for k, v in self.pushes.items()},
                  "applied": {str(k): list(v) for k, v in self.applied.items()},
-                 "live": sorted(self.live), "names": list(self.params)}
+                 "live": sorted(self.live), "names": list(self.params),
+                 "snapshots": {str(k): v for k, v in self.snapshots.items()}}
         save(self.path, self.params, self.optimizer, extra=extra)
 
     def _restore(self) -> None:
@@ -212,6 +241,7 @@ class ParameterServer:
         self.pushes = {int(k): int(v) for k, v in extra["pushes"].items()}
         self.applied = {int(k): (int(b), int(s)) for k, (b, s) in extra["applied"].items()}
         self.live = set(extra["live"])
+        self.snapshots = {int(k): v for k, v in extra.get("snapshots", {}).items()}
         self.restored = True
         print(f"lamina.distributed: server {self.shard} restored version {self.version} from "
               f"{self.path}", file=sys.stderr, flush=True)
@@ -222,9 +252,14 @@ class ParameterServer:
             group["lr"] = lr
 
     async def save(self) -> None:
-        """Write the shard's checkpoint now."""
+        """Write the shard's checkpoint now, and a copy as the end of an epoch: what the
+        driver's own checkpoint matches, and a resumed run starts from (see
+        `Cluster.from_epoch_end`)."""
         if self.path is not None and self.params:
+            from lamina.io.checkpoint import atomic_write
+
             self._save()
+            atomic_write(epoch_end(self.path), self.path.read_bytes())
 
     async def stats(self) -> dict[str, Any]:
         """Version, clocks, live workers and the ssp log (for tests and progress)."""

@@ -7,12 +7,13 @@ part. Any algorithm (bp, bptt, cd) runs against it unchanged.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lamina.nn.layer import Layer
-from lamina.random import manual_seed
+from lamina.random import get_rng_state, manual_seed, set_rng_state
 
 if TYPE_CHECKING:
     from lamina.train.jobfile import Job
@@ -36,6 +37,7 @@ class PSClient:
         # this worker when it registered) were applied before a restart and are not resent.
         self.batch, self.step_in_batch = 0, 0
         self.applied = (-1, -1)
+        self.snapshot: Any = None  # fn() -> this worker's state, sent with each push
 
     def pull(self) -> None:
         """Copy the current parameters into the replica (waits as the mode requires)."""
@@ -69,8 +71,10 @@ class PSClient:
         for name, p in self.params.items():
             g = self.grads.get(name)
             parts[self.shard_of[name]][name] = g if g is not None else np.zeros_like(p.array)
-        self.ray.get([s.push.remote(self.worker, tag, part)
-                      for s, part in zip(self.servers, parts)])
+        # Shard 0 keeps the worker's state after this step, for a restart to go on from.
+        state = None if self.snapshot is None else {"tag": list(tag), **self.snapshot()}
+        self.ray.get([s.push.remote(self.worker, tag, part, state if i == 0 else None)
+                      for i, (s, part) in enumerate(zip(self.servers, parts))])
 
     def _clip(self) -> None:
         """Clip this worker's gradient before it leaves (trainer.clip_grad_norm / _value)."""
@@ -106,9 +110,14 @@ class Worker:
         servers = [ray.get_actor(n, namespace=namespace) for n in server_names]
         self.client = PSClient(worker, self.model, servers, shard_of,
                                job.trainer.clip_grad_norm, job.trainer.clip_grad_value)
-        # A restarted worker resumes with the last batch the servers have a push from.
+        # A restarted worker resumes after the last push the servers applied, from the state
+        # it sent with it (batch-norm statistics, RNG).
         self.client.applied = min(tuple(t) for t in ray.get([s.register.remote(worker)
                                                              for s in servers]))
+        self.client.snapshot = self._state
+        self.resumed = ray.get(servers[0].snapshot.remote(worker))
+        if self.resumed is not None:
+            self.set_buffers(self.resumed["buffers"])
 
     def batches_per_epoch(self) -> int:
         """Every worker gets the same number of batches: the shard is cut evenly."""
@@ -118,9 +127,7 @@ class Worker:
         """Train on this worker's shard of `epoch`, from where the servers say it stopped."""
         manual_seed(self.job.trainer.seed * 1000 + epoch * 100 + self.worker)
         n = self.batches_per_epoch()
-        # After a restart in this epoch: redo the last batch the servers have a push from
-        # (it may be cut short, e.g. between BPTT chunks); its applied pushes are not resent.
-        first = self.client.applied[0] - epoch * n
+        first = self._first_batch(epoch * n)
         totals: dict[str, float] = {}
         seen = 0
         self.model.train()
@@ -136,6 +143,32 @@ class Worker:
             seen += size
         return {"seen": seen, **{k: v / max(seen, 1) for k, v in totals.items()}}
 
+    def _state(self) -> dict[str, Any]:
+        return {"buffers": self.buffers(), "rng": get_rng_state()}
+
+    def _first_batch(self, start: int) -> int:
+        """The batch of this epoch (which starts at run batch `start`) to train first. After
+        a restart inside it: the batch after the last one the servers applied, from the
+        state sent with it, where that step ended its batch and the state is there (exact);
+        else the last batch they have a push from, redone (it may be cut short between
+        BPTT chunks; its applied pushes are not resent), which the log says."""
+        resumed, self.resumed = self.resumed, None
+        applied = self.client.applied
+        first = applied[0] - start
+        if first < 0:
+            return 0
+        mode = self.job.distributed.mode if self.job.distributed else "bsp"
+        if (resumed is not None and tuple(resumed["tag"]) == applied
+                and self.algorithm.one_step_per_batch):
+            set_rng_state(resumed["rng"])
+            if mode != "bsp":  # the others went on meanwhile, in an order no rerun repeats
+                _say(f"worker {self.worker} restarted after batch {applied[0]}; in {mode} "
+                     "mode this run is not bit-exact")
+            return first + 1
+        _say(f"worker {self.worker} restarted inside batch {applied[0]}; it redoes that "
+             "batch, so this run is not bit-exact")
+        return first
+
     def buffers(self) -> dict[str, np.ndarray]:
         """This replica's buffers (batch-norm statistics)."""
         return {n: b.array.copy() for n, b in self.model.named_buffers()}
@@ -150,3 +183,7 @@ class Worker:
         import os
 
         return os.getpid()
+
+
+def _say(line: str) -> None:
+    print(f"lamina.distributed: {line}", file=sys.stderr, flush=True)

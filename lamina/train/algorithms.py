@@ -63,6 +63,10 @@ class Algorithm:
     loss: Callable[[Tensor, Any], Tensor] = staticmethod(get_loss("cross_entropy"))
     metrics: dict[str, Callable[[Tensor, Tensor], float]] = {}
     compiled = False  # run steps through lamina.plan (bp and bptt)
+    # One updater step per batch, which ends it: a distributed worker restarted after that
+    # step goes on from the next batch with the state it had then, exactly. BPTT steps
+    # once per chunk; a worker restarted inside a batch redoes the batch.
+    one_step_per_batch = True
 
     def use_plan(self, on: bool | dict[str, Any]) -> None:
         """Run this algorithm's steps as compiled execution plans (True, or a dict of
@@ -327,6 +331,7 @@ class BPTT(_Planned):
     """
 
     reports = _loss_and_metrics
+    one_step_per_batch = False
 
     def __init__(self, bptt_steps: int = 35) -> None:
         if bptt_steps < 1:
