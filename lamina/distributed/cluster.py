@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lamina.distributed import reaper
 from lamina.nn.layer import Layer
 
 if TYPE_CHECKING:
@@ -38,10 +39,12 @@ def init(address: str | None = None, num_cpus: int | None = None,
 
     if ray.is_initialized():
         return
+    made = None
     if "RAY_TMPDIR" not in os.environ:
-        os.environ["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+        os.environ["RAY_TMPDIR"] = made = tempfile.mkdtemp(prefix="ray", dir="/tmp")
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True}
-    if address is None:
+    if address is None:  # a cluster of our own: nothing of it outlives this process
+        reaper.watch(made)
         kwargs.update(address="local", num_cpus=num_cpus or os.cpu_count(),
                       object_store_memory=object_store_mb * 2**20)
     else:
