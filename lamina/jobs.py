@@ -21,6 +21,7 @@ from typing import Any
 
 from lamina.errors import Terminated
 from lamina.io.checkpoint import atomic_write
+from lamina.io.checkpoint import read as read_checkpoint
 from lamina.train import callbacks as cb
 from lamina.train.job import Run, build, resume_checkpoint
 from lamina.train.jobfile import Job, read_yaml
@@ -30,14 +31,16 @@ from lamina.train.trainer import Trainer
 def train(job: Job, resume: bool = False) -> tuple[Run, dict[str, float]]:
     """Run a validated job: write the resolved config, train, evaluate on the test split."""
     run = build(job, resume)
-    cluster = None
-    if job.distributed is not None:
-        cluster = _distribute(run, job, resume)
-    run.directory.mkdir(parents=True, exist_ok=True)
+    path = None
     if resume:
         path, note = resume_checkpoint(run.directory / "checkpoints")
         if note:
             print(f"lamina: {note}", file=sys.stderr)
+    cluster = None
+    if job.distributed is not None:
+        cluster = _distribute(run, job, None if path is None else _epochs_done(path))
+    run.directory.mkdir(parents=True, exist_ok=True)
+    if path is not None:
         run.trainer.resume(path)
     _write_config(run.directory, job, resume)
     try:
@@ -123,14 +126,20 @@ def _stop_on_signals(trainer: Trainer) -> Iterator[list[int]]:
             signal.signal(s, handler)
 
 
-def _distribute(run: Run, job: Job, resume: bool) -> Any:
-    """Start servers and workers, and drive them from a DistributedTrainer."""
+def _epochs_done(checkpoint: Path) -> int:
+    """The epochs a trainer's checkpoint was written after."""
+    return int(read_checkpoint(checkpoint)[1].get("extra", {}).get("epoch", 0))
+
+
+def _distribute(run: Run, job: Job, resumed_after: int | None) -> Any:
+    """Start servers and workers (from the shards' checkpoints as of `resumed_after`
+    epochs, for a resumed run), and drive them from a DistributedTrainer."""
     from lamina.distributed import Cluster, DistributedTrainer, init  # Ray loads only here
 
     init(address=job.distributed.address)  # type: ignore[union-attr]
     servers = str(run.directory / "checkpoints" / "servers")
-    if resume:
-        Cluster.from_epoch_end(servers)
+    if resumed_after is not None:
+        Cluster.from_epoch_end(servers, resumed_after)
     cluster = Cluster(job, run.model, servers)
     old = run.trainer
     run.trainer = DistributedTrainer(cluster, run.model, job.loss.to_dict(), run.algorithm,

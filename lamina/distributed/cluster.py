@@ -204,26 +204,31 @@ class Cluster:
         """Give every server's optimizer this learning rate."""
         self.ray.get([s.set_lr.remote(lr) for s in self.servers])
 
-    def save(self) -> None:
-        """Every server writes its shard's checkpoint now."""
-        self.ray.get([s.save.remote() for s in self.servers])
+    def save(self, epochs: int | None = None) -> None:
+        """Every server writes its shard's checkpoint now (with `epochs`, also as of the end
+        of that many epochs)."""
+        self.ray.get([s.save.remote(epochs) for s in self.servers])
 
     def stats(self) -> list[dict[str, Any]]:
         """Each server shard's version, pushes per worker, live workers, log and pid."""
         return self.ray.get([s.stats.remote() for s in self.servers])
 
     @staticmethod
-    def from_epoch_end(checkpoint_dir: str) -> None:
+    def from_epoch_end(checkpoint_dir: str, epochs: int) -> None:
         """Before a resumed run starts its servers: put back each shard's checkpoint as of
-        the latest epoch's end, which the driver's last checkpoint matches (a shard may
-        have written later ones inside the epoch the driver never finished)."""
+        the end of `epochs` epochs, where the driver's checkpoint resumes (a shard may have
+        written later ones, in an epoch the driver never finished)."""
         from lamina.distributed.server import epoch_end
-        from lamina.io.checkpoint import atomic_write
+        from lamina.io.checkpoint import CheckpointError, atomic_write
 
-        for path in Path(checkpoint_dir).glob("server-*.safetensors"):
-            end = epoch_end(path)
-            if ".epoch." not in path.name and end.exists():
-                atomic_write(path, end.read_bytes())
+        for path in Path(checkpoint_dir).glob("server-[0-9]*.safetensors"):
+            if ".epoch-" in path.name:
+                continue
+            end = epoch_end(path, epochs)
+            if not end.exists():
+                raise CheckpointError(f"{end}: missing; the servers hold no checkpoint as of "
+                                      f"the {epochs} epochs the run resumes after")
+            atomic_write(path, end.read_bytes())
 
     def shutdown(self) -> None:
         """Stop every worker and server actor (the Ray cluster itself stays up)."""

@@ -27,9 +27,9 @@ import numpy as np
 MODES = ("bsp", "ssp", "asp")
 
 
-def epoch_end(path: Path) -> Path:
-    """Where a shard's checkpoint as of the latest epoch's end is kept, beside `path`."""
-    return path.with_name(path.name.replace(".safetensors", ".epoch.safetensors"))
+def epoch_end(path: Path, epochs: int) -> Path:
+    """Where a shard's checkpoint as of the end of `epochs` epochs is kept, beside `path`."""
+    return path.with_name(path.name.replace(".safetensors", f".epoch-{epochs}.safetensors"))
 
 
 class ParameterServer:
@@ -251,15 +251,19 @@ class ParameterServer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
 
-    async def save(self) -> None:
-        """Write the shard's checkpoint now, and a copy as the end of an epoch: what the
-        driver's own checkpoint matches, and a resumed run starts from (see
-        `Cluster.from_epoch_end`)."""
-        if self.path is not None and self.params:
+    async def save(self, epochs: int | None = None) -> None:
+        """Write the shard's checkpoint now; with `epochs`, also a copy as of the end of
+        that many epochs, which the driver's checkpoint of that epoch matches and a run
+        resumed from it starts from (see `Cluster.from_epoch_end`). The copy before it is
+        kept too (the driver may be killed before its own checkpoint is written)."""
+        if self.path is None or not self.params:
+            return
+        self._save()
+        if epochs is not None:
             from lamina.io.checkpoint import atomic_write
 
-            self._save()
-            atomic_write(epoch_end(self.path), self.path.read_bytes())
+            atomic_write(epoch_end(self.path, epochs), self.path.read_bytes())
+            epoch_end(self.path, epochs - 2).unlink(missing_ok=True)
 
     async def stats(self) -> dict[str, Any]:
         """Version, clocks, live workers and the ssp log (for tests and progress)."""

@@ -35,7 +35,7 @@ class DistributedTrainer(Trainer):
         self.record_batch(logs, seen, steps=self.cluster.batches_per_epoch())
         self.cluster.pull_into(self.model)
         self.cluster.sync_buffers(self.model)
-        self.cluster.save()
+        self.cluster.save(self.epoch + 1)  # fit counts this epoch done next
         return True
 
     def state_dict(self) -> dict[str, Any]:

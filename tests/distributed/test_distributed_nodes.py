@@ -56,8 +56,8 @@ def test_a_job_joins_a_running_two_node_cluster_and_trains(two_nodes, tmp_path):
     saved = lm.io.read(tmp_path / "nodes" / "checkpoints" / "last.safetensors")[0]
     np.testing.assert_array_equal(saved["0.weight"], run.model[0].weight.array)
     servers = sorted(p.name for p in (tmp_path / "nodes" / "checkpoints" / "servers").iterdir())
-    assert servers == ["server-0.epoch.safetensors", "server-0.safetensors",  # and as of the
-                       "server-1.epoch.safetensors", "server-1.safetensors"]  # epoch's end
+    assert servers == [f"server-{i}{at}.safetensors" for i in (0, 1)  # and as of the last
+                       for at in (".epoch-2", ".epoch-3", "")]  # two epochs' ends
 
 
 def _nodes(actors):
