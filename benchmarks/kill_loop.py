@@ -108,7 +108,9 @@ def run(kind: str, n: int, rng: random.Random, epochs: int, extra: list[str]) ->
             same = got.keys() == want.keys() and all(np.array_equal(got[key], want[key])
                                                      for key in want)
             exact += same
-            left = f"; Ray processes alive after: {ray_processes()}" if extra else ""
+            if extra:
+                time.sleep(4)  # the reaper's grace, then its sweep
+            left = f"; Ray processes alive 4 s after: {ray_processes()}" if extra else ""
             how = "resumed" if checkpointed else "no checkpoint yet: started again"
             print(f"  trial {k:2d}: killed at {kill_after:5.1f} s ({how}, {resumes} run(s)), "
                   f"{'bit-identical' if same else 'DIFFERENT'}{left}", flush=True)
@@ -125,7 +127,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
     run("local", args.local, rng, 6, [])
-    run("distributed (2 workers, 2 servers, bsp)", args.distributed, rng, 3,
+    run("distributed (2 workers, 2 servers, bsp)", args.distributed, rng, 5,
         ["--workers", "2", "--set", "distributed.servers=2"])
 
 

@@ -45,15 +45,20 @@ def watch(tmpdir: str | None = None) -> str | None:
     return session
 
 
-def marked(session: str) -> list[int]:
-    """The pids of the processes whose environment carries this session's marker."""
-    needle = f"{MARKER}={session}".encode()
+def marked(session: str, tmpdir: str | None = None) -> list[int]:
+    """The pids of the processes whose environment carries this session's marker, or
+    names `tmpdir` (a folder lamina made for this session alone) as RAY_TMPDIR: Ray's
+    agents rewrite their process title over the start of their environment, which can
+    take the marker with it."""
+    needles = {f"{MARKER}={session}".encode()}
+    if tmpdir:
+        needles.add(f"RAY_TMPDIR={tmpdir}".encode())
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
+            if needles & set((entry / "environ").read_bytes().split(b"\0")):
                 found.append(int(entry.name))
         except OSError:  # gone, or not ours to read
             continue
@@ -63,7 +68,7 @@ def marked(session: str) -> list[int]:
 def reap(session: str, tmpdir: str | None) -> None:
     """Kill the session's processes (SIGKILL: a hung one must go too); remove tmpdir."""
     for _ in range(3):  # a process may start another while the first sweep runs
-        pids = marked(session)
+        pids = marked(session, tmpdir)
         if not pids:
             break
         for pid in pids:

@@ -39,13 +39,14 @@ time.sleep(300)
 """
 
 
-def _marked(session: str) -> list[int]:
-    needle = f"LAMINA_RAY_SESSION={session}".encode()
+def _marked(session: str, tmpdir: str) -> list[int]:
+    """Processes of the session: its marker, or its temp folder, in their environment."""
+    needles = {f"LAMINA_RAY_SESSION={session}".encode(), f"RAY_TMPDIR={tmpdir}".encode()}
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if needle in (entry / "environ").read_bytes().split(b"\0"):
+                if needles & set((entry / "environ").read_bytes().split(b"\0")):
                     found.append(int(entry.name))
             except OSError:
                 continue
@@ -62,7 +63,7 @@ def test_no_process_of_the_run_outlives_its_driver(how, tmp_path) -> None:
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as proc:
         try:
             session, tmpdir = proc.stdout.readline().split()
-            assert len(_marked(session)) >= 4  # the driver, Ray's services, the actor...
+            assert len(_marked(session, tmpdir)) >= 4  # the driver, Ray's services, the actor...
             if how == "kill -9":
                 proc.send_signal(signal.SIGKILL)
             elif how == "sigterm":
@@ -71,9 +72,9 @@ def test_no_process_of_the_run_outlives_its_driver(how, tmp_path) -> None:
         finally:
             proc.kill()
     deadline = time.monotonic() + 15
-    while _marked(session) and time.monotonic() < deadline:
+    while _marked(session, tmpdir) and time.monotonic() < deadline:
         time.sleep(0.25)
-    assert _marked(session) == []
+    assert _marked(session, tmpdir) == []
     while Path(tmpdir).exists() and time.monotonic() < deadline:
         time.sleep(0.25)
     assert not Path(tmpdir).exists()
