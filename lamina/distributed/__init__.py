@@ -2,9 +2,11 @@
 
     >>> import lamina.distributed as dist
     >>> dist.init()                      # a local Ray cluster; dist.init(address=...) joins one
+    >>> model, history = dist.fit(MyNet(), {"type": "SGD", "lr": 0.1}, train_set, workers=2)
 """
 
 from lamina.distributed.cluster import Cluster, init, shard_names
+from lamina.distributed.fit import fit
 from lamina.distributed.partition import Pipeline, Stage
 from lamina.distributed.process_group import (
     barrier,
@@ -16,6 +18,7 @@ from lamina.distributed.process_group import (
     is_initialized,
 )
 from lamina.distributed.server import ParameterServer
+from lamina.distributed.task import Task
 from lamina.distributed.trainer import DistributedTrainer
 from lamina.distributed.worker import PSClient, Worker
 
@@ -26,9 +29,11 @@ __all__ = [
     "ParameterServer",
     "Pipeline",
     "Stage",
+    "Task",
     "Worker",
     "barrier",
     "destroy_process_group",
+    "fit",
     "get_rank",
     "get_world_size",
     "init_process_group",

@@ -16,6 +16,7 @@ from lamina.distributed import reaper
 from lamina.nn.layer import Layer
 
 if TYPE_CHECKING:
+    from lamina.distributed.task import Task
     from lamina.train.jobfile import Job
 
 
@@ -84,39 +85,40 @@ class Cluster:
     """The servers and workers of one distributed run.
 
     Args:
-        job: a validated job (its `distributed` section: workers, servers, mode,
-            staleness, timeout, checkpoint_every).
+        task: what the workers train (see `Task`; `Cluster.for_job` makes one from a job).
         model: the driver's replica; its initial parameters seed the servers.
         checkpoint_dir: where each server writes (and on restart reloads) its shard.
     """
 
-    def __init__(self, job: Job, model: Layer, checkpoint_dir: str | None) -> None:
+    def __init__(self, task: Task, model: Layer, checkpoint_dir: str | None) -> None:
         import ray
 
         from lamina.distributed.server import ParameterServer
+        from lamina.distributed.task import check_travels, send_user_code_by_value
         from lamina.distributed.worker import Worker
 
-        d = job.distributed
-        assert d is not None, "a Cluster runs a job with a distributed section"
-        self.ray, self.job, self.model = ray, job, model
+        send_user_code_by_value(task)
+        check_travels(task.model)
+        d = task.distributed
+        self.ray, self.task, self.model = ray, task, model
         self.namespace = f"lamina-{uuid.uuid4().hex[:8]}"
         self.shard_of = shard_names(model, d.servers)
         restart = {"max_restarts": -1, "max_task_retries": -1}
-        opt = job.optimizer.to_dict()
         names = [f"server-{i}" for i in range(d.servers)]
         self.servers = [
             ray.remote(ParameterServer).options(name=n, namespace=self.namespace, **place,
                                                 **restart)
-            .remote(i, opt, d.mode, d.staleness, d.workers, d.timeout, checkpoint_dir,
-                    d.checkpoint_every)
+            .remote(i, task.optimizer, d.mode, d.staleness, d.workers, d.timeout,
+                    checkpoint_dir, d.checkpoint_every)
             for i, (n, place) in enumerate(zip(names, spread(d.servers)))]
         params = {n: p.array for n, p in model.named_parameters()}
         ray.get([s.init_params.remote({n: a for n, a in params.items()
                                        if self.shard_of[n] == i})
                  for i, s in enumerate(self.servers)])
+        self.task_ref = ray.put(task)  # held here, so restarted workers find it
         self.workers = [
             ray.remote(Worker).options(namespace=self.namespace, **place, **restart)
-            .remote(w, d.workers, job, names, self.namespace, self.shard_of)
+            .remote(w, d.workers, [self.task_ref], names, self.namespace, self.shard_of)
             for w, place in enumerate(spread(d.workers))]
         self.timeout = d.timeout
         self.live = list(range(d.workers))
@@ -208,6 +210,13 @@ class Cluster:
         """Every server writes its shard's checkpoint now (with `epochs`, also as of the end
         of that many epochs)."""
         self.ray.get([s.save.remote(epochs) for s in self.servers])
+
+    @classmethod
+    def for_job(cls, job: Job, model: Layer, checkpoint_dir: str | None) -> Cluster:
+        """The cluster a job file describes (its `distributed` section)."""
+        from lamina.distributed.task import Task
+
+        return cls(Task.from_job(job), model, checkpoint_dir)
 
     def stats(self) -> list[dict[str, Any]]:
         """Each server shard's version, pushes per worker, live workers, log and pid."""

@@ -35,12 +35,13 @@ def epoch_end(path: Path, epochs: int) -> Path:
 class ParameterServer:
     """The actor class; `lamina.distributed.Cluster` starts it with Ray (restartable)."""
 
-    def __init__(self, shard: int, optimizer: dict[str, Any], mode: str, staleness: int,
+    def __init__(self, shard: int, optimizer: Any, mode: str, staleness: int,
                  workers: int, timeout: float, checkpoint_dir: str | None,
                  checkpoint_every: int) -> None:
         if mode not in MODES:
             raise ValueError(f"distributed.mode: one of {MODES}; got {mode!r}")
-        self.shard, self.optimizer_config = shard, dict(optimizer)
+        self.shard = shard
+        self.optimizer_config = optimizer if callable(optimizer) else dict(optimizer)
         self.mode, self.staleness, self.timeout = mode, staleness, timeout
         self.live = set(range(workers))
         self.path = (Path(checkpoint_dir) / f"server-{shard}.safetensors"
@@ -72,7 +73,11 @@ class ParameterServer:
 
         self.tensors = {n: Tensor(a, requires_grad=True) for n, a in self.params.items()}
         # A group's patterns may match no parameter of this shard: strict=False.
-        self.optimizer = from_config(self.optimizer_config, self.tensors.items(), strict=False)
+        if callable(self.optimizer_config):  # a factory: params -> Optimizer
+            self.optimizer = self.optimizer_config(list(self.tensors.values()))
+        else:
+            self.optimizer = from_config(self.optimizer_config, self.tensors.items(),
+                                         strict=False)
 
     async def init_params(self, params: dict[str, np.ndarray]) -> int:
         """Take the initial parameters (ignored once the shard has some, e.g. restored)."""

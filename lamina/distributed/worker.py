@@ -16,7 +16,7 @@ from lamina.nn.layer import Layer
 from lamina.random import get_rng_state, manual_seed, set_rng_state
 
 if TYPE_CHECKING:
-    from lamina.train.jobfile import Job
+    from lamina.distributed.task import Task
 
 
 class PSClient:
@@ -91,25 +91,27 @@ class PSClient:
 
 
 class Worker:
-    """The actor class: builds its replica and data shard from the job config."""
+    """The actor class: a replica of the task's model and its shard of the data.
 
-    def __init__(self, worker: int, workers: int, job: Job, server_names: list[str],
+    `task` comes as [ObjectRef] (a list, so Ray does not resolve it on the way): a
+    restartable actor is rebuilt from its arguments, and the task, with its data, stays in
+    the object store while the driver holds it rather than in every restart's call."""
+
+    def __init__(self, worker: int, workers: int, task: list[Any], server_names: list[str],
                  namespace: str, shard_of: dict[str, int]) -> None:
         import ray
 
-        from lamina.train.job import build_data, build_model
-
-        self.worker, self.workers, self.job = worker, workers, job
-        data = build_data(job)
-        data.train.shard = (worker, workers)
-        self.loader = data.train
-        self.model = build_model(job, data)  # adapts to the whole split, not the shard
-        self.algorithm = job.algorithm.build()
-        self.algorithm.bind(job.loss.to_dict(), job.trainer.metrics)
-        self.algorithm.use_plan(job.trainer.compile)  # pull and push keep arrays
+        task_: Task = ray.get(task[0])
+        self.worker, self.workers, self.task = worker, workers, task_
+        self.loader = task_.loader(worker, workers)
+        self.model = task_.model  # this process's own copy, from Ray's serialisation
+        for t in (*self.model.parameters(), *self.model.buffers()):
+            if not t.array.flags.writeable:  # Ray hands arrays over read-only, zero-copy
+                t.array = t.array.copy()
+        self.algorithm = task_.build_algorithm()
         servers = [ray.get_actor(n, namespace=namespace) for n in server_names]
-        self.client = PSClient(worker, self.model, servers, shard_of,
-                               job.trainer.clip_grad_norm, job.trainer.clip_grad_value)
+        self.client = PSClient(worker, self.model, servers, shard_of, task_.clip_grad_norm,
+                               task_.clip_grad_value)
         # A restarted worker resumes after the last push the servers applied, from the state
         # it sent with it (batch-norm statistics, RNG).
         self.client.applied = min(tuple(t) for t in ray.get([s.register.remote(worker)
@@ -125,7 +127,7 @@ class Worker:
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         """Train on this worker's shard of `epoch`, from where the servers say it stopped."""
-        manual_seed(self.job.trainer.seed * 1000 + epoch * 100 + self.worker)
+        manual_seed(self.task.seed * 1000 + epoch * 100 + self.worker)
         n = self.batches_per_epoch()
         first = self._first_batch(epoch * n)
         totals: dict[str, float] = {}
@@ -157,7 +159,7 @@ class Worker:
         first = applied[0] - start
         if first < 0:
             return 0
-        mode = self.job.distributed.mode if self.job.distributed else "bsp"
+        mode = self.task.distributed.mode
         if (resumed is not None and tuple(resumed["tag"]) == applied
                 and self.algorithm.one_step_per_batch):
             set_rng_state(resumed["rng"])

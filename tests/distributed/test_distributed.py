@@ -59,7 +59,7 @@ def _run(config, epochs, checkpoint_dir=None):
     from lamina.train.job import build_model
 
     model = build_model(config)
-    cluster = Cluster(config, model, checkpoint_dir)
+    cluster = Cluster.for_job(config, model, checkpoint_dir)
     try:
         for e in range(epochs):
             cluster.train_epoch(e)
@@ -155,7 +155,7 @@ def test_a_killed_worker_restarts_rejoins_and_the_run_completes(cluster_env, tmp
     path, x, y = _data(tmp_path, n=5120)  # 160 synchronous steps an epoch
     config = _job(path, epochs=1)
     model = build_model(config)
-    cluster = Cluster(config, model, None)
+    cluster = Cluster.for_job(config, model, None)
     try:
         _kill_worker_1_mid_epoch(cluster, at_version=20, steps=160)
         stats = cluster.stats()
@@ -199,7 +199,7 @@ def test_bptt_trains_every_epoch_and_equals_local_training(cluster_env, tmp_path
     config = _text_job(tmp_path, sequences=64, workers=1, shuffle=False)
     model = build_model(config)
     local = build_model(config)
-    cluster = Cluster(config, model, None)
+    cluster = Cluster.for_job(config, model, None)
     try:
         seen = [cluster.train_epoch(e)["seen"] for e in range(2)]
         cluster.pull_into(model)
@@ -226,7 +226,7 @@ def test_a_worker_killed_between_bptt_chunks_redoes_its_batch_without_repeating_
     from lamina.train.job import build_model
 
     config = _text_job(tmp_path, sequences=640, epochs=1)  # 40 batches a worker, 160 steps
-    cluster = Cluster(config, build_model(config), None)
+    cluster = Cluster.for_job(config, build_model(config), None)
     try:
         _kill_worker_1_mid_epoch(cluster, at_version=22, steps=160)
         stats = cluster.stats()[0]
@@ -242,7 +242,7 @@ def test_a_worker_gone_for_good_is_dropped_and_the_run_goes_on(cluster_env, tmp_
 
     path, _, _ = _data(tmp_path, n=5120)
     config = _job(path, epochs=1, timeout=2)
-    cluster = Cluster(config, build_model(config), None)
+    cluster = Cluster.for_job(config, build_model(config), None)
     try:
         result = {}
         driver = threading.Thread(target=lambda: result.update(cluster.train_epoch(0)))
@@ -265,7 +265,7 @@ def test_a_hung_worker_is_stopped_after_timeout_and_the_epoch_ends(cluster_env, 
 
     path, _, _ = _data(tmp_path, n=5120)  # 160 batches a worker
     config = _job(path, epochs=1, timeout=2)
-    cluster = Cluster(config, build_model(config), None)
+    cluster = Cluster.for_job(config, build_model(config), None)
 
     def hang_after_five_batches(worker):
         batch, calls = worker.algorithm.train_one_batch, []
@@ -296,7 +296,7 @@ def test_a_killed_server_restores_its_checkpoint_and_the_run_finishes(cluster_en
 
     path, _, _ = _data(tmp_path, n=5120)
     config = _job(path, epochs=1, checkpoint_every=5)
-    cluster = Cluster(config, build_model(config), str(tmp_path / "servers"))
+    cluster = Cluster.for_job(config, build_model(config), str(tmp_path / "servers"))
     try:
         futures = [w.train_epoch.remote(0) for w in cluster.workers]
         assert _wait_for_version(cluster, 20) < 160
@@ -322,7 +322,7 @@ def test_batch_norm_statistics_are_the_workers_average(cluster_env, tmp_path):
                                   config.model["layers"][0],
                                   {"type": "BatchNorm1d", "num_features": 16}]
     model = build_model(config)  # unadapted: the driver trains nothing itself
-    cluster = Cluster(config, model, None)
+    cluster = Cluster.for_job(config, model, None)
     try:
         cluster.train_epoch(0)
         before = ray.get([w.buffers.remote() for w in cluster.workers])
@@ -351,7 +351,7 @@ def test_workers_run_compiled_plans_and_match_eager_workers(cluster_env, tmp_pat
         config.model["layers"].insert(1, {"type": "BatchNorm1d", "num_features": 16})
         config.trainer.compile = compiled
         model = build_model(config)
-        cluster = Cluster(config, model, None)
+        cluster = Cluster.for_job(config, model, None)
         try:
             for epoch in range(2):
                 cluster.train_epoch(epoch)

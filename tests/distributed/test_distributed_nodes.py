@@ -73,7 +73,7 @@ def test_workers_servers_and_pipeline_stages_are_spread_over_the_nodes(two_nodes
 
     config = _config(tmp_path, two_nodes)
     init(address=two_nodes)
-    cluster = Cluster(config, build_model(config), None)
+    cluster = Cluster.for_job(config, build_model(config), None)
     try:
         assert len(_nodes(cluster.workers)) == 2
         assert len(_nodes(cluster.servers)) == 2

@@ -65,7 +65,7 @@ def _train(job, checkpoint_dir=None, kill=None):
     from lamina.train.job import build_model
 
     model = build_model(job)
-    cluster = Cluster(job, model, checkpoint_dir)
+    cluster = Cluster.for_job(job, model, checkpoint_dir)
 
     def pids():
         return ray.get([a.pid.remote() for a in cluster.workers] +

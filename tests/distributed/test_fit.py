@@ -1,0 +1,89 @@
+"""`lamina.distributed.fit`: any model, defined here and registered nowhere, trains on the
+parameter server from Python to the weights of single-process training."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import lamina as lm
+import lamina.functions as F
+import lamina.nn as nn
+from lamina.data import ArrayDataset, DataLoader
+
+ray = pytest.importorskip("ray")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+              pytest.mark.filterwarnings("ignore::ResourceWarning")]
+
+
+@pytest.fixture(scope="module")
+def cluster_env(tmp_path_factory):
+    from lamina.distributed import init
+
+    os.environ["RAY_TMPDIR"] = str(tmp_path_factory.mktemp("r", numbered=True))[:40]
+    init(num_cpus=2)
+    yield
+    ray.shutdown()
+
+
+class Net(nn.Module):
+    """A custom forward: a skip that scales, no Sequential, no config."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp = nn.Linear(8, 16)
+        self.out = nn.Linear(16, 4)
+
+    def forward(self, x):
+        h = self.inp(x).tanh()
+        return self.out(h + 0.5 * h * h)
+
+
+def _data(n=640):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, 8)).astype(np.float32)
+    y = (x[:, :2].sum(axis=1) > 0).astype(np.int64) + 2 * (x[:, 2] > 0)
+    return x, y
+
+
+@pytest.mark.parametrize("optimizer", [
+    {"type": "SGD", "lr": 0.1, "momentum": 0.9},
+    lambda params: lm.optim.SGD(params, lr=0.1, momentum=0.9)], ids=["config", "factory"])
+def test_a_custom_module_trains_on_two_workers_as_on_the_concatenated_batch(cluster_env,
+                                                                          optimizer) -> None:
+    from lamina.distributed import fit
+
+    x, y = _data()
+    lm.manual_seed(0)
+    model = Net()
+    lm.manual_seed(0)
+    local = Net()
+    trained, history = fit(model, optimizer, ArrayDataset(x, y), epochs=1, batch_size=16,
+                           workers=2, servers=2, seed=0, val_data=ArrayDataset(x, y))
+    assert trained is model and len(history) == 1 and "val_accuracy" in history[0]
+    opt = lm.optim.SGD(local.parameters(), lr=0.1, momentum=0.9)
+    loader = DataLoader(ArrayDataset(x, y), 16, shuffle=True, seed=0)
+    loader.set_epoch(0)
+    order = loader.order()
+    shards = [order[:320], order[320:]]
+    for b in range(20):
+        idx = np.concatenate([s[b * 16:(b + 1) * 16] for s in shards])
+        F.cross_entropy(local(lm.tensor(x[idx])), y[idx]).backward()  # mean over 32
+        opt.step()
+        opt.zero_grad()
+    for (n, p), (_, q) in zip(model.named_parameters(), local.named_parameters()):
+        np.testing.assert_allclose(p.array, q.array, rtol=1e-6, atol=1e-7, err_msg=n)
+
+
+def test_a_model_that_cannot_travel_is_refused_by_attribute(cluster_env) -> None:
+    from lamina.distributed import fit
+
+    model = Net()
+    model.out.guard = threading.Lock()
+    x, y = _data(64)
+    with pytest.raises(TypeError, match=r"its attribute out\.guard \(lock\) cannot be "
+                                        r"serialised"):
+        fit(model, {"type": "SGD", "lr": 0.1}, ArrayDataset(x, y), workers=2)
