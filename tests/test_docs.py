@@ -45,9 +45,11 @@ def test_the_docs_site_builds_strictly(tmp_path) -> None:
 
 
 PYTHON_PAGES = [p for p in PAGES if _blocks(p, "python")]
+STARTS_RAY = {ROOT / "docs" / "guides" / "distributed.md"}  # a local cluster: seconds
 
 
-@pytest.mark.parametrize("page", PYTHON_PAGES, ids=_ids(PYTHON_PAGES))
+@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.slow) if p in STARTS_RAY
+                                  else p for p in PYTHON_PAGES], ids=_ids(PYTHON_PAGES))
 def test_a_page_s_python_blocks_run(page, tmp_path) -> None:
     script = tmp_path / "page.py"
     script.write_text("\n\n".join(_blocks(page, "python")))
