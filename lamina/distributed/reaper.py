@@ -18,7 +18,6 @@ import contextlib
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 import uuid
@@ -26,7 +25,7 @@ from pathlib import Path
 
 MARKER = "LAMINA_RAY_SESSION"
 GRACE_SECONDS = 2.0  # for a driver's own ray.shutdown to finish first
-_WATCHING: list[subprocess.Popen] = []  # holds the pipes open: closing one means "gone"
+_WATCHING: list[int] = []  # the pipes' write ends, open until this process ends
 
 
 def watch(tmpdir: str | None = None) -> str | None:
@@ -37,11 +36,17 @@ def watch(tmpdir: str | None = None) -> str | None:
     session = uuid.uuid4().hex
     os.environ[MARKER] = session
     # The pipe's write end stays open in this process (and only here: Python's descriptors
-    # are not inherited by the processes Ray starts) until it exits.
-    _WATCHING.append(subprocess.Popen(
-        [sys.executable, "-m", "lamina.distributed.reaper", session,
-         *([tmpdir] if tmpdir else [])], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True))  # a Ctrl-C to ours spares it
+    # are not inherited by the processes Ray starts) until it exits. posix_spawn, not
+    # Popen: nothing here waits for the reaper, and a Popen left running warns at exit.
+    read, write = os.pipe()
+    os.posix_spawn(sys.executable, [sys.executable, "-m", "lamina.distributed.reaper",
+                                    session, *([tmpdir] if tmpdir else [])], os.environ,
+                   file_actions=[(os.POSIX_SPAWN_DUP2, read, 0),
+                                 (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                                 (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)],
+                   setsid=True)  # its own session: a Ctrl-C to ours spares it
+    os.close(read)
+    _WATCHING.append(write)
     return session
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -18,16 +17,6 @@ from lamina.train.jobfile import validate
 ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning"),
               pytest.mark.filterwarnings("ignore::ResourceWarning")]
-
-
-@pytest.fixture(scope="module")
-def cluster_env(tmp_path_factory):
-    from lamina.distributed import init
-
-    os.environ["RAY_TMPDIR"] = str(tmp_path_factory.mktemp("r", numbered=True))[:40]
-    init(num_cpus=2)
-    yield
-    ray.shutdown()
 
 
 def _data(tmp_path, n=640, seed=0):

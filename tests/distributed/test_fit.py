@@ -3,7 +3,6 @@ parameter server from Python to the weights of single-process training."""
 
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np
@@ -17,16 +16,6 @@ from lamina.data import ArrayDataset, DataLoader
 ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning"),
               pytest.mark.filterwarnings("ignore::ResourceWarning")]
-
-
-@pytest.fixture(scope="module")
-def cluster_env(tmp_path_factory):
-    from lamina.distributed import init
-
-    os.environ["RAY_TMPDIR"] = str(tmp_path_factory.mktemp("r", numbered=True))[:40]
-    init(num_cpus=2)
-    yield
-    ray.shutdown()
 
 
 class Net(nn.Module):

@@ -3,7 +3,6 @@ resumed gives the uninterrupted run's weights bit for bit (Adam, batch norm, dro
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -14,16 +13,6 @@ from lamina.train.jobfile import validate
 ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning"),
               pytest.mark.filterwarnings("ignore::ResourceWarning")]
-
-
-@pytest.fixture(scope="module")
-def cluster_env(tmp_path_factory):
-    from lamina.distributed import init
-
-    os.environ["RAY_TMPDIR"] = str(tmp_path_factory.mktemp("r", numbered=True))[:40]
-    init(num_cpus=2)
-    yield
-    ray.shutdown()
 
 
 def _job(tmp_path, n=2560, epochs=2, **dist):
