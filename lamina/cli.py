@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import warnings
@@ -107,7 +108,10 @@ def entry() -> None:
     extra = runtime.blas_env()
     if extra and os.environ.get(_RESTARTED) is None:
         os.environ.update(extra, **{_RESTARTED: "1"})
-        os.execv(sys.executable, [sys.executable, "-m", "lamina.cli", *sys.argv[1:]])
+        # Through the launcher again (where installed), which catches a Ctrl-C during the
+        # imports that follow.
+        module = "lamina_cli" if importlib.util.find_spec("lamina_cli") else "lamina.cli"
+        os.execv(sys.executable, [sys.executable, "-m", module, *sys.argv[1:]])
     sys.exit(main())
 
 
@@ -160,6 +164,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not hasattr(e, "layer_path"):  # not raised by a layer
             return _unexpected(e, args.debug)
         print(f"lamina: error: {_in_config(e, getattr(args, 'job_read', None))}{_notes(e)}",
+              file=sys.stderr)
+        return 1
+    except OSError as e:  # a path lamina cannot read or write: the run's folder, the data
+        if e.filename is None or args.debug:
+            return _unexpected(e, args.debug)
+        print(f"lamina: error: {e.filename}: {e.strerror}; give a path lamina can use "
+              f"(trainer.out_dir for the runs, data.path for the data){_notes(e)}",
               file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - one line for the user; --debug for the rest

@@ -105,8 +105,12 @@ FAULTS = [
                                    "in_features: 1000000, out_features: 1000000")}),
     Fault("eval with no run", ["eval", "job.yaml"], 1, r"no checkpoint in runs/job/checkpoints"),
     Fault("an output folder that is a file", ["train", "job.yaml", "--set", "trainer.out_dir=f"],
-          1, r"NotADirectoryError: .*'f/job'.* \(run with --debug for the traceback\)",
+          1, r"lamina: error: f/job: Not a directory; give a path lamina can use "
+             r"\(trainer\.out_dir for the runs",
           {"job.yaml": JOB, "f": "a file where the runs folder should be"}),
+    Fault("an output folder lamina may not write",  # /sys refuses even root
+          ["train", "job.yaml", "--set", "trainer.out_dir=/sys/lamina-runs"], 1,
+          r"lamina: error: /sys/lamina-runs(/job)?: Operation not permitted; give a path"),
     Fault("npz of Python objects", ["train", "job.yaml"], 1,
           r"npz dataset: data\.npz: array 'x' holds Python objects, which lamina never reads",
           _npz_job(x=np.array([[1, 2]] * 40, dtype=object))),
