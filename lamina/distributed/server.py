@@ -116,6 +116,15 @@ class ParameterServer:
                 self._heard(worker, -1)
 
     async def _pull(self, worker: int) -> tuple[int, dict[str, np.ndarray]]:
+        await self._until_ready(worker)
+        if self.mode == "ssp" and worker >= 0:
+            self.log.append((worker, self.pushes[worker],
+                             min(self.pushes[w] for w in self.live)))
+        return self.version, self.params
+
+    async def _until_ready(self, worker: int) -> None:
+        """Wait (holding no lock meanwhile) until the worker may go on; a worker that
+        keeps the others waiting past the timeout is dropped from the barrier."""
         deadline = time.monotonic() + self.timeout
         while not self._ready(worker):
             left = deadline - time.monotonic()
@@ -125,10 +134,6 @@ class ParameterServer:
                 continue
             with contextlib.suppress(asyncio.TimeoutError):  # then check the deadline
                 await asyncio.wait_for(self.changed.wait(), left)
-        if self.mode == "ssp" and worker >= 0:
-            self.log.append((worker, self.pushes[worker],
-                             min(self.pushes[w] for w in self.live)))
-        return self.version, self.params
 
     def _heard(self, worker: int, waiting: int = 0) -> None:
         if worker >= 0:
@@ -179,6 +184,15 @@ class ParameterServer:
                 self._keep_snapshot(worker)
                 self._apply(grads)
             self.changed.notify_all()
+            if self.mode == "bsp":
+                # Return once the barrier has applied (and saved) it: a server restarted
+                # before that has lost the pending push, and this call, failed, is retried.
+                # Returning at once would let the worker pull the old version and go on.
+                self._heard(worker, +1)
+                try:
+                    await self._until_ready(worker)
+                finally:
+                    self._heard(worker, -1)
             return self.version
 
     def _apply_pending(self) -> None:

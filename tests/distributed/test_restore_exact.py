@@ -46,10 +46,10 @@ def _wait_for_version(cluster, at_least, timeout=60):
     raise AssertionError(f"no progress to version {at_least} in {timeout}s")
 
 
-def _train(job, checkpoint_dir=None, kill=None):
-    """Two epochs on a fresh cluster; `kill(cluster)` runs during epoch 0. Returns the
-    driver's state dict after the last epoch (parameters and averaged buffers), and the
-    actors' pids before and after."""
+def _train(job, checkpoint_dir=None, kill=None, between=None):
+    """Two epochs on a fresh cluster; `kill(cluster)` runs during epoch 0, `between(cluster)`
+    after it (its statistics averaged). Returns the driver's state dict after the last
+    epoch (parameters and averaged buffers), and the actors' pids before and after."""
     from lamina.distributed import Cluster
     from lamina.train.job import build_model
 
@@ -69,6 +69,8 @@ def _train(job, checkpoint_dir=None, kill=None):
             ray.get(futures, timeout=180)
             cluster.pull_into(model)
             cluster.sync_buffers(model)
+            if epoch == 0 and between is not None:
+                between(cluster)
         after = pids()
         return {k: v.copy() for k, v in model.state_dict().items()}, (before, after)
     finally:
@@ -93,6 +95,20 @@ def test_a_worker_killed_mid_epoch_changes_no_weight(cluster_env, tmp_path, capf
     assert after[1] != before[1] and after[0] == before[0]  # worker 1 really restarted
     _assert_identical(got, want)
     assert "not bit-exact" not in capfd.readouterr().err
+
+
+def test_a_worker_killed_between_epochs_changes_no_weight(cluster_env, tmp_path) -> None:
+    """It restarts with the epoch's averaged batch-norm statistics (num_batches_tracked
+    included), not fresh ones."""
+    job = _job(tmp_path)
+    want, _ = _train(job)
+
+    def kill(cluster):
+        ray.kill(cluster.workers[1], no_restart=False)
+
+    got, (before, after) = _train(job, between=kill)
+    assert after[1] != before[1]
+    _assert_identical(got, want)
 
 
 def test_a_killed_server_changes_no_weight(cluster_env, tmp_path) -> None:
