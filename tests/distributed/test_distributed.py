@@ -7,11 +7,11 @@ import time
 
 import numpy as np
 import pytest
+from ps_helpers import train_on_concatenated_batches, wait_for_version
 
 import lamina as lm
 import lamina.functions as F
 import lamina.nn as nn
-from lamina.data import ArrayDataset, DataLoader
 from lamina.train.jobfile import validate
 
 ray = pytest.importorskip("ray")
@@ -72,17 +72,7 @@ def test_bsp_equals_single_process_training_on_the_concatenated_batch(cluster_en
     from lamina.train.job import build_model
 
     local = build_model(config)
-    opt = config.optimizer.build(local.named_parameters())
-    loader = DataLoader(ArrayDataset(x, y), 16, shuffle=True, seed=0)
-    for epoch in range(1):
-        loader.set_epoch(epoch)
-        order = loader.order()
-        shards = [order[:320], order[320:]]
-        for b in range(20):
-            idx = np.concatenate([s[b * 16:(b + 1) * 16] for s in shards])
-            F.cross_entropy(local(lm.tensor(x[idx])), y[idx]).backward()  # mean over 32
-            opt.step()
-            opt.zero_grad()
+    train_on_concatenated_batches(local, config.optimizer.build(local.named_parameters()), x, y)
     for (n, p), (_, q) in zip(model.named_parameters(), local.named_parameters()):
         np.testing.assert_allclose(p.array, q.array, rtol=1e-6, atol=1e-7, err_msg=n)
 
@@ -115,22 +105,12 @@ def test_asp_converges(cluster_env, tmp_path):
     assert after < 0.5 * before
 
 
-def _wait_for_version(cluster, at_least, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        version = min(s["version"] for s in cluster.stats())
-        if version >= at_least:
-            return version
-        time.sleep(0.02)
-    raise AssertionError(f"no progress to version {at_least} in {timeout}s")
-
-
 def _kill_worker_1_mid_epoch(cluster, at_version, steps):
     """Run epoch 0, kill worker 1 (Ray restarts it) once the servers reach `at_version`,
     and wait for the epoch to end."""
     pid = ray.get(cluster.workers[1].pid.remote())
     futures = [w.train_epoch.remote(0) for w in cluster.workers]
-    killed_at = _wait_for_version(cluster, at_version)
+    killed_at = wait_for_version(cluster, at_version)
     ray.kill(cluster.workers[1], no_restart=False)
     ray.get(futures, timeout=120)
     assert killed_at < steps, "the kill must land in the middle of the epoch"
@@ -236,7 +216,7 @@ def test_a_worker_gone_for_good_is_dropped_and_the_run_goes_on(cluster_env, tmp_
         result = {}
         driver = threading.Thread(target=lambda: result.update(cluster.train_epoch(0)))
         driver.start()
-        assert _wait_for_version(cluster, 20) < 160
+        assert wait_for_version(cluster, 20) < 160
         ray.kill(cluster.workers[1], no_restart=True)
         driver.join(timeout=120)
         assert not driver.is_alive() and result["seen"] > 0
@@ -288,7 +268,7 @@ def test_a_killed_server_restores_its_checkpoint_and_the_run_finishes(cluster_en
     cluster = Cluster.for_job(config, build_model(config), str(tmp_path / "servers"))
     try:
         futures = [w.train_epoch.remote(0) for w in cluster.workers]
-        assert _wait_for_version(cluster, 20) < 160
+        assert wait_for_version(cluster, 20) < 160
         ray.kill(cluster.servers[0], no_restart=False)
         results = ray.get(futures, timeout=120)
         assert sum(r["seen"] for r in results) > 0

@@ -7,11 +7,11 @@ import threading
 
 import numpy as np
 import pytest
+from ps_helpers import train_on_concatenated_batches
 
 import lamina as lm
-import lamina.functions as F
 import lamina.nn as nn
-from lamina.data import ArrayDataset, DataLoader
+from lamina.data import ArrayDataset
 
 ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning"),
@@ -53,16 +53,8 @@ def test_a_custom_module_trains_on_two_workers_as_on_the_concatenated_batch(clus
     trained, history = fit(model, optimizer, ArrayDataset(x, y), epochs=1, batch_size=16,
                            workers=2, servers=2, seed=0, val_data=ArrayDataset(x, y))
     assert trained is model and len(history) == 1 and "val_accuracy" in history[0]
-    opt = lm.optim.SGD(local.parameters(), lr=0.1, momentum=0.9)
-    loader = DataLoader(ArrayDataset(x, y), 16, shuffle=True, seed=0)
-    loader.set_epoch(0)
-    order = loader.order()
-    shards = [order[:320], order[320:]]
-    for b in range(20):
-        idx = np.concatenate([s[b * 16:(b + 1) * 16] for s in shards])
-        F.cross_entropy(local(lm.tensor(x[idx])), y[idx]).backward()  # mean over 32
-        opt.step()
-        opt.zero_grad()
+    train_on_concatenated_batches(local, lm.optim.SGD(local.parameters(), lr=0.1, momentum=0.9),
+                                  x, y)
     for (n, p), (_, q) in zip(model.named_parameters(), local.named_parameters()):
         np.testing.assert_allclose(p.array, q.array, rtol=1e-6, atol=1e-7, err_msg=n)
 

@@ -3,10 +3,9 @@ resumed gives the uninterrupted run's weights bit for bit (Adam, batch norm, dro
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
+from ps_helpers import wait_for_version
 
 from lamina.train.jobfile import validate
 
@@ -34,16 +33,6 @@ def _job(tmp_path, n=2560, epochs=2, **dist):
                     "out_dir": str(tmp_path / "runs")},
         "distributed": {"workers": 2, "servers": 2, "mode": "bsp", "timeout": 90, **dist},
     })
-
-
-def _wait_for_version(cluster, at_least, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        version = min(s["version"] for s in cluster.stats())
-        if version >= at_least:
-            return version
-        time.sleep(0.01)
-    raise AssertionError(f"no progress to version {at_least} in {timeout}s")
 
 
 def _train(job, checkpoint_dir=None, kill=None, between=None):
@@ -88,7 +77,7 @@ def test_a_worker_killed_mid_epoch_changes_no_weight(cluster_env, tmp_path, capf
     want, _ = _train(job)
 
     def kill(cluster):
-        assert _wait_for_version(cluster, 20) < 80  # inside the 80 steps of epoch 0
+        assert wait_for_version(cluster, 20) < 80  # inside the 80 steps of epoch 0
         ray.kill(cluster.workers[1], no_restart=False)
 
     got, (before, after) = _train(job, kill=kill)
@@ -116,7 +105,7 @@ def test_a_killed_server_changes_no_weight(cluster_env, tmp_path) -> None:
     want, _ = _train(job, str(tmp_path / "a"))
 
     def kill(cluster):
-        assert _wait_for_version(cluster, 20) < 80
+        assert wait_for_version(cluster, 20) < 80
         ray.kill(cluster.servers[0], no_restart=False)
 
     got, (before, after) = _train(job, str(tmp_path / "b"), kill=kill)
