@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from lamina.distributed.reaper import _stat, descendants
+
 pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="Linux /proc")]
@@ -64,6 +66,7 @@ def test_no_process_of_the_run_outlives_its_driver(how, tmp_path) -> None:
         try:
             session, tmpdir = proc.stdout.readline().split()
             assert len(_marked(session, tmpdir)) >= 4  # the driver, Ray's services, the actor...
+            tree = descendants(proc.pid)  # Ray's services, its agents, the actor, the reaper
             if how == "kill -9":
                 proc.send_signal(signal.SIGKILL)
             elif how == "sigterm":
@@ -75,6 +78,18 @@ def test_no_process_of_the_run_outlives_its_driver(how, tmp_path) -> None:
     while _marked(session, tmpdir) and time.monotonic() < deadline:
         time.sleep(0.25)
     assert _marked(session, tmpdir) == []
+    alive = [pid for pid, started in tree if (_stat(str(pid)) or (0, ""))[1] == started
+             and not _zombie(pid)]
+    assert alive == [], [(Path(f"/proc/{pid}/cmdline").read_bytes()[:60]) for pid in alive]
+
     while Path(tmpdir).exists() and time.monotonic() < deadline:
         time.sleep(0.25)
     assert not Path(tmpdir).exists()
+
+
+def _zombie(pid: int) -> bool:
+    """Ended, but not yet reaped by its new parent: nothing runs there."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
