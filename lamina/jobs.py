@@ -140,7 +140,7 @@ def _distribute(run: Run, job: Job, resumed_after: int | None) -> Any:
     servers = str(run.directory / "checkpoints" / "servers")
     if resumed_after is not None:
         Cluster.from_epoch_end(servers, resumed_after)
-    cluster = Cluster.for_job(job, run.model, servers)
+    cluster = Cluster.for_job(job, run.model, servers, built=run)  # its data, loaded once
     old = run.trainer
     run.trainer = DistributedTrainer(cluster, run.model, job.loss.to_dict(), run.algorithm,
                                      job.trainer.metrics, old.callbacks,

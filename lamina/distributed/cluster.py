@@ -212,11 +212,13 @@ class Cluster:
         self.ray.get([s.save.remote(epochs) for s in self.servers])
 
     @classmethod
-    def for_job(cls, job: Job, model: Layer, checkpoint_dir: str | None) -> Cluster:
-        """The cluster a job file describes (its `distributed` section)."""
+    def for_job(cls, job: Job, model: Layer, checkpoint_dir: str | None,
+                built: Any = None) -> Cluster:
+        """The cluster a job file describes (its `distributed` section); `built`: the
+        job's Run, whose data and model the workers then take (see `Task.from_job`)."""
         from lamina.distributed.task import Task
 
-        return cls(Task.from_job(job), model, checkpoint_dir)
+        return cls(Task.from_job(job, built), model, checkpoint_dir)
 
     def stats(self) -> list[dict[str, Any]]:
         """Each server shard's version, pushes per worker, live workers, log and pid."""

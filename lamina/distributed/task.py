@@ -55,14 +55,16 @@ class Task:
     clip_grad_value: float | None = None
 
     @classmethod
-    def from_job(cls, job: Job) -> Task:
-        """The task a job file describes: its data and model built here, as each worker
-        would (a Standardize layer measures the whole training split)."""
+    def from_job(cls, job: Job, built: Any = None) -> Task:
+        """The task a job file describes. `built`, the job's `Run` where the driver has one,
+        gives its data and model (as built, before any training); else they are built
+        here, as each worker would (a Standardize layer measures the whole training split)."""
         from lamina.train.job import build_data, build_model
 
         assert job.distributed is not None, "a job with a distributed section"
-        data = build_data(job)
-        return cls(model=build_model(job, data), train_data=data.train.dataset,
+        data = build_data(job) if built is None else built.data
+        model = build_model(job, data) if built is None else built.model
+        return cls(model=model, train_data=data.train.dataset,
                    optimizer=job.optimizer.to_dict(), distributed=job.distributed,
                    batch_size=job.data.batch_size, shuffle=job.data.shuffle,
                    drop_last=job.data.drop_last, seed=job.trainer.seed,
