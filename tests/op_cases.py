@@ -474,7 +474,7 @@ CASES += [
          inputs(randn(2, 3, 4, 5), randn(2, 3, 6, 5), randn(2, 3, 6, 7)),
          lambda q, k, v: _t().nn.functional.scaled_dot_product_attention(q, k, v)),
     Case("scaled_dot_product_attention causal",
-         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, causal=True),
+         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
          lambda q, k, v: sdpa_ref(q, k, v, causal=True),
          inputs(randn(2, 5, 4), randn(2, 5, 4), randn(2, 5, 3)),
          lambda q, k, v: _t().nn.functional.scaled_dot_product_attention(q, k, v,
@@ -496,6 +496,12 @@ CASES += [
          inputs(randn(2, 3, 4, 5), randn(2, 3, 6, 5), randn(2, 3, 6, 7), randn(3, 4, 6)),
          lambda q, k, v, b: _t().nn.functional.scaled_dot_product_attention(q, k, v,
                                                                          attn_mask=b)),
+    Case("scaled_dot_product_attention grouped query heads",
+         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+         lambda q, k, v: sdpa_ref(q, np.repeat(k, 2, axis=-3), np.repeat(v, 2, axis=-3)),
+         inputs(randn(2, 4, 3, 5), randn(2, 2, 6, 5), randn(2, 2, 6, 3)),
+         lambda q, k, v: _t().nn.functional.scaled_dot_product_attention(q, k, v,
+                                                                         enable_gqa=True)),
 ]
 
 # -- array ops --------------------------------------------------------------------------

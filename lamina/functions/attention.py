@@ -28,25 +28,31 @@ def causal_mask(queries: int, keys: int, dtype: np.dtype) -> np.ndarray:
     return mask
 
 
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
-                                 scale: float | None = None, dropout_p: float = 0.0,
-                                 attn_mask: Any = None) -> Tensor:
-    """softmax(q @ k^T * scale + mask) @ v over the last two axes, as PyTorch's function of
-    that name; leading axes (batch, heads) broadcast.
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Any = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False, *, causal: bool | None = None
+                                 ) -> Tensor:
+    """softmax(q @ k^T * scale + mask) @ v over the last two axes, with PyTorch's signature;
+    leading axes (batch, heads) broadcast.
 
     Args:
-        q: queries (..., L, D).
-        k: keys (..., S, D).
-        v: values (..., S, Dv).
-        causal: query i attends to keys 0..i only (for L == S, the usual decoder mask).
-        scale: defaults to 1 / sqrt(D).
+        query: (..., L, D).
+        key: (..., S, D).
+        value: (..., S, Dv).
+        attn_mask: broadcastable to (..., L, S), an array or a Tensor. Boolean: True where
+            a query may attend to a key, as in PyTorch's function (combined with
+            `is_causal`). A query that may attend to no key gets zeros and passes no
+            gradient, as with PyTorch's function (never NaN, which would reach every
+            gradient). Floating: added to the scores (-inf to mask; a learned bias takes
+            gradients).
         dropout_p: drop this share of the attention weights (as PyTorch's, whenever it is
             above 0: a layer passes 0 in evaluation).
-        attn_mask: broadcastable to (..., L, S), an array or a Tensor. Boolean: True where
-            a query may attend to a key, as in PyTorch's function (combined with `causal`).
-            A query that may attend to no key gets zeros and passes no gradient, as with
-            PyTorch's function (never NaN, which would reach every gradient).
-            Floating: added to the scores (-inf to mask; a learned bias takes gradients).
+        is_causal: query i attends to keys 0..i only (for L == S, the usual decoder mask).
+        scale: defaults to 1 / sqrt(D).
+        enable_gqa: key and value may have fewer heads (axis -3) than query, a divisor of
+            its count; each serves a group of query heads.
+        causal: lamina's earlier name for is_causal.
 
     Returns:
         (..., L, Dv).
@@ -55,12 +61,21 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool =
         ShapeError: the feature sizes of q and k, or the lengths of k and v, differ; or
             the mask does not broadcast to (..., L, S).
     """
+    q, k, v = query, key, value
+    is_causal = is_causal or bool(causal)
+    if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        if q.shape[-3] % k.shape[-3] or k.shape[-3] != v.shape[-3]:
+            raise ShapeError(f"scaled_dot_product_attention: with enable_gqa, key and value "
+                             f"need a head count that divides the query's; got query "
+                             f"{q.shape}, key {k.shape}, value {v.shape}")
+        group = q.shape[-3] // k.shape[-3]
+        k, v = (t.repeat_interleave(group, dim=-3) for t in (k, v))
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ShapeError(f"scaled_dot_product_attention: expected q (..., L, D), k (..., S, D) "
                          f"and v (..., S, Dv); got q {q.shape}, k {k.shape}, v {v.shape}")
     mask = _as_mask(attn_mask, q, k)
     allowed = astype(mask, q.dtype) if mask is not None and mask.dtype == bool else None
-    return attend(q, k, v, allowed, mask if allowed is None else None, causal, scale,
+    return attend(q, k, v, allowed, mask if allowed is None else None, is_causal, scale,
                   dropout_p)
 
 
