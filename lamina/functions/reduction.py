@@ -9,6 +9,7 @@ amin split it among ties.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -253,13 +254,30 @@ def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
 
 def _arg(fn: Any, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     _nonempty(x, fn.__name__, dim)
+    largest = fn is np.argmax
     if dim is None:
-        out = constant_op(lambda a: np.asarray(fn(a), np.int64), x)
+        out = constant_op(ArgIndex(largest, None, False), x)
         return out.reshape((1,) * x.ndim) if keepdim else out
-    d = wrap_dim(dim, x.ndim, fn.__name__)
-    if x.ndim == 0:
-        return constant_op(lambda a: np.zeros((), np.int64), x)
-    return constant_op(lambda a: fn(a, axis=d, keepdims=keepdim).astype(np.int64), x)
+    return constant_op(ArgIndex(largest, wrap_dim(dim, x.ndim, fn.__name__), keepdim), x)
+
+
+@dataclass(frozen=True)
+class ArgIndex:
+    """argmax (largest) or argmin over `axis` (None: of the flattened array), as int64: a
+    named function rather than a lambda, so that what it computes can be read back (an
+    ONNX exporter maps it to ArgMax)."""
+
+    largest: bool
+    axis: int | None
+    keepdims: bool
+
+    def __call__(self, a: Any) -> Any:
+        if a.ndim == 0:
+            return np.zeros((), np.int64)
+        fn = np.argmax if self.largest else np.argmin
+        if self.axis is None:
+            return np.asarray(fn(a), np.int64)
+        return np.asarray(fn(a, axis=self.axis, keepdims=self.keepdims), np.int64)
 
 
 def _nonempty(x: Tensor, op: str, dim: Any) -> None:
@@ -280,9 +298,7 @@ def max_dim(kind: str, x: Tensor, dim: int, keepdim: bool = False) -> Any:
     """max(x, dim) / min(x, dim): (values, indices), first index of ties."""
     _nonempty(x, kind, dim)
     d = wrap_dim(dim, x.ndim, kind)
-    fn = np.argmax if kind == "max" else np.argmin
-    idx = constant_op(lambda a: (fn(a, axis=d, keepdims=True) if a.ndim
-                                 else np.zeros((), np.intp)).astype(np.int64), x)
+    idx = constant_op(ArgIndex(kind == "max", d, True), x)
     return with_indices(kind, x, idx, d, keepdim)
 
 

@@ -104,9 +104,10 @@ class MultiheadAttention(Layer):
         batch_axis = 0 if self.batch_first else 1
         if unbatched:  # (L, E): one sequence
             query, key, value = (t.unsqueeze(batch_axis) for t in (query, key, value))
-            if key_padding_mask is not None:
-                key_padding_mask = np.asarray(getattr(key_padding_mask, "array",
-                                                      key_padding_mask))[None]
+            if isinstance(key_padding_mask, Tensor):  # an op, so a trace follows the mask
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+            elif key_padding_mask is not None:
+                key_padding_mask = np.asarray(key_padding_mask)[None]
         self._check(query, key, value)
         if not self.batch_first:  # (T, B, E) -> (B, T, E)
             query, key, value = (F.transpose(t, (1, 0, 2)) for t in (query, key, value))
