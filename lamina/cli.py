@@ -17,7 +17,7 @@ from lamina import runtime
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import tensor
 from lamina.io.checkpoint import load as load_checkpoint
-from lamina.io.onnx_export import export_onnx
+from lamina.io.onnx import export_onnx
 from lamina.nn.layer import located_message
 from lamina.parallel import get_num_threads
 from lamina.version import __version__

@@ -238,12 +238,3 @@ def flat_outputs(y):
 MODEL_CASES = {k: v for k, v in LAYER_CASES.items()
                if k not in LOSS_CASES and k not in MULTI_INPUT_CASES}
 
-
-# Layers the per-layer ONNX exporter does not cover (export refuses them by name)
-NOT_EXPORTED = {
-    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Unflatten",
-    "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "InstanceNorm1d", "InstanceNorm2d",
-    "InstanceNorm3d", "LocalResponseNorm", "Conv3d", "MaxPool3d", "AvgPool3d",
-    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "EmbeddingBag",
-    *(f"{kind}Pad{nd}d" for kind in ("Constant", "Zero", "Reflection", "Replication",
-                                      "Circular") for nd in (1, 2, 3))}

@@ -2,8 +2,8 @@
 below it (lamina/__init__.py, the facade, imports everything and nothing imports it).
 
 The layers, lowest first: the core (tensors, autograd, dtypes, random numbers), the ops,
-modules and files, optimizers and data, execution plans, training, distribution, running
-jobs, and the command line.
+modules, optimizers and data, execution plans and files (checkpoints, and ONNX export, which
+traces as a plan does), training, distribution, running jobs, and the command line.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ RANKS = {
                      "parallel", "allocator", "runtime", "creation", "return_types",
                      "schema", "version", "registry"], 0),
     **dict.fromkeys(["functions", "tensor_functions"], 1),
-    **dict.fromkeys(["nn", "io"], 2),
+    "nn": 2,
     **dict.fromkeys(["optim", "data", "amp", "cuda", "accelerator", "backends"], 3),
-    **dict.fromkeys(["plan", "compiler"], 4),
+    **dict.fromkeys(["plan", "compiler", "onnx", "io"], 4),
     **dict.fromkeys(["train", "utils"], 5),
     "distributed": 6,
     "jobs": 7,
@@ -77,8 +77,8 @@ def test_every_kind_of_named_thing_lives_in_one_kind_of_registry() -> None:
     import pytest
 
     from lamina.data.builtin import _LOADERS
-    from lamina.io.onnx_export import _EXPORTERS
     from lamina.nn.registry import _REGISTRY
+    from lamina.onnx.registry import MODULE_EXPORTERS, OP_EXPORTERS
     from lamina.optim import OPTIMIZERS, lr_scheduler
     from lamina.registry import Registry
     from lamina.schema import ConfigError
@@ -86,7 +86,7 @@ def test_every_kind_of_named_thing_lives_in_one_kind_of_registry() -> None:
     from lamina.train.losses import LOSSES, METRICS
 
     registries = [_REGISTRY, OPTIMIZERS, lr_scheduler.SCHEDULES, LOSSES, METRICS, _ALGORITHMS,
-                  _LOADERS, _EXPORTERS]
+                  _LOADERS, MODULE_EXPORTERS, OP_EXPORTERS]
     assert all(isinstance(r, Registry) and len(r) for r in registries)
     for registry in registries:
         first = registry.names()[0]

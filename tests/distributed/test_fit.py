@@ -41,8 +41,8 @@ def _data(n=640):
 @pytest.mark.parametrize("optimizer", [
     {"type": "SGD", "lr": 0.1, "momentum": 0.9},
     lambda params: lm.optim.SGD(params, lr=0.1, momentum=0.9)], ids=["config", "factory"])
-def test_a_custom_module_trains_on_two_workers_as_on_the_concatenated_batch(cluster_env,
-                                                                          optimizer) -> None:
+def test_a_custom_module_trains_on_two_workers_as_on_the_concatenated_batch(
+        cluster_env, optimizer, tmp_path) -> None:
     from lamina.distributed import fit
 
     x, y = _data()
@@ -57,6 +57,23 @@ def test_a_custom_module_trains_on_two_workers_as_on_the_concatenated_batch(clus
                                   x, y)
     for (n, p), (_, q) in zip(model.named_parameters(), local.named_parameters()):
         np.testing.assert_allclose(p.array, q.array, rtol=1e-6, atol=1e-7, err_msg=n)
+    _exports_and_compiles(trained, x[:32], y[:32], tmp_path)
+
+
+def _exports_and_compiles(model, x, y, tmp_path) -> None:
+    """The trained model exports to ONNX (onnxruntime agrees to 1e-4 at another batch size)
+    and compiles to a plan whose step equals the eager one."""
+    ort = pytest.importorskip("onnxruntime")
+    from plan_cases import assert_plan_tracks_eager
+
+    path = lm.onnx.export(model, lm.tensor(x[:2]), tmp_path / "net.onnx",
+                          dynamic_axes={"x": {0: "batch"}})
+    got = ort.InferenceSession(str(path)).run(None, {"x": x})[0]
+    with lm.no_grad():
+        np.testing.assert_allclose(got, model(lm.tensor(x)).array, rtol=1e-4, atol=1e-4)
+    xt, yt = lm.tensor(x), lm.tensor(y)
+    assert_plan_tracks_eager(model, lm.plan.compile(model, lm.nn.functional.cross_entropy,
+                                                    (xt, yt)), xt, yt)
 
 
 def test_a_model_that_cannot_travel_is_refused_by_attribute(cluster_env) -> None:

@@ -1,0 +1,128 @@
+"""Op exporters of arithmetic: elementwise math, comparisons, casts, reductions, matmul.
+
+ONNX does not promote dtypes: where an op's inputs differ from the dtype lamina computed
+in (a Python scalar, an integer mask times a float), they are cast to it first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.functions.reduction import ArgIndex
+from lamina.onnx.export import Call
+from lamina.onnx.graph import Context
+from lamina.onnx.registry import register_op_exporter
+
+
+def cast(ctx: Context, name: str, have: Any, want: Any, hint: str) -> str:
+    if np.dtype(have) == np.dtype(want):
+        return name
+    return ctx.node("Cast", [name], hint, to=ctx.helper.np_dtype_to_tensor_dtype(
+        np.dtype(want)))[0]
+
+
+def typed_inputs(ctx: Context, call: Call, dtype: Any) -> list[str]:
+    return [cast(ctx, n, d, dtype, call.hint) for n, d in zip(call.inputs, call.in_dtypes)]
+
+
+def scalar(ctx: Context, call: Call, value: float, dtype: Any = None) -> str:
+    return ctx.constant(call.hint, np.array(value, dtype or call.out_dtypes[0]))
+
+
+def _elementwise(onnx_op: str) -> Any:
+    def export(ctx: Context, call: Call) -> list[str]:
+        return ctx.node(onnx_op, typed_inputs(ctx, call, call.out_dtypes[0]), call.hint)
+    return export
+
+
+for _op, _onnx_op in [("Add", "Add"), ("Sub", "Sub"), ("Mul", "Mul"), ("Div", "Div"),
+                      ("Pow", "Pow"), ("Maximum", "Max"), ("Minimum", "Min"),
+                      ("MatMul", "MatMul"), ("Neg", "Neg"), ("Exp", "Exp"), ("Log", "Log"),
+                      ("Sqrt", "Sqrt"), ("Abs", "Abs")]:
+    register_op_exporter(_op)(_elementwise(_onnx_op))
+
+
+@register_op_exporter("PowScalar")
+def _pow_scalar(ctx: Context, call: Call) -> list[str]:
+    return ctx.node("Pow", [call.inputs[0], scalar(ctx, call, call.fn.c)], call.hint)
+
+
+@register_op_exporter("Clip")
+def _clip(ctx: Context, call: Call) -> list[str]:
+    bounds = ["" if b is None else scalar(ctx, call, b) for b in (call.fn.lo, call.fn.hi)]
+    return ctx.node("Clip", [call.inputs[0], *bounds], call.hint)
+
+
+@register_op_exporter("AsType")
+def _astype(ctx: Context, call: Call) -> list[str]:
+    return [cast(ctx, call.inputs[0], call.in_dtypes[0], call.out_dtypes[0], call.hint)]
+
+
+@register_op_exporter("Where")
+def _where(ctx: Context, call: Call) -> list[str]:
+    cond, a, b = call.inputs
+    cond = cast(ctx, cond, call.in_dtypes[0], bool, call.hint)
+    a, b = (cast(ctx, n, d, call.out_dtypes[0], call.hint)
+            for n, d in zip((a, b), call.in_dtypes[1:]))
+    return ctx.node("Where", [cond, a, b], call.hint)
+
+
+# NumPy's functions behind lamina's comparisons and rounding -> ONNX ops
+_COMPARE = {np.less: "Less", np.greater: "Greater", np.less_equal: "LessOrEqual",
+            np.greater_equal: "GreaterOrEqual", np.equal: "Equal", np.logical_and: "And",
+            np.logical_or: "Or", np.logical_xor: "Xor", np.logical_not: "Not",
+            np.floor: "Floor", np.ceil: "Ceil", np.isnan: "IsNaN", np.sign: "Sign",
+            np.round: "Round", np.rint: "Round", np.isinf: "IsInf"}
+
+
+@register_op_exporter("Compare")
+def _compare(ctx: Context, call: Call) -> list[str]:
+    op = call.fn.op
+    if isinstance(op, ArgIndex):
+        return _arg_index(ctx, call, op)
+    if op is np.not_equal:
+        return ctx.node("Not", _compare_as(ctx, call, "Equal"), call.hint)
+    onnx_op = _COMPARE.get(op)
+    if onnx_op is None:
+        raise ctx.fail(f"no ONNX op for {getattr(op, '__name__', op)!r}")
+    return _compare_as(ctx, call, onnx_op)
+
+
+def _compare_as(ctx: Context, call: Call, onnx_op: str) -> list[str]:
+    logical = onnx_op in ("And", "Or", "Xor", "Not")
+    common = bool if logical else np.result_type(*call.in_dtypes)
+    return ctx.node(onnx_op, typed_inputs(ctx, call, common), call.hint)
+
+
+def reduce(ctx: Context, call: Call, onnx_op: str, axes: tuple[int, ...], keepdims: bool
+           ) -> list[str]:
+    """A reduction over `axes` (every axis where empty is not meant: pass them all)."""
+    x = call.inputs[0]
+    if onnx_op == "ReduceSum" or ctx.opset >= 18:  # axes became an input in these opsets
+        return ctx.node(onnx_op, [x, ctx.ints(call.hint, axes)], call.hint,
+                        keepdims=int(keepdims))
+    return ctx.node(onnx_op, [x], call.hint, axes=list(axes), keepdims=int(keepdims))
+
+
+@register_op_exporter("Sum")
+def _sum(ctx: Context, call: Call) -> list[str]:
+    return reduce(ctx, call, "ReduceSum", call.fn.axes, call.fn.keepdims)
+
+
+@register_op_exporter("Extremum")
+def _extremum(ctx: Context, call: Call) -> list[str]:
+    return reduce(ctx, call, "ReduceMax" if call.fn.largest else "ReduceMin", call.fn.axes,
+                  call.fn.keepdims)
+
+
+def _arg_index(ctx: Context, call: Call, op: ArgIndex) -> list[str]:
+    x, axis = call.inputs[0], op.axis
+    if not call.in_dims[0]:
+        return [ctx.constant(call.hint, np.array(0, np.int64))]
+    if axis is None:
+        (x,) = ctx.node("Reshape", [x, ctx.ints(call.hint, [-1])], call.hint)
+        axis = 0
+    return ctx.node("ArgMax" if op.largest else "ArgMin", [x], call.hint, axis=axis,
+                    keepdims=int(op.keepdims and op.axis is not None))
