@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None,
                    help="train data-parallel on this many Ray workers (a local cluster "
                         "unless distributed.address is set)")
+    p.add_argument("--address", default=None, metavar="HOST:PORT",
+                   help="join this running Ray cluster (distributed.address), e.g. the "
+                        "address `ray start --head` printed")
     p = job_command("eval", "evaluate a checkpoint on the job's test split")
     checkpoint_option(p)
     p.add_argument("--split", choices=("test", "val", "train"), default="test",
@@ -213,6 +216,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if args.workers is not None:
         args.set = [f"distributed.workers={args.workers}", *args.set]
+    if args.address is not None:
+        args.set = [f"distributed.address={args.address}", *args.set]
     run, results = train(_job(args), resume=args.resume)
     reason = run.trainer.stop_reason
     if reason:

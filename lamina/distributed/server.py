@@ -57,6 +57,12 @@ class ParameterServer:
         # Each worker's state (batch-norm statistics, RNG) as of its last applied push, for
         # a restarted worker to go on from exactly there (kept by shard 0 only).
         self.snapshots: dict[int, dict[str, Any]] = {}
+        # ... and the one before it: when a node takes a worker and another shard down
+        # together, that shard comes back one step behind, and so must the worker.
+        self.earlier: dict[int, dict[str, Any]] = {}
+        # bsp with checkpoints: the parameters before the last step, which a worker
+        # restarted behind this shard computes its redone step from
+        self.previous: tuple[int, dict[str, np.ndarray]] | None = None
         self.arriving: dict[int, dict[str, Any]] = {}  # sent with a push not yet applied
         self.heard: dict[int, float] = {}  # when each worker last pushed or pulled
         self.waiting: dict[int, int] = {}  # workers inside pull (waiting is not hanging)
@@ -86,14 +92,14 @@ class ParameterServer:
             self._make_optimizer()
         return self.version
 
-    async def register(self, worker: int) -> tuple[int, int]:
+    async def register(self, worker: int) -> tuple[tuple[int, int], int]:
         """A worker (re)joins: it is live again; returns the tag of its last applied push
-        ((-1, -1) for none)."""
+        ((-1, -1) for none) and this shard's version."""
         async with self.changed:
             self.live.add(worker)
             self.pushes.setdefault(worker, min(self.pushes.values(), default=0))
             self.changed.notify_all()
-            return self.applied.get(worker, (-1, -1))
+            return self.applied.get(worker, (-1, -1)), self.version
 
     # -- the protocol -----------------------------------------------------------------------
     def _ready(self, worker: int) -> bool:
@@ -106,8 +112,16 @@ class ParameterServer:
             return self.pushes[worker] - slowest <= self.staleness
         return True
 
-    async def pull(self, worker: int) -> tuple[int, dict[str, np.ndarray]]:
-        """Current parameters, once this worker may go on (see the module's docstring)."""
+    async def pull(self, worker: int, version: int | None = None
+                   ) -> tuple[int, dict[str, np.ndarray]]:
+        """Current parameters, once this worker may go on (see the module's docstring);
+        with `version` one behind this shard's, the parameters before its last step (a
+        worker restarted behind it redoing that step)."""
+        if version is not None and version != self.version:
+            if self.previous is None or self.previous[0] != version:
+                raise RuntimeError(f"server {self.shard}: no parameters as of version "
+                                   f"{version} (at {self.version})")
+            return self.previous
         async with self.changed:
             self._heard(worker, +1)
             try:
@@ -210,19 +224,28 @@ class ParameterServer:
 
     def _keep_snapshot(self, worker: int) -> None:
         if worker in self.arriving:
+            if worker in self.snapshots:
+                self.earlier[worker] = self.snapshots[worker]
             self.snapshots[worker] = self.arriving.pop(worker)
 
-    async def snapshot(self, worker: int) -> dict[str, Any] | None:
-        """The worker's state as of its last applied push (None if it never sent one)."""
-        return self.snapshots.get(worker)
+    async def snapshot(self, worker: int, tag: tuple[int, int] | None = None
+                       ) -> dict[str, Any] | None:
+        """The worker's state as of its last applied push, or as of the push tagged `tag`
+        if that is the last or the one before (None if there is none such)."""
+        for snap in (self.snapshots.get(worker), self.earlier.get(worker)):
+            if snap is not None and (tag is None or tuple(snap["tag"]) == tuple(tag)):
+                return snap
+        return None
 
     async def set_buffers(self, buffers: dict[str, np.ndarray]) -> None:
         """Every worker's batch-norm statistics are now `buffers` (the driver's average at
         the end of an epoch): what a worker restarted from here must start with."""
-        for snap in self.snapshots.values():
+        for snap in (*self.snapshots.values(), *self.earlier.values()):
             snap["buffers"] = buffers
 
     def _apply(self, grads: dict[str, np.ndarray]) -> None:
+        if self.mode == "bsp" and self.path is not None:
+            self.previous = (self.version, {n: a.copy() for n, a in self.params.items()})
         for n, t in self.tensors.items():
             t.grad = np.asarray(grads[n], dtype=t.dtype)
         self.optimizer.step()

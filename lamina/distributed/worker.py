@@ -38,10 +38,13 @@ class PSClient:
         self.batch, self.step_in_batch = 0, 0
         self.applied = (-1, -1)
         self.snapshot: Any = None  # fn() -> this worker's state, sent with each push
+        # After a restart behind some shards: the version the first pull must read
+        self.resume_version: int | None = None
 
     def pull(self) -> None:
         """Copy the current parameters into the replica (waits as the mode requires)."""
-        replies = self.ray.get([s.pull.remote(self.worker) for s in self.servers])
+        version, self.resume_version = self.resume_version, None
+        replies = self.ray.get([s.pull.remote(self.worker, version) for s in self.servers])
         for _, params in replies:
             for name, value in params.items():
                 self.params[name].array[...] = value
@@ -112,12 +115,16 @@ class Worker:
         servers = [ray.get_actor(n, namespace=namespace) for n in server_names]
         self.client = PSClient(worker, self.model, servers, shard_of, task_.clip_grad_norm,
                                task_.clip_grad_value)
-        # A restarted worker resumes after the last push the servers applied, from the state
-        # it sent with it (batch-norm statistics, RNG).
-        self.client.applied = min(tuple(t) for t in ray.get([s.register.remote(worker)
-                                                             for s in servers]))
+        # A restarted worker resumes after the last push every shard applied, from the state
+        # it sent with it (batch-norm statistics, RNG), and from the parameters as of then:
+        # a shard restarted together with it (a lost node) may be a step behind the others.
+        joined = ray.get([s.register.remote(worker) for s in servers])
+        self.client.applied = min(tuple(tag) for tag, _ in joined)
+        versions = {version for _, version in joined}
+        if len(versions) > 1:
+            self.client.resume_version = min(versions)
         self.client.snapshot = self._state
-        self.resumed = ray.get(servers[0].snapshot.remote(worker))
+        self.resumed = ray.get(servers[0].snapshot.remote(worker, self.client.applied))
         if self.resumed is not None:
             self.set_buffers(self.resumed["buffers"])
 

@@ -84,3 +84,22 @@ def test_workers_servers_and_pipeline_stages_are_spread_over_the_nodes(two_nodes
         assert len(_nodes(pipe.stages)) == 2
     finally:
         pipe.shutdown()
+
+
+def test_the_command_line_joins_the_cluster_by_address(two_nodes, tmp_path):
+    """`lamina train JOB.yaml --address HOST:PORT`, as the docs tell a cluster's user."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    job = _config(tmp_path, None).to_dict()
+    job["distributed"].pop("address")
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(job))
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.run([sys.executable, "-m", "lamina.cli", "train", "job.yaml",
+                           "--address", two_nodes, "--set", "trainer.epochs=1"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Connecting to existing Ray cluster" in proc.stderr
+    assert (tmp_path / "nodes" / "checkpoints" / "last.safetensors").exists()
