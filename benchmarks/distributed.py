@@ -1,16 +1,19 @@
 """Parameter-server round times and distributed throughput, beside local training.
 
-    python benchmarks/distributed.py [--steps 20]
+    python benchmarks/distributed.py [--steps 8] [--sizes 1e6 1e7 1e8] [--workers 1 2 4]
+        [--shards 1 2 4] [--json benchmarks/results/distributed.json]
 
-1. Push/pull round time (one pull, then one push of a full gradient) per worker, for
-   1M and 10M float32 parameters, 1 and 2 workers, bsp and asp.
+1. Push/pull round time (one pull, then one push of a full gradient) per worker, for each
+   parameter count, worker count and server-shard count, bsp (and asp on one shard).
 2. Samples/s of the MNIST-1D MLP job trained locally and with 1 and 2 workers (bsp).
-A local Ray cluster is started here (2 CPUs).
+A local Ray cluster is started here (2 CPUs). The round times go to the JSON file, from
+which benchmarks/scaling.py fits the scaling model in docs/guides/distributed.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -25,11 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 class Pusher:
     """A stand-in worker: pulls the parameters and pushes a gradient of the same size."""
 
-    def __init__(self, worker: int, server_name: str, namespace: str) -> None:
+    def __init__(self, worker: int, server_names: list[str], namespace: str) -> None:
         import ray
 
         self.worker = worker
-        self.server = ray.get_actor(server_name, namespace=namespace)
+        self.servers = [ray.get_actor(n, namespace=namespace) for n in server_names]
         self.counter = 0
 
     def rounds(self, n: int) -> list[float]:
@@ -38,29 +41,35 @@ class Pusher:
         times = []
         for _ in range(n):
             t0 = time.perf_counter()
-            _, params = ray.get(self.server.pull.remote(self.worker))
-            grads = {k: np.zeros_like(v) for k, v in params.items()}
+            replies = ray.get([s.pull.remote(self.worker) for s in self.servers])
+            grads = [{k: np.zeros_like(v) for k, v in params.items()} for _, params in replies]
             tag = (self.counter, 0)  # (batch, step within the batch), as a worker sends
-            ray.get(self.server.push.remote(self.worker, tag, grads))
+            ray.get([s.push.remote(self.worker, tag, g) for s, g in zip(self.servers, grads)])
             self.counter += 1
             times.append(time.perf_counter() - t0)
         return times
 
 
-def round_times(size: int, workers: int, mode: str, steps: int) -> float:
+def round_times(size: int, workers: int, mode: str, steps: int, shards: int = 1) -> float:
+    """Median round time (ms) per worker, `size` floats split evenly over `shards`."""
     import ray
 
     from lamina.distributed import ParameterServer
 
-    ns = f"bench-{size}-{workers}-{mode}"
-    server = ray.remote(ParameterServer).options(name="s", namespace=ns, num_cpus=0).remote(
-        0, {"type": "SGD", "lr": 0.0}, mode, 0, workers, 60.0, None, 1)
-    ray.get(server.init_params.remote({"w": np.zeros(size, np.float32)}))
-    pushers = [ray.remote(Pusher).options(num_cpus=0).remote(w, "s", ns) for w in range(workers)]
+    ns = f"bench-{size}-{workers}-{mode}-{shards}"
+    names = [f"s{i}" for i in range(shards)]
+    servers = [ray.remote(ParameterServer).options(name=n, namespace=ns, num_cpus=0).remote(
+        i, {"type": "SGD", "lr": 0.0}, mode, 0, workers, 120.0, None, 1)
+        for i, n in enumerate(names)]
+    ray.get([s.init_params.remote({"w": np.zeros(size // shards, np.float32)})
+             for s in servers])
+    pushers = [ray.remote(Pusher).options(num_cpus=0).remote(w, names, ns)
+               for w in range(workers)]
     results = ray.get([p.rounds.remote(steps) for p in pushers])
-    for a in [*pushers, server]:
+    for a in [*pushers, *servers]:
         ray.kill(a)
-    return statistics.median(t for r in results for t in r[2:]) * 1e3
+    warm = min(2, steps - 1)  # the first rounds pay for starting the actors
+    return statistics.median(t for r in results for t in r[warm:]) * 1e3
 
 
 def job_throughput(workers: int | None, epochs: int, out_dir: Path) -> float:
@@ -79,22 +88,38 @@ def job_throughput(workers: int | None, epochs: int, out_dir: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7, 1e8])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--shards", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--json", type=Path, default=None,
+                        help="write the round times here (benchmarks/scaling.py reads them)")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "runs" / "bench",
                         help="where the timed jobs write their runs")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from lamina.distributed import init
 
-    init(num_cpus=2)
-    print("push/pull round time per worker (median ms)")
-    print(f"{'parameters':>11s} {'workers':>8s} {'bsp':>8s} {'asp':>8s}")
-    for size in (1_000_000, 10_000_000):
-        for workers in (1, 2):
-            bsp = round_times(size, workers, "bsp", args.steps)
-            asp = round_times(size, workers, "asp", args.steps)
-            print(f"{size:11,d} {workers:8d} {bsp:8.1f} {asp:8.1f}")
+    biggest = int(max(args.sizes)) * 4 * max(args.workers)  # bytes: a pull and a push each
+    init(num_cpus=2, object_store_mb=max(512, 3 * biggest // 2**20))
+    print("push/pull round time per worker (median ms); asp on one shard")
+    print(f"{'parameters':>11s} {'workers':>8s} {'shards':>7s} {'bsp':>8s} {'asp':>8s}")
+    points = []
+    for size in (int(s) for s in args.sizes):
+        steps = args.steps if size < 50_000_000 else max(3, args.steps // 2)
+        for workers in args.workers:
+            for shards in args.shards:
+                bsp = round_times(size, workers, "bsp", steps, shards)
+                asp = round_times(size, workers, "asp", steps) if shards == 1 else None
+                points.append({"floats": size, "workers": workers, "shards": shards,
+                               "bsp_ms": bsp, "asp_ms": asp})
+                print(f"{size:11,d} {workers:8d} {shards:7d} {bsp:8.1f} "
+                      f"{'' if asp is None else f'{asp:8.1f}'}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"machine": f"{os.cpu_count()} cores",
+                                         "rounds": points}, indent=1))
     print(f"\nMNIST-1D MLP job, {args.epochs} epochs (samples/s, end to end)")
     print(f"  local:     {job_throughput(None, args.epochs, args.out_dir):8.0f}")
     for workers in (1, 2):

@@ -7,6 +7,7 @@ stopped working when the parameter server's push tags changed, unnoticed until i
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -56,10 +57,13 @@ def test_distributed_prints_round_times_and_throughput(tmp_path) -> None:
     env_dir = str(tmp_path)[:40]  # Ray's socket paths must stay short
     os.environ["RAY_TMPDIR"] = env_dir
     try:
-        out = _run("distributed.py", "--steps", "3", "--epochs", "1", "--out-dir",
-                   str(tmp_path / "runs"))
+        out = _run("distributed.py", "--steps", "3", "--epochs", "1", "--sizes", "1e6",
+                   "--workers", "1", "2", "--shards", "1", "2", "--json",
+                   str(tmp_path / "d.json"), "--out-dir", str(tmp_path / "runs"))
     finally:
         os.environ.pop("RAY_TMPDIR", None)
-    assert len(re.findall(rf"^\s+1(?:0)?,000,000\s+[12]\s+{NUMBER}\s+{NUMBER}$", out,
-                          re.MULTILINE)) == 4
+    assert len(re.findall(rf"^\s+1,000,000\s+[12]\s+1\s+{NUMBER}\s+{NUMBER}$", out,
+                          re.MULTILINE)) == 2
+    assert len(re.findall(rf"^\s+1,000,000\s+[12]\s+2\s+{NUMBER}\s*$", out, re.MULTILINE)) == 2
+    assert len(json.loads((tmp_path / "d.json").read_text())["rounds"]) == 4
     assert re.search(rf"2 workers:\s+{NUMBER}", out)
