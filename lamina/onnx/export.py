@@ -24,6 +24,7 @@ from lamina.nn.layer import Layer
 from lamina.onnx.capture import ModuleCall, trace_model
 from lamina.onnx.graph import Context, Dim, ExportError, Size, infer_dims
 from lamina.onnx.registry import MODULE_EXPORTERS, OP_EXPORTERS, module_exporter
+from lamina.onnx.sources import sources
 from lamina.plan.trace import Trace
 
 
@@ -96,7 +97,7 @@ def export(model: Layer, args: Any, f: str | os.PathLike | io.IOBase, *,
     dims = [infer_dims(base.shapes[v], {s: t.shapes[v] for s, t in grown.items()}, sizes)
             for v in range(len(base.kinds))]
     ctx = Context(opset_version)
-    names = _sources(ctx, model, base, tracer.made_at, dims, in_names, symbols)
+    names = sources(ctx, model, base, tracer.made_at, dims, in_names, symbols)
     for node, line in zip(base.nodes, tracer.lines):
         ctx.where = f"onnx export: {node.name}{line}"
         call = Call(node.fn, [names[v] for v in node.inputs], [dims[v] for v in node.inputs],
@@ -214,77 +215,6 @@ def _same_ops(base: Trace, other: Trace, symbol: str) -> None:
             raise ExportError(f"onnx export: op {i} differs when '{symbol}' grows ({x[0]} at the "
                               f"example's size, {y[0]} one longer, or other inputs); a graph "
                               "holds one sequence of ops. Export with fixed sizes")
-
-
-def _sources(ctx: Context, model: Layer, trace: Trace, made_at: dict[int, str],
-             dims: list[list[Dim | None]], in_names: list[str],
-             symbols: dict[str, dict[int, list[int]]]) -> dict[int, str]:
-    """Graph names of the inputs, parameters (as initializers) and constants."""
-    names: dict[int, str] = dict(zip(trace.inputs, in_names))
-    for symbol, axes in symbols.items():
-        i, ax = next(iter(axes.items()))
-        (shape,) = ctx.node("Shape", [in_names[i]], symbol)
-        ctx.symbol_at[symbol] = ctx.node("Slice", [shape, ctx.ints(symbol, [ax[0]]),
-                                                   ctx.ints(symbol, [ax[0] + 1])], symbol)[0]
-    for name in in_names:
-        ctx.names.add(name)
-    for v, name in names.items():
-        ctx.dims[name] = dims[v]
-    by_id = {id(t): n for n, t in [*model.named_parameters(), *model.named_buffers()]}
-    for v, kind in enumerate(trace.kinds):
-        if kind == "param":
-            names[v] = ctx.constant(by_id.get(id(trace.tensors[v]), "param"), trace.arrays[v])
-        elif kind == "const":
-            names[v] = _constant(ctx, trace.arrays[v], dims[v], made_at.get(v, ""))
-        if kind in ("param", "const"):
-            ctx.dims[names[v]] = dims[v]
-    return names
-
-
-def _constant(ctx: Context, a: np.ndarray, dims: list[Dim | None], where: str) -> str:
-    """A constant made in forward; where its size follows a dynamic axis, it is made at run
-    time: a filled tensor by ConstantOfShape, a 1-D progression by Range."""
-    if all(isinstance(d, int) for d in dims):
-        return ctx.constant("const", a)
-    flat = a.reshape(-1)
-    ctx.where = f"onnx export: a tensor made{where}"
-    if flat.size and (flat == flat[0]).all():
-        value = ctx.numpy_helper.from_array(flat[:1].copy())
-        return ctx.node("ConstantOfShape", [ctx.shape_tensor(dims, "const")], "const",
-                        value=value)[0]
-    step = flat[1] - flat[0] if flat.size > 1 else 1
-    if a.ndim == 1 and np.array_equal(flat, flat[0] + step * np.arange(flat.size)):
-        (n,) = ctx.node("Cast", [ctx.shape_tensor(dims, "range")], "range",
-                        to=ctx.helper.np_dtype_to_tensor_dtype(a.dtype))
-        start, delta = (ctx.constant("range", np.array(v, a.dtype)) for v in (flat[0], step))
-        (n,) = ctx.node("Squeeze", [n], "range")
-        (stop,) = ctx.node("Add", [start, ctx.node("Mul", [n, delta], "range")[0]], "range")
-        return ctx.node("Range", [start, stop, delta], "range")[0]
-    k = _triangle(a)
-    if k is not None:  # a causal mask: one value on and below a diagonal, another above
-        shape = ctx.shape_tensor(dims, "triangle")
-        ones = ctx.numpy_helper.from_array(np.ones(1, np.int64))
-        (upper,) = ctx.node("ConstantOfShape", [shape], "triangle", value=ones)
-        (upper,) = ctx.node("Trilu", [upper, ctx.constant("triangle", np.array(k, np.int64))],
-                            "triangle", upper=1)
-        (upper,) = ctx.node("Cast", [upper], "triangle", to=ctx.helper.np_dtype_to_tensor_dtype(
-            np.dtype(bool)))
-        above, below = (ctx.constant("triangle", np.array(v, a.dtype))
-                        for v in (a[0, -1], a[-1, 0]))
-        return ctx.node("Where", [upper, above, below], "triangle")[0]
-    raise ctx.fail(f"its shape {a.shape} follows a dynamic axis but its values are neither one "
-                   "value, a progression nor a triangle; make it from the input "
-                   "(torch.zeros_like, x.new_ones) or export with fixed sizes")
-
-
-def _triangle(a: np.ndarray) -> int | None:
-    """k where a holds one value from diagonal k up and another below it (a 2-D array)."""
-    if a.ndim != 2 or not a.size:
-        return None
-    first = np.flatnonzero(a[0] != a[0, 0])
-    k = int(first[0]) if first.size else a.shape[1]
-    upper = np.triu(np.ones(a.shape, bool), k)
-    return k if np.array_equal(a, np.where(upper, a[0, -1], a[-1, 0])) else None
 
 
 def _export_node(ctx: Context, call: Call) -> list[str]:

@@ -233,3 +233,26 @@ def _gru_cell(ctx: Context, call: Call) -> list[str]:
     # h = n + z * (h_prev - n), which is (1 - z) * n + z * h_prev
     (d,) = ctx.node("Sub", [h_prev, n], hint)
     return ctx.node("Add", [n, ctx.node("Mul", [z, d], hint)[0]], hint)
+
+
+@register_op_exporter("Interpolate")
+def _interpolate(ctx: Context, call: Call) -> list[str]:
+    """Resize with the coordinate rule of PyTorch's mode: by the scale factor where one is
+    given (as PyTorch maps coordinates then), else to the output's size."""
+    fn, nd = call.fn, len(call.in_dims[0]) - 2
+    if fn.mode == "nearest":
+        attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
+                 "nearest_mode": "floor"}
+    elif fn.mode in ("linear", "bilinear", "trilinear"):
+        attrs = {"mode": "linear", "coordinate_transformation_mode":
+                 "align_corners" if fn.align_corners else "pytorch_half_pixel"}
+    else:
+        raise ctx.fail(f"mode {fn.mode!r} has no ONNX Resize rule here; use nearest or "
+                       "(bi/tri)linear")
+    if fn.scale_factor is not None:
+        factors = fn.scale_factor if isinstance(fn.scale_factor, (list, tuple)) else (
+            [fn.scale_factor] * nd)
+        scales = ctx.constant(call.hint, np.array([1, 1, *factors], np.float32))
+        return ctx.node("Resize", [call.inputs[0], "", scales], call.hint, **attrs)
+    sizes = ctx.shape_tensor(call.out_dims[0], call.hint)
+    return ctx.node("Resize", [call.inputs[0], "", "", sizes], call.hint, **attrs)
