@@ -31,6 +31,7 @@ import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
+import workloads_torch  # noqa: E402
 from common import blas_line, import_torch, run_isolated, step_times  # noqa: E402
 
 CASES = [("mlp", 32), ("mlp", 128), ("cnn", 64), ("lstm", 32)]
@@ -79,7 +80,7 @@ def interleaved_ms(steps: list, repeats: int, block: int = BLOCK) -> list[float]
 def measure(framework: str, name: str, size: int, repeats: int) -> dict[str, float]:
     if framework == "torch":
         import_torch(int(os.environ.get("OMP_NUM_THREADS", "2")))
-        return {"torch_ms": interleaved_ms([workloads.torch_step(name, size)], repeats)[0]}
+        return {"torch_ms": interleaved_ms([workloads_torch.torch_step(name, size)], repeats)[0]}
     import lamina as lm
 
     threads = int(os.environ.get("OPENBLAS_NUM_THREADS", "1"))

@@ -1,7 +1,12 @@
 """The standard workloads in lamina (eager and planned) and PyTorch, side by side.
 
-    python benchmarks/run.py [--threads 2] [--steps 30] [--workloads mlp cnn lstm transformer]
+    python benchmarks/run.py [--threads 2] [--steps 30] [--workloads mlp cnn ... lstm2]
+        [--no-inference]
     lamina bench                      # the same, from a source checkout
+
+Training steps of the toy workloads (mlp, cnn, lstm, transformer: benchmarks/workloads.py)
+and the realistic ones (resnet, gpt, lstm2: benchmarks/realistic.py), then batch-1
+inference of each (`name@1`: eval mode, no gradients).
 
 Each framework runs each workload in its own process, its BLAS threads pinned, so none
 pays for another's imports or allocator state. For each: median, p10 and p90 step time,
@@ -23,30 +28,84 @@ import os
 import platform
 import resource
 import sys
+import time
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import realistic  # noqa: E402
 import workloads  # noqa: E402
+import workloads_torch  # noqa: E402
 from common import blas_line, import_torch, run_isolated, step_times  # noqa: E402
 
 FRAMEWORKS = ("eager", "planned", "torch")
+TOYS = ["mlp", "cnn", "lstm", "transformer"]
+WORKLOADS = [*TOYS, *realistic.BATCH]
+
+
+def _framework(framework: str) -> Any:
+    threads = int(os.environ["OPENBLAS_NUM_THREADS"])
+    if framework == "torch":
+        import_torch(threads)
+        import torch
+
+        return torch
+    import lamina
+
+    lamina.runtime.tune_process()  # as the Trainer and `lamina train` do
+    return lamina
+
+
+def _step(framework: str, name: str, timing: dict[str, float]) -> tuple[Any, float, int]:
+    """(step, the first loss or output sum to compare, batch size)."""
+    t = _framework(framework)
+    threads = int(os.environ["OPENBLAS_NUM_THREADS"])
+    base, infer = name.removesuffix("@1"), name.endswith("@1")
+
+    def timed(fn: Any) -> Any:  # a plan's compile, timed
+        def compile_(*args: Any) -> Any:
+            start = time.perf_counter()
+            plan = fn(*args)
+            timing["compile_s"] = time.perf_counter() - start
+            return plan
+        return compile_ if framework == "planned" else None
+
+    if infer:
+        plan = timed(lambda m, x: t.plan.compile(m, example_batch=(x,)))
+        module = realistic if base in realistic.BATCH else workloads
+        step, first = module.infer_step(t, base, plan)
+        return step, first, 1
+    if base in realistic.BATCH:
+        def compile_(m: Any, loss: Any, x: Any, y: Any) -> Any:
+            try:
+                return t.plan.compile(m, loss, (x, y), tune=True, threads=threads)
+            except t.plan.TraceError as e:  # a batch this model cannot split over threads
+                print(f"{name}: one thread ({e})", file=sys.stderr)
+                return t.plan.compile(m, loss, (x, y), tune=True)
+
+        plan = timed(compile_)
+        step, first = realistic.train_step(t, base, plan=plan)
+        return step, first, realistic.BATCH[base]
+    if framework == "torch":
+        step = workloads_torch.torch_step(base)
+    else:
+        start = time.perf_counter()
+        step = workloads.lamina_step(base, planned=framework == "planned", threads=threads)
+        if framework == "planned":
+            timing["compile_s"] = time.perf_counter() - start
+    return step, step(), workloads.DEFAULT_BATCH[base]  # the first step: also a warm-up
 
 
 def measure(framework: str, name: str, steps: int) -> dict[str, float]:
-    if framework == "torch":
-        import_torch(int(os.environ["OMP_NUM_THREADS"]))
-        step = workloads.torch_step(name)
-    else:
-        step = workloads.lamina_step(name, planned=framework == "planned",
-                                     threads=int(os.environ["OPENBLAS_NUM_THREADS"]))
-    first = step()  # the first loss, compared across frameworks; also the first warm-up
+    timing: dict[str, float] = {}
+    step, first, size = _step(framework, name, timing)
     ms = np.array(step_times(step, steps, warmup=2)) * 1e3
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {"median": float(np.median(ms)), "p10": float(np.percentile(ms, 10)),
             "p90": float(np.percentile(ms, 90)), "first_loss": first,
-            "samples_s": workloads.DEFAULT_BATCH[name] / (float(np.median(ms)) / 1e3),
-            "rss_mb": rss_kb / 1024}
+            "samples_s": size / (float(np.median(ms)) / 1e3), "rss_mb": rss_kb / 1024,
+            **timing}
 
 
 def in_process(framework: str, name: str, threads: int, steps: int) -> dict | None:
@@ -58,8 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--workloads", nargs="+", default=["mlp", "cnn", "lstm", "transformer"],
-                        choices=["mlp", "cnn", "lstm", "transformer"])
+    parser.add_argument("--workloads", nargs="+", default=WORKLOADS, choices=WORKLOADS)
+    parser.add_argument("--no-inference", action="store_true",
+                        help="leave out the batch-1 inference rows")
     parser.add_argument("--only", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.only:
@@ -69,21 +129,28 @@ def main(argv: list[str] | None = None) -> int:
           f"threads={args.threads}, {args.steps} timed steps; Python "
           f"{platform.python_version()}, NumPy {np.__version__}")
     print(blas_line())
-    header = (f"{'workload':9s} {'framework':9s} {'median ms':>10s} {'p10':>7s} {'p90':>7s} "
-              f"{'samples/s':>10s} {'RSS MB':>7s} {'vs torch':>8s} {'1st loss':>9s}")
+    header = (f"{'workload':14s} {'framework':9s} {'median ms':>10s} {'p10':>7s} {'p90':>7s} "
+              f"{'samples/s':>10s} {'RSS MB':>7s} {'vs torch':>8s} {'1st loss':>11s} "
+              f"{'compile s':>9s}")
     print(header)
     ok = True
-    for name in args.workloads:
-        rows = {fw: in_process(fw, name, args.threads, args.steps) for fw in FRAMEWORKS}
+    names = [*args.workloads, *([] if args.no_inference else
+                                [f"{n}@1" for n in args.workloads])]
+    for name in names:
+        # a realistic workload's step takes a second: fewer of them tell as much
+        steps = min(args.steps, 10) if name.removesuffix("@1") in realistic.BATCH else args.steps
+        rows = {fw: in_process(fw, name, args.threads, steps) for fw in FRAMEWORKS}
         torch = rows["torch"]
         for fw, r in rows.items():
             if r is None:
                 continue
             ratio = f"{r['median'] / torch['median']:8.2f}" if torch else f"{'-':>8s}"
-            print(f"{name:9s} {fw:9s} {r['median']:10.2f} {r['p10']:7.2f} {r['p90']:7.2f} "
-                  f"{r['samples_s']:10.0f} {r['rss_mb']:7.0f} {ratio} {r['first_loss']:9.5f}")
+            compile_s = f"{r['compile_s']:9.2f}" if "compile_s" in r else f"{'':9s}"
+            print(f"{name:14s} {fw:9s} {r['median']:10.2f} {r['p10']:7.2f} {r['p90']:7.2f} "
+                  f"{r['samples_s']:10.0f} {r['rss_mb']:7.0f} {ratio} "
+                  f"{r['first_loss']:11.5f} {compile_s}")
         losses = [r["first_loss"] for r in rows.values() if r is not None]
-        if max(losses) - min(losses) > 1e-4 * max(1.0, abs(losses[0])):
+        if max(losses) - min(losses) > 1e-4 * max(1.0, abs(losses[0])):  # or output sums
             print(f"  first losses disagree: {losses}; the frameworks do not run the same step")
             ok = False
     return 0 if ok else 1

@@ -36,11 +36,13 @@ def _rows(out: str, first_column: str) -> list[str]:
 
 def test_run_prints_every_framework_for_the_workload() -> None:
     out = _run("run.py", "--steps", "2", "--workloads", "mlp")
-    rows = _rows(out, "mlp")
-    names = [row.split()[1] for row in rows]
-    assert names[:2] == ["eager", "planned"]  # torch follows where it is installed
-    for row in rows:
-        assert all(float(v) > 0 for v in re.findall(NUMBER, row.split(maxsplit=2)[2]))
+    for workload in ("mlp ", "mlp@1 "):  # a training step, then batch-1 inference
+        rows = _rows(out, workload)
+        names = [row.split()[1] for row in rows]
+        assert names[:2] == ["eager", "planned"]  # torch follows where it is installed
+        for row in rows:  # times, samples/s, RSS, the ratio and the first loss
+            assert all(float(v) > 0 for v in row.split()[2:9] if v != "-"), row
+    assert "disagree" not in out
 
 
 def test_overhead_and_plan_print_their_tables() -> None:

@@ -14,14 +14,17 @@ if TYPE_CHECKING:
 VARIANT_MARGIN = 0.03
 
 
-def tune_variants(program: Program, rounds: int = 7) -> None:
+def tune_variants(program: Program, rounds: int = 7, budget: float = 20.0) -> None:
     """Pick each kernel's fastest variant by timing the whole step on the traced batch: a
     kernel also sets the layout its neighbours read and the memory the step allocates,
-    which the op timed alone does not show. One op at a time, the others as chosen so
-    far. Each round times every variant back to back, in an order that alternates, and a
-    variant's score is its median time relative to the default's in the same round: the
-    machine's speed drifts over seconds, and a minimum over rounds compares whichever
-    variant met the fastest moment."""
+    which the op timed alone does not show. Ops of one kind on inputs of one shape (a
+    ResNet's repeated blocks) take one choice, timed together; one choice at a time, the
+    others as chosen so far. Each round times every variant back to back, in an order
+    that alternates, and a variant's score is its median time relative to the default's in
+    the same round: the machine's speed drifts over seconds, and a minimum over rounds
+    compares whichever variant met the fastest moment. Rounds shrink (to 3 at least) so
+    that tuning takes about `budget` seconds where steps are long; past the budget, the
+    groups left (the smallest: the largest go first) keep their default kernels."""
     arrays = [program.trace.arrays[v] for v in program.trace.inputs]
     params = [p for _, p in program.params]
 
@@ -29,20 +32,32 @@ def tune_variants(program: Program, rounds: int = 7) -> None:
         return timed_step(program.run, arrays, params)
 
     step_seconds()  # allocate the buffers; warm the caches
+    groups: dict[tuple[Any, ...], list[Any]] = {}
     for n in program.forward:
-        fn = n.fn
-        variants = getattr(fn, "variants", ())
-        if len(variants) < 2:
-            continue
+        if len(getattr(n.fn, "variants", ())) >= 2:
+            key = (type(n.fn), tuple(n.fn.variants),
+                   tuple(program.trace.shapes[v] for v in n.inputs))
+            groups.setdefault(key, []).append(n.fn)
+    trials = sum(len(fns[0].variants) for fns in groups.values())
+    if trials:
+        rounds = max(3, min(rounds, int(budget / max(step_seconds(), 1e-6) / trials)))
+    start = time.perf_counter()
+    for fns in sorted(groups.values(), key=len, reverse=True):
+        if time.perf_counter() - start > budget:
+            break
+        variants = fns[0].variants
         times: dict[str, list[float]] = {v: [] for v in variants}
         for r in range(rounds):
             for variant in (variants if r % 2 == 0 else variants[::-1]):
-                fn.variant = variant  # each is timed right after a switch, alike
+                for fn in fns:  # each is timed right after a switch, alike
+                    fn.variant = variant
                 times[variant].append(step_seconds())
         default = variants[0]
         relative = {v: statistics.median(t / d for t, d in zip(ts, times[default]))
                     for v, ts in times.items()}
-        fn.variant = pick(relative, default, VARIANT_MARGIN)
+        chosen = pick(relative, default, VARIANT_MARGIN)
+        for fn in fns:
+            fn.variant = chosen
 
 
 def pick(seconds: dict[str, float], default: str, margin: float) -> str:
