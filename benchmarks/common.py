@@ -90,3 +90,21 @@ def import_torch(threads: int) -> Any:
 
     torch.set_num_threads(threads)
     return torch
+
+
+def inference(t: Any, model: Any, x: Any, plan: Callable[..., Any] | None
+              ) -> tuple[Callable[[], Any], float]:
+    """Batch-1 inference of `model` in framework `t` (eval mode, no gradients), planned by
+    `plan(model, x)` if given, and its output's sum of squares (compared across
+    frameworks)."""
+    model.eval()
+    compiled = plan(model, x) if plan is not None else None
+
+    def step() -> Any:
+        if compiled is not None:
+            return compiled(x)
+        with t.no_grad():
+            return model(x)
+
+    out = step()
+    return step, float((out * out).sum().item())

@@ -18,6 +18,7 @@ from typing import Any
 
 import models
 import numpy as np
+from common import inference
 
 BATCH = {"resnet": 32, "gpt": 8, "lstm2": 32}
 LENGTH = {"gpt": 128, "lstm2": 64}
@@ -94,15 +95,4 @@ def infer_step(t: Any, name: str, plan: Callable[..., Any] | None = None
                ) -> tuple[Callable[[], Any], float]:
     """Batch-1 inference (eval mode, no gradients) and its output's sum of squares."""
     model, _, _ = build(t, name)
-    model.eval()
-    x = t.tensor(data(name, 1)[0])
-    compiled = plan(model, x) if plan is not None else None
-
-    def step() -> Any:
-        if compiled is not None:
-            return compiled(x)
-        with t.no_grad():
-            return model(x)
-
-    out = step()
-    return step, float((out * out).sum().item())  # compared across frameworks
+    return inference(t, model, t.tensor(data(name, 1)[0]), plan)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from common import inference
 
 DEFAULT_BATCH = {"mlp": 128, "cnn": 64, "lstm": 32, "transformer": 32}
 WIDTH, BLOCKS = 128, 2  # the transformer's
@@ -149,18 +150,7 @@ def infer_step(t: Any, name: str, plan: Callable[..., Any] | None = None
         model = torch_model(name)
     else:
         model = lamina_model(name)
-    model.eval()
-    x = t.tensor(batch(name, 1)[0])
-    compiled = plan(model, x) if plan is not None else None
-
-    def step() -> Any:
-        if compiled is not None:
-            return compiled(x)
-        with t.no_grad():
-            return model(x)
-
-    out = step()
-    return step, float((out * out).sum().item())  # compared across frameworks
+    return inference(t, model, t.tensor(batch(name, 1)[0]), plan)
 
 
 def lamina_step(name: str, size: int | None = None, planned: bool = False, threads: int = 1

@@ -40,13 +40,8 @@ class ExportTracer(Tracer):
         self.lines: list[str] = []  # per node: where the user's code called it
         self.made_at: dict[int, str] = {}  # value number of a constant -> where it was made
 
-    def _source(self, t: Tensor) -> int:
-        n = self.values.get(id(t))
-        if n is not None:
-            return n
-        if id(t) in self.params or (t.requires_grad and t.creator is None):
-            return self._value(t, "param")
-        n = self._value(t, "const")
+    def _other(self, t: Tensor) -> int:
+        n = self._value(t, "const")  # made before the call or during it: the graph keeps it
         self.made_at[n] = _user_frame()
         return n
 

@@ -78,6 +78,11 @@ class Tracer:
             return n
         if id(t) in self.params or (t.requires_grad and t.creator is None):
             return self._value(t, "param")
+        return self._other(t)
+
+    def _other(self, t: Tensor) -> int:
+        """A tensor read that is neither an input nor a parameter: made during the call, a
+        constant; made before it, refused (a plan would freeze it)."""
         if id(t) in self.made:
             return self._value(t, "const")
         raise TraceError(
