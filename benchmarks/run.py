@@ -1,7 +1,7 @@
 """The standard workloads in lamina (eager and planned) and PyTorch, side by side.
 
     python benchmarks/run.py [--threads 2] [--steps 30] [--workloads mlp cnn ... lstm2]
-        [--no-inference]
+        [--no-inference] [--json out.json] [--png out.png]
     lamina bench                      # the same, from a source checkout
 
 Training steps of the toy workloads (mlp, cnn, lstm, transformer: benchmarks/workloads.py)
@@ -29,6 +29,7 @@ import platform
 import resource
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -120,15 +121,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", nargs="+", default=WORKLOADS, choices=WORKLOADS)
     parser.add_argument("--no-inference", action="store_true",
                         help="leave out the batch-1 inference rows")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="also write every row, and the machine, as JSON")
+    parser.add_argument("--png", type=Path, default=None,
+                        help="also draw lamina / PyTorch per workload as a bar chart")
     parser.add_argument("--only", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.only:
         print(json.dumps(measure(args.only[0], args.only[1], args.steps)))
         return 0
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"threads={args.threads}, {args.steps} timed steps; Python "
-          f"{platform.python_version()}, NumPy {np.__version__}")
+    machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+               f"threads={args.threads}, {args.steps} timed steps; Python "
+               f"{platform.python_version()}, NumPy {np.__version__}")
+    print(machine)
     print(blas_line())
+    table: dict[str, dict[str, dict[str, float]]] = {}
     header = (f"{'workload':14s} {'framework':9s} {'median ms':>10s} {'p10':>7s} {'p90':>7s} "
               f"{'samples/s':>10s} {'RSS MB':>7s} {'vs torch':>8s} {'1st loss':>11s} "
               f"{'compile s':>9s}")
@@ -140,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         # a realistic workload's step takes a second: fewer of them tell as much
         steps = min(args.steps, 10) if name.removesuffix("@1") in realistic.BATCH else args.steps
         rows = {fw: in_process(fw, name, args.threads, steps) for fw in FRAMEWORKS}
+        table[name] = {fw: r for fw, r in rows.items() if r is not None}
         torch = rows["torch"]
         for fw, r in rows.items():
             if r is None:
@@ -153,7 +161,33 @@ def main(argv: list[str] | None = None) -> int:
         if max(losses) - min(losses) > 1e-4 * max(1.0, abs(losses[0])):  # or output sums
             print(f"  first losses disagree: {losses}; the frameworks do not run the same step")
             ok = False
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine, "blas": blas_line(),
+                                         "command": " ".join(sys.argv), "rows": table},
+                                        indent=1))
+    if args.png:
+        _bars(table, args.png, machine)
     return 0 if ok else 1
+
+
+def _bars(table: dict[str, dict[str, dict[str, float]]], path: Path, machine: str) -> None:
+    """lamina eager and planned median step over PyTorch's, one pair of bars a workload."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n, rows in table.items() if "torch" in rows]
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names)), 3.5))
+    for k, fw in enumerate(("eager", "planned")):
+        ratios = [table[n][fw]["median"] / table[n]["torch"]["median"] for n in names]
+        ax.bar(np.arange(len(names)) + (k - 0.5) * 0.4, ratios, 0.4, label=f"lamina {fw}")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(np.arange(len(names)), names, rotation=45, ha="right")
+    ax.set(ylabel="median step / PyTorch's", title=machine.split(";")[0])
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,13 @@ def _rows(out: str, first_column: str) -> list[str]:
     return [line for line in out.splitlines() if line.startswith(first_column)]
 
 
-def test_run_prints_every_framework_for_the_workload() -> None:
-    out = _run("run.py", "--steps", "2", "--workloads", "mlp")
+def test_run_prints_every_framework_for_the_workload(tmp_path) -> None:
+    out = _run("run.py", "--steps", "2", "--workloads", "mlp", "--json",
+               str(tmp_path / "b.json"), "--png", str(tmp_path / "b.png"))
+    rows = json.loads((tmp_path / "b.json").read_text())["rows"]
+    assert sorted(rows) == ["mlp", "mlp@1"] and {"eager", "planned"} <= set(rows["mlp"])
+    assert rows["mlp"]["planned"]["median"] > 0 and "compile_s" in rows["mlp"]["planned"]
+    assert (tmp_path / "b.png").read_bytes()[:4] == b"\x89PNG"
     for workload in ("mlp ", "mlp@1 "):  # a training step, then batch-1 inference
         rows = _rows(out, workload)
         names = [row.split()[1] for row in rows]

@@ -60,8 +60,8 @@ class ParameterServer:
         # ... and the one before it: when a node takes a worker and another shard down
         # together, that shard comes back one step behind, and so must the worker.
         self.earlier: dict[int, dict[str, Any]] = {}
-        # bsp with checkpoints: the parameters before the last step, which a worker
-        # restarted behind this shard computes its redone step from
+        # bsp: the parameters before the last step, which a worker restarted behind this
+        # shard computes its redone step from
         self.previous: tuple[int, dict[str, np.ndarray]] | None = None
         self.arriving: dict[int, dict[str, Any]] = {}  # sent with a push not yet applied
         self.heard: dict[int, float] = {}  # when each worker last pushed or pulled
@@ -114,10 +114,12 @@ class ParameterServer:
 
     async def pull(self, worker: int, version: int | None = None
                    ) -> tuple[int, dict[str, np.ndarray]]:
-        """Current parameters, once this worker may go on (see the module's docstring);
-        with `version` one behind this shard's, the parameters before its last step (a
-        worker restarted behind it redoing that step)."""
-        if version is not None and version != self.version:
+        """Current parameters, once this worker may go on (see the module's docstring).
+        With `version` (a restarted worker's first pull), the parameters as of that version
+        at once: this shard's, or those before its last step if it is one ahead."""
+        if version is not None:  # at once: the barrier may hold its push from before
+            if version == self.version:
+                return self.version, self.params
             if self.previous is None or self.previous[0] != version:
                 raise RuntimeError(f"server {self.shard}: no parameters as of version "
                                    f"{version} (at {self.version})")
@@ -244,8 +246,12 @@ class ParameterServer:
             snap["buffers"] = buffers
 
     def _apply(self, grads: dict[str, np.ndarray]) -> None:
-        if self.mode == "bsp" and self.path is not None:
-            self.previous = (self.version, {n: a.copy() for n, a in self.params.items()})
+        if self.mode == "bsp":  # into the same arrays each step: a copy, no allocation
+            kept = self.previous[1] if self.previous else {n: np.empty_like(a) for n, a in
+                                                           self.params.items()}
+            for n, a in self.params.items():
+                np.copyto(kept[n], a)
+            self.previous = (self.version, kept)
         for n, t in self.tensors.items():
             t.grad = np.asarray(grads[n], dtype=t.dtype)
         self.optimizer.step()

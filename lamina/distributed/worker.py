@@ -117,12 +117,12 @@ class Worker:
                                task_.clip_grad_value)
         # A restarted worker resumes after the last push every shard applied, from the state
         # it sent with it (batch-norm statistics, RNG), and from the parameters as of then:
-        # a shard restarted together with it (a lost node) may be a step behind the others.
+        # a shard restarted together with it (a lost node) may be a step behind the others,
+        # and a shard may yet apply the push it sent before it died (BSP: the same values).
         joined = ray.get([s.register.remote(worker) for s in servers])
         self.client.applied = min(tuple(tag) for tag, _ in joined)
-        versions = {version for _, version in joined}
-        if len(versions) > 1:
-            self.client.resume_version = min(versions)
+        if self.client.applied >= (0, 0) and task_.distributed.mode == "bsp":
+            self.client.resume_version = min(version for _, version in joined)
         self.client.snapshot = self._state
         self.resumed = ray.get(servers[0].snapshot.remote(worker, self.client.applied))
         if self.resumed is not None:
