@@ -20,7 +20,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
 from lamina.nn.outputs import flatten
 from lamina.onnx.graph import ExportError
-from lamina.plan.trace import Trace, TraceError, Tracer, _user_frame
+from lamina.plan.trace import Trace, TraceError, Tracer, _user_frame, tracing
 
 
 class ModuleCall(Function):
@@ -67,30 +67,23 @@ def trace_model(model: Layer, args: Sequence[Tensor], kwargs: dict[str, Any],
                 whole: Callable[[Layer], bool]) -> tuple[Trace, ExportTracer]:
     """Run model(*args, **kwargs) once under the export tracer, without gradients; layers
     for which `whole(layer)` holds are recorded as one ModuleCall each."""
-    if state.tracer is not None:
-        raise ExportError("onnx export: already tracing (an export or a plan compile inside "
-                          "a traced call)")
     params = [*model.parameters(), *(b for _, b in model.named_buffers())]
-    tracer = ExportTracer(args, params)
     wrapped = [(layer, path) for path, layer in model.named_modules() if whole(layer)]
     for layer, path in wrapped:
         layer.__dict__["forward"] = _recorded(layer, path)
-    state.tracer = tracer
     try:
-        with no_grad():
+        with tracing(args, params, ExportTracer) as tracer, no_grad():
             result = model(*args, **kwargs)
+        outputs = flatten(result)
+        if not outputs or not all(isinstance(t, Tensor) for t in outputs):
+            raise ExportError(f"onnx export: the model must return tensors (or tuples of "
+                              f"them); got {type(result).__name__}")
+        return tracer.finish(outputs), tracer
+    except TraceError as e:  # nested tracing, or an output no traced op made
+        raise ExportError(f"onnx export: {str(e).removeprefix('plan: ')}") from None
     finally:
-        state.tracer = None
         for layer, _ in wrapped:
             layer.__dict__.pop("forward", None)
-    outputs = flatten(result)
-    if not outputs or not all(isinstance(t, Tensor) for t in outputs):
-        raise ExportError(f"onnx export: the model must return tensors (or tuples of them); "
-                          f"got {type(result).__name__}")
-    try:
-        return tracer.finish(outputs), tracer
-    except TraceError as e:
-        raise ExportError(f"onnx export: {str(e).removeprefix('plan: ')}") from None
 
 
 def _recorded(layer: Layer, path: str) -> Callable[..., Any]:

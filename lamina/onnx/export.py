@@ -23,7 +23,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
 from lamina.onnx.capture import ModuleCall, trace_model
 from lamina.onnx.graph import Context, Dim, ExportError, Size, infer_dims
-from lamina.onnx.registry import MODULE_EXPORTERS, OP_EXPORTERS, module_exporter
+from lamina.onnx.registry import OP_EXPORTERS, module_exporter
 from lamina.onnx.sources import sources
 from lamina.plan.trace import Trace
 
@@ -106,9 +106,7 @@ def export(model: Layer, args: Any, f: str | os.PathLike | io.IOBase, *,
                     [base.arrays[v] if base.kinds[v] in ("const", "param") else None
                      for v in node.inputs], node.name.lower())
         outs = _export_node(ctx, call)
-        for v, name in zip(node.outputs, outs):
-            names[v] = name
-            ctx.dims[name] = dims[v]
+        names.update(zip(node.outputs, outs))
     out_names = list(output_names or (["output"] if len(base.outputs) == 1 else
                                       [f"output_{i}" for i in range(len(base.outputs))]))
     if len(out_names) != len(base.outputs):
@@ -246,5 +244,3 @@ def _info(name: str, dims: list[Dim | None], dtype: Any, declared: dict[int, str
     return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
                                          shape)
 
-
-__all__ = ["ExportError", "MODULE_EXPORTERS", "export"]

@@ -64,7 +64,6 @@ class Context:
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
         self.names: set[str] = set()
-        self.dims: dict[str, list[Dim | None]] = {}  # graph name -> its axes' sizes
         self.symbol_at: dict[str, str] = {}  # symbol -> its size as a 1-element int64 tensor
         self.where = ""  # the traced op being exported, for messages
 
@@ -93,14 +92,18 @@ class Context:
     def ints(self, hint: str, values: Sequence[int]) -> str:
         return self.constant(f"{hint}.ints", np.array(list(values), np.int64))
 
+    def cast(self, name: str, have: Any, want: Any, hint: str) -> str:
+        """`name` (of dtype `have`) as dtype `want`: itself where they are one."""
+        if np.dtype(have) == np.dtype(want):
+            return name
+        return self.node("Cast", [name], hint,
+                         to=self.helper.np_dtype_to_tensor_dtype(np.dtype(want)))[0]
+
     def fail(self, message: str) -> ExportError:
         """An ExportError naming the op being exported and the line that called it."""
         return ExportError(f"{self.where}: {message}")
 
     # -- sizes --------------------------------------------------------------------------------
-    def shape(self, name: str) -> list[Dim | None]:
-        return self.dims[name]
-
     def shape_tensor(self, dims: Sequence[Dim | None], hint: str) -> str:
         """A 1-D int64 tensor of these sizes at run time: a constant where none is dynamic."""
         if None in dims:
@@ -115,7 +118,7 @@ class Context:
             if isinstance(d, int):
                 parts.append(self.ints(hint, [d]))
                 continue
-            (part,) = [self.symbol_at[d.symbols[0]]]
+            part = self.symbol_at[d.symbols[0]]
             for s in d.symbols[1:]:
                 (part,) = self.node("Mul", [part, self.symbol_at[s]], hint)
             if d.factor != 1:
@@ -123,8 +126,3 @@ class Context:
             parts.append(part)
         return self.node("Concat", parts, hint, axis=0)[0]
 
-
-def np_dtype_code(dtype: Any) -> int:
-    from onnx import helper
-
-    return int(helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))

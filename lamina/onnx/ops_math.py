@@ -16,15 +16,8 @@ from lamina.onnx.graph import Context
 from lamina.onnx.registry import register_op_exporter
 
 
-def cast(ctx: Context, name: str, have: Any, want: Any, hint: str) -> str:
-    if np.dtype(have) == np.dtype(want):
-        return name
-    return ctx.node("Cast", [name], hint, to=ctx.helper.np_dtype_to_tensor_dtype(
-        np.dtype(want)))[0]
-
-
 def typed_inputs(ctx: Context, call: Call, dtype: Any) -> list[str]:
-    return [cast(ctx, n, d, dtype, call.hint) for n, d in zip(call.inputs, call.in_dtypes)]
+    return [ctx.cast(n, d, dtype, call.hint) for n, d in zip(call.inputs, call.in_dtypes)]
 
 
 def scalar(ctx: Context, call: Call, value: float, dtype: Any = None) -> str:
@@ -57,14 +50,14 @@ def _clip(ctx: Context, call: Call) -> list[str]:
 
 @register_op_exporter("AsType")
 def _astype(ctx: Context, call: Call) -> list[str]:
-    return [cast(ctx, call.inputs[0], call.in_dtypes[0], call.out_dtypes[0], call.hint)]
+    return [ctx.cast(call.inputs[0], call.in_dtypes[0], call.out_dtypes[0], call.hint)]
 
 
 @register_op_exporter("Where")
 def _where(ctx: Context, call: Call) -> list[str]:
     cond, a, b = call.inputs
-    cond = cast(ctx, cond, call.in_dtypes[0], bool, call.hint)
-    a, b = (cast(ctx, n, d, call.out_dtypes[0], call.hint)
+    cond = ctx.cast(cond, call.in_dtypes[0], bool, call.hint)
+    a, b = (ctx.cast(n, d, call.out_dtypes[0], call.hint)
             for n, d in zip((a, b), call.in_dtypes[1:]))
     return ctx.node("Where", [cond, a, b], call.hint)
 

@@ -17,23 +17,18 @@ def sources(ctx: Context, model: Layer, trace: Trace, made_at: dict[int, str],
              symbols: dict[str, dict[int, list[int]]]) -> dict[int, str]:
     """Graph names of the inputs, parameters (as initializers) and constants."""
     names: dict[int, str] = dict(zip(trace.inputs, in_names))
+    ctx.names.update(in_names)  # before any node is named
     for symbol, axes in symbols.items():
         i, ax = next(iter(axes.items()))
         (shape,) = ctx.node("Shape", [in_names[i]], symbol)
         ctx.symbol_at[symbol] = ctx.node("Slice", [shape, ctx.ints(symbol, [ax[0]]),
                                                    ctx.ints(symbol, [ax[0] + 1])], symbol)[0]
-    for name in in_names:
-        ctx.names.add(name)
-    for v, name in names.items():
-        ctx.dims[name] = dims[v]
     by_id = {id(t): n for n, t in [*model.named_parameters(), *model.named_buffers()]}
     for v, kind in enumerate(trace.kinds):
         if kind == "param":
             names[v] = ctx.constant(by_id.get(id(trace.tensors[v]), "param"), trace.arrays[v])
         elif kind == "const":
             names[v] = _constant(ctx, trace.arrays[v], dims[v], made_at.get(v, ""))
-        if kind in ("param", "const"):
-            ctx.dims[names[v]] = dims[v]
     return names
 
 
@@ -50,8 +45,7 @@ def _constant(ctx: Context, a: np.ndarray, dims: list[Dim | None], where: str) -
                         value=value)[0]
     step = flat[1] - flat[0] if flat.size > 1 else 1
     if a.ndim == 1 and np.array_equal(flat, flat[0] + step * np.arange(flat.size)):
-        (n,) = ctx.node("Cast", [ctx.shape_tensor(dims, "range")], "range",
-                        to=ctx.helper.np_dtype_to_tensor_dtype(a.dtype))
+        n = ctx.cast(ctx.shape_tensor(dims, "range"), np.int64, a.dtype, "range")
         start, delta = (ctx.constant("range", np.array(v, a.dtype)) for v in (flat[0], step))
         (n,) = ctx.node("Squeeze", [n], "range")
         (stop,) = ctx.node("Add", [start, ctx.node("Mul", [n, delta], "range")[0]], "range")
@@ -63,8 +57,7 @@ def _constant(ctx: Context, a: np.ndarray, dims: list[Dim | None], where: str) -
         (upper,) = ctx.node("ConstantOfShape", [shape], "triangle", value=ones)
         (upper,) = ctx.node("Trilu", [upper, ctx.constant("triangle", np.array(k, np.int64))],
                             "triangle", upper=1)
-        (upper,) = ctx.node("Cast", [upper], "triangle", to=ctx.helper.np_dtype_to_tensor_dtype(
-            np.dtype(bool)))
+        upper = ctx.cast(upper, np.int64, bool, "triangle")
         above, below = (ctx.constant("triangle", np.array(v, a.dtype))
                         for v in (a[0, -1], a[-1, 0]))
         return ctx.node("Where", [upper, above, below], "triangle")[0]

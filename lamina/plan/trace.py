@@ -155,11 +155,13 @@ def _user_frame() -> str:
 
 
 @contextlib.contextmanager
-def tracing(inputs: Sequence[Tensor], params: Sequence[Tensor] = ()) -> Iterator[Tracer]:
-    """Record every op run inside the block; nested tracing is an error."""
+def tracing(inputs: Sequence[Tensor], params: Sequence[Tensor] = (),
+            kind: type[Tracer] = Tracer) -> Iterator[Tracer]:
+    """Record every op run inside the block with a `kind` tracer (a subclass records for
+    another purpose: ONNX export); nested tracing is an error."""
     if state.tracer is not None:
         raise TraceError("plan: already tracing; plans cannot be compiled inside a trace")
-    tracer = Tracer(inputs, params)
+    tracer = kind(inputs, params)
     state.tracer = tracer
     try:
         yield tracer
