@@ -92,6 +92,23 @@ def import_torch(threads: int) -> Any:
     return torch
 
 
+def training(model: Any, opt: Any, loss_fn: Callable[..., Any], x: Any, y: Any,
+             compiled: Callable[..., Any] | None = None) -> Callable[[], float]:
+    """One training step (forward, loss, backward, update) returning the loss; through the
+    compiled plan `compiled(x, y)` (which runs the backward itself) where given."""
+    def step() -> float:
+        if compiled is not None:
+            loss = compiled(x, y)
+        else:
+            loss = loss_fn(model(x), y)
+            loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return float(loss.item())
+
+    return step
+
+
 def inference(t: Any, model: Any, x: Any, plan: Callable[..., Any] | None
               ) -> tuple[Callable[[], Any], float]:
     """Batch-1 inference of `model` in framework `t` (eval mode, no gradients), planned by

@@ -18,7 +18,7 @@ from typing import Any
 
 import models
 import numpy as np
-from common import inference
+from common import inference, training
 
 BATCH = {"resnet": 32, "gpt": 8, "lstm2": 32}
 LENGTH = {"gpt": 128, "lstm2": 64}
@@ -77,18 +77,7 @@ def train_step(t: Any, name: str, size: int | None = None, plan: Callable[..., A
         first = float(loss_fn(model(x), y).item())
     model.train()
     compiled = plan(model, loss_fn, x, y) if plan is not None else None
-
-    def step() -> float:
-        if compiled is not None:
-            loss = compiled(x, y)
-        else:
-            loss = loss_fn(model(x), y)
-            loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return float(loss.item())
-
-    return step, first
+    return training(model, opt, loss_fn, x, y, compiled), first
 
 
 def infer_step(t: Any, name: str, plan: Callable[..., Any] | None = None

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -51,37 +50,20 @@ def fit(rounds: list[dict[str, Any]], cores: int) -> dict[str, float]:
 
 
 def step_time(name: str, steps: int = 3) -> dict[str, float]:
-    """Seconds per training step (forward, loss, backward, update) and the parameters."""
+    """Seconds per training step of a realistic workload (benchmarks/realistic.py: forward,
+    loss, backward, update), its batch, and its parameters."""
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    import models
+    import realistic
+    from common import median_seconds, training
 
     import lamina as lm
-    import lamina.nn.functional as F
 
-    lm.manual_seed(0)
-    rng = np.random.default_rng(0)
-    if name == "resnet":
-        model, batch = models.resnet(lm), 32
-        x = lm.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32))
-        y = lm.tensor(rng.integers(0, 10, batch))
-        opt = lm.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
-    else:
-        model, batch = models.gpt(lm), 8
-        x = lm.tensor(rng.integers(0, 512, (batch, 128)))
-        y = lm.tensor(rng.integers(0, 512, (batch, 128)))
-        opt = model.configure_optimizers(0.1, 6e-4)
-    times = []
-    for i in range(steps + 1):
-        t0 = time.perf_counter()
-        out = model(x)
-        F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1)).backward()
-        opt.step()
-        opt.zero_grad()
-        if i:
-            times.append(time.perf_counter() - t0)
+    model, opt, loss_fn = realistic.build(lm, name)
+    x, y = (lm.tensor(a) for a in realistic.data(name))
+    step_s = median_seconds(training(model, opt, loss_fn, x, y), steps, warmup=1)
     n = sum(p.numel() for p in model.parameters())
-    return {"step_s": float(np.median(times)), "batch": batch, "floats": n}
+    return {"step_s": step_s, "batch": realistic.BATCH[name], "floats": n}
 
 
 def predict(model: dict[str, float], work: dict[str, float], workers: int, shards: int,

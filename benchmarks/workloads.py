@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from common import inference
+from common import inference, training
 
 DEFAULT_BATCH = {"mlp": 128, "cnn": 64, "lstm": 32, "transformer": 32}
 WIDTH, BLOCKS = 128, 2  # the transformer's
@@ -166,18 +166,7 @@ def lamina_step(name: str, size: int | None = None, planned: bool = False, threa
     x, y = (lm.tensor(a) for a in batch(name, size))
     plan = (lm.plan.compile(model, loss_fn, (x, y), tune=True, threads=threads) if planned
             else None)
-
-    def step() -> float:
-        if plan is not None:
-            loss = plan(x, y)
-        else:
-            loss = loss_fn(model(x), y)
-            loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss.item()
-
-    return step
+    return training(model, opt, loss_fn, x, y, plan)
 
 
 def lamina_forward_backward(name: str, size: int | None = None, planned: bool = False,

@@ -38,7 +38,7 @@ class PSClient:
         self.batch, self.step_in_batch = 0, 0
         self.applied = (-1, -1)
         self.snapshot: Any = None  # fn() -> this worker's state, sent with each push
-        # After a restart behind some shards: the version the first pull must read
+        # After a restart in BSP: the version the first pull reads, at once
         self.resume_version: int | None = None
 
     def pull(self) -> None:
