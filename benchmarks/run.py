@@ -48,10 +48,7 @@ WORKLOADS = [*TOYS, *realistic.BATCH]
 def _framework(framework: str) -> Any:
     threads = int(os.environ["OPENBLAS_NUM_THREADS"])
     if framework == "torch":
-        import_torch(threads)
-        import torch
-
-        return torch
+        return import_torch(threads)
     import lamina
 
     lamina.runtime.tune_process()  # as the Trainer and `lamina train` do

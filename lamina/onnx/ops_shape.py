@@ -42,26 +42,31 @@ def _stack(ctx: Context, call: Call) -> list[str]:
     return ctx.node("Concat", parts, call.hint, axis=int(call.fn.axis))
 
 
-def _split(ctx: Context, call: Call, sizes: list[int], axis: int) -> list[str]:
-    if not isinstance(call.in_dims[0][axis], int):
+def _fixed_axis(ctx: Context, call: Call) -> tuple[int, int]:
+    """The op's axis and its size, which must not be dynamic (Split takes fixed sizes)."""
+    axis = call.fn.axis % len(call.in_dims[0])
+    n = call.in_dims[0][axis]
+    if not isinstance(n, int):
         raise ctx.fail(f"splits axis {axis}, which is dynamic; split a fixed-size axis")
+    return axis, n
+
+
+def _split(ctx: Context, call: Call, sizes: list[int], axis: int) -> list[str]:
     return ctx.node("Split", [call.inputs[0], ctx.ints(call.hint, sizes)], call.hint,
                     n_outputs=len(sizes), axis=axis)
 
 
 @register_op_exporter("Split")
 def _split_op(ctx: Context, call: Call) -> list[str]:
-    axis = call.fn.axis % len(call.in_dims[0])
-    n = call.in_dims[0][axis]
-    edges = [0, *[int(b) for b in call.fn.bounds], n if isinstance(n, int) else 0]
+    axis, n = _fixed_axis(ctx, call)
+    edges = [0, *[int(b) for b in call.fn.bounds], n]
     return _split(ctx, call, [b - a for a, b in zip(edges, edges[1:])], axis)
 
 
 @register_op_exporter("Unbind")
 def _unbind(ctx: Context, call: Call) -> list[str]:
-    axis = call.fn.axis % len(call.in_dims[0])
-    n = call.in_dims[0][axis]
-    parts = _split(ctx, call, [1] * (n if isinstance(n, int) else 0), axis)
+    axis, n = _fixed_axis(ctx, call)
+    parts = _split(ctx, call, [1] * n, axis)
     return [ctx.node("Squeeze", [p, ctx.ints(call.hint, [axis])], call.hint)[0] for p in parts]
 
 
