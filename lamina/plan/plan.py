@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 import warnings
@@ -27,7 +28,7 @@ from lamina.plan.split import (
     splittable_ops,
 )
 from lamina.plan.trace import Trace, TraceError, flatten, trace
-from lamina.plan.tune import pick, timed_step
+from lamina.plan.tune import pick, timed_step, tune_variants
 from lamina.plan.verify import (
     check_against_eager,
     check_constants,
@@ -217,11 +218,10 @@ class Plan:
 
     def _trace(self, arrays: Sequence[Any]) -> Trace:
         params = list(self.model.parameters())
-        with preserved(self.model):
-            if self.train:
-                return trace(self.step_fn(), [Tensor(a) for a in arrays], params)
-            with no_grad():
-                return trace(self.step_fn(), [Tensor(a) for a in arrays], params)
+        with preserved(self.model), (contextlib.nullcontext() if self.train else no_grad()):
+            traced = trace(self.step_fn(), [Tensor(a) for a in arrays], params)
+        traced.drop_activations()
+        return traced
 
     def _compile(self, arrays: list[Any]) -> Program | Split:
         n = len(arrays[0]) if arrays and np.ndim(arrays[0]) else 0
@@ -233,6 +233,7 @@ class Plan:
         """One program for the whole batch, checked against eager."""
         program = self._compile_one(arrays)
         if self.verify and self.train:
+            program.release_memory()  # tuning's buffers, not held through the eager step
             check_against_eager(self, program.run, arrays)
         return program
 
@@ -244,8 +245,7 @@ class Plan:
                              f"axis 0, so they must agree there; got shapes "
                              f"{[np.shape(a) for a in arrays]}")
         edges = bounds(n, self.threads)
-        with blas_single_threaded():  # tune each slice's kernels as they will run
-            programs = [self._compile_one(part) for part in slices(arrays, edges)]
+        programs = [self._compile_one(part, tune=False) for part in slices(arrays, edges)]
         random = splittable_ops(programs)
         weights = (loss_weights(self.step_fn(), self.model, arrays, edges, bool(random))
                    if self.train else [1.0] * len(edges))
@@ -254,9 +254,14 @@ class Plan:
             check_against_eager(self, split.run, arrays)
         if not self.tune:
             return split
+        # Tuned only now: a split refused above has cost no timing.
+        with blas_single_threaded(), preserved(self.model):  # as the slices will run
+            for program in programs:
+                tune_variants(program)
         # Time the split before anything runs BLAS on all threads again: for ~0.1 s after
         # such a call OpenBLAS's idle threads spin on the cores a slice's thread needs.
         split_s = self._step_seconds(split, arrays, settle=0.25)
+        split.release_memory()  # so that the two never hold their activations at once
         whole = self._compile_whole(arrays)  # a step that is mostly GEMMs may run faster
         seconds = {"whole": self._step_seconds(whole, arrays), "split": split_s}
         return split if pick(seconds, "whole", SPLIT_MARGIN) == "split" else whole
@@ -275,14 +280,14 @@ class Plan:
                     times.append(seconds)
         return statistics.median(times)
 
-    def _compile_one(self, arrays: list[Any]) -> Program:
+    def _compile_one(self, arrays: list[Any], tune: bool | None = None) -> Program:
         first = self._trace(arrays)
         second = self._trace([perturbed(a) for a in arrays])
         check_same_ops(first, second)
         check_constants(first, second)
         self.traces += 1
         with preserved(self.model):  # analysing runs the forward: no trace of it may stay
-            return Program(first, self.train, self.tune)
+            return Program(first, self.train, self.tune if tune is None else tune)
 
 
 def _arrays(batch: Sequence[Any]) -> list[Any]:

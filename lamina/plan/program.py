@@ -50,6 +50,11 @@ class Program:
         self.live = self._liveness()
         self.slots, self.slot_meta = assign_slots(trace, self.forward, self.live.last_use)
         self.frees = self.live.frees()
+        # The probe's arrays, and what each op kept of them, are a run's worth of
+        # activations that no run reads.
+        self.live.arrays = []
+        for n in self.forward:
+            n.fn.saved_tensors = ()
         self.buffers: list[Any] | None = None
         self.after_forward: Any = None  # a callable run between forward and backward
         # A program running one slice of a split batch (see split.Split) seeds backward
@@ -92,6 +97,16 @@ class Program:
                 n.fn.out_buffers = [self.buffers[self.slots[v]] if v in self.slots else None
                                     for v in n.outputs]
         self.step, self.source = emit(self)
+
+    def release_memory(self) -> None:
+        """Drop the buffers and what the ops kept from the last run (a step's
+        activations); the next run allocates them again. For a program kept aside while
+        another is measured."""
+        self.buffers = None
+        for n in self.forward:
+            n.fn.saved_tensors = ()
+            if isinstance(n.fn, Kernel):
+                n.fn.out_buffers = None
 
     def _param_grad(self, p: Any, g: Any, given: set[int]) -> None:
         if self.collected is None:

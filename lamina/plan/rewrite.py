@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from lamina.functions.activation import ReLU
 from lamina.functions.conv import Conv, out_size
 from lamina.functions.pooling import MaxPool
@@ -54,7 +52,6 @@ def fuse_conv_pool(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[st
         conv = maker.get(pool.inputs[0])
         if not (conv is not None and len(conv.inputs) > 1 and readers[pool.inputs[0]] == 1
                 and pool.inputs[0] not in trace.outputs
-                and isinstance(trace.arrays[pool.inputs[0]], np.ndarray)
                 and fusable(conv.fn, pool.fn, trace.shapes[conv.inputs[1]])):
             continue
         out[out.index(conv)] = Node(ConvMaxPool(conv.fn, pool.fn), conv.inputs,
@@ -73,8 +70,7 @@ def crop_for_pool(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str
         v = pool.inputs[0]
         conv = maker.get(v)
         if not (isinstance(pool.fn, MaxPool) and not any(pool.fn.p) and conv is not None
-                and type(conv.fn) is Conv and readers[v] == 1 and v not in trace.outputs
-                and isinstance(trace.arrays[v], np.ndarray)):
+                and type(conv.fn) is Conv and readers[v] == 1 and v not in trace.outputs):
             continue
         shape = trace.shapes[v]
         size = (1, shape[2]) if pool.fn.nd == 1 else shape[2:]

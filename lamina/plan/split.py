@@ -85,6 +85,11 @@ class Split:
                     *(np.concatenate(o) for o in zip(*(out[1:] for out in outs))))
         return tuple(np.concatenate(o) for o in zip(*outs))
 
+    def release_memory(self) -> None:
+        """Each slice's Program.release_memory."""
+        for program in self.programs:
+            program.release_memory()
+
     def _draw(self) -> None:
         """Draw each random op's numbers for the whole batch here, in the order eager mode
         draws them, and hand each slice its rows: the masks are eager's, whatever order

@@ -44,9 +44,21 @@ class Trace:
     tensors: list[Tensor | None]  # source tensors (params are read through them)
     shapes: list[tuple[int, ...]]
     dtypes: list[Any]
-    arrays: list[Any]  # trace-time arrays, used to find what backward keeps
+    arrays: list[Any]  # trace-time arrays (op outputs' until drop_activations)
     inputs: list[int] = field(default_factory=list)
     outputs: list[int] = field(default_factory=list)
+
+    def drop_activations(self) -> None:
+        """Free what the traced eager run kept: its op outputs, each op's input tensors
+        and what it saved for backward (a ResNet's window matrices): a step's worth of
+        activations, which the analysis recomputes. Constants, parameters and the batch
+        stay."""
+        for n in self.nodes:
+            n.fn.saved_tensors = ()
+            vars(n.fn).pop("inputs", None)  # the eager graph's edges: its input tensors
+        for v, kind in enumerate(self.kinds):
+            if kind == "op":
+                self.arrays[v] = None
 
     def signature(self) -> list[tuple[str, tuple[int, ...]]]:
         """What each op was and how it was wired: two traces of one program agree here."""

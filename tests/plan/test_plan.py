@@ -232,6 +232,29 @@ def test_buffers_are_reused_and_memory_is_reported() -> None:
     assert "Linear         input0" in text and "ReLU           v4 -> v5 (16, 64) [slot 0]" in text
 
 
+def test_a_compiled_plan_holds_one_steps_activations_not_the_traces() -> None:
+    """Tracing and the analysis each run the forward: what they made must be freed, so a
+    compiled plan holds what its last step kept (at most the live peak), and so does a
+    tuned plan whose tuning ran many steps."""
+    import tracemalloc
+
+    model = nn.Sequential(nn.Linear(256, 1024), nn.Tanh(), nn.Linear(1024, 1024), nn.Tanh(),
+                          nn.Linear(1024, 1024), nn.Tanh(), nn.Linear(1024, 10))
+    x = lm.tensor(np.ones((512, 256), np.float32))
+    y = lm.tensor(np.zeros(512, np.int64))
+    for tune in (False, True):
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            plan = compile(model, F.cross_entropy, (x, y), tune=tune)
+            held = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        live = plan.memory()["bytes_with_reuse"]
+        assert live > 5e6
+        assert held < 1.2 * live, (tune, held, live)
+
+
 def test_a_new_shape_traces_again_and_a_known_one_does_not() -> None:
     model = nn.Sequential(nn.Linear(4, 3))
     plan = compile(model, F.cross_entropy)
