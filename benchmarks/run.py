@@ -1,12 +1,13 @@
 """The standard workloads in lamina (eager and planned) and PyTorch, side by side.
 
     python benchmarks/run.py [--threads 2] [--steps 30] [--workloads mlp cnn ... lstm2]
-        [--no-inference] [--json out.json] [--png out.png]
+        [--no-inference] [--no-rbm] [--json out.json] [--png out.png]
     lamina bench                      # the same, from a source checkout
 
 Training steps of the toy workloads (mlp, cnn, lstm, transformer: benchmarks/workloads.py)
 and the realistic ones (resnet, gpt, lstm2: benchmarks/realistic.py), then batch-1
-inference of each (`name@1`: eval mode, no gradients).
+inference of each (`name@1`: eval mode, no gradients), then CD-1 training of an RBM
+against scikit-learn's BernoulliRBM (benchmarks/rbm.py; where scikit-learn is installed).
 
 Each framework runs each workload in its own process, its BLAS threads pinned, so none
 pays for another's imports or allocator state. For each: median, p10 and p90 step time,
@@ -23,6 +24,7 @@ MALLOC_MMAP_THRESHOLD_=33554432 first.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -35,6 +37,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rbm  # noqa: E402
 import realistic  # noqa: E402
 import workloads  # noqa: E402
 import workloads_torch  # noqa: E402
@@ -118,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", nargs="+", default=WORKLOADS, choices=WORKLOADS)
     parser.add_argument("--no-inference", action="store_true",
                         help="leave out the batch-1 inference rows")
+    parser.add_argument("--no-rbm", action="store_true",
+                        help="leave out CD-1 training of an RBM against scikit-learn")
     parser.add_argument("--json", type=Path, default=None,
                         help="also write every row, and the machine, as JSON")
     parser.add_argument("--png", type=Path, default=None,
@@ -158,10 +163,15 @@ def main(argv: list[str] | None = None) -> int:
         if max(losses) - min(losses) > 1e-4 * max(1.0, abs(losses[0])):  # or output sums
             print(f"  first losses disagree: {losses}; the frameworks do not run the same step")
             ok = False
+    rbm_rows = None
+    if not args.no_rbm and importlib.util.find_spec("sklearn") is not None:
+        rbm_rows = rbm.compare(args.threads, repeats=5)
+        print(f"\n{rbm.TITLE}, median of 5 trainings")
+        rbm.print_rows(rbm_rows)
     if args.json:
         args.json.write_text(json.dumps({"machine": machine, "blas": blas_line(),
-                                         "command": " ".join(sys.argv), "rows": table},
-                                        indent=1))
+                                         "command": " ".join(sys.argv), "rows": table,
+                                         "rbm": rbm_rows}, indent=1))
     if args.png:
         _bars(table, args.png, machine)
     return 0 if ok else 1

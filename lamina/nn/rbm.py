@@ -78,21 +78,22 @@ class RBM(Layer):
     def sample_hidden(self, v: Any) -> tuple[Any, Any]:
         """(p(h|v), a Bernoulli sample of h)."""
         p = self.hidden_probs(v)
-        return p, (state.rng().random(p.shape, dtype=np.float32) < p).astype(p.dtype)
+        return p, _bernoulli(p)
 
     def sample_visible(self, h: Any) -> tuple[Any, Any]:
         """(p(v|h), a Bernoulli sample of v)."""
         p = self.visible_probs(h)
-        return p, (state.rng().random(p.shape, dtype=np.float32) < p).astype(p.dtype)
+        return p, _bernoulli(p)
 
-    def gibbs(self, v: Any, k: int = 1) -> Any:
-        """Run k steps v -> h -> v of block Gibbs sampling; return the last visible sample."""
+    def gibbs(self, v: Any, k: int = 1, first_hidden: Any = None) -> Any:
+        """Run k steps v -> h -> v of block Gibbs sampling; return the last visible sample.
+        `first_hidden`: p(h | v) for the first step, where the caller has it already."""
         if k < 1:
             raise ValueError(f"RBM.gibbs: k must be >= 1; got {k}")
         v = np.asarray(getattr(v, "array", v))
-        for _ in range(k):
-            _, h = self.sample_hidden(v)
-            _, v = self.sample_visible(h)
+        for step in range(k):
+            p = first_hidden if step == 0 and first_hidden is not None else self.hidden_probs(v)
+            _, v = self.sample_visible(_bernoulli(p))
         return v
 
     def statistics(self, v: Any) -> dict[str, Any]:
@@ -106,6 +107,42 @@ class RBM(Layer):
         n = v.shape[0]
         return {"weight": h.T @ v / n, "visible_bias": v.mean(axis=0),
                 "hidden_bias": h.mean(axis=0)}
+
+    def contrastive_divergence(self, v: Any, k: int = 1, start: Any = None
+                               ) -> tuple[dict[str, Any], Any, dict[str, float]]:
+        """One CD-k estimate on the batch v, in arrays, sharing what the pieces share:
+        (gradients by parameter name, the chain's last visible sample, measures).
+
+        The chain runs k Gibbs steps from `start` (v where None: CD; a persistent chain:
+        PCD). The gradients are statistics(chain) - statistics(v), those of mean F(v) -
+        mean F(chain); the measures are that free-energy gap as `loss`, and
+        reconstruction_error and pseudo_log_likelihood of v, computed from p(h | v) and
+        W v + c once. Random numbers are drawn as gibbs, then pseudo_log_likelihood, draw
+        them."""
+        v = np.asarray(getattr(v, "array", v))
+        W, b, c = self.weight.array, self.visible_bias.array, self.hidden_bias.array
+        pre = v @ W.T + c
+        h = sigmoid_array(pre)
+        vk = self.gibbs(v if start is None else start, k, first_hidden=h if start is None
+                        else None)
+        pre_k = vk @ W.T + c
+        h_k = sigmoid_array(pre_k)
+        n, dv = v.shape[0], vk.sum(axis=0) - v.sum(axis=0)
+        grads = {"weight": (h_k.T @ vk - h.T @ v) / n, "visible_bias": dv / n,
+                 "hidden_bias": (h_k - h).sum(axis=0) / n}
+        # One unit flipped per sample: W v + c moves by that unit's column, signed.
+        idx = state.rng().integers(0, self.n_visible, n)
+        sign = 1 - 2 * v[np.arange(n), idx]
+        flipped = pre + W[:, idx].T * sign[:, None]
+        # sum_j softplus((W v + c)_j) for the data, the chain and the flipped data at once
+        soft = softplus_array(np.concatenate((pre, pre_k, flipped))).sum(axis=1)
+        # mean F(v) - mean F(chain), F(v) = -v . b - sum_j softplus((W v + c)_j)
+        loss = float(dv @ b + soft[n:2 * n].sum() - soft[:n].sum()) / n
+        gap = soft[:n] - soft[2 * n:] - sign * b[idx]  # F(v flipped) - F(v)
+        pseudo = -float(softplus_array(-gap).sum()) * self.n_visible / n
+        miss = v - self.visible_probs(h)
+        recon = float(np.vdot(miss, miss)) / miss.size
+        return grads, vk, {"loss": loss, "recon_error": recon, "pseudo_ll": pseudo}
 
     def reconstruction_error(self, v: Any) -> float:
         """Mean squared error between v and p(v | h ~ p(h|v)), one step, per element."""
@@ -130,3 +167,8 @@ class RBM(Layer):
 
     def get_config(self) -> dict[str, Any]:
         return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}
+
+
+def _bernoulli(p: Any) -> Any:
+    """A sample of units on with probabilities p, as p's dtype."""
+    return (state.rng().random(p.shape, dtype=np.float32) < p).astype(p.dtype)

@@ -125,7 +125,7 @@ class Optimizer:
 
             with enable_grad():
                 loss = closure()
-        whole, split = [], []
+        updates = []
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -134,14 +134,18 @@ class Optimizer:
                 if state is None:
                     state = self.state[p] = self.init_state(p.array, group)
                 grad = -p.grad.array if group.get("maximize") else p.grad.array
-                update = (p.array, grad, state, group)
-                if (self.elementwise and self.state_complete(state, group)
-                        and pieces.splittable(update)):
-                    split.append(update)
-                else:
-                    whole.append(update)
-        for update in whole:
-            self.update_param(*update)
+                updates.append((p.array, grad, state, group))
+        # Too few elements for two pieces (a small model): no thread would pay its start.
+        if not self.elementwise or sum(u[0].size for u in updates) < 2 * pieces.MIN_PIECE:
+            for update in updates:
+                self.update_param(*update)
+            return loss
+        split = []
+        for update in updates:
+            if self.state_complete(update[2], update[3]) and pieces.splittable(update):
+                split.append(update)
+            else:
+                self.update_param(*update)
         pieces.run(self.update_param, split, parallel.get_num_threads())
         return loss
 

@@ -399,6 +399,12 @@ def _energy_model(model: Any) -> Any:
     return model
 
 
+def _visible(batch: tuple[Tensor, ...]) -> Any:
+    """The batch's first tensor as visible units: an array, one row a sample."""
+    x = batch[0].array
+    return x.reshape(x.shape[0], -1)
+
+
 @register_algorithm("cd")
 class CD(Algorithm):
     """Contrastive divergence CD-k (Hinton, 2002), or persistent CD (Tieleman, 2008).
@@ -426,28 +432,33 @@ class CD(Algorithm):
     def train_one_batch(self, model: Layer, batch: tuple[Tensor, ...], updater: Any
                         ) -> dict[str, float]:
         rbm = _energy_model(model)
-        v0 = batch[0].reshape(batch[0].shape[0], -1)
+        v0 = _visible(batch)
         updater.pull()
-        start = v0.array
+        start = None
         if self.persistent and self.chain is not None and self.chain.shape == v0.shape:
             start = self.chain
-        vk = rbm.gibbs(start, self.k)
+        if callable(getattr(rbm, "contrastive_divergence", None)):  # all of it in arrays
+            grads, vk, logs = rbm.contrastive_divergence(v0, self.k, start)
+            for name, grad in grads.items():
+                updater.push(name, grad)
+        else:  # any energy model: differentiate its free energies
+            vk = rbm.gibbs(v0 if start is None else start, self.k)
+            loss = (rbm.free_energy(Tensor(v0)).mean()
+                    - rbm.free_energy(Tensor(vk)).mean())
+            push_gradients(loss, model, updater)
+            logs = {"loss": loss.item(), **self._measures(rbm, v0)}
         if self.persistent:
             self.chain = vk
-        loss = rbm.free_energy(v0).mean() - rbm.free_energy(Tensor(vk)).mean()
-        push_gradients(loss, model, updater)
         updater.step()
-        return {"loss": loss.item(), **self._measures(rbm, v0)}
+        return logs
 
     def test_one_batch(self, model: Layer, batch: tuple[Tensor, ...]) -> dict[str, float]:
-        rbm = _energy_model(model)
-        v0 = batch[0].reshape(batch[0].shape[0], -1)
-        return self._measures(rbm, v0)
+        return self._measures(_energy_model(model), _visible(batch))
 
-    def _measures(self, rbm: Any, v0: Tensor) -> dict[str, float]:
+    def _measures(self, rbm: Any, v0: Any) -> dict[str, float]:
         with no_grad():
-            return {"recon_error": rbm.reconstruction_error(v0.array),
-                    "pseudo_ll": rbm.pseudo_log_likelihood(v0.array)}
+            return {"recon_error": rbm.reconstruction_error(v0),
+                    "pseudo_ll": rbm.pseudo_log_likelihood(v0)}
 
     def state_dict(self) -> dict[str, Any]:
         return {"chain": self.chain} if self.chain is not None else {}

@@ -107,6 +107,53 @@ def test_cd_lowers_reconstruction_error(persistent) -> None:
         assert trainer.algorithm.state_dict()["chain"].shape == (20, 16)
 
 
+@pytest.mark.parametrize("persistent", [False, True])
+def test_cd_in_arrays_equals_differentiating_the_free_energies(persistent) -> None:
+    """RBM.contrastive_divergence (what CD runs on an RBM) against the general path: the
+    gradient of mean F(v) - mean F(chain) by autograd, in float64, and the measures taken
+    one by one, from the same random numbers."""
+    rng = np.random.default_rng(0)
+    v = (rng.random((12, 10)) < 0.4).astype(np.float64)
+    start = (rng.random((12, 10)) < 0.5).astype(np.float64) if persistent else None
+    lm.manual_seed(1)
+    rbm = nn.RBM(10, 7).double()
+    rbm.visible_bias.array[:] = rng.standard_normal(10)
+    rbm.hidden_bias.array[:] = rng.standard_normal(7)
+    state = lm.get_rng_state()
+    grads, chain, logs = rbm.contrastive_divergence(v, 2, start)
+    lm.set_rng_state(state)
+    expected_chain = rbm.gibbs(v if start is None else start, 2)
+    pseudo = rbm.pseudo_log_likelihood(v)
+    np.testing.assert_array_equal(chain, expected_chain)
+    loss = rbm.free_energy(lm.tensor(v)).mean() - rbm.free_energy(lm.tensor(chain)).mean()
+    loss.backward()
+    for name, p in rbm.named_parameters():
+        np.testing.assert_allclose(grads[name], p.grad.array, rtol=1e-10, atol=1e-12)
+    assert logs["loss"] == pytest.approx(loss.item(), rel=1e-10)
+    assert logs["recon_error"] == pytest.approx(rbm.reconstruction_error(v), rel=1e-10)
+    assert logs["pseudo_ll"] == pytest.approx(pseudo, rel=1e-10)
+
+
+def test_cd_trains_any_energy_model_by_its_free_energy() -> None:
+    """A model with the energy interface but no contrastive_divergence trains through
+    autograd, to the weights CD gives an RBM."""
+    class Plain(nn.RBM):
+        contrastive_divergence = None
+
+    rng = np.random.default_rng(0)
+    v = (rng.random((60, 12)) < 0.3).astype(np.float32)
+    weights = []
+    for cls in (nn.RBM, Plain):
+        lm.manual_seed(0)
+        rbm = cls(12, 5)
+        trainer = Trainer(rbm, optim.SGD(rbm.parameters(), lr=0.1), algorithm="cd", metrics=[])
+        history = trainer.fit(DataLoader(ArrayDataset(v), batch_size=20, shuffle=True), 2)
+        weights.append((rbm.weight.array.copy(), history[-1]))
+    np.testing.assert_allclose(weights[0][0], weights[1][0], rtol=1e-4, atol=1e-6)
+    for key in ("loss", "recon_error", "pseudo_ll"):
+        assert weights[0][1][key] == pytest.approx(weights[1][1][key], rel=1e-4, abs=1e-6)
+
+
 def test_cd_needs_an_energy_model() -> None:
     model = nn.Sequential(nn.Linear(4, 4))
     trainer = Trainer(model, optim.SGD(model.parameters(), lr=0.1), algorithm="cd")
