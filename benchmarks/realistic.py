@@ -25,13 +25,14 @@ LENGTH = {"gpt": 128, "lstm2": 64}
 VOCAB = 512
 
 
-def data(name: str, size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def data(name: str, size: int | None = None, length: int | None = None
+         ) -> tuple[np.ndarray, np.ndarray]:
     size = size or BATCH[name]
     rng = np.random.default_rng(1)
     if name == "resnet":
         return (rng.standard_normal((size, 3, 32, 32)).astype(np.float32),
                 rng.integers(0, 10, size))
-    shape = (size, LENGTH[name])
+    shape = (size, length or LENGTH[name])
     return rng.integers(0, VOCAB, shape), rng.integers(0, VOCAB, shape)
 
 
@@ -45,9 +46,13 @@ def initial(name: str, shape: tuple[int, ...]) -> np.ndarray:
     return (np.ones if name.endswith("weight") else np.zeros)(shape, np.float32)
 
 
-def build(t: Any, name: str) -> tuple[Any, Any, Callable[..., Any]]:
-    """(model, optimizer, loss_fn) in framework `t` (torch or lamina), same weights."""
-    model = getattr(models, name)(t)
+def build(t: Any, name: str, length: int | None = None) -> tuple[Any, Any, Callable[..., Any]]:
+    """(model, optimizer, loss_fn) in framework `t` (torch or lamina), same weights; a
+    gpt's context grows to `length` where that is longer."""
+    if name == "gpt" and length and length > LENGTH["gpt"]:
+        model = models.gpt(t, block_size=length)
+    else:
+        model = getattr(models, name)(t)
     with t.no_grad():
         for pname, p in model.named_parameters():  # a tied weight once, under its first name
             p.copy_(t.tensor(initial(pname, tuple(p.shape))))
@@ -67,11 +72,12 @@ def build(t: Any, name: str) -> tuple[Any, Any, Callable[..., Any]]:
 
 
 def train_step(t: Any, name: str, size: int | None = None, plan: Callable[..., Any] | None
-               = None) -> tuple[Callable[[], float], float]:
+               = None, length: int | None = None) -> tuple[Callable[[], float], float]:
     """A training step (forward, loss, backward, update) and the first loss in eval mode.
-    `plan(model, loss_fn, x, y)` compiles the step (lamina only)."""
-    model, opt, loss_fn = build(t, name)
-    x, y = (t.tensor(a) for a in data(name, size))
+    `plan(model, loss_fn, x, y)` compiles the step (lamina only); `length`: the sequence
+    length of gpt and lstm2."""
+    model, opt, loss_fn = build(t, name, length)
+    x, y = (t.tensor(a) for a in data(name, size, length))
     model.eval()
     with t.no_grad():
         first = float(loss_fn(model(x), y).item())

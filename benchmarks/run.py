@@ -41,7 +41,13 @@ import rbm  # noqa: E402
 import realistic  # noqa: E402
 import workloads  # noqa: E402
 import workloads_torch  # noqa: E402
-from common import blas_line, import_torch, run_isolated, step_times  # noqa: E402
+from common import (  # noqa: E402
+    blas_line,
+    import_torch,
+    run_isolated,
+    step_times,
+    tuned_compile,
+)
 
 FRAMEWORKS = ("eager", "planned", "torch")
 TOYS = ["mlp", "cnn", "lstm", "transformer"]
@@ -78,14 +84,7 @@ def _step(framework: str, name: str, timing: dict[str, float]) -> tuple[Any, flo
         step, first = module.infer_step(t, base, plan)
         return step, first, 1
     if base in realistic.BATCH:
-        def compile_(m: Any, loss: Any, x: Any, y: Any) -> Any:
-            try:
-                return t.plan.compile(m, loss, (x, y), tune=True, threads=threads)
-            except t.plan.TraceError as e:  # a batch this model cannot split over threads
-                print(f"{name}: one thread ({e})", file=sys.stderr)
-                return t.plan.compile(m, loss, (x, y), tune=True)
-
-        plan = timed(compile_)
+        plan = timed(tuned_compile(t, threads, name))
         step, first = realistic.train_step(t, base, plan=plan)
         return step, first, realistic.BATCH[base]
     if framework == "torch":

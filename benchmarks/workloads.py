@@ -81,7 +81,9 @@ def _transformer_weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
     return out
 
 
-def batch(name: str, size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def batch(name: str, size: int | None = None, length: int | None = None
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """The batch of `size` (the default's) samples; `length` steps for the lstm."""
     size = size or DEFAULT_BATCH[name]
     rng = np.random.default_rng(1)
     if name == "mlp":
@@ -89,7 +91,8 @@ def batch(name: str, size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     if name == "cnn":
         return (rng.standard_normal((size, 1, 28, 28)).astype(np.float32),
                 rng.integers(0, 10, size))
-    return rng.integers(0, VOCAB, (size, SEQ)), rng.integers(0, VOCAB, (size, SEQ))
+    shape = (size, length or SEQ)
+    return rng.integers(0, VOCAB, shape), rng.integers(0, VOCAB, shape)
 
 
 # -- lamina -------------------------------------------------------------------------------------
@@ -153,8 +156,8 @@ def infer_step(t: Any, name: str, plan: Callable[..., Any] | None = None
     return inference(t, model, t.tensor(batch(name, 1)[0]), plan)
 
 
-def lamina_step(name: str, size: int | None = None, planned: bool = False, threads: int = 1
-                ) -> Callable[[], float]:
+def lamina_step(name: str, size: int | None = None, planned: bool = False, threads: int = 1,
+                length: int | None = None) -> Callable[[], float]:
     """An eager step, or a tuned plan's, which may split the batch over `threads` (the
     tuner keeps the split or the whole step, whichever is faster)."""
     import lamina as lm
@@ -163,7 +166,7 @@ def lamina_step(name: str, size: int | None = None, planned: bool = False, threa
     lm.runtime.tune_process()  # as the Trainer and `lamina train` do
     model, loss_fn = lamina_model(name), lamina_loss(name)
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = (lm.tensor(a) for a in batch(name, size))
+    x, y = (lm.tensor(a) for a in batch(name, size, length))
     plan = (lm.plan.compile(model, loss_fn, (x, y), tune=True, threads=threads) if planned
             else None)
     return training(model, opt, loss_fn, x, y, plan)

@@ -39,13 +39,14 @@ def torch_model(name: str) -> Any:
     return model
 
 
-def torch_step(name: str, size: int | None = None) -> Callable[[], float]:
+def torch_step(name: str, size: int | None = None, length: int | None = None
+               ) -> Callable[[], float]:
     import torch
     import torch.nn.functional as tF
 
     model = torch_model(name)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = (torch.tensor(a) for a in batch(name, size))
+    x, y = (torch.tensor(a) for a in batch(name, size, length))
     y = y.reshape(-1)
 
     def step() -> float:

@@ -81,3 +81,15 @@ def test_distributed_prints_round_times_and_throughput(tmp_path) -> None:
     assert len(re.findall(rf"^\s+1,000,000\s+[12]\s+2\s+{NUMBER}\s*$", out, re.MULTILINE)) == 2
     assert len(json.loads((tmp_path / "d.json").read_text())["rounds"]) == 4
     assert re.search(rf"2 workers:\s+{NUMBER}", out)
+
+
+def test_sweep_and_stability_print_a_row_per_point(tmp_path) -> None:
+    out = _run("sweep.py", "--steps", "2", "--points", "mlp/16", "lstm:32", "--json",
+               str(tmp_path / "s.json"), "--png", str(tmp_path / "s.png"))
+    rows = json.loads((tmp_path / "s.json").read_text())["rows"]
+    assert sorted(rows) == ["lstm:32", "mlp/16"]
+    assert all(rows[p][fw] > 0 for p in rows for fw in ("eager", "planned", "torch"))
+    assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
+    assert re.search(rf"^lstm:32(\s+{NUMBER}){{5}}$", out, re.MULTILINE)
+    out = _run("stability.py", "--processes", "2", "--steps", "2", "--points", "mlp/16")
+    assert re.search(rf"^mlp/16(\s+{NUMBER}){{4}}\s+\({NUMBER}, {NUMBER}\)$", out, re.MULTILINE)
