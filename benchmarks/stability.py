@@ -4,11 +4,11 @@ in separate processes.
     python benchmarks/stability.py [--threads 2] [--processes 10] [--steps 30]
         [--points mlp/256 cnn/64 lstm:50]
 
-Each process compiles the planned step of the point (as benchmarks/sweep.py does: tuned,
-split over the threads where the model allows) and times it; the table gives the median
-over processes, the slowest, and the slowest over the median. Tuning picks kernels by
-timing them, so a noisy moment during one compile can leave a slower plan: that is what
-this measures.
+Each process compiles the planned step of the point (as benchmarks/sweep.py does: split
+over the threads where the model allows, the toy workloads' tuned) and times it; the table
+gives the median over processes, the slowest, and the slowest over the median. Tuning
+picks kernels by timing them, so a noisy moment during one compile can leave a slower
+plan: that is what this measures.
 """
 
 from __future__ import annotations

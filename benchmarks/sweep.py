@@ -9,8 +9,9 @@
 
 A point is `name/batch` or `name:length`. Each framework runs each point in its own
 process, its BLAS threads pinned, the plan compiled as benchmarks/run.py compiles it
-(tuned, split over the threads where the model allows). Prints the median step of each
-and lamina's ratios to PyTorch's; the PNG draws the ratios against the size.
+(split over the threads where the model allows; the toy workloads' tuned). Prints the
+median step of each and lamina's ratios to PyTorch's; the PNG draws the ratios against
+the size.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import realistic  # noqa: E402
 import workloads  # noqa: E402
-from common import import_torch, run_isolated, step_times, tuned_compile  # noqa: E402
+from common import import_torch, run_isolated, split_compile, step_times  # noqa: E402
 
 BATCHES = [16, 64, 256, 1024]
 LENGTHS = [32, 128, 512]
@@ -50,7 +51,7 @@ def step(framework: str, point: str) -> Any:
     threads = int(os.environ["OPENBLAS_NUM_THREADS"])
     if name in realistic.BATCH:
         t = import_torch(threads) if framework == "torch" else _lamina()
-        plan = tuned_compile(t, threads, point) if framework == "planned" else None
+        plan = split_compile(t, threads, point) if framework == "planned" else None
         return realistic.train_step(t, name, size, plan, length)[0]
     if framework == "torch":
         import_torch(threads)
