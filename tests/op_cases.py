@@ -77,7 +77,8 @@ unary("clip_method", lambda x: x.clip(max=0.5), lambda x: np.minimum(x, 0.5),
       lambda x: x.clamp(max=0.5), make=away_from_zero)
 
 for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
-               ((5, 2, 3), (3, 4)), ((5, 2, 3), (5, 3, 4)), ((1, 2, 3), (4, 3, 2))]:
+               ((5, 2, 3), (3, 4)), ((2, 3, 2, 3), (3, 4)), ((5, 2, 3), (5, 3, 4)),
+               ((1, 2, 3), (4, 3, 2))]:
     CASES.append(Case(f"matmul{sa}{sb}", lambda a, b: a @ b, np.matmul,
                       inputs(randn(*sa), randn(*sb)), lambda a, b: a @ b))
 
@@ -156,6 +157,11 @@ CASES += [
          randn(5)), lambda x, W, b: _t().nn.functional.linear(x, W, b)),
     Case("linear_nobias_3d", F.linear, lambda x, W: x @ W.T, inputs(randn(2, 4, 3), randn(5, 3)),
          lambda x, W: _t().nn.functional.linear(x, W)),
+    # a time-major view of a batch-first array, as an LSTM reads it: not contiguous
+    Case("linear_3d_strided", lambda x, W, b: F.linear(x.transpose(0, 1), W, b),
+         lambda x, W, b: np.swapaxes(x, 0, 1) @ W.T + b,
+         inputs(randn(4, 2, 3), randn(5, 3), randn(5)),
+         lambda x, W, b: _t().nn.functional.linear(x.transpose(0, 1), W, b)),
     Case("embedding", lambda ids, W: F.embedding(ids, W), lambda ids, W: W[ids],
          inputs(lambda rng: np.array([[0, 2, 2], [4, 0, 1]]), randn(5, 3)),
          lambda ids, W: _t().nn.functional.embedding(ids, W)),

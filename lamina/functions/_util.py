@@ -83,3 +83,17 @@ def laid_out_like(memory: Any, like: Any) -> Any:
     if like.ndim < 2 or like.flags.c_contiguous:
         return memory.reshape(like.shape)
     return in_order(memory.reshape(-1), like.shape, axis_order(like))
+
+
+def gemm_rows(x: Any, m: Any, out: Any = None) -> Any:
+    """x (..., K) @ m (K, N) as one GEMM over x's rows laid end to end, shaped (..., N).
+
+    np.matmul runs a stacked x as one GEMM per leading index: many small products, about
+    2.5x slower than one large one for an LSTM's (T, B, K) inputs. The flat view costs
+    nothing where x is contiguous, and one copy where it is not.
+    """
+    if x.ndim <= 2 or (out is not None and not out.flags.c_contiguous):
+        return np.matmul(x, m, out=out)
+    flat = np.matmul(x.reshape(-1, x.shape[-1]), m,
+                     out=None if out is None else out.reshape(-1, m.shape[-1]))
+    return flat.reshape(*x.shape[:-1], m.shape[-1])

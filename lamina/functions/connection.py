@@ -9,6 +9,7 @@ import numpy as np
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions._util import gemm_rows
 
 
 class Linear(Function):
@@ -20,7 +21,7 @@ class Linear(Function):
         # A non-finite input gives non-finite outputs and no NumPy warning, as in PyTorch
         # (some BLAS kernels multiply it by padding zeros): the NaN guard reports it.
         with np.errstate(invalid="ignore", over="ignore"):
-            y = np.matmul(x, W.T, out=out)
+            y = gemm_rows(x, W.T, out=out)
         if b is not None:
             y += b
         return y
@@ -44,7 +45,7 @@ class Linear(Function):
         need = self.needs_input_grad
         gx = None
         if need[0]:
-            gx = (W.T @ gy.T).T if self.x_transposed else gy @ W
+            gx = (W.T @ gy.T).T if self.x_transposed else gemm_rows(gy, W)
         gW = None
         if need[1]:
             gW = gy.reshape(-1, gy.shape[-1]).T @ x.reshape(-1, x.shape[-1])

@@ -11,7 +11,7 @@ from lamina import dtypes
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import expand_reduced, normalize_axis, sum_to
+from lamina.functions._util import expand_reduced, gemm_rows, normalize_axis, sum_to
 from lamina.functions.operands import cast, constant_op, operands
 
 # -- elementwise binary ops ----------------------------------------------------------------
@@ -369,7 +369,7 @@ class MatMul(Function):
         need_a, need_b = self.needs_input_grad
         self.save_for_backward(a if need_b else None, b if need_a else None)
         self.a_meta, self.b_meta = (a.shape, a.dtype), (b.shape, b.dtype)
-        return a @ b
+        return gemm_rows(a, b) if b.ndim == 2 else a @ b
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
         a, b = self.saved_tensors
@@ -382,11 +382,16 @@ class MatMul(Function):
         if len(a_shape) == 1:
             gy = np.expand_dims(gy, -2)
         ga = gb = None
+        stacked_a = len(a_shape) > 2 and len(b_shape) == 2  # (..., K) @ (K, N): flat rows
         if self.needs_input_grad[0]:
-            ga = gy @ np.swapaxes(b.reshape(b_mat), -1, -2)
+            bT = np.swapaxes(b.reshape(b_mat), -1, -2)
+            ga = gemm_rows(gy, bT) if stacked_a else gy @ bT
             ga = sum_to(ga, a_mat).reshape(a_shape).astype(a_dtype, copy=False)
         if self.needs_input_grad[1]:
-            gb = np.swapaxes(a.reshape(a_mat), -1, -2) @ gy
+            if stacked_a:  # summed over the rows by the GEMM itself, not a stack of them
+                gb = a.reshape(-1, a_shape[-1]).T @ gy.reshape(-1, gy.shape[-1])
+            else:
+                gb = np.swapaxes(a.reshape(a_mat), -1, -2) @ gy
             gb = sum_to(gb, b_mat).reshape(b_shape).astype(b_dtype, copy=False)
         return ga, gb
 
