@@ -2,7 +2,9 @@
 
 The energy model interface, used by the CD algorithm through duck typing:
 `free_energy(v)`, `sample_hidden(v)`, `sample_visible(h)`, `gibbs(v, k)`,
-`statistics(v, h)`, `reconstruction_error(v)`, `pseudo_log_likelihood(v)`.
+`statistics(v)`, `reconstruction_error(v)`, `pseudo_log_likelihood(v)`; optionally
+`contrastive_divergence(v, k, start)`, the whole CD-k estimate in arrays, which CD then
+uses instead of differentiating free energies.
 """
 
 from __future__ import annotations
