@@ -21,9 +21,10 @@ from typing import Any
 
 # OpenBLAS's idle threads spin for 2**28 cycles (about 0.1 s) after every call before they
 # sleep, holding the cores that lamina's own threads need right after the GEMMs (an
-# optimizer's pieces, a split plan's slices). 2**12 cycles still covers the gap between
-# back-to-back GEMMs.
-BLAS_THREAD_TIMEOUT = "12"
+# optimizer's pieces, a split plan's slices). 2**20 cycles (well under a millisecond)
+# still covers the gaps between the ops of one step: threads that fall asleep between
+# them (2**12 did) are woken for every small GEMM, which made batch-1 inference slower.
+BLAS_THREAD_TIMEOUT = "20"
 
 _threads: int | None = None
 _pool: ThreadPoolExecutor | None = None

@@ -3,11 +3,11 @@
 `tune_process()` makes two settings, each only where the user has not made their own:
 - glibc's malloc keeps freed memory (lamina/allocator.py), so an eager step does not
   page-fault its memory back in after the previous one gave it to the OS;
-- OpenBLAS's idle threads sleep soon after each call instead of spinning on the cores that
-  lamina's own threads need (lamina/parallel.py). OpenBLAS reads this when NumPy loads,
-  so it takes effect only in a process that sets it first: the `lamina` command does
-  (it starts itself again with the variable set), a script can export
-  `OPENBLAS_THREAD_TIMEOUT=12`.
+- OpenBLAS's idle threads sleep soon after each call instead of spinning, for 0.1 s, on
+  the cores that lamina's own threads need (lamina/parallel.py). OpenBLAS reads this when
+  NumPy loads, so it takes effect only in a process that sets it first: the `lamina`
+  command does (it starts itself again with the variable set), a script can export
+  `OPENBLAS_THREAD_TIMEOUT=20`.
 
 The `lamina` command and `Trainer` call it by default; `LAMINA_TUNE_PROCESS=0` in the
 environment turns it off. A plain `import lamina` changes nothing process-wide.
