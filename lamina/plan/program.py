@@ -50,12 +50,11 @@ class Program:
         self.live = self._liveness()
         self.slots, self.slot_meta = assign_slots(trace, self.forward, self.live.last_use)
         self.frees = self.live.frees()
+        self.buffers: list[Any] | None = None
         # The probe's arrays, and what each op kept of them, are a run's worth of
         # activations that no run reads.
         self.live.arrays = []
-        for n in self.forward:
-            n.fn.saved_tensors = ()
-        self.buffers: list[Any] | None = None
+        self.release_memory()
         self.after_forward: Any = None  # a callable run between forward and backward
         # A program running one slice of a split batch (see split.Split) seeds backward
         # with its slice's weight in the loss and keeps its parameters' gradients in
