@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "lamina"
 RANKS = {
     **dict.fromkeys(["autograd", "dtypes", "state", "random", "errors", "backend",
-                     "parallel", "allocator", "runtime", "creation", "return_types",
+                     "parallel", "fused", "allocator", "runtime", "creation", "return_types",
                      "schema", "version", "registry"], 0),
     **dict.fromkeys(["functions", "tensor_functions"], 1),
     "nn": 2,

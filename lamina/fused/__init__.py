@@ -1,0 +1,101 @@
+"""Fused elementwise kernels: a chain of elementwise operations in one pass over memory.
+
+NumPy runs an operation at a time, each a pass over its arrays; a chain of them (GELU's
+erf polynomial, Adam's update) is bound by those passes. Here each chain is one kernel,
+compiled by numba where it is installed (`pip install 'lamina[fast]'`) and otherwise
+NumPy over cache-sized chunks, with the same formulas: both give the same results to
+float32 rounding. numba is imported at the first call, never by `import lamina`, and
+keeps its machine code on disk, so only the first process on a machine compiles.
+
+    lamina.fused.backend()            # "numba" or "numpy"
+    lamina.fused.set_backend("numpy") # the fallback, for comparison; or LAMINA_FUSED=numpy
+
+The kernels take float32 arrays; the ops that call them keep their own NumPy code for other
+dtypes (float64 stays exact, for gradient checks).
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from lamina import parallel
+from lamina.fused import numpy_kernels
+
+BACKENDS = ("numba", "numpy")
+_chosen: str | None = None  # None: from LAMINA_FUSED, else numba where installed
+_numba: ModuleType | None = None
+
+
+def set_backend(name: str | None) -> str:
+    """Run fused kernels with `name` ("numba" or "numpy"; None: the default again) and
+    return the backend in use before. "numba" where numba is missing is an error."""
+    global _chosen
+    if name is not None and name not in BACKENDS:
+        raise ValueError(f"fused.set_backend: expected one of {BACKENDS} or None, got {name!r}")
+    before = backend()
+    if name == "numba" and _load_numba() is None:
+        raise ImportError("fused.set_backend('numba'): numba is not installed; "
+                          "pip install 'lamina[fast]' (or numba)")
+    _chosen = name
+    return before
+
+
+def backend() -> str:
+    """The backend fused kernels run on now: "numba" or "numpy"."""
+    name = _chosen or os.environ.get("LAMINA_FUSED", "").strip().lower() or "numba"
+    if name not in BACKENDS:
+        raise ValueError(f"LAMINA_FUSED must be one of {BACKENDS}; got {name!r}")
+    return "numba" if name == "numba" and _load_numba() is not None else "numpy"
+
+
+def _load_numba() -> ModuleType | None:
+    global _numba
+    if _numba is None:
+        try:
+            from lamina.fused import numba_kernels
+        except ImportError:
+            return None
+        _numba = numba_kernels
+    return _numba
+
+
+def compiled() -> ModuleType | None:
+    """The numba kernels where they run now, else None: for a rule whose NumPy form lives
+    with it (Adam's update, in lamina/optim/adam.py)."""
+    return _numba if backend() == "numba" else None
+
+
+def kernels() -> ModuleType:
+    """The module of kernels for the backend in use."""
+    return _numba if backend() == "numba" else numpy_kernels  # type: ignore[return-value]
+
+
+def fits(*arrays: Any) -> bool:
+    """Whether the arrays are what the kernels take: float32 NumPy arrays, C-contiguous."""
+    return all(type(a) is np.ndarray and a.dtype == np.float32 and a.flags.c_contiguous
+               for a in arrays)
+
+
+def _in_pieces(kernel: Any, *arrays: Any) -> None:
+    """kernel(*slices) over equal ranges of the flattened arrays, on lamina's threads."""
+    flat = [a.reshape(-1) for a in arrays]
+    parallel.pieces(flat[0].size, lambda lo, hi: kernel(*(f[lo:hi] for f in flat)))
+
+
+def gelu(x: Any) -> tuple[Any, Any]:
+    """(x * Phi(x), Phi(x)) for a float32 C-contiguous x (see `fits`); Phi as in
+    lamina/fused/constants.py, within 4e-7 of the exact one in float32."""
+    y, phi = np.empty_like(x), np.empty_like(x)
+    _in_pieces(kernels().gelu_forward, x, y, phi)
+    return y, phi
+
+
+def gelu_backward(x: Any, phi: Any, gy: Any) -> Any:
+    """The gradient of GELU from gy, x and the Phi(x) that `gelu` returned."""
+    gx = np.empty_like(x)
+    _in_pieces(kernels().gelu_backward, x, phi, gy, gx)
+    return gx

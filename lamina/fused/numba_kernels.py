@@ -1,0 +1,62 @@
+"""The fused kernels compiled by numba: one pass over memory each, where NumPy makes one
+pass an operation. Imported only by lamina.fused, and only where numba is installed.
+
+Every kernel is serial, takes 1-D contiguous float32 arrays and releases the GIL
+(`nogil`), so lamina's own threads run it in pieces (lamina.parallel.pieces), as they run
+NumPy's. `cache=True` keeps the machine code on disk (numba's cache, beside this file or
+in the user's cache folder): the second process pays no compile time. `fastmath` lets
+LLVM vectorize; the results agree with the NumPy kernels (lamina/fused/numpy_kernels.py)
+to float32 rounding, which tests/test_fused.py checks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_SQRT2, INV_SQRT2PI
+
+_jit = numba.njit(nogil=True, fastmath=True, cache=True, error_model="numpy")
+
+_f = np.float32
+A1, A2, A3, A4, A5, P = _f(AS_A1), _f(AS_A2), _f(AS_A3), _f(AS_A4), _f(AS_A5), _f(AS_P)
+HALF, ONE, R2, R2PI = _f(0.5), _f(1.0), _f(INV_SQRT2), _f(INV_SQRT2PI)
+
+
+@_jit
+def gelu_forward(x, y, phi):  # type: ignore[no-untyped-def]
+    """y = x * Phi(x) and phi = Phi(x), Phi by Abramowitz & Stegun 7.1.26 (see constants)."""
+    for i in range(x.size):
+        v = x[i]
+        z = abs(v) * R2
+        t = ONE / (ONE + P * z)
+        tail = HALF * t * (A1 + t * (A2 + t * (A3 + t * (A4 + t * A5)))) * math.exp(-z * z)
+        p = tail if v < 0 else ONE - tail
+        phi[i] = p
+        y[i] = v * p
+
+
+@_jit
+def gelu_backward(x, phi, gy, gx):  # type: ignore[no-untyped-def]
+    """gx = gy * (Phi(x) + x * N(x)), N the standard normal density."""
+    for i in range(x.size):
+        v = x[i]
+        gx[i] = gy[i] * (phi[i] + v * R2PI * math.exp(-HALF * v * v))
+
+
+@_jit
+def adam(p, g, m, v, c1, b2, c2, step_size, bias2_root, eps, shrink, l2):  # type: ignore[no-untyped-def]
+    """One Adam step in place, the scalars float32 (c1 = 1 - b1 and c2 = 1 - b2, rounded
+    once from the exact difference, as NumPy's would be): p *= shrink (decoupled decay),
+    g + l2 * p (L2 decay), both moments, then
+    p -= step_size * m / (sqrt(v) / bias2_root + eps)."""
+    for i in range(p.size):
+        pi = p[i] * shrink
+        gi = g[i] + l2 * pi
+        mi = m[i] + c1 * (gi - m[i])
+        vi = b2 * v[i] + c2 * gi * gi
+        m[i] = mi
+        v[i] = vi
+        p[i] = pi - step_size * mi / (math.sqrt(vi) / bias2_root + eps)

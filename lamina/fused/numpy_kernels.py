@@ -1,0 +1,56 @@
+"""The fused kernels in NumPy: the fallback where numba is not installed, with the same
+signatures and formulas as lamina/fused/numba_kernels.py. Each walks its arrays in chunks
+that stay in cache, so its dozen passes an element cost cache bandwidth, not memory's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_SQRT2, INV_SQRT2PI
+
+CHUNK = 1 << 14  # elements: three float32 scratch arrays of this size sit in L2
+
+_f = np.float32
+A1, A2, A3, A4, A5, P = _f(AS_A1), _f(AS_A2), _f(AS_A3), _f(AS_A4), _f(AS_A5), _f(AS_P)
+HALF, ONE, R2, R2PI = _f(0.5), _f(1.0), _f(INV_SQRT2), _f(INV_SQRT2PI)
+
+
+def gelu_forward(x: Any, y: Any, phi: Any) -> None:
+    """y = x * Phi(x) and phi = Phi(x), Phi by Abramowitz & Stegun 7.1.26 (see constants)."""
+    z, t, sign = np.empty(CHUNK, x.dtype), np.empty(CHUNK, x.dtype), np.empty(CHUNK, bool)
+    for lo in range(0, x.size, CHUNK):
+        xs, ys, ps = x[lo:lo + CHUNK], y[lo:lo + CHUNK], phi[lo:lo + CHUNK]
+        n = xs.size
+        zs, ts, pos = z[:n], t[:n], sign[:n]
+        np.abs(xs, out=zs)
+        zs *= R2
+        np.multiply(zs, P, out=ts)
+        ts += ONE
+        np.reciprocal(ts, out=ts)
+        np.multiply(ts, A5, out=ps)
+        for a in (A4, A3, A2, A1):
+            ps += a
+            ps *= ts
+        np.square(zs, out=zs)
+        np.negative(zs, out=zs)
+        np.exp(zs, out=zs)
+        ps *= zs
+        ps *= HALF  # erfc(|x| / sqrt 2) / 2: Phi(x) for x < 0, 1 - Phi(x) otherwise
+        np.greater_equal(xs, 0, out=pos)
+        np.subtract(ONE, ps, out=ps, where=pos)
+        np.multiply(xs, ps, out=ys)
+
+
+def gelu_backward(x: Any, phi: Any, gy: Any, gx: Any) -> None:
+    """gx = gy * (Phi(x) + x * N(x)), N the standard normal density."""
+    for lo in range(0, x.size, CHUNK):
+        xs, out = x[lo:lo + CHUNK], gx[lo:lo + CHUNK]
+        np.square(xs, out=out)
+        out *= -HALF
+        np.exp(out, out=out)
+        out *= R2PI
+        out *= xs
+        out += phi[lo:lo + CHUNK]
+        out *= gy[lo:lo + CHUNK]

@@ -1,0 +1,175 @@
+"""lamina.fused: the numba kernels and their NumPy fallback give the same results to float32
+rounding, match PyTorch, keep their machine code on disk, and stay out of `import lamina`."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lamina as lm
+import lamina.functions as F
+import lamina.fused as fused
+
+needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                 reason="numba is not installed (pip install 'lamina[fast]')")
+
+
+@pytest.fixture(params=[pytest.param("numba", marks=needs_numba), "numpy"])
+def backend(request):
+    before = fused.set_backend(request.param)
+    yield request.param
+    fused.set_backend(None)
+    assert fused.backend() == before
+
+
+def _gelu_inputs(size=300_001):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(size) * 3).astype(np.float32)
+    x[:5] = [0.0, -0.0, 12.0, -12.0, 1e-6]
+    return x, rng.standard_normal(size).astype(np.float32)
+
+
+@needs_numba
+def test_gelu_kernels_agree_with_each_other_to_float32_rounding():
+    x, gy = _gelu_inputs()
+    out = {}
+    for name in fused.BACKENDS:
+        fused.set_backend(name)
+        y, phi = fused.gelu(x)
+        out[name] = (y, phi, fused.gelu_backward(x, phi, gy))
+    fused.set_backend(None)
+    for a, b in zip(out["numba"], out["numpy"]):
+        # x reaches 12 here, where float32's spacing is 1e-6.
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=5e-7)
+
+
+def test_gelu_phi_is_within_the_formulas_error_of_the_exact_one(backend):
+    from scipy.special import erf
+
+    x, _ = _gelu_inputs()
+    _, phi = fused.gelu(x)
+    exact = 0.5 * (1 + erf(x.astype(np.float64) / np.sqrt(2)))
+    # Abramowitz & Stegun 7.1.26: 1.5e-7 on erf, 7.5e-8 on Phi, plus float32 rounding.
+    assert np.abs(phi - exact).max() < 4e-7
+    assert abs(phi[0] - 0.5) < 2e-7 and phi[2] == 1.0 and 0 <= phi[3] < 1e-30
+
+
+@pytest.mark.torch
+def test_gelu_values_and_gradients_match_pytorch(backend):
+    torch = pytest.importorskip("torch")
+    x, gy = _gelu_inputs()
+    x, gy = x.reshape(1, 300_001), gy.reshape(1, 300_001)
+    xt = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.gelu(xt).backward(torch.tensor(gy))
+    xl = lm.tensor(x, requires_grad=True)
+    yl = F.gelu(xl)
+    yl.backward(lm.tensor(gy))
+    np.testing.assert_allclose(yl.detach().numpy(), torch.nn.functional.gelu(xt).detach().numpy(),
+                               rtol=1e-5, atol=3e-6)
+    np.testing.assert_allclose(xl.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=3e-6)
+
+
+def test_gelu_of_a_strided_float32_array_and_of_float64_stay_exact_paths(backend):
+    from scipy.special import erf
+
+    x = np.linspace(-4, 4, 64, dtype=np.float64).reshape(8, 8)
+    y = F.gelu(lm.tensor(x)).numpy()  # float64: exact erf, for gradient checks
+    np.testing.assert_allclose(y, x * 0.5 * (1 + erf(x / np.sqrt(2))), rtol=1e-14, atol=0)
+    x32 = x.astype(np.float32).T  # not C-contiguous: the op's own NumPy code
+    np.testing.assert_allclose(F.gelu(lm.tensor(x32)).numpy(), y.T, rtol=2e-6, atol=2e-7)
+
+
+def _adam_run(opt_name, backend_name, steps=5, **kw):
+    fused.set_backend(backend_name)
+    rng = np.random.default_rng(1)
+    p = lm.nn.Parameter(lm.tensor(rng.standard_normal((300, 700)).astype(np.float32)))
+    opt = getattr(lm.optim, opt_name)([p], lr=1e-2, **kw)
+    for s in range(steps):
+        p.grad = lm.tensor(rng.standard_normal(p.shape).astype(np.float32) * (s + 1))
+        opt.step()
+    fused.set_backend(None)
+    return p.detach().numpy(), opt.state[p]
+
+
+@needs_numba
+@pytest.mark.parametrize("opt_name,kw", [("Adam", {}), ("Adam", {"weight_decay": 0.1}),
+                                         ("AdamW", {"weight_decay": 0.1}),
+                                         ("Adam", {"maximize": True, "betas": (0.8, 0.9)})])
+def test_fused_adam_agrees_with_the_numpy_update(opt_name, kw):
+    p1, s1 = _adam_run(opt_name, "numba", **kw)
+    p2, s2 = _adam_run(opt_name, "numpy", **kw)
+    assert s1["step"] == s2["step"] == 5
+    np.testing.assert_allclose(p1, p2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(s1["exp_avg"], s2["exp_avg"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(s1["exp_avg_sq"], s2["exp_avg_sq"], rtol=1e-5, atol=1e-6)
+
+
+@needs_numba
+@pytest.mark.torch
+@pytest.mark.parametrize("opt_name", ["Adam", "AdamW"])
+def test_fused_adam_matches_pytorch(opt_name):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((300, 700)).astype(np.float32)
+    grads = [rng.standard_normal(w.shape).astype(np.float32) for _ in range(5)]
+    pl, pt = lm.nn.Parameter(lm.tensor(w)), torch.nn.Parameter(torch.tensor(w))
+    ol = getattr(lm.optim, opt_name)([pl], lr=1e-2, weight_decay=0.1, betas=(0.9, 0.95))
+    ot = getattr(torch.optim, opt_name)([pt], lr=1e-2, weight_decay=0.1, betas=(0.9, 0.95))
+    assert fused.backend() == "numba"
+    for g in grads:
+        pl.grad, pt.grad = lm.tensor(g), torch.tensor(g)
+        ol.step()
+        ot.step()
+    np.testing.assert_allclose(pl.detach().numpy(), pt.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_backend_names_are_checked(monkeypatch):
+    with pytest.raises(ValueError, match="expected one of"):
+        fused.set_backend("cuda")
+    monkeypatch.setenv("LAMINA_FUSED", "llvm")
+    with pytest.raises(ValueError, match="LAMINA_FUSED must be one of"):
+        fused.backend()
+    monkeypatch.setenv("LAMINA_FUSED", "numpy")
+    assert fused.backend() == "numpy" and fused.compiled() is None
+    assert fused.kernels().__name__ == "lamina.fused.numpy_kernels"
+
+
+def _python(code, **env):
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={**os.environ, **env}, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@needs_numba
+@pytest.mark.slow
+def test_compiled_kernels_are_cached_on_disk_for_the_next_process(tmp_path):
+    code = ("import json, numpy as np, lamina.fused as f\n"
+            "from lamina.fused import numba_kernels as k\n"
+            "f.gelu(np.ones(10, np.float32))\n"
+            "s = k.gelu_forward.stats\n"
+            "print(json.dumps([s.cache_hits.total(), s.cache_misses.total()]))")
+    first = json.loads(_python(code, NUMBA_CACHE_DIR=str(tmp_path)))
+    second = json.loads(_python(code, NUMBA_CACHE_DIR=str(tmp_path)))
+    assert first == [0, 1]  # compiled, then written to tmp_path
+    assert second == [1, 0]  # loaded, not compiled
+    assert any(p.suffix == ".nbc" for p in tmp_path.rglob("*"))
+
+
+def test_import_lamina_loads_no_numba_and_a_missing_numba_falls_back():
+    out = _python("import sys, lamina, lamina.fused as f\n"
+                  "print('numba' in sys.modules)")
+    assert out.strip() == "False"
+    out = _python("import sys; sys.modules['numba'] = None  # as if not installed\n"
+                  "import numpy as np, lamina.fused as f\n"
+                  "y, phi = f.gelu(np.array([0.0, 1.0], np.float32))\n"
+                  "print(f.backend(), y[1].round(4))\n"
+                  "try:\n    f.set_backend('numba')\nexcept ImportError as e:\n    print(e)")
+    assert out.splitlines()[0] == "numpy 0.8413"
+    assert "pip install 'lamina[fast]'" in out
