@@ -162,9 +162,11 @@ class Conv(Function):
 
     def _flat(self) -> bool:
         """Stride 1: window rows are runs of the padded image's flattened rows (see _im2col).
-        Untuned, flat unless the input has few channels per group: there the runs' extra
-        columns and the padded copy of gy outweigh the cheaper copy."""
-        return self.stride == (1, 1) and self.meta[1][1] >= 4
+        Untuned, flat for 4 to 63 input channels per group. Below, the runs' extra columns
+        and the padded copy of gy outweigh the cheaper copy; from 64 on, the GEMMs dominate
+        and their Wp/OW times wider rows (and the strided sums of col2im) cost more than
+        the copy saves, most on the small maps deep networks end with."""
+        return self.stride == (1, 1) and 4 <= self.meta[1][1] < 64
 
     def _im2col(self, x: Any) -> tuple[Any, int]:
         """(groups, C/groups*KH*KW, N*OH*cols): every window of the padded input, one copy;
