@@ -120,9 +120,10 @@ def _as_task(task: Callable[[], Any]) -> Any:
         _local.in_task = False
 
 
-def pieces(n: int, work: Callable[[int, int], Any]) -> None:
+def pieces(n: int, work: Callable[[int, int], Any], unit: int = 1) -> None:
     """Call work(lo, hi) over contiguous ranges covering [0, n), one per thread and at once
-    (NumPy and SciPy release the GIL inside a kernel); once over everything when n is too
-    small for a second piece to pay for the handoff."""
-    parts = max(1, min(get_num_threads(), n // MIN_PIECE))
+    (NumPy, SciPy and lamina's fused kernels release the GIL inside a kernel); once over
+    everything when the n items of `unit` elements each are too few for a second piece to
+    pay for the handoff."""
+    parts = max(1, min(get_num_threads(), n, n * unit // MIN_PIECE))
     run_all([lambda lo=lo, hi=hi: work(lo, hi) for lo, hi in bounds(n, parts)])

@@ -173,3 +173,32 @@ def test_import_lamina_loads_no_numba_and_a_missing_numba_falls_back():
                   "try:\n    f.set_backend('numba')\nexcept ImportError as e:\n    print(e)")
     assert out.splitlines()[0] == "numpy 0.8413"
     assert "pip install 'lamina[fast]'" in out
+
+
+def _conv_run(backend_name, nd, x, w, **kw):
+    fused.set_backend(backend_name)
+    try:
+        xl, wl = lm.tensor(x, requires_grad=True), lm.tensor(w, requires_grad=True)
+        y = (F.conv2d if nd == 2 else F.conv1d)(xl, wl, **kw)
+        y.backward(lm.tensor(np.cos(np.arange(y.numel(), dtype=np.float32)).reshape(y.shape)))
+        return y.detach().numpy(), xl.grad.numpy(), wl.grad.numpy()
+    finally:
+        fused.set_backend(None)
+
+
+@needs_numba
+@pytest.mark.parametrize("nd,shape,wshape,kw", [
+    (2, (3, 8, 9, 7), (6, 8, 3, 3), {"padding": 1}),
+    (2, (2, 6, 11, 10), (4, 3, 3, 2), {"stride": 2, "padding": (2, 1), "groups": 2}),
+    (2, (2, 64, 6, 5), (8, 64, 3, 3), {"dilation": 2, "padding": 2}),
+    (2, (2, 4, 5, 5), (3, 4, 1, 1), {"stride": 3}),
+    (1, (2, 5, 17), (7, 5, 4), {"stride": 2, "padding": 3, "dilation": 2}),
+])
+def test_compiled_im2col_and_col2im_give_the_numpy_convolution(nd, shape, wshape, kw):
+    rng = np.random.default_rng(3)
+    # A channel-major input, as a convolution's output is: the kernels read any strides.
+    x = np.ascontiguousarray(rng.standard_normal(shape).astype(np.float32).swapaxes(0, 1))
+    x = x.swapaxes(0, 1)
+    w = rng.standard_normal(wshape).astype(np.float32)
+    for a, b in zip(_conv_run("numba", nd, x, w, **kw), _conv_run("numpy", nd, x, w, **kw)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

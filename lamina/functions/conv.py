@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -165,8 +166,10 @@ class Conv(Function):
         Untuned, flat for 4 to 63 input channels per group. Below, the runs' extra columns
         and the padded copy of gy outweigh the cheaper copy; from 64 on, the GEMMs dominate
         and their Wp/OW times wider rows (and the strided sums of col2im) cost more than
-        the copy saves, most on the small maps deep networks end with."""
-        return self.stride == (1, 1) and 4 <= self.meta[1][1] < 64
+        the copy saves, most on the small maps deep networks end with. With lamina.fused's
+        compiled im2col and col2im, compact at every size: they beat the flat copy."""
+        return (self.stride == (1, 1) and 4 <= self.meta[1][1] < 64
+                and fused.compiled() is None)
 
     def _im2col(self, x: Any) -> tuple[Any, int]:
         """(groups, C/groups*KH*KW, N*OH*cols): every window of the padded input, one copy;
@@ -181,6 +184,11 @@ class Conv(Function):
         (n, c, h, w), (_, _, kh, kw), (oh, ow) = self.meta
         (ph, pw), (dh, dw), g = self.padding, self.dilation, self.groups
         if not self._flat():
+            compiled = fused.compiled()
+            if compiled is not None and fused.fits(x, contiguous=False):
+                col = fused.im2col(compiled, x, (kh, kw), self.stride, self.padding,
+                                   self.dilation, (oh, ow))
+                return col.reshape(g, (c // g) * kh * kw, n * oh * ow), ow
             xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
             win = windows(xp, (kh, kw), self.stride, self.dilation, (oh, ow))
             col = win.transpose(1, 4, 5, 0, 2, 3)  # (C, KH, KW, N, OH, OW)
@@ -260,6 +268,11 @@ class Conv(Function):
         (ph, pw), (dh, dw) = self.padding, self.dilation
         hp, wp, plane = self._grid()
         if not self._flat():
+            compiled = fused.compiled()
+            if compiled is not None and fused.fits(gcol):
+                gx = fused.col2im(compiled, gcol, (h, w), self.stride, self.padding,
+                                  self.dilation)
+                return gx.transpose(1, 0, 2, 3)
             # Into a channel-major (C, N, H, W) buffer, where each of the KH*KW additions
             # runs over contiguous blocks; gx is its transposed view.
             gwin = gcol.transpose(0, 3, 1, 2, 4, 5)

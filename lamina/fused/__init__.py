@@ -74,10 +74,11 @@ def kernels() -> ModuleType:
     return _numba if backend() == "numba" else numpy_kernels  # type: ignore[return-value]
 
 
-def fits(*arrays: Any) -> bool:
-    """Whether the arrays are what the kernels take: float32 NumPy arrays, C-contiguous."""
-    return all(type(a) is np.ndarray and a.dtype == np.float32 and a.flags.c_contiguous
-               for a in arrays)
+def fits(*arrays: Any, contiguous: bool = True) -> bool:
+    """Whether the arrays are what the kernels take: float32 NumPy arrays, C-contiguous
+    unless `contiguous` is False (im2col reads any strides)."""
+    return all(type(a) is np.ndarray and a.dtype == np.float32
+               and (a.flags.c_contiguous or not contiguous) for a in arrays)
 
 
 def _in_pieces(kernel: Any, *arrays: Any) -> None:
@@ -98,4 +99,34 @@ def gelu_backward(x: Any, phi: Any, gy: Any) -> Any:
     """The gradient of GELU from gy, x and the Phi(x) that `gelu` returned."""
     gx = np.empty_like(x)
     _in_pieces(kernels().gelu_backward, x, phi, gy, gx)
+    return gx
+
+
+def im2col(kernels: ModuleType, x: Any, k: tuple[int, int], s: tuple[int, int],
+           p: tuple[int, int], d: tuple[int, int], out: tuple[int, int]) -> Any:
+    """The window matrix (C, KH, KW, N, OH, OW) of x (N, C, H, W) for a convolution of
+    kernel k, stride s, padding p and dilation d, by `kernels` (numba's: see `compiled`),
+    its channels split over lamina's threads."""
+    n, c = x.shape[:2]
+    col = np.empty((c, *k, n, *out), x.dtype)
+    parallel.pieces(c, lambda lo, hi: kernels.im2col(x[:, lo:hi], *k, *s, *p, *d, col[lo:hi]),
+                    unit=_unit(col))
+    return col
+
+
+def _unit(col: Any) -> int:
+    """Elements a channel of a window matrix (C, KH, KW, N, OH, OW) counts for when
+    splitting over threads: none below 2**21 elements in all, where a second thread's
+    handoff (and its contention with BLAS's spinning threads) costs more than it saves."""
+    return col[0].size if col.size >= 1 << 21 else 0
+
+
+def col2im(kernels: ModuleType, gcol: Any, hw: tuple[int, int], s: tuple[int, int],
+           p: tuple[int, int], d: tuple[int, int]) -> Any:
+    """The input gradient (C, N, H, W), channel-major, from window gradients gcol (C, KH,
+    KW, N, OH, OW): im2col's adjoint, by `kernels`, its channels split over threads."""
+    c, n = gcol.shape[0], gcol.shape[3]
+    gx = np.zeros((c, n, *hw), gcol.dtype)
+    parallel.pieces(c, lambda lo, hi: kernels.col2im(gcol[lo:hi], *s, *p, *d, gx[lo:hi]),
+                    unit=_unit(gcol))
     return gx

@@ -60,3 +60,43 @@ def adam(p, g, m, v, c1, b2, c2, step_size, bias2_root, eps, shrink, l2):  # typ
         m[i] = mi
         v[i] = vi
         p[i] = pi - step_size * mi / (math.sqrt(vi) / bias2_root + eps)
+
+
+@_jit
+def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, col):  # type: ignore[no-untyped-def]
+    """col (C, KH, KW, N, OH, OW) = every window of x (N, C, H, W, any strides), zeros
+    where a window reaches into the padding: no padded copy of x."""
+    n_, c_, h, w = x.shape
+    oh, ow = col.shape[4], col.shape[5]
+    for c in range(c_):
+        for i in range(kh):
+            for j in range(kw):
+                for n in range(n_):
+                    for y in range(oh):
+                        r = y * sh + i * dh - ph
+                        if r < 0 or r >= h:
+                            col[c, i, j, n, y, :] = 0
+                            continue
+                        for q in range(ow):
+                            s = q * sw + j * dw - pw
+                            col[c, i, j, n, y, q] = x[n, c, r, s] if 0 <= s < w else 0
+
+
+@_jit
+def col2im(gcol, sh, sw, ph, pw, dh, dw, gx):  # type: ignore[no-untyped-def]
+    """gx (C, N, H, W), zeros on entry, += every window gradient of gcol (C, KH, KW, N,
+    OH, OW) at its place; what falls on the padding is dropped."""
+    c_, kh, kw, n_, oh, ow = gcol.shape
+    h, w = gx.shape[2], gx.shape[3]
+    for c in range(c_):
+        for i in range(kh):
+            for j in range(kw):
+                for n in range(n_):
+                    for y in range(oh):
+                        r = y * sh + i * dh - ph
+                        if r < 0 or r >= h:
+                            continue
+                        for q in range(ow):
+                            s = q * sw + j * dw - pw
+                            if 0 <= s < w:
+                                gx[c, n, r, s] += gcol[c, i, j, n, y, q]
