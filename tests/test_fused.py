@@ -202,3 +202,35 @@ def test_compiled_im2col_and_col2im_give_the_numpy_convolution(nd, shape, wshape
     w = rng.standard_normal(wshape).astype(np.float32)
     for a, b in zip(_conv_run("numba", nd, x, w, **kw), _conv_run("numpy", nd, x, w, **kw)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def _norm_run(backend_name, op, x, gy):
+    fused.set_backend(backend_name)
+    try:
+        xl = lm.tensor(x, requires_grad=True)
+        params = []
+        if op == "layer_norm":
+            layer = lm.nn.LayerNorm(x.shape[-1])
+            with lm.no_grad():
+                layer.weight.copy_(lm.tensor(np.linspace(0.5, 1.5, x.shape[-1], dtype=np.float32)))
+                layer.bias.copy_(lm.tensor(np.linspace(-1, 1, x.shape[-1], dtype=np.float32)))
+            y, params = layer(xl), [layer.weight, layer.bias]
+        else:
+            y = F.softmax(xl, dim=-1)
+        y.backward(lm.tensor(gy))
+        return [y.detach().numpy(), xl.grad.numpy(), *(p.grad.numpy() for p in params)]
+    finally:
+        fused.set_backend(None)
+
+
+@needs_numba
+@pytest.mark.parametrize("op", ["layer_norm", "softmax"])
+@pytest.mark.parametrize("shape", [(3, 5, 7), (300, 384), (2, 6, 128, 128)])
+def test_compiled_layer_norm_and_softmax_agree_with_numpy(op, shape):
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(shape) * 4 + 2).astype(np.float32)
+    if op == "softmax" and len(shape) == 4:  # a causal mask's -inf above the diagonal
+        x += np.triu(np.full(shape[-2:], -np.inf, np.float32), 1)
+    gy = np.asfortranarray(rng.standard_normal(shape).astype(np.float32))  # strided
+    for a, b in zip(_norm_run("numba", op, x, gy), _norm_run("numpy", op, x, gy)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -199,6 +200,13 @@ class LayerNorm(Function):
                                  f"got {p.shape}")
         d = math.prod(shape)
         rows = x.reshape(math.prod(x.shape[:x.ndim - k]), d)  # a copy only if x is strided
+        compiled = fused.compiled()
+        if compiled is not None and fused.fits(rows, *(a for a in (weight, bias) if a is not None)):
+            w = np.ones(d, rows.dtype) if weight is None else weight.reshape(-1)
+            b = np.zeros(d, rows.dtype) if bias is None else bias.reshape(-1)
+            y, xhat, invstd = fused.layer_norm(compiled, rows, w, b, self.eps)
+            self.save_for_backward(xhat, invstd[:, None], weight)
+            return y.reshape(x.shape)
         centred = rows - (_row_sums(rows) / d)[:, None]
         var = _row_dots(centred, centred) / d
         invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)[:, None]
@@ -215,8 +223,19 @@ class LayerNorm(Function):
         xhat, invstd, weight = self.saved_tensors
         need, d = self.needs_input_grad, xhat.shape[1]
         g2 = gy.reshape(xhat.shape)
-        scale = weight.reshape(-1) if weight is not None else np.ones(d, g2.dtype)
+        compiled = fused.compiled()
+        if (compiled is not None and g2.dtype == xhat.dtype
+                and fused.fits(xhat, *(() if weight is None else (weight,)))):
+            w = np.ones(d, g2.dtype) if weight is None else weight.reshape(-1)
+            gx, gw, gb = fused.layer_norm_backward(compiled, np.ascontiguousarray(g2), xhat,
+                                                   invstd[:, 0], w)
+            shape = self.normalized_shape
+            grads = [gx.reshape(gy.shape) if need[0] else None,
+                     gw.reshape(shape) if _wants(need, 1) else None,
+                     gb.reshape(shape) if _wants(need, 2) else None]
+            return tuple(grads[:len(need)])
         ones = np.ones(len(g2), g2.dtype)  # sums over rows and along them: BLAS products
+        scale = weight.reshape(-1) if weight is not None else np.ones(d, g2.dtype)
         prod = np.multiply(g2, xhat) if need[0] or _wants(need, 1) else None
         grads: list[Any] = [None]
         if len(need) > 1:

@@ -130,3 +130,60 @@ def col2im(kernels: ModuleType, gcol: Any, hw: tuple[int, int], s: tuple[int, in
     parallel.pieces(c, lambda lo, hi: kernels.col2im(gcol[lo:hi], *s, *p, *d, gx[lo:hi]),
                     unit=_unit(gcol))
     return gx
+
+
+def layer_norm(kernels: ModuleType, rows: Any, w: Any, b: Any, eps: float
+               ) -> tuple[Any, Any, Any]:
+    """(y, xhat, invstd (R,)) of layer norm over the rows (R, D) of a float32 array, by
+    `kernels`; w and b (D,) float32, ones and zeros where the layer has none."""
+    y, xhat = np.empty_like(rows), np.empty_like(rows)
+    invstd = np.empty(len(rows), rows.dtype)
+    parallel.pieces(len(rows), lambda lo, hi: kernels.layer_norm(
+        rows[lo:hi], w, b, eps, y[lo:hi], xhat[lo:hi], invstd[lo:hi]), unit=rows.shape[1])
+    return y, xhat, invstd
+
+
+def layer_norm_backward(kernels: ModuleType, gy: Any, xhat: Any, invstd: Any, w: Any
+                        ) -> tuple[Any, Any, Any]:
+    """(gx, gw, gb) of layer norm from gy and the forward's xhat and invstd (R,): gw and gb
+    summed over rows in float64 a piece, then in the rows' dtype."""
+    gx = np.empty_like(gy)
+    sums: list[tuple[Any, Any]] = []
+
+    def piece(lo: int, hi: int) -> None:
+        gw, gb = np.zeros(gy.shape[1]), np.zeros(gy.shape[1])
+        kernels.layer_norm_backward(gy[lo:hi], xhat[lo:hi], invstd[lo:hi], w, gx[lo:hi],
+                                    gw, gb)
+        sums.append((gw, gb))
+
+    parallel.pieces(len(gy), piece, unit=gy.shape[1])
+    gw, gb = (sum(part) for part in zip(*sums))
+    return gx, gw.astype(gy.dtype), gb.astype(gy.dtype)
+
+
+def softmax(kernels: ModuleType, x: Any) -> Any:
+    """softmax over the last axis of a float32 C-contiguous x, by `kernels` and NumPy's
+    exp, a block of rows at a time (in cache through the three passes), the rows split
+    over lamina's threads."""
+    rows = x.reshape(-1, x.shape[-1])
+    y = np.empty_like(rows)
+    block = max(1, numpy_kernels.CHUNK // rows.shape[1])
+
+    def piece(lo: int, hi: int) -> None:
+        for start in range(lo, hi, block):
+            part = y[start:min(hi, start + block)]
+            kernels.shift_rows(rows[start:start + len(part)], part)
+            np.exp(part, out=part)
+            kernels.normalize_rows(part)
+
+    parallel.pieces(len(rows), piece, unit=rows.shape[1])
+    return y.reshape(x.shape)
+
+
+def softmax_backward(kernels: ModuleType, y: Any, gy: Any) -> Any:
+    """The gradient of `softmax` from its output y and gy (both C-contiguous, y's shape)."""
+    rows, g = y.reshape(-1, y.shape[-1]), gy.reshape(-1, y.shape[-1])
+    gx = np.empty_like(rows)
+    parallel.pieces(len(rows), lambda lo, hi: kernels.softmax_backward(
+        rows[lo:hi], g[lo:hi], gx[lo:hi]), unit=rows.shape[1])
+    return gx.reshape(y.shape)

@@ -100,3 +100,85 @@ def col2im(gcol, sh, sw, ph, pw, dh, dw, gx):  # type: ignore[no-untyped-def]
                             s = q * sw + j * dw - pw
                             if 0 <= s < w:
                                 gx[c, n, r, s] += gcol[c, i, j, n, y, q]
+
+
+@_jit
+def layer_norm(x, w, b, eps, y, xhat, invstd):  # type: ignore[no-untyped-def]
+    """Each row of x (R, D) to zero mean and unit variance (sums in float64): xhat, its
+    1 / std in invstd (R,), and y = xhat * w + b (w, b of D; ones and zeros for none)."""
+    rows, d = x.shape
+    for r in range(rows):
+        total = 0.0
+        for j in range(d):
+            total += x[r, j]
+        mean = total / d
+        sq = 0.0
+        for j in range(d):
+            c = x[r, j] - mean
+            sq += c * c
+        inv = 1.0 / math.sqrt(sq / d + eps)
+        m32, i32 = np.float32(mean), np.float32(inv)
+        invstd[r] = i32
+        for j in range(d):
+            h = (x[r, j] - m32) * i32
+            xhat[r, j] = h
+            y[r, j] = h * w[j] + b[j]
+
+
+@_jit
+def layer_norm_backward(gy, xhat, invstd, w, gx, gw, gb):  # type: ignore[no-untyped-def]
+    """gx = invstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = gy * w; adds
+    this piece's sum(gy * xhat) and sum(gy) over rows into gw and gb (float64, D)."""
+    rows, d = gy.shape
+    for r in range(rows):
+        sg = 0.0
+        sgx = 0.0
+        for j in range(d):
+            g = gy[r, j] * w[j]
+            sg += g
+            sgx += g * xhat[r, j]
+            gw[j] += gy[r, j] * xhat[r, j]
+            gb[j] += gy[r, j]
+        inv = invstd[r]
+        mg, mgx = np.float32(sg / d), np.float32(sgx / d)
+        for j in range(d):
+            gx[r, j] = inv * (gy[r, j] * w[j] - mg - xhat[r, j] * mgx)
+
+
+@_jit
+def shift_rows(x, y):  # type: ignore[no-untyped-def]
+    """y = x - max(x) along each row (R, S): softmax's first pass (its exp is NumPy's, a
+    SIMD kernel numba's scalar exp is several times slower than)."""
+    rows, s = x.shape
+    for r in range(rows):
+        top = x[r, 0]
+        for j in range(1, s):
+            top = max(top, x[r, j])
+        for j in range(s):
+            y[r, j] = x[r, j] - top
+
+
+@_jit
+def normalize_rows(y):  # type: ignore[no-untyped-def]
+    """Each row of y (R, S) divided by its sum (taken in float64): softmax's last pass."""
+    rows, s = y.shape
+    for r in range(rows):
+        total = 0.0
+        for j in range(s):
+            total += y[r, j]
+        inv = np.float32(1.0 / total)
+        for j in range(s):
+            y[r, j] *= inv
+
+
+@_jit
+def softmax_backward(y, gy, gx):  # type: ignore[no-untyped-def]
+    """gx = y * (gy - sum(y * gy)) along each row (R, S), the sum in float64."""
+    rows, s = y.shape
+    for r in range(rows):
+        dot = 0.0
+        for j in range(s):
+            dot += y[r, j] * gy[r, j]
+        d32 = np.float32(dot)
+        for j in range(s):
+            gx[r, j] = y[r, j] * (gy[r, j] - d32)
