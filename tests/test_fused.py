@@ -234,3 +234,27 @@ def test_compiled_layer_norm_and_softmax_agree_with_numpy(op, shape):
     gy = np.asfortranarray(rng.standard_normal(shape).astype(np.float32))  # strided
     for a, b in zip(_norm_run("numba", op, x, gy), _norm_run("numpy", op, x, gy)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
+
+
+def _lstm_run(backend_name, x, layers):
+    fused.set_backend(backend_name)
+    try:
+        lm.manual_seed(5)
+        lstm = lm.nn.LSTM(x.shape[-1], 24, num_layers=layers)
+        xl = lm.tensor(x, requires_grad=True)
+        out, (h, c) = lstm(xl)
+        (out.square().sum() + (h * c).sum()).backward()
+        return [out.detach().numpy(), h.detach().numpy(), c.detach().numpy(),
+                xl.grad.numpy(), *(p.grad.numpy() for p in lstm.parameters())]
+    finally:
+        fused.set_backend(None)
+
+
+@needs_numba
+@pytest.mark.parametrize("layers", [1, 2])
+def test_compiled_lstm_steps_agree_with_numpy(layers):
+    x = np.random.default_rng(6).standard_normal((9, 5, 7)).astype(np.float32)
+    numba_out, numpy_out = _lstm_run("numba", x, layers), _lstm_run("numpy", x, layers)
+    assert len(numba_out) == len(numpy_out) == 4 + 4 * layers
+    for a, b in zip(numba_out, numpy_out):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -85,6 +86,17 @@ class LSTMSequence(Function):
         # W_hh @ h.T, read transposed: with a batch of rows far fewer than W_hh's, BLAS
         # runs this orientation faster than h @ W_hh.T (a transposed operand).
         hg = np.empty((G, B), acts.dtype)
+        compiled = fused.compiled()
+        if compiled is not None and fused.fits(acts, hs, W_hh):
+            for t in range(T):  # the same steps in four calls, not fifteen
+                np.matmul(W_hh, hs[t].T, out=hg)
+                compiled.lstm_preactivate(acts[t], hg)
+                np.tanh(acts[t], out=acts[t])
+                compiled.lstm_cell_state(acts[t], cs[t], cs[t + 1])
+                np.tanh(cs[t + 1], out=tcs[t])
+                np.multiply(acts[t, :, 3 * H:], tcs[t], out=hs[t + 1])
+            self.has_bias = b_hh is not None
+            return hs, cs, tcs
         for t in range(T):
             a = acts[t]
             a += np.matmul(W_hh, hs[t].T, out=hg).T
@@ -102,6 +114,10 @@ class LSTMSequence(Function):
         acts, hs, cs, tcs, W_hh = self.saved_tensors
         T, B, G = acts.shape
         H = G // 4
+        compiled = fused.compiled()
+        if compiled is not None and fused.fits(acts, hs, cs, tcs, W_hh):
+            gg_all, gh, gc = self._compiled_steps(compiled, g_hs, g_hT, g_cT)
+            return self._weight_grads(gg_all, gh, gc)
         i, f, g, o = (acts[..., k * H : (k + 1) * H] for k in range(4))
         # Every factor that does not depend on the incoming gradient, for all steps at once:
         # d tanh(c) / dc * o, and each gate's pre-activation derivative times its partner.
@@ -121,6 +137,28 @@ class LSTMSequence(Function):
             np.multiply(fa[:, 3 * H :], gh, out=gg[:, 3 * H :])
             gc *= f[t]
             gh = gg @ W_hh
+        return self._weight_grads(gg_all, gh, gc)
+
+    def _compiled_steps(self, kernels: Any, g_hs: Any, g_hT: Any, g_cT: Any
+                        ) -> tuple[Any, Any, Any]:
+        """The backward recurrence with one compiled kernel a step (lamina.fused) beside
+        its GEMM: (gate gradients (T, B, 4H), gh and gc for the initial states)."""
+        acts, hs, cs, tcs, W_hh = self.saved_tensors
+        T = len(acts)
+        gg_all = np.empty_like(acts)
+        gh, gc = np.array(g_hT, acts.dtype), np.array(g_cT, acts.dtype)
+        g_hs = np.ascontiguousarray(g_hs, acts.dtype)
+        for t in range(T - 1, -1, -1):
+            kernels.lstm_backward_step(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t])
+            np.matmul(gg_all[t], W_hh, out=gh)
+        return gg_all, gh, gc
+
+    def _weight_grads(self, gg_all: Any, gh: Any, gc: Any) -> tuple[Any, ...]:
+        """The op's gradients from the gate gradients of every step and those of the
+        initial states: dW_hh and db_hh are one GEMM and one sum over all steps."""
+        acts, hs = self.saved_tensors[:2]
+        T, B, G = acts.shape
+        H = G // 4
         need = self.needs_input_grad
         flat = gg_all.reshape(T * B, G)
         gW = flat.T @ hs[:T].reshape(T * B, H) if need[3] else None
