@@ -85,7 +85,7 @@ def test_gelu_of_a_strided_float32_array_and_of_float64_stay_exact_paths(backend
     np.testing.assert_allclose(F.gelu(lm.tensor(x32)).numpy(), y.T, rtol=2e-6, atol=2e-7)
 
 
-def _adam_run(opt_name, backend_name, steps=5, **kw):
+def _update_run(opt_name, backend_name, steps=5, **kw):
     fused.set_backend(backend_name)
     rng = np.random.default_rng(1)
     p = lm.nn.Parameter(lm.tensor(rng.standard_normal((300, 700)).astype(np.float32)))
@@ -100,27 +100,39 @@ def _adam_run(opt_name, backend_name, steps=5, **kw):
 @needs_numba
 @pytest.mark.parametrize("opt_name,kw", [("Adam", {}), ("Adam", {"weight_decay": 0.1}),
                                          ("AdamW", {"weight_decay": 0.1}),
-                                         ("Adam", {"maximize": True, "betas": (0.8, 0.9)})])
-def test_fused_adam_agrees_with_the_numpy_update(opt_name, kw):
-    p1, s1 = _adam_run(opt_name, "numba", **kw)
-    p2, s2 = _adam_run(opt_name, "numpy", **kw)
-    assert s1["step"] == s2["step"] == 5
+                                         ("Adam", {"maximize": True, "betas": (0.8, 0.9)}),
+                                         ("SGD", {}),
+                                         ("SGD", {"momentum": 0.9, "weight_decay": 5e-4}),
+                                         ("SGD", {"momentum": 0.9, "dampening": 0.3}),
+                                         ("SGD", {"momentum": 0.8, "nesterov": True,
+                                                  "maximize": True})])
+def test_fused_update_agrees_with_the_numpy_update(opt_name, kw):
+    p1, s1 = _update_run(opt_name, "numba", **kw)
+    p2, s2 = _update_run(opt_name, "numpy", **kw)
     np.testing.assert_allclose(p1, p2, rtol=1e-5, atol=1e-6)
+    if opt_name == "SGD":
+        assert ("momentum_buffer" in s1) == ("momentum_buffer" in s2) == ("momentum" in kw)
+        if "momentum" in kw:
+            np.testing.assert_allclose(s1["momentum_buffer"], s2["momentum_buffer"],
+                                       rtol=1e-5, atol=1e-6)
+        return
+    assert s1["step"] == s2["step"] == 5
     np.testing.assert_allclose(s1["exp_avg"], s2["exp_avg"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(s1["exp_avg_sq"], s2["exp_avg_sq"], rtol=1e-5, atol=1e-6)
 
 
 @needs_numba
 @pytest.mark.torch
-@pytest.mark.parametrize("opt_name", ["Adam", "AdamW"])
-def test_fused_adam_matches_pytorch(opt_name):
+@pytest.mark.parametrize("opt_name", ["Adam", "AdamW", "SGD"])
+def test_fused_update_matches_pytorch(opt_name):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(2)
     w = rng.standard_normal((300, 700)).astype(np.float32)
     grads = [rng.standard_normal(w.shape).astype(np.float32) for _ in range(5)]
     pl, pt = lm.nn.Parameter(lm.tensor(w)), torch.nn.Parameter(torch.tensor(w))
-    ol = getattr(lm.optim, opt_name)([pl], lr=1e-2, weight_decay=0.1, betas=(0.9, 0.95))
-    ot = getattr(torch.optim, opt_name)([pt], lr=1e-2, weight_decay=0.1, betas=(0.9, 0.95))
+    kw = {"momentum": 0.9} if opt_name == "SGD" else {"betas": (0.9, 0.95)}
+    ol = getattr(lm.optim, opt_name)([pl], lr=1e-2, weight_decay=0.1, **kw)
+    ot = getattr(torch.optim, opt_name)([pt], lr=1e-2, weight_decay=0.1, **kw)
     assert fused.backend() == "numba"
     for g in grads:
         pl.grad, pt.grad = lm.tensor(g), torch.tensor(g)

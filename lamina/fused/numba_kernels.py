@@ -234,3 +234,17 @@ def lstm_backward_step(a, c_prev, tc, g_h, gh, gc, gg):  # type: ignore[no-untyp
             gg[b, 2 * h + j] = dc * i * (ONE - g * g)
             gg[b, 3 * h + j] = dh * t * o * (ONE - o)
             gc[b, j] = dc * f
+
+
+@_jit
+def sgd(p, g, buf, lr, wd, momentum, keep, nesterov):  # type: ignore[no-untyped-def]
+    """One SGD step in place, the scalars float32: d = g + wd * p; with momentum (buf of
+    p's size), buf = momentum * buf + keep * d (keep = 1 - dampening) and d = buf, or
+    d + momentum * buf with Nesterov; then p -= lr * d. Without momentum, buf is unused."""
+    for i in range(p.size):
+        d = g[i] + wd * p[i]
+        if momentum != 0:
+            b = buf[i] * momentum + keep * d
+            buf[i] = b
+            d = d + momentum * b if nesterov else b
+        p[i] -= lr * d

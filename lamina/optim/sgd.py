@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import fused
 from lamina.optim.optimizer import Optimizer, require, torch_flags
 
 
@@ -47,6 +48,17 @@ class SGD(Optimizer):
 
     def update_param(self, param: Any, grad: Any, state: dict[str, Any],
                      group: dict[str, Any]) -> None:
+        compiled = fused.compiled()
+        momentum = group["momentum"]
+        buf = state.get("momentum_buffer")
+        if compiled is not None and fused.fits(param, grad, *(() if not momentum else (buf,))):
+            # One pass (lamina.fused) instead of four; the same formula, in float32.
+            f = np.float32
+            compiled.sgd(param.reshape(-1), grad.reshape(-1),
+                         (param if buf is None else buf).reshape(-1), f(group["lr"]),
+                         f(group["weight_decay"]), f(momentum), f(1 - group["dampening"]),
+                         bool(group["nesterov"]))
+            return
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
         momentum = group["momentum"]
