@@ -11,18 +11,16 @@ from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 
-try:  # SciPy's erf is exact (and faster); without SciPy, math.erf elementwise is exact.
-    from scipy.special import erf as _scipy_erf
-except ImportError:  # pragma: no cover - depends on the machine
-    _scipy_erf = None
-    _math_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
 def _erf_into(x: Any, out: Any) -> None:
-    if _scipy_erf is not None:
-        _scipy_erf(x, out=out)
-    else:  # pragma: no cover - depends on the machine
-        out[...] = _math_erf(x)
+    """erf(x) into out, exact: SciPy's (faster), else math.erf an element at a time. SciPy
+    is imported here, at the first exact erf, not by `import lamina`: it holds tens of MB
+    a process that never takes one (float32 GELU has its own kernel) need not pay."""
+    try:
+        from scipy.special import erf
+    except ImportError:  # pragma: no cover - depends on the machine
+        out[...] = np.vectorize(math.erf, otypes=[np.float64])(x)
+    else:
+        erf(x, out=out)
 
 
 _CLIP_FAST = (np.dtype(np.float32), np.dtype(np.float64))
