@@ -11,6 +11,7 @@ from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 
+
 def _erf_into(x: Any, out: Any) -> None:
     """erf(x) into out, exact: SciPy's (faster), else math.erf an element at a time. SciPy
     is imported here, at the first exact erf, not by `import lamina`: it holds tens of MB

@@ -4,9 +4,9 @@ pass an operation. Imported only by lamina.fused, and only where numba is instal
 Every kernel is serial, takes 1-D contiguous float32 arrays and releases the GIL
 (`nogil`), so lamina's own threads run it in pieces (lamina.parallel.pieces), as they run
 NumPy's. `cache=True` keeps the machine code on disk (numba's cache, beside this file or
-in the user's cache folder): the second process pays no compile time. `fastmath` lets
-LLVM vectorize; the results agree with the NumPy kernels (lamina/fused/numpy_kernels.py)
-to float32 rounding, which tests/test_fused.py checks.
+in the user's cache folder): the second process pays no compile time. `fastmath` (as
+`_jit` sets it) lets LLVM vectorize; the results agree with the NumPy code paths to float32
+rounding, which tests/test_fused.py checks.
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ import numpy as np
 
 from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_SQRT2, INV_SQRT2PI
 
-_jit = numba.njit(nogil=True, fastmath=True, cache=True, error_model="numpy")
+# fastmath without "nnan" and "ninf": NaN and infinity behave as in NumPy (a softmax's -inf
+# mask, a NaN that max pooling propagates); reassociation still vectorizes the sums.
+_jit = numba.njit(nogil=True, fastmath={"nsz", "arcp", "contract", "afn", "reassoc"},
+                  cache=True, error_model="numpy")
 
 _f = np.float32
 A1, A2, A3, A4, A5, P = _f(AS_A1), _f(AS_A2), _f(AS_A3), _f(AS_A4), _f(AS_A5), _f(AS_P)
