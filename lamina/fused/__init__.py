@@ -109,7 +109,9 @@ def im2col(kernels: ModuleType, x: Any, k: tuple[int, int], s: tuple[int, int],
     its channels split over lamina's threads."""
     n, c = x.shape[:2]
     col = np.empty((c, *k, n, *out), x.dtype)
-    parallel.pieces(c, lambda lo, hi: kernels.im2col(x[:, lo:hi], *k, *s, *p, *d, col[lo:hi]),
+    # Channel-major, as a convolution's output already is (a free transpose then).
+    xc = np.ascontiguousarray(x.transpose(1, 0, 2, 3))
+    parallel.pieces(c, lambda lo, hi: kernels.im2col(xc[lo:hi], *k, *s, *p, *d, col[lo:hi]),
                     unit=_unit(col))
     return col
 
