@@ -125,5 +125,8 @@ def pieces(n: int, work: Callable[[int, int], Any], unit: int = 1) -> None:
     (NumPy, SciPy and lamina's fused kernels release the GIL inside a kernel); once over
     everything when the n items of `unit` elements each are too few for a second piece to
     pay for the handoff."""
+    if n * unit < 2 * MIN_PIECE:  # one piece: no thread count to look up, no task list
+        work(0, n)
+        return
     parts = max(1, min(get_num_threads(), n, n * unit // MIN_PIECE))
     run_all([lambda lo=lo, hi=hi: work(lo, hi) for lo, hi in bounds(n, parts)])

@@ -146,10 +146,14 @@ def test_backend_names_are_checked(monkeypatch):
         fused.set_backend("cuda")
     monkeypatch.setenv("LAMINA_FUSED", "llvm")
     with pytest.raises(ValueError, match="LAMINA_FUSED must be one of"):
-        fused.backend()
+        fused.set_backend(None)  # reads the environment again
     monkeypatch.setenv("LAMINA_FUSED", "numpy")
+    fused.set_backend(None)
     assert fused.backend() == "numpy" and fused.compiled() is None
     assert fused.kernels().__name__ == "lamina.fused.numpy_kernels"
+    monkeypatch.delenv("LAMINA_FUSED")
+    fused.set_backend(None)
+    assert fused.backend() == ("numba" if importlib.util.find_spec("numba") else "numpy")
 
 
 def _python(code, **env):

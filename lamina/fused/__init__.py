@@ -9,6 +9,7 @@ keeps its machine code on disk, so only the first process on a machine compiles.
 
     lamina.fused.backend()            # "numba" or "numpy"
     lamina.fused.set_backend("numpy") # the fallback, for comparison; or LAMINA_FUSED=numpy
+                                      # in the environment before the first fused call
 
 The kernels take float32 arrays; the ops that call them keep their own NumPy code for other
 dtypes (float64 stays exact, for gradient checks).
@@ -28,6 +29,7 @@ from lamina.fused import numpy_kernels
 BACKENDS = ("numba", "numpy")
 _chosen: str | None = None  # None: from LAMINA_FUSED, else numba where installed
 _numba: ModuleType | None = None
+_resolved: str | None = None  # backend()'s answer, kept: every op asks, often per call
 
 
 def set_backend(name: str | None) -> str:
@@ -36,20 +38,26 @@ def set_backend(name: str | None) -> str:
     global _chosen
     if name is not None and name not in BACKENDS:
         raise ValueError(f"fused.set_backend: expected one of {BACKENDS} or None, got {name!r}")
+    global _resolved
     before = backend()
     if name == "numba" and _load_numba() is None:
         raise ImportError("fused.set_backend('numba'): numba is not installed; "
                           "pip install 'lamina[fast]' (or numba)")
-    _chosen = name
+    _chosen, _resolved = name, None
+    backend()  # resolved now: a bad LAMINA_FUSED fails here, not in some op
     return before
 
 
 def backend() -> str:
-    """The backend fused kernels run on now: "numba" or "numpy"."""
-    name = _chosen or os.environ.get("LAMINA_FUSED", "").strip().lower() or "numba"
-    if name not in BACKENDS:
-        raise ValueError(f"LAMINA_FUSED must be one of {BACKENDS}; got {name!r}")
-    return "numba" if name == "numba" and _load_numba() is not None else "numpy"
+    """The backend fused kernels run on now: "numba" or "numpy". LAMINA_FUSED is read at
+    the first call (and again after `set_backend(None)`)."""
+    global _resolved
+    if _resolved is None:
+        name = _chosen or os.environ.get("LAMINA_FUSED", "").strip().lower() or "numba"
+        if name not in BACKENDS:
+            raise ValueError(f"LAMINA_FUSED must be one of {BACKENDS}; got {name!r}")
+        _resolved = "numba" if name == "numba" and _load_numba() is not None else "numpy"
+    return _resolved
 
 
 def _load_numba() -> ModuleType | None:
