@@ -274,3 +274,30 @@ def test_compiled_lstm_steps_agree_with_numpy(layers):
     assert len(numba_out) == len(numpy_out) == 4 + 4 * layers
     for a, b in zip(numba_out, numpy_out):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def _bn_run(backend_name, x, gy):
+    fused.set_backend(backend_name)
+    try:
+        bn = lm.nn.BatchNorm2d(x.shape[1])
+        with lm.no_grad():
+            bn.weight.copy_(lm.tensor(np.linspace(0.5, 2, x.shape[1], dtype=np.float32)))
+            bn.bias.copy_(lm.tensor(np.linspace(-1, 1, x.shape[1], dtype=np.float32)))
+        xl = lm.tensor(x, requires_grad=True)
+        y = bn(xl)
+        y.backward(lm.tensor(gy))
+        return [y.detach().numpy(), xl.grad.numpy(), bn.weight.grad.numpy(),
+                bn.bias.grad.numpy(), bn.running_mean.numpy(), bn.running_var.numpy()]
+    finally:
+        fused.set_backend(None)
+
+
+@needs_numba
+def test_compiled_batch_norm_agrees_with_numpy_on_channel_major_input():
+    rng = np.random.default_rng(8)
+    # Channel-major memory, as a convolution writes it: the layout the kernel takes.
+    x = np.ascontiguousarray((rng.standard_normal((6, 5, 9, 7)) * 3 + 1).astype(np.float32)
+                             .swapaxes(0, 1)).swapaxes(0, 1)
+    gy = rng.standard_normal(x.shape).astype(np.float32)
+    for a, b in zip(_bn_run("numba", x, gy), _bn_run("numpy", x, gy)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)

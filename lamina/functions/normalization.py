@@ -38,6 +38,11 @@ class BatchNorm(Function):
             raise ShapeError(f"batch_norm: expected input (N, C, ...); got shape {x.shape}")
         ch = _Channels(x)
         x3 = ch.rows(x)
+        compiled = fused.compiled()
+        if (compiled is not None and self.training and ch.first and out is None
+                and fused.fits(x3, *(a for a in (gamma, beta) if a is not None))
+                and x.size // ch.c > 1):
+            return self._compiled_forward(compiled, x3, gamma, beta, ch)
         if self.training:
             n = x.size // ch.c
             if n < 2:
@@ -71,6 +76,22 @@ class BatchNorm(Function):
             np.copyto(out, ch.restore(y))
         return out
 
+    def _compiled_forward(self, kernels: Any, x3: Any, gamma: Any, beta: Any,
+                          ch: _Channels) -> Any:
+        """Training on channel-major rows (C, N*S) in one kernel (lamina.fused): the
+        statistics, xhat and y in two passes over x instead of six."""
+        c, m = x3.shape
+        y, xhat = np.empty_like(x3), np.empty_like(x3)
+        mean, var = np.empty(c), np.empty(c)
+        g = np.ones(c, x3.dtype) if gamma is None else gamma
+        b = np.zeros(c, x3.dtype) if beta is None else beta
+        fused.in_rows(kernels.batch_norm, x3, g, b, self.eps, y, xhat, mean, var)
+        self._update_running(mean, var, m)
+        invstd = (1.0 / np.sqrt(var + self.eps)).astype(x3.dtype)
+        self.save_for_backward(xhat, invstd, gamma)
+        self.channels = ch
+        return ch.restore(y)
+
     def _update_running(self, mean: Any, var: Any, n: int) -> None:
         if self.num_batches_tracked is not None:
             self.num_batches_tracked += 1
@@ -89,6 +110,11 @@ class BatchNorm(Function):
         xhat, invstd, gamma = self.saved_tensors
         ch, need = self.channels, self.needs_input_grad
         g3 = ch.rows(gy)
+        compiled = fused.compiled()
+        if (compiled is not None and self.training and need[0] and ch.first
+                and g3.dtype == xhat.dtype and fused.fits(xhat)):
+            return self._compiled_backward(compiled, np.ascontiguousarray(g3), xhat, invstd,
+                                           gamma)
         batch_stats = need[0] and self.training
         gy_xhat = ch.dots(g3, xhat) if batch_stats or _wants(need, 1) else None
         gy_sum = ch.sums(g3) if batch_stats or _wants(need, 2) else None
@@ -104,6 +130,21 @@ class BatchNorm(Function):
                 gx -= drift
             gx = ch.restore(gx)
         return (gx, *(g if wanted else None for g, wanted in zip((gy_xhat, gy_sum), need[1:])))
+
+
+    def _compiled_backward(self, kernels: Any, g3: Any, xhat: Any, invstd: Any,
+                           gamma: Any) -> tuple[Any, ...]:
+        """The batch-statistics backward on channel-major rows in one kernel: both sums
+        in one pass, gx in another."""
+        c = len(xhat)
+        gx = np.empty_like(g3)
+        g_xhat, g_sum = np.empty(c), np.empty(c)
+        scale = invstd if gamma is None else invstd * gamma
+        fused.in_rows(kernels.batch_norm_backward, g3, xhat, scale, gx, g_xhat, g_sum)
+        need = self.needs_input_grad
+        grads = (g_xhat.astype(g3.dtype), g_sum.astype(g3.dtype))
+        return (self.channels.restore(gx),
+                *(g if wanted else None for g, wanted in zip(grads, need[1:])))
 
 
 class _Channels:

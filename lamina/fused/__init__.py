@@ -95,6 +95,19 @@ def _in_pieces(kernel: Any, *arrays: Any) -> None:
     parallel.pieces(flat[0].size, lambda lo, hi: kernel(*(f[lo:hi] for f in flat)))
 
 
+def in_rows(kernel: Any, rows: Any, *args: Any) -> None:
+    """kernel(rows, *args) over ranges of rows, on lamina's threads: every array argument
+    has a row (or an element) per row of `rows` and is cut to the range; scalars pass
+    whole."""
+    n = len(rows)
+
+    def cut(a: Any, lo: int, hi: int) -> Any:
+        return a[lo:hi] if isinstance(a, np.ndarray) else a
+
+    parallel.pieces(n, lambda lo, hi: kernel(rows[lo:hi], *(cut(a, lo, hi) for a in args)),
+                    unit=rows[0].size if n else 1)
+
+
 def gelu(x: Any) -> tuple[Any, Any]:
     """(x * Phi(x), Phi(x)) for a float32 C-contiguous x (see `fits`); Phi as in
     lamina/fused/constants.py, within 4e-7 of the exact one in float32."""

@@ -251,3 +251,44 @@ def sgd(p, g, buf, lr, wd, momentum, keep, nesterov):  # type: ignore[no-untyped
             buf[i] = b
             d = d + momentum * b if nesterov else b
         p[i] -= lr * d
+
+
+@_jit
+def batch_norm(x, gamma, beta, eps, y, xhat, mean, var):  # type: ignore[no-untyped-def]
+    """Batch statistics of each channel's row of x (C, M) (sums in float64) into mean and
+    var (biased), xhat = (x - mean) / sqrt(var + eps) and y = xhat * gamma + beta."""
+    c_, m = x.shape
+    for c in range(c_):
+        total = 0.0
+        for j in range(m):
+            total += x[c, j]
+        mu = total / m
+        sq = 0.0
+        for j in range(m):
+            d = x[c, j] - mu
+            sq += d * d
+        mean[c], var[c] = mu, sq / m
+        inv = np.float32(1.0 / math.sqrt(sq / m + eps))
+        m32, g, b = np.float32(mu), gamma[c], beta[c]
+        for j in range(m):
+            h = (x[c, j] - m32) * inv
+            xhat[c, j] = h
+            y[c, j] = h * g + b
+
+
+@_jit
+def batch_norm_backward(gy, xhat, scale, gx, g_xhat, g_sum):  # type: ignore[no-untyped-def]
+    """Per channel row (C, M): g_xhat = sum(gy * xhat) and g_sum = sum(gy) (float64), and
+    gx = scale * (gy - g_sum / M - xhat * g_xhat / M), scale = gamma / std per channel."""
+    c_, m = gy.shape
+    for c in range(c_):
+        sg = 0.0
+        sgx = 0.0
+        for j in range(m):
+            sg += gy[c, j]
+            sgx += gy[c, j] * xhat[c, j]
+        g_xhat[c], g_sum[c] = sgx, sg
+        s = scale[c]
+        a, b = np.float32(sg / m), np.float32(sgx / m)
+        for j in range(m):
+            gx[c, j] = s * (gy[c, j] - a - xhat[c, j] * b)
