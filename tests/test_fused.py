@@ -301,3 +301,25 @@ def test_compiled_batch_norm_agrees_with_numpy_on_channel_major_input():
     gy = rng.standard_normal(x.shape).astype(np.float32)
     for a, b in zip(_bn_run("numba", x, gy), _bn_run("numpy", x, gy)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
+
+
+@needs_numba
+@pytest.mark.parametrize("channel_major", [False, True])
+def test_compiled_relu_agrees_with_numpy(channel_major):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((4, 8, 16, 16)).astype(np.float32)
+    x[0, 0, 0, :3] = [np.nan, 0.0, -0.0]
+    if channel_major:
+        x = np.ascontiguousarray(x.swapaxes(0, 1)).swapaxes(0, 1)
+    gy = rng.standard_normal(x.shape).astype(np.float32)
+    out = {}
+    for name in fused.BACKENDS:
+        fused.set_backend(name)
+        xl = lm.tensor(x, requires_grad=True)
+        y = F.relu(xl)
+        y.backward(lm.tensor(gy))
+        out[name] = (y.detach().numpy(), xl.grad.numpy())
+    fused.set_backend(None)
+    np.testing.assert_array_equal(out["numba"][0], out["numpy"][0])  # NaN where NumPy's
+    np.testing.assert_array_equal(out["numba"][1], out["numpy"][1])
+    assert out["numba"][0].strides == x.strides  # the input's memory order kept

@@ -54,6 +54,17 @@ def softplus_array(x: Any) -> Any:
 
 class ReLU(Function):
     def forward(self, x: Any) -> Any:
+        compiled = fused.compiled() if x.size >= 4096 else None
+        if compiled is not None and fused.fits(x, contiguous=False):
+            # y and the mask in one pass, in x's memory order (channel-major after a
+            # convolution)
+            y, mask = np.empty_like(x), np.empty_like(x, bool)
+            flat = fused.flat_memory(x, y, mask)
+            if flat is not None:
+                fused.in_pieces(compiled.relu, *flat)
+                self.save_for_backward(mask if self.needs_input_grad[0] else None)
+                return y
+        y = clamp(x, 0)
         y = clamp(x, 0)
         # A boolean mask (1 byte an element) instead of y itself, so y may be freed once the
         # next op has read it. backward takes either.
@@ -62,6 +73,13 @@ class ReLU(Function):
 
     def backward(self, gy: Any) -> Any:
         kept = self.saved_tensors[0]
+        if kept.dtype == bool and gy.dtype == np.float32 and kept.size >= 4096:
+            compiled = fused.compiled()
+            gx = np.empty_like(kept, gy.dtype)
+            flat = None if compiled is None else fused.flat_memory(gy, kept, gx)
+            if flat is not None:
+                fused.in_pieces(compiled.relu_backward, *flat)
+                return gx
         return gy * (kept > 0 if kept.dtype != bool else kept)
 
 

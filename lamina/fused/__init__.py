@@ -89,7 +89,23 @@ def fits(*arrays: Any, contiguous: bool = True) -> bool:
                and (a.flags.c_contiguous or not contiguous) for a in arrays)
 
 
-def _in_pieces(kernel: Any, *arrays: Any) -> None:
+def flat_memory(*arrays: Any) -> list[Any] | None:
+    """1-D views of the arrays' memory, element for element alike, where each is contiguous
+    in the same order of its axes (C order, or a permutation such as a convolution's
+    channel-major NCHW view); else None. An elementwise kernel may run over these."""
+    order = np.argsort([-s for s in arrays[0].strides], kind="stable")
+    flat = []
+    for a in arrays:
+        if a.shape != arrays[0].shape:
+            return None
+        t = a.transpose(order)
+        if not t.flags.c_contiguous:
+            return None
+        flat.append(t.reshape(-1))
+    return flat
+
+
+def in_pieces(kernel: Any, *arrays: Any) -> None:
     """kernel(*slices) over equal ranges of the flattened arrays, on lamina's threads."""
     flat = [a.reshape(-1) for a in arrays]
     parallel.pieces(flat[0].size, lambda lo, hi: kernel(*(f[lo:hi] for f in flat)))
@@ -112,14 +128,14 @@ def gelu(x: Any) -> tuple[Any, Any]:
     """(x * Phi(x), Phi(x)) for a float32 C-contiguous x (see `fits`); Phi as in
     lamina/fused/constants.py, within 4e-7 of the exact one in float32."""
     y, phi = np.empty_like(x), np.empty_like(x)
-    _in_pieces(kernels().gelu_forward, x, y, phi)
+    in_pieces(kernels().gelu_forward, x, y, phi)
     return y, phi
 
 
 def gelu_backward(x: Any, phi: Any, gy: Any) -> Any:
     """The gradient of GELU from gy, x and the Phi(x) that `gelu` returned."""
     gx = np.empty_like(x)
-    _in_pieces(kernels().gelu_backward, x, phi, gy, gx)
+    in_pieces(kernels().gelu_backward, x, phi, gy, gx)
     return gx
 
 

@@ -25,7 +25,7 @@ _jit = numba.njit(nogil=True, fastmath={"nsz", "arcp", "contract", "afn", "reass
 
 _f = np.float32
 A1, A2, A3, A4, A5, P = _f(AS_A1), _f(AS_A2), _f(AS_A3), _f(AS_A4), _f(AS_A5), _f(AS_P)
-HALF, ONE, R2, R2PI = _f(0.5), _f(1.0), _f(INV_SQRT2), _f(INV_SQRT2PI)
+HALF, ONE, R2, R2PI, ZERO = _f(0.5), _f(1.0), _f(INV_SQRT2), _f(INV_SQRT2PI), _f(0.0)
 
 
 @_jit
@@ -292,3 +292,20 @@ def batch_norm_backward(gy, xhat, scale, gx, g_xhat, g_sum):  # type: ignore[no-
         a, b = np.float32(sg / m), np.float32(sgx / m)
         for j in range(m):
             gx[c, j] = s * (gy[c, j] - a - xhat[c, j] * b)
+
+
+@_jit
+def relu(x, y, mask):  # type: ignore[no-untyped-def]
+    """y = max(x, 0) (NaN kept, as NumPy's clip keeps it) and mask = y > 0, one pass."""
+    for i in range(x.size):
+        v = x[i]
+        v = ZERO if v < ZERO else v
+        y[i] = v
+        mask[i] = v > ZERO
+
+
+@_jit
+def relu_backward(gy, mask, gx):  # type: ignore[no-untyped-def]
+    """gx = gy where mask, else 0."""
+    for i in range(gy.size):
+        gx[i] = gy[i] if mask[i] else ZERO
