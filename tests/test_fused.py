@@ -323,3 +323,23 @@ def test_compiled_relu_agrees_with_numpy(channel_major):
     np.testing.assert_array_equal(out["numba"][0], out["numpy"][0])  # NaN where NumPy's
     np.testing.assert_array_equal(out["numba"][1], out["numpy"][1])
     assert out["numba"][0].strides == x.strides  # the input's memory order kept
+
+
+@needs_numba
+def test_batch_norm_into_a_plans_buffer_computes_what_eager_does():
+    """An execution plan's BatchNorm writes into its buffer (out=); it must take the same
+    kernel as eager, or a plan's check against the eager step sees them drift apart."""
+    from lamina.functions.normalization import BatchNorm
+
+    rng = np.random.default_rng(10)
+    x = np.ascontiguousarray(rng.standard_normal((5, 6, 7, 8)).astype(np.float32)
+                             .swapaxes(0, 1)).swapaxes(0, 1)
+    g, b = (rng.standard_normal(6).astype(np.float32) for _ in range(2))
+    eager = BatchNorm(None, None, True, 0.1, 1e-5)
+    eager.needs_input_grad = (True, True, True)
+    into = BatchNorm(None, None, True, 0.1, 1e-5)
+    into.needs_input_grad = (True, True, True)
+    out = np.empty_like(x)
+    y = eager.forward(x, g, b)
+    assert into.forward(x, g, b, out=out) is out
+    np.testing.assert_array_equal(out, y)

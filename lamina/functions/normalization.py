@@ -39,10 +39,10 @@ class BatchNorm(Function):
         ch = _Channels(x)
         x3 = ch.rows(x)
         compiled = fused.compiled()
-        if (compiled is not None and self.training and ch.first and out is None
+        if (compiled is not None and self.training and ch.first
                 and fused.fits(x3, *(a for a in (gamma, beta) if a is not None))
                 and x.size // ch.c > 1):
-            return self._compiled_forward(compiled, x3, gamma, beta, ch)
+            return self._compiled_forward(compiled, x3, gamma, beta, ch, out)
         if self.training:
             n = x.size // ch.c
             if n < 2:
@@ -77,11 +77,15 @@ class BatchNorm(Function):
         return out
 
     def _compiled_forward(self, kernels: Any, x3: Any, gamma: Any, beta: Any,
-                          ch: _Channels) -> Any:
+                          ch: _Channels, out: Any) -> Any:
         """Training on channel-major rows (C, N*S) in one kernel (lamina.fused): the
-        statistics, xhat and y in two passes over x instead of six."""
+        statistics, xhat and y in two passes over x instead of six; y into `out` (an
+        execution plan's buffer) where given."""
         c, m = x3.shape
-        y, xhat = np.empty_like(x3), np.empty_like(x3)
+        y = None if out is None else ch.rows(out)
+        if y is None or not (np.may_share_memory(y, out) and y.flags.c_contiguous):
+            y = np.empty_like(x3)
+        xhat = np.empty_like(x3)
         mean, var = np.empty(c), np.empty(c)
         g = np.ones(c, x3.dtype) if gamma is None else gamma
         b = np.zeros(c, x3.dtype) if beta is None else beta
@@ -90,7 +94,11 @@ class BatchNorm(Function):
         invstd = (1.0 / np.sqrt(var + self.eps)).astype(x3.dtype)
         self.save_for_backward(xhat, invstd, gamma)
         self.channels = ch
-        return ch.restore(y)
+        if out is None:
+            return ch.restore(y)
+        if not np.may_share_memory(y, out):
+            np.copyto(out, ch.restore(y))
+        return out
 
     def _update_running(self, mean: Any, var: Any, n: int) -> None:
         if self.num_batches_tracked is not None:
