@@ -60,6 +60,20 @@ def run_isolated(script: str, args: Sequence[str], threads: int,
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def fused_line() -> str:
+    """Which kernels lamina's fused ops run (lamina/fused): numba's where it is installed
+    and LAMINA_FUSED does not say numpy. Read without importing lamina or numba, so this
+    process stays as PyTorch's users run it."""
+    import importlib.metadata
+    import importlib.util
+
+    chosen = os.environ.get("LAMINA_FUSED", "").strip().lower() or "numba"
+    if chosen == "numba" and importlib.util.find_spec("numba") is not None:
+        return (f"lamina's fused kernels: numba {importlib.metadata.version('numba')} "
+                "(LAMINA_FUSED=numpy for NumPy's)")
+    return "lamina's fused kernels: NumPy's (pip install 'lamina[fast]' for numba's)"
+
+
 def blas_line() -> str:
     """Which BLAS NumPy runs, with which kernels: a GEMM-bound step's time depends on it
     (this machine's AVX-512 kernels run GEMMs up to 2x faster than its AVX2 ones)."""

@@ -45,6 +45,7 @@ import workloads  # noqa: E402
 import workloads_torch  # noqa: E402
 from common import (  # noqa: E402
     blas_line,
+    fused_line,
     import_torch,
     run_isolated,
     split_compile,
@@ -138,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                f"{platform.python_version()}, NumPy {np.__version__}")
     print(machine)
     print(blas_line())
+    print(fused_line())
     table: dict[str, dict[str, dict[str, float]]] = {}
     header = (f"{'workload':14s} {'framework':9s} {'median ms':>10s} {'p10':>7s} {'p90':>7s} "
               f"{'samples/s':>10s} {'RSS MB':>7s} {'vs torch':>8s} {'1st loss':>11s} "
@@ -171,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         rbm.print_rows(rbm_rows)
     if args.json:
         args.json.write_text(json.dumps({"machine": machine, "blas": blas_line(),
-                                         "command": " ".join(sys.argv), "rows": table,
-                                         "rbm": rbm_rows}, indent=1))
+                                         "fused": fused_line(), "command": " ".join(sys.argv),
+                                         "rows": table, "rbm": rbm_rows}, indent=1))
     if args.png:
         _bars(table, args.png, machine)
     return 0 if ok else 1

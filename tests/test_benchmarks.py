@@ -48,6 +48,8 @@ def test_run_prints_every_framework_for_the_workload(tmp_path) -> None:
     assert sorted(rows) == ["mlp", "mlp@1"] and {"eager", "planned"} <= set(rows["mlp"])
     assert rows["mlp"]["planned"]["median"] > 0 and "compile_s" in rows["mlp"]["planned"]
     assert (tmp_path / "b.png").read_bytes()[:4] == b"\x89PNG"
+    assert written["fused"].startswith("lamina's fused kernels: ")  # numba's or NumPy's
+    assert written["fused"] in out
     for workload in ("mlp ", "mlp@1 "):  # a training step, then batch-1 inference
         rows = _rows(out, workload)
         names = [row.split()[1] for row in rows]
