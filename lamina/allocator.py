@@ -20,6 +20,11 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
+import threading
+from typing import Any
+
+import numpy as np
 
 # mallopt's parameter numbers, from glibc's malloc.h.
 M_TRIM_THRESHOLD = -1
@@ -53,3 +58,64 @@ def on_glibc() -> bool:
     except (AttributeError, ValueError, OSError):  # not a POSIX system, or not glibc
         return False
 
+
+
+# -- arrays past the mmap threshold ---------------------------------------------------------
+# glibc maps every block of MMAP_THRESHOLD or more for itself and unmaps it when freed, so
+# each such array (a convolution's window matrix: 75 MB for 64 channels of 32 32x32
+# images) is faulted in page by page again at every step, at about twice the cost of the
+# copy that fills it. `empty` keeps them: an array handed out is a view of a pooled block,
+# and a block is free again once nothing refers to it (no view of it is alive).
+
+POOL_BYTES = 1 << 30  # the most the pool holds; past it, arrays come from NumPy as usual
+_pool: dict[int, list[np.ndarray]] = {}
+_pool_lock = threading.Lock()
+_free_refs: int | None = None  # _refs() of a block only the pool holds, measured once
+
+
+def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """np.empty(shape, dtype), its memory reused from an earlier array of the same size
+    that is no longer referenced where it is past MMAP_THRESHOLD bytes."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    if nbytes < MMAP_THRESHOLD:
+        return np.empty(shape, dtype)
+    global _free_refs
+    with _pool_lock:
+        blocks = _pool.setdefault(nbytes, [])
+        block = _first_free(blocks)
+        if block is None:
+            if _pooled() + nbytes > POOL_BYTES:
+                _drop_free_blocks()  # may drop this size's empty list too
+                blocks = _pool.setdefault(nbytes, [])
+            if _pooled() + nbytes > POOL_BYTES:
+                return np.empty(shape, dtype)
+            blocks.append(np.empty(nbytes, np.uint8))
+            if _free_refs is None:  # measured the way _first_free measures
+                _free_refs = _refs(blocks, len(blocks) - 1)
+            block = blocks[-1]
+        return block.view(dtype).reshape(shape)  # the view refers to the block: in use
+
+
+def _refs(blocks: list[np.ndarray], i: int) -> int:
+    """References to blocks[i]: the list's, getrefcount's argument and any array's that
+    still views it."""
+    return sys.getrefcount(blocks[i])
+
+
+def _first_free(blocks: list[np.ndarray]) -> np.ndarray | None:
+    for i in range(len(blocks)):
+        if _refs(blocks, i) == _free_refs:
+            return blocks[i]
+    return None
+
+
+def _pooled() -> int:
+    return sum(b.nbytes for blocks in _pool.values() for b in blocks)
+
+
+def _drop_free_blocks() -> None:
+    for size, blocks in list(_pool.items()):
+        blocks[:] = [blocks[i] for i in range(len(blocks)) if _refs(blocks, i) != _free_refs]
+        if not blocks:
+            del _pool[size]

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from lamina import fused
+from lamina import allocator, fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -191,7 +191,8 @@ class Conv(Function):
                 return col.reshape(g, (c // g) * kh * kw, n * oh * ow), ow
             xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
             win = windows(xp, (kh, kw), self.stride, self.dilation, (oh, ow))
-            col = win.transpose(1, 4, 5, 0, 2, 3)  # (C, KH, KW, N, OH, OW)
+            col = allocator.empty((c, kh, kw, n, oh, ow), x.dtype)  # see allocator.empty
+            np.copyto(col, win.transpose(1, 4, 5, 0, 2, 3))
             return col.reshape(g, (c // g) * kh * kw, n * oh * ow), ow
         _, wp, plane = self._grid()
         xs = self._on_grid(x.transpose(1, 0, 2, 3), (ph, pw))
@@ -199,7 +200,9 @@ class Conv(Function):
         runs = as_strided(xs, shape=(c, kh, kw, n, oh * wp),
                           strides=(n * plane * item, dh * wp * item, dw * item, plane * item,
                                    item), writeable=False)
-        return runs.reshape(g, (c // g) * kh * kw, n * oh * wp), wp
+        col = allocator.empty((c, kh, kw, n, oh * wp), x.dtype)
+        np.copyto(col, runs)
+        return col.reshape(g, (c // g) * kh * kw, n * oh * wp), wp
 
     def _grid(self) -> tuple[int, int, int]:
         """The padded input's height Hp and width Wp, and the plane each image takes with
@@ -248,7 +251,8 @@ class Conv(Function):
             gW = self.weight_grad(col, gyr, x, gy).reshape(W_shape)
             gW = gW[:, :, 0, :] if self.nd == 1 else gW
         if need[0]:
-            gcol = np.matmul(Wm.transpose(0, 2, 1), gyr)  # (g, C/g*KH*KW, N*OH*cols)
+            gcol = np.matmul(Wm.transpose(0, 2, 1), gyr,  # (g, C/g*KH*KW, N*OH*cols)
+                             out=allocator.empty((g, Wm.shape[2], gyr.shape[2]), gyr.dtype))
             gx = self._col2im(gcol.reshape(c, kh, kw, n, oh, cols))
             gx = gx[:, :, 0, :] if self.nd == 1 else gx
         if len(need) == 3 and need[2]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import parallel
+from lamina import allocator, parallel
 from lamina.fused import numpy_kernels
 
 BACKENDS = ("numba", "numpy")
@@ -145,7 +145,7 @@ def im2col(kernels: ModuleType, x: Any, k: tuple[int, int], s: tuple[int, int],
     kernel k, stride s, padding p and dilation d, by `kernels` (numba's: see `compiled`),
     its channels split over lamina's threads."""
     n, c = x.shape[:2]
-    col = np.empty((c, *k, n, *out), x.dtype)
+    col = allocator.empty((c, *k, n, *out), x.dtype)  # often past malloc's mmap threshold
     # Channel-major, as a convolution's output already is (a free transpose then).
     xc = np.ascontiguousarray(x.transpose(1, 0, 2, 3))
     parallel.pieces(c, lambda lo, hi: kernels.im2col(xc[lo:hi], *k, *s, *p, *d, col[lo:hi]),
