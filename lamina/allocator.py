@@ -14,6 +14,9 @@ glibc only (Linux); a user's own setting wins: with MALLOC_TRIM_THRESHOLD_,
 MALLOC_MMAP_THRESHOLD_, MALLOC_TOP_PAD_ or a glibc.malloc tunable in the environment,
 lamina leaves malloc alone. Nothing happens on import: lamina.runtime.tune_process()
 makes the setting (the `lamina` command and Trainer call it).
+
+Blocks past malloc's mmap threshold are never kept by malloc; `empty` pools them for the
+ops that make such arrays at every step (a convolution's window matrices).
 """
 
 from __future__ import annotations
@@ -63,8 +66,8 @@ def on_glibc() -> bool:
 # -- arrays past the mmap threshold ---------------------------------------------------------
 # glibc maps every block of MMAP_THRESHOLD or more for itself and unmaps it when freed, so
 # each such array (a convolution's window matrix: 75 MB for 64 channels of 32 32x32
-# images) is faulted in page by page again at every step, at about twice the cost of the
-# copy that fills it. `empty` keeps them: an array handed out is a view of a pooled block,
+# images) is faulted in page by page again at every step, which costs more than the copy
+# that fills it. `empty` keeps them: an array handed out is a view of a pooled block,
 # and a block is free again once nothing refers to it (no view of it is alive).
 
 POOL_BYTES = 1 << 30  # the most the pool holds; past it, arrays come from NumPy as usual

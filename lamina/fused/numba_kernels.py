@@ -150,8 +150,8 @@ def layer_norm_backward(gy, xhat, invstd, w, gx, gw, gb):  # type: ignore[no-unt
 
 @_jit
 def shift_rows(x, y):  # type: ignore[no-untyped-def]
-    """y = x - max(x) along each row (R, S): softmax's first pass (its exp is NumPy's, a
-    SIMD kernel numba's scalar exp is several times slower than)."""
+    """y = x - max(x) along each row (R, S): softmax's first pass (its exp is NumPy's: a
+    SIMD kernel, where numba's exp is a scalar call an element)."""
     rows, s = x.shape
     for r in range(rows):
         top = x[r, 0]
