@@ -106,20 +106,28 @@ def col2im(gcol, sh, sw, ph, pw, dh, dw, gx):  # type: ignore[no-untyped-def]
 
 
 @_jit
+def _moments(x, r):  # type: ignore[no-untyped-def]
+    """(mean, biased variance) of row r of x (R, D), summed in float64 and centred first."""
+    d = x.shape[1]
+    total = 0.0
+    for j in range(d):
+        total += x[r, j]
+    mean = total / d
+    sq = 0.0
+    for j in range(d):
+        c = x[r, j] - mean
+        sq += c * c
+    return mean, sq / d
+
+
+@_jit
 def layer_norm(x, w, b, eps, y, xhat, invstd):  # type: ignore[no-untyped-def]
-    """Each row of x (R, D) to zero mean and unit variance (sums in float64): xhat, its
-    1 / std in invstd (R,), and y = xhat * w + b (w, b of D; ones and zeros for none)."""
+    """Each row of x (R, D) to zero mean and unit variance: xhat, its 1 / std in invstd
+    (R,), and y = xhat * w + b (w, b of D; ones and zeros for none)."""
     rows, d = x.shape
     for r in range(rows):
-        total = 0.0
-        for j in range(d):
-            total += x[r, j]
-        mean = total / d
-        sq = 0.0
-        for j in range(d):
-            c = x[r, j] - mean
-            sq += c * c
-        inv = 1.0 / math.sqrt(sq / d + eps)
+        mean, var = _moments(x, r)
+        inv = 1.0 / math.sqrt(var + eps)
         m32, i32 = np.float32(mean), np.float32(inv)
         invstd[r] = i32
         for j in range(d):
@@ -255,20 +263,13 @@ def sgd(p, g, buf, lr, wd, momentum, keep, nesterov):  # type: ignore[no-untyped
 
 @_jit
 def batch_norm(x, gamma, beta, eps, y, xhat, mean, var):  # type: ignore[no-untyped-def]
-    """Batch statistics of each channel's row of x (C, M) (sums in float64) into mean and
-    var (biased), xhat = (x - mean) / sqrt(var + eps) and y = xhat * gamma + beta."""
+    """Batch statistics of each channel's row of x (C, M) into mean and var (biased),
+    xhat = (x - mean) / sqrt(var + eps) and y = xhat * gamma + beta."""
     c_, m = x.shape
     for c in range(c_):
-        total = 0.0
-        for j in range(m):
-            total += x[c, j]
-        mu = total / m
-        sq = 0.0
-        for j in range(m):
-            d = x[c, j] - mu
-            sq += d * d
-        mean[c], var[c] = mu, sq / m
-        inv = np.float32(1.0 / math.sqrt(sq / m + eps))
+        mu, v = _moments(x, c)
+        mean[c], var[c] = mu, v
+        inv = np.float32(1.0 / math.sqrt(v + eps))
         m32, g, b = np.float32(mu), gamma[c], beta[c]
         for j in range(m):
             h = (x[c, j] - m32) * inv
