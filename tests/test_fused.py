@@ -343,3 +343,21 @@ def test_batch_norm_into_a_plans_buffer_computes_what_eager_does():
     y = eager.forward(x, g, b)
     assert into.forward(x, g, b, out=out) is out
     np.testing.assert_array_equal(out, y)
+
+
+@needs_numba
+@pytest.mark.parametrize("padding_idx", [None, 3])
+def test_compiled_embedding_gradient_agrees_with_numpy(padding_idx):
+    rng = np.random.default_rng(11)
+    ids = rng.integers(0, 10, (7, 9))  # many repeats
+    w = rng.standard_normal((10, 6)).astype(np.float32)
+    gy = rng.standard_normal((7, 9, 6)).astype(np.float32)
+    grads = []
+    for name in fused.BACKENDS:
+        fused.set_backend(name)
+        wl = lm.tensor(w, requires_grad=True)
+        F.embedding(lm.tensor(ids), wl, padding_idx=padding_idx).backward(lm.tensor(gy))
+        grads.append(wl.grad.numpy())
+    fused.set_backend(None)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-6)
+    assert padding_idx is None or not grads[0][padding_idx].any()

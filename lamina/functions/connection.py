@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -76,6 +77,12 @@ class Embedding(Function):
         gW = np.zeros(*self.W_meta)
         ids = self.saved_tensors[0].ravel()
         rows = gy.reshape(-1, gW.shape[1])
+        compiled = fused.compiled()
+        if compiled is not None and not self.scale_grad_by_freq and fused.fits(gW, rows):
+            compiled.scatter_add_rows(ids, rows, gW)  # in one pass, no sort (lamina.fused)
+            if self.padding_idx is not None:
+                gW[self.padding_idx] = 0
+            return None, gW
         # Rows of repeated ids must be summed: sort the ids, then one segment sum per id.
         # (np.add.at does the same, an order of magnitude slower.)
         order = np.argsort(ids, kind="stable")

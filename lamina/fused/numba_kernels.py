@@ -310,3 +310,12 @@ def relu_backward(gy, mask, gx):  # type: ignore[no-untyped-def]
     """gx = gy where mask, else 0."""
     for i in range(gy.size):
         gx[i] = gy[i] if mask[i] else ZERO
+
+
+@_jit
+def scatter_add_rows(ids, rows, out):  # type: ignore[no-untyped-def]
+    """out[ids[i]] += rows[i] for each i, in order: an embedding's weight gradient."""
+    for i in range(ids.size):
+        k = ids[i]
+        for j in range(rows.shape[1]):
+            out[k, j] += rows[i, j]
