@@ -22,6 +22,7 @@ from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_
 # mask, a NaN that max pooling propagates); reassociation still vectorizes the sums.
 _jit = numba.njit(nogil=True, fastmath={"nsz", "arcp", "contract", "afn", "reassoc"},
                   cache=True, error_model="numpy")
+_exact = numba.njit(nogil=True, cache=True, error_model="numpy")
 
 _f = np.float32
 A1, A2, A3, A4, A5, P = _f(AS_A1), _f(AS_A2), _f(AS_A3), _f(AS_A4), _f(AS_A5), _f(AS_P)
@@ -247,11 +248,13 @@ def lstm_backward_step(a, c_prev, tc, g_h, gh, gc, gg):  # type: ignore[no-untyp
             gc[b, j] = dc * f
 
 
-@_jit
+@_exact
 def sgd(p, g, buf, lr, wd, momentum, keep, nesterov):  # type: ignore[no-untyped-def]
     """One SGD step in place, the scalars float32: d = g + wd * p; with momentum (buf of
     p's size), buf = momentum * buf + keep * d (keep = 1 - dampening) and d = buf, or
-    d + momentum * buf with Nesterov; then p -= lr * d. Without momentum, buf is unused."""
+    d + momentum * buf with Nesterov; then p -= lr * d. Without momentum, buf is unused.
+    Exact IEEE operations in NumPy's order (no fastmath): the same bits as the NumPy
+    update, so a parameter updated partly here and partly there is one update."""
     for i in range(p.size):
         d = g[i] + wd * p[i]
         if momentum != 0:

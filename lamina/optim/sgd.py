@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import fused
+from lamina import fused, parallel
 from lamina.optim.optimizer import Optimizer, require, torch_flags
 
 
@@ -48,7 +48,9 @@ class SGD(Optimizer):
 
     def update_param(self, param: Any, grad: Any, state: dict[str, Any],
                      group: dict[str, Any]) -> None:
-        compiled = fused.compiled()
+        # Compiled where a parameter is large: below, numba's call costs more than the two
+        # or four NumPy passes it saves (an RBM's few thousand weights).
+        compiled = fused.compiled() if param.size >= parallel.MIN_PIECE else None
         momentum = group["momentum"]
         buf = state.get("momentum_buffer")
         if compiled is not None and fused.fits(param, grad, *(() if not momentum else (buf,))):
