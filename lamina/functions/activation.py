@@ -65,7 +65,6 @@ class ReLU(Function):
                 self.save_for_backward(mask if self.needs_input_grad[0] else None)
                 return y
         y = clamp(x, 0)
-        y = clamp(x, 0)
         # A boolean mask (1 byte an element) instead of y itself, so y may be freed once the
         # next op has read it. backward takes either.
         self.save_for_backward(y > 0 if self.needs_input_grad[0] else None)
@@ -271,7 +270,7 @@ class Softmax(Function):
 
     def _compiled(self, *arrays: Any) -> Any:
         """The numba kernels where they take this softmax: over the last axis of
-        C-contiguous float32 arrays of rows no shorter than a SIMD pass pays for."""
+        C-contiguous float32 arrays; else None."""
         compiled = fused.compiled()
         x = arrays[0]
         if (compiled is None or x.ndim == 0 or self.axis not in (-1, x.ndim - 1)

@@ -139,7 +139,6 @@ class BatchNorm(Function):
             gx = ch.restore(gx)
         return (gx, *(g if wanted else None for g, wanted in zip((gy_xhat, gy_sum), need[1:])))
 
-
     def _compiled_backward(self, kernels: Any, g3: Any, xhat: Any, invstd: Any,
                            gamma: Any) -> tuple[Any, ...]:
         """The batch-statistics backward on channel-major rows in one kernel: both sums

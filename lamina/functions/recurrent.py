@@ -86,6 +86,7 @@ class LSTMSequence(Function):
         # W_hh @ h.T, read transposed: with a batch of rows far fewer than W_hh's, BLAS
         # runs this orientation faster than h @ W_hh.T (a transposed operand).
         hg = np.empty((G, B), acts.dtype)
+        self.has_bias = b_hh is not None
         compiled = fused.compiled()
         if compiled is not None and fused.fits(acts, hs, W_hh):
             for t in range(T):  # the same steps in four calls, not fifteen
@@ -95,7 +96,6 @@ class LSTMSequence(Function):
                 compiled.lstm_cell_state(acts[t], cs[t], cs[t + 1])
                 np.tanh(cs[t + 1], out=tcs[t])
                 np.multiply(acts[t, :, 3 * H:], tcs[t], out=hs[t + 1])
-            self.has_bias = b_hh is not None
             return hs, cs, tcs
         for t in range(T):
             a = acts[t]
@@ -107,7 +107,6 @@ class LSTMSequence(Function):
             cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
             np.tanh(cs[t + 1], out=tcs[t])
             np.multiply(a[:, 3 * H :], tcs[t], out=hs[t + 1])
-        self.has_bias = b_hh is not None
         return hs, cs, tcs
 
     def backward(self, g_hs: Any, g_hT: Any, g_cT: Any) -> tuple[Any, ...]:

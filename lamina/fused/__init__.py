@@ -35,10 +35,9 @@ _resolved: str | None = None  # backend()'s answer, kept: every op asks, often p
 def set_backend(name: str | None) -> str:
     """Run fused kernels with `name` ("numba" or "numpy"; None: the default again) and
     return the backend in use before. "numba" where numba is missing is an error."""
-    global _chosen
+    global _chosen, _resolved
     if name is not None and name not in BACKENDS:
         raise ValueError(f"fused.set_backend: expected one of {BACKENDS} or None, got {name!r}")
-    global _resolved
     before = backend()
     if name == "numba" and _load_numba() is None:
         raise ImportError("fused.set_backend('numba'): numba is not installed; "
@@ -223,6 +222,5 @@ def softmax_backward(kernels: ModuleType, y: Any, gy: Any) -> Any:
     """The gradient of `softmax` from its output y and gy (both C-contiguous, y's shape)."""
     rows, g = y.reshape(-1, y.shape[-1]), gy.reshape(-1, y.shape[-1])
     gx = np.empty_like(rows)
-    parallel.pieces(len(rows), lambda lo, hi: kernels.softmax_backward(
-        rows[lo:hi], g[lo:hi], gx[lo:hi]), unit=rows.shape[1])
+    in_rows(kernels.softmax_backward, rows, g, gx)
     return gx.reshape(y.shape)

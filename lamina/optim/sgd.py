@@ -63,9 +63,7 @@ class SGD(Optimizer):
             return
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
-        momentum = group["momentum"]
         if momentum:
-            buf = state.get("momentum_buffer")
             if buf is None:
                 buf = state["momentum_buffer"] = grad.copy()
             else:
