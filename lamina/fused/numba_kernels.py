@@ -17,11 +17,14 @@ import numba
 import numpy as np
 
 from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_SQRT2, INV_SQRT2PI
+from lamina.fused.numba_math import exp32
+from lamina.fused.numba_math import kernel as _jit
+from lamina.fused.numba_recurrent import (  # noqa: F401 (one namespace: fused.compiled())
+    lstm_backward_step,
+    lstm_cell_state,
+    lstm_preactivate,
+)
 
-# fastmath without "nnan" and "ninf": NaN and infinity behave as in NumPy (a softmax's -inf
-# mask, a NaN that max pooling propagates); reassociation still vectorizes the sums.
-_jit = numba.njit(nogil=True, fastmath={"nsz", "arcp", "contract", "afn", "reassoc"},
-                  cache=True, error_model="numpy")
 _exact = numba.njit(nogil=True, cache=True, error_model="numpy")
 
 _f = np.float32
@@ -36,7 +39,7 @@ def gelu_forward(x, y, phi):  # type: ignore[no-untyped-def]
         v = x[i]
         z = abs(v) * R2
         t = ONE / (ONE + P * z)
-        tail = HALF * t * (A1 + t * (A2 + t * (A3 + t * (A4 + t * A5)))) * math.exp(-z * z)
+        tail = HALF * t * (A1 + t * (A2 + t * (A3 + t * (A4 + t * A5)))) * exp32(-z * z)
         p = tail if v < 0 else ONE - tail
         phi[i] = p
         y[i] = v * p
@@ -47,7 +50,7 @@ def gelu_backward(x, phi, gy, gx):  # type: ignore[no-untyped-def]
     """gx = gy * (Phi(x) + x * N(x)), N the standard normal density."""
     for i in range(x.size):
         v = x[i]
-        gx[i] = gy[i] * (phi[i] + v * R2PI * math.exp(-HALF * v * v))
+        gx[i] = gy[i] * (phi[i] + v * R2PI * exp32(-HALF * v * v))
 
 
 @_jit
@@ -159,8 +162,8 @@ def layer_norm_backward(gy, xhat, invstd, w, gx, gw, gb):  # type: ignore[no-unt
 
 @_jit
 def shift_rows(x, y):  # type: ignore[no-untyped-def]
-    """y = x - max(x) along each row (R, S): softmax's first pass (its exp is NumPy's: a
-    SIMD kernel, where numba's exp is a scalar call an element)."""
+    """y = x - max(x) along each row (R, S): softmax's first pass. Its exp is NumPy's: one
+    kernel with numba_math's exp ran no faster on attention's short rows."""
     rows, s = x.shape
     for r in range(rows):
         top = x[r, 0]
@@ -194,58 +197,6 @@ def softmax_backward(y, gy, gx):  # type: ignore[no-untyped-def]
         d32 = np.float32(dot)
         for j in range(s):
             gx[r, j] = y[r, j] * (gy[r, j] - d32)
-
-
-@_jit
-def lstm_preactivate(a, hg):  # type: ignore[no-untyped-def]
-    """a (B, 4H) += hg.T (hg = W_hh @ h.T, (4H, B)), then halved on the sigmoid gates i, f
-    and o, so that one tanh over a activates all four: s(x) = (tanh(x / 2) + 1) / 2."""
-    b_, g_ = a.shape
-    h = g_ // 4
-    for b in range(b_):
-        for k in range(2 * h):
-            a[b, k] = (a[b, k] + hg[k, b]) * HALF
-        for k in range(2 * h, 3 * h):
-            a[b, k] = a[b, k] + hg[k, b]
-        for k in range(3 * h, g_):
-            a[b, k] = (a[b, k] + hg[k, b]) * HALF
-
-
-@_jit
-def lstm_cell_state(a, c_prev, c):  # type: ignore[no-untyped-def]
-    """After the tanh: the sigmoid gates of a (B, 4H) as (t + 1) / 2, in place, and
-    c = f * c_prev + i * g."""
-    b_, g_ = a.shape
-    h = g_ // 4
-    for b in range(b_):
-        for j in range(h):
-            i = (a[b, j] + ONE) * HALF
-            f = (a[b, h + j] + ONE) * HALF
-            a[b, j] = i
-            a[b, h + j] = f
-            a[b, 3 * h + j] = (a[b, 3 * h + j] + ONE) * HALF
-            c[b, j] = f * c_prev[b, j] + i * a[b, 2 * h + j]
-
-
-@_jit
-def lstm_backward_step(a, c_prev, tc, g_h, gh, gc, gg):  # type: ignore[no-untyped-def]
-    """One step of the LSTM's backward, from its activated gates a (B, 4H), c_prev and
-    tanh(c) (B, H): gh += g_h (the step's output gradient), gc += gh * o * (1 - tanh(c)^2),
-    the pre-activation gate gradients into gg (B, 4H), then gc *= f (for the step
-    before). gh itself is next gg @ W_hh, a GEMM outside."""
-    b_, g_ = a.shape
-    h = g_ // 4
-    for b in range(b_):
-        for j in range(h):
-            i, f, g, o = a[b, j], a[b, h + j], a[b, 2 * h + j], a[b, 3 * h + j]
-            t = tc[b, j]
-            dh = gh[b, j] + g_h[b, j]
-            dc = gc[b, j] + dh * o * (ONE - t * t)
-            gg[b, j] = dc * g * i * (ONE - i)
-            gg[b, h + j] = dc * c_prev[b, j] * f * (ONE - f)
-            gg[b, 2 * h + j] = dc * i * (ONE - g * g)
-            gg[b, 3 * h + j] = dh * t * o * (ONE - o)
-            gc[b, j] = dc * f
 
 
 @_exact
