@@ -1,7 +1,9 @@
 """Scaled dot-product attention, composed from matmul, softmax and a constant mask.
 
 Composed rather than fused: each piece already has a checked backward, and an execution
-plan traces the pieces like any other ops.
+plan traces the pieces like any other ops. The one fusion is the scores' scale, causal
+mask and softmax (AttentionSoftmax): one op, one pass over the scores each way where the
+fused kernels run, instead of three ops with a scores-sized array each.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from lamina import fused
+from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.activation import softmax
@@ -26,6 +30,43 @@ def causal_mask(queries: int, keys: int, dtype: np.dtype) -> np.ndarray:
     mask = np.zeros((queries, keys), dtype)
     mask[np.triu_indices(queries, 1, keys)] = -np.inf
     return mask
+
+
+class AttentionSoftmax(Function):
+    """softmax(x * scale + mask) over the last axis of attention's scores x (..., L, S),
+    the mask causal (query i sees keys 0..i) or none."""
+
+    def __init__(self, scale: float, causal: bool) -> None:
+        self.scale, self.causal = float(scale), bool(causal)
+
+    def _compiled(self, *arrays: Any) -> Any:
+        compiled = fused.compiled()
+        return compiled if compiled is not None and fused.fits(*arrays) else None
+
+    def forward(self, x: Any) -> Any:
+        if x.ndim < 2:
+            raise ShapeError(f"attention softmax: expected scores (..., L, S); got {x.shape}")
+        compiled = self._compiled(x)
+        if compiled is not None:
+            y = fused.softmax(compiled, x, self.scale, self.causal)
+        else:
+            y = x * x.dtype.type(self.scale)
+            if self.causal:
+                y += causal_mask(x.shape[-2], x.shape[-1], x.dtype)
+            y = np.exp(y - y.max(axis=-1, keepdims=True), out=y)
+            y /= y.sum(axis=-1, keepdims=True)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        (y,) = self.saved_tensors
+        compiled = self._compiled(y) if gy.dtype == y.dtype else None
+        if compiled is not None:
+            return fused.softmax_backward(compiled, y, np.ascontiguousarray(gy), self.scale)
+        gx = y * gy
+        gx -= y * gx.sum(axis=-1, keepdims=True)
+        gx *= y.dtype.type(self.scale)
+        return gx
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
@@ -93,8 +134,11 @@ def attention_weights(q: Tensor, k: Tensor, allowed: Tensor | None, bias: Tensor
     """softmax(q @ k^T * scale + masks) over the keys: (..., L, S), the weights `attend`
     applies to the values (before dropout)."""
     axes = (*range(k.ndim - 2), k.ndim - 1, k.ndim - 2)
-    scores = matmul(q, transpose(k, axes)) * (scale if scale is not None
-                                              else 1.0 / math.sqrt(q.shape[-1]))
+    scale = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    scores = matmul(q, transpose(k, axes))
+    if allowed is None and bias is None:
+        return AttentionSoftmax(scale, causal).apply(scores)
+    scores = scores * scale
     if bias is not None:
         scores = scores + bias
     if allowed is None:

@@ -199,28 +199,23 @@ def layer_norm_backward(kernels: ModuleType, gy: Any, xhat: Any, invstd: Any, w:
     return gx, gw.astype(gy.dtype), gb.astype(gy.dtype)
 
 
-def softmax(kernels: ModuleType, x: Any) -> Any:
-    """softmax over the last axis of a float32 C-contiguous x, by `kernels` and NumPy's
-    exp, a block of rows at a time (in cache through the three passes), the rows split
-    over lamina's threads."""
+def softmax(kernels: ModuleType, x: Any, scale: float = 1.0, causal: bool = False) -> Any:
+    """softmax(x * scale) over the last axis of a float32 C-contiguous x, by `kernels`, the
+    rows split over lamina's threads. causal: x holds attention's scores (..., L, S), and
+    query i sees keys 0..i only."""
     rows = x.reshape(-1, x.shape[-1])
     y = np.empty_like(rows)
-    block = max(1, numpy_kernels.CHUNK // rows.shape[1])
-
-    def piece(lo: int, hi: int) -> None:
-        for start in range(lo, hi, block):
-            part = y[start:min(hi, start + block)]
-            kernels.shift_rows(rows[start:start + len(part)], part)
-            np.exp(part, out=part)
-            kernels.normalize_rows(part)
-
-    parallel.pieces(len(rows), piece, unit=rows.shape[1])
+    factor, queries = np.float32(scale), x.shape[-2] if causal else 0
+    # Each piece passes its first row's index: the causal mask needs the query of a row.
+    parallel.pieces(len(rows), lambda lo, hi: kernels.softmax_rows(
+        rows[lo:hi], y[lo:hi], factor, queries, lo), unit=rows.shape[1])
     return y.reshape(x.shape)
 
 
-def softmax_backward(kernels: ModuleType, y: Any, gy: Any) -> Any:
-    """The gradient of `softmax` from its output y and gy (both C-contiguous, y's shape)."""
+def softmax_backward(kernels: ModuleType, y: Any, gy: Any, scale: float = 1.0) -> Any:
+    """The gradient of `softmax` (with its scale) from its output y and gy (both
+    C-contiguous, y's shape)."""
     rows, g = y.reshape(-1, y.shape[-1]), gy.reshape(-1, y.shape[-1])
     gx = np.empty_like(rows)
-    in_rows(kernels.softmax_backward, rows, g, gx)
+    in_rows(kernels.softmax_backward, rows, g, np.float32(scale), gx)
     return gx.reshape(y.shape)

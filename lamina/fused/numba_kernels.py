@@ -161,34 +161,33 @@ def layer_norm_backward(gy, xhat, invstd, w, gx, gw, gb):  # type: ignore[no-unt
 
 
 @_jit
-def shift_rows(x, y):  # type: ignore[no-untyped-def]
-    """y = x - max(x) along each row (R, S): softmax's first pass. Its exp is NumPy's: one
-    kernel with numba_math's exp ran no faster on attention's short rows."""
+def softmax_rows(x, y, scale, queries, first):  # type: ignore[no-untyped-def]
+    """y = softmax(x * scale) along each row (R, S): the max, then exp and its sum (with
+    numba_math's exp, which vectorizes), then the division. With queries > 0, attention's
+    causal mask too: row r scores query (first + r) % queries, which sees keys 0 to that
+    index; the others get 0 and cost no exp."""
     rows, s = x.shape
     for r in range(rows):
-        top = x[r, 0]
-        for j in range(1, s):
-            top = max(top, x[r, j])
-        for j in range(s):
-            y[r, j] = x[r, j] - top
-
-
-@_jit
-def normalize_rows(y):  # type: ignore[no-untyped-def]
-    """Each row of y (R, S) divided by its sum (taken in float64): softmax's last pass."""
-    rows, s = y.shape
-    for r in range(rows):
-        total = 0.0
-        for j in range(s):
+        n = s if queries == 0 else min(s, (first + r) % queries + 1)
+        top = x[r, 0] * scale
+        for j in range(1, n):
+            top = max(top, x[r, j] * scale)
+        for j in range(n):
+            y[r, j] = exp32(x[r, j] * scale - top)
+        total = ZERO
+        for j in range(n):
             total += y[r, j]
-        inv = np.float32(1.0 / total)
-        for j in range(s):
+        inv = ONE / total
+        for j in range(n):
             y[r, j] *= inv
+        for j in range(n, s):
+            y[r, j] = ZERO
 
 
 @_jit
-def softmax_backward(y, gy, gx):  # type: ignore[no-untyped-def]
-    """gx = y * (gy - sum(y * gy)) along each row (R, S), the sum in float64."""
+def softmax_backward(y, gy, scale, gx):  # type: ignore[no-untyped-def]
+    """gx = scale * y * (gy - sum(y * gy)) along each row (R, S), the sum in float64: the
+    gradient of softmax(x * scale)."""
     rows, s = y.shape
     for r in range(rows):
         dot = 0.0
@@ -196,7 +195,7 @@ def softmax_backward(y, gy, gx):  # type: ignore[no-untyped-def]
             dot += y[r, j] * gy[r, j]
         d32 = np.float32(dot)
         for j in range(s):
-            gx[r, j] = y[r, j] * (gy[r, j] - d32)
+            gx[r, j] = y[r, j] * (gy[r, j] - d32) * scale
 
 
 @_exact

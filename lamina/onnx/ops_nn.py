@@ -7,10 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from lamina.functions.attention import causal_mask
 from lamina.onnx.export import Call
 from lamina.onnx.graph import Context
 from lamina.onnx.ops_math import scalar
 from lamina.onnx.registry import register_op_exporter
+from lamina.onnx.sources import triangle
 
 
 def _unary(onnx_op: str, **attrs: Any) -> Any:
@@ -41,6 +43,22 @@ def _silu(ctx: Context, call: Call) -> list[str]:
 @register_op_exporter("Softmax")
 def _softmax(ctx: Context, call: Call) -> list[str]:
     return ctx.node("Softmax", call.inputs, call.hint, axis=int(call.fn.axis))
+
+
+@register_op_exporter("AttentionSoftmax")
+def _attention_softmax(ctx: Context, call: Call) -> list[str]:
+    """softmax(x * scale + causal mask): the mask a constant, or made at run time where the
+    scores' length follows a dynamic axis."""
+    dtype = np.dtype(call.out_dtypes[0])
+    (y,) = ctx.node("Mul", [call.inputs[0], scalar(ctx, call, call.fn.scale)], call.hint)
+    if call.fn.causal:
+        dims = call.in_dims[0][-2:]
+        if all(isinstance(d, int) for d in dims):
+            mask = ctx.constant(call.hint, causal_mask(*dims, dtype))
+        else:
+            mask = triangle(ctx, dims, 1, dtype.type(-np.inf), dtype.type(0))
+        (y,) = ctx.node("Add", [y, mask], call.hint)
+    return ctx.node("Softmax", [y], call.hint, axis=-1)
 
 
 @register_op_exporter("LogSoftmax")

@@ -5,6 +5,8 @@ triangle (a causal mask) by Trilu."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from lamina.nn.layer import Layer
@@ -52,18 +54,23 @@ def _constant(ctx: Context, a: np.ndarray, dims: list[Dim | None], where: str) -
         return ctx.node("Range", [start, stop, delta], "range")[0]
     k = _triangle(a)
     if k is not None:  # a causal mask: one value on and below a diagonal, another above
-        shape = ctx.shape_tensor(dims, "triangle")
-        ones = ctx.numpy_helper.from_array(np.ones(1, np.int64))
-        (upper,) = ctx.node("ConstantOfShape", [shape], "triangle", value=ones)
-        (upper,) = ctx.node("Trilu", [upper, ctx.constant("triangle", np.array(k, np.int64))],
-                            "triangle", upper=1)
-        upper = ctx.cast(upper, np.int64, bool, "triangle")
-        above, below = (ctx.constant("triangle", np.array(v, a.dtype))
-                        for v in (a[0, -1], a[-1, 0]))
-        return ctx.node("Where", [upper, above, below], "triangle")[0]
+        return triangle(ctx, dims, k, a[0, -1], a[-1, 0])
     raise ctx.fail(f"its shape {a.shape} follows a dynamic axis but its values are neither one "
                    "value, a progression nor a triangle; make it from the input "
                    "(torch.zeros_like, x.new_ones) or export with fixed sizes")
+
+
+def triangle(ctx: Context, dims: list[Dim | None], k: int, above: Any, below: Any) -> str:
+    """A 2-D tensor of size `dims`, made at run time: `above` from diagonal k up, `below`
+    under it (both NumPy scalars of its dtype)."""
+    shape = ctx.shape_tensor(dims, "triangle")
+    ones = ctx.numpy_helper.from_array(np.ones(1, np.int64))
+    (upper,) = ctx.node("ConstantOfShape", [shape], "triangle", value=ones)
+    (upper,) = ctx.node("Trilu", [upper, ctx.constant("triangle", np.array(k, np.int64))],
+                        "triangle", upper=1)
+    upper = ctx.cast(upper, np.int64, bool, "triangle")
+    above, below = (ctx.constant("triangle", np.array(v)) for v in (above, below))
+    return ctx.node("Where", [upper, above, below], "triangle")[0]
 
 
 def _triangle(a: np.ndarray) -> int | None:
