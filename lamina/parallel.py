@@ -31,7 +31,10 @@ _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
 _local = threading.local()  # in_task: this thread is running one of run_all's tasks
-MIN_PIECE = 1 << 16  # elements; smaller pieces cost more in thread handoff than they save
+# Elements a piece must have. A handoff to the pool and back costs about 0.1 ms on a
+# virtual machine (a sleeping thread's wake-up), which a piece must save: a memory-bound
+# pass over 2**18 float32 elements takes about that (benchmarks/RESULTS.md).
+MIN_PIECE = 1 << 18
 
 
 def quiet_idle_blas_threads() -> bool:

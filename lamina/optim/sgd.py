@@ -7,8 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from lamina import fused, parallel
+from lamina import fused
 from lamina.optim.optimizer import Optimizer, require, torch_flags
+
+COMPILED_FROM = 1 << 16  # elements: below, numba's call costs more than it saves
 
 
 class SGD(Optimizer):
@@ -50,7 +52,7 @@ class SGD(Optimizer):
                      group: dict[str, Any]) -> None:
         # Compiled where a parameter is large: below, numba's call costs more than the two
         # or four NumPy passes it saves (an RBM's few thousand weights).
-        compiled = fused.compiled() if param.size >= parallel.MIN_PIECE else None
+        compiled = fused.compiled() if param.size >= COMPILED_FROM else None
         momentum = group["momentum"]
         buf = state.get("momentum_buffer")
         if compiled is not None and fused.fits(param, grad, *(() if not momentum else (buf,))):

@@ -17,7 +17,7 @@ from lamina.optim import pieces
 
 # Big enough to be cut (pieces.MIN_PIECE elements per thread), and one parameter small
 # enough to land whole inside a thread's range.
-SHAPES = [(300, 400), (400,), (250, 300), (7,)]
+SHAPES = [(600, 800), (400,), (500, 600), (7,)]
 
 RULES = [
     (optim.SGD, {"lr": 0.1}),
@@ -105,12 +105,12 @@ def test_small_or_strided_updates_run_whole(threads) -> None:
     threads(2)
     recorded, seen = _recording_sgd()
     small = lm.tensor(np.ones(100, np.float32), requires_grad=True)
-    big = lm.tensor(np.ones((400, 400), np.float32), requires_grad=True)
+    big = lm.tensor(np.ones((800, 800), np.float32), requires_grad=True)
     opt = recorded([small, big], lr=0.5)
     small.grad = np.ones(100, np.float32)
-    big.grad = np.ones((400, 400), np.float32).T  # a transposed view: not flat-sliceable
+    big.grad = np.ones((800, 800), np.float32).T  # a transposed view: not flat-sliceable
     opt.step()
-    assert sorted(size for _, size in seen) == [100, 160000]
+    assert sorted(size for _, size in seen) == [100, 640000]
     np.testing.assert_array_equal(big.array, 0.5)
 
 
@@ -139,9 +139,10 @@ class _AddsKeys(_Rebinds):
                                           (_AddsKeys, "added state keys")])
 def test_a_rule_that_is_not_elementwise_in_place_is_named(threads, cls, message) -> None:
     threads(2)
-    p = lm.tensor(np.zeros(200_000, np.float32), requires_grad=True)
+    n = 3 * pieces.MIN_PIECE  # enough for two pieces
+    p = lm.tensor(np.zeros(n, np.float32), requires_grad=True)
     opt = cls([p])
-    p.grad = np.ones(200_000, np.float32)
+    p.grad = np.ones(n, np.float32)
     with pytest.raises(RuntimeError, match=f"{cls.__name__}: update_param {message}"):
         opt.step()
 
