@@ -97,3 +97,12 @@ def gemm_rows(x: Any, m: Any, out: Any = None) -> Any:
     flat = np.matmul(x.reshape(-1, x.shape[-1]), m,
                      out=None if out is None else out.reshape(-1, m.shape[-1]))
     return flat.reshape(*x.shape[:-1], m.shape[-1])
+
+
+def column_sums(a: Any) -> Any:
+    """The sum over the rows of a 2-D array (a bias's gradient), as a product with a row of
+    ones: BLAS's GEMV reads the rows once at full bandwidth, about twice as fast as
+    NumPy's sum(axis=0)."""
+    if a.dtype.kind != "f" or not a.flags.c_contiguous:
+        return a.sum(axis=0)
+    return np.ones(len(a), a.dtype) @ a

@@ -10,7 +10,7 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import gemm_rows
+from lamina.functions._util import column_sums, gemm_rows
 
 
 class Linear(Function):
@@ -52,7 +52,7 @@ class Linear(Function):
             gW = gy.reshape(-1, gy.shape[-1]).T @ x.reshape(-1, x.shape[-1])
         if len(need) == 2:
             return gx, gW
-        gb = gy.reshape(-1, gy.shape[-1]).sum(axis=0) if need[2] else None
+        gb = column_sums(gy.reshape(-1, gy.shape[-1])) if need[2] else None
         return gx, gW, gb
 
 

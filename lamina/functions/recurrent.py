@@ -15,6 +15,7 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions._util import column_sums
 from lamina.functions.activation import sigmoid_array
 
 
@@ -164,7 +165,7 @@ class LSTMSequence(Function):
         grads = [gg_all if need[0] else None, gh if need[1] else None,
                  gc if need[2] else None, gW]
         if self.has_bias:
-            grads.append(flat.sum(axis=0) if need[4] else None)
+            grads.append(column_sums(flat) if need[4] else None)
         return tuple(grads)
 
 
