@@ -361,6 +361,27 @@ def test_compiled_relu_agrees_with_numpy(channel_major):
 
 
 @needs_numba
+def test_relu_backward_from_a_kept_output_agrees_with_numpy():
+    """A plan's ReLU keeps y itself where a later op holds it anyway; the compiled backward
+    takes y > 0 as its mask, as the NumPy path does."""
+    from lamina.functions.activation import ReLU
+
+    rng = np.random.default_rng(10)
+    y = np.maximum(rng.standard_normal((64, 100)), 0).astype(np.float32)
+    y[0, :3] = [np.nan, 0.0, -0.0]
+    gy = rng.standard_normal(y.shape).astype(np.float32)
+    out = {}
+    for name in fused.BACKENDS:
+        fused.set_backend(name)
+        op = ReLU()
+        op.save_for_backward(y)
+        out[name] = op.backward(gy)
+    fused.set_backend(None)
+    np.testing.assert_array_equal(out["numba"], out["numpy"])
+    assert out["numba"][0, 0] == 0 and out["numba"][1, 5] == (gy[1, 5] if y[1, 5] > 0 else 0)
+
+
+@needs_numba
 def test_batch_norm_into_a_plans_buffer_computes_what_eager_does():
     """An execution plan's BatchNorm writes into its buffer (out=); it must take the same
     kernel as eager, or a plan's check against the eager step sees them drift apart."""

@@ -72,7 +72,8 @@ class ReLU(Function):
 
     def backward(self, gy: Any) -> Any:
         kept = self.saved_tensors[0]
-        if kept.dtype == bool and gy.dtype == np.float32 and kept.size >= 4096:
+        if (kept.dtype in (bool, gy.dtype) and gy.dtype == np.float32
+                and kept.size >= 4096):  # the mask, or y where a plan keeps it
             compiled = fused.compiled()
             gx = np.empty_like(kept, gy.dtype)
             flat = None if compiled is None else fused.flat_memory(gy, kept, gx)

@@ -259,10 +259,11 @@ def relu(x, y, mask):  # type: ignore[no-untyped-def]
 
 
 @_jit
-def relu_backward(gy, mask, gx):  # type: ignore[no-untyped-def]
-    """gx = gy where mask, else 0."""
+def relu_backward(gy, kept, gx):  # type: ignore[no-untyped-def]
+    """gx = gy where kept > 0, else 0: kept is the forward's mask, or its output y (which
+    a plan keeps where a later op holds y anyway)."""
     for i in range(gy.size):
-        gx[i] = gy[i] if mask[i] else ZERO
+        gx[i] = gy[i] if kept[i] > 0 else ZERO
 
 
 @_jit
