@@ -207,8 +207,10 @@ def softmax(kernels: ModuleType, x: Any, scale: float = 1.0, causal: bool = Fals
     y = np.empty_like(rows)
     factor, queries = np.float32(scale), x.shape[-2] if causal else 0
     # Each piece passes its first row's index: the causal mask needs the query of a row.
+    # An element costs about two memory passes (its exp), so rows count double toward a
+    # second piece (parallel.MIN_PIECE).
     parallel.pieces(len(rows), lambda lo, hi: kernels.softmax_rows(
-        rows[lo:hi], y[lo:hi], factor, queries, lo), unit=rows.shape[1])
+        rows[lo:hi], y[lo:hi], factor, queries, lo), unit=2 * rows.shape[1])
     return y.reshape(x.shape)
 
 
