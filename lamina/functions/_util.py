@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import allocator
 from lamina.autograd.tensor import Tensor
 
 
@@ -106,3 +107,14 @@ def column_sums(a: Any) -> Any:
     if a.dtype.kind != "f" or not a.flags.c_contiguous:
         return a.sum(axis=0)
     return np.ones(len(a), a.dtype) @ a
+
+
+def pooled_matmul(a: Any, b: Any) -> Any:
+    """a @ b, a stack of products where either is; the result from allocator.empty, so a
+    product past malloc's mmap threshold (attention's scores at long contexts) reuses a
+    block instead of mapping fresh pages, whose faults cost about as much as the pass
+    that fills them."""
+    if a.ndim < 2 or b.ndim < 2:
+        return a @ b
+    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    return np.matmul(a, b, out=allocator.empty(shape, np.result_type(a, b)))

@@ -11,7 +11,13 @@ from lamina import dtypes
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import expand_reduced, gemm_rows, normalize_axis, sum_to
+from lamina.functions._util import (
+    expand_reduced,
+    gemm_rows,
+    normalize_axis,
+    pooled_matmul,
+    sum_to,
+)
 from lamina.functions.operands import cast, constant_op, operands
 
 # -- elementwise binary ops ----------------------------------------------------------------
@@ -369,7 +375,7 @@ class MatMul(Function):
         need_a, need_b = self.needs_input_grad
         self.save_for_backward(a if need_b else None, b if need_a else None)
         self.a_meta, self.b_meta = (a.shape, a.dtype), (b.shape, b.dtype)
-        return gemm_rows(a, b) if b.ndim == 2 else a @ b
+        return gemm_rows(a, b) if b.ndim == 2 else pooled_matmul(a, b)
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
         a, b = self.saved_tensors
@@ -385,13 +391,13 @@ class MatMul(Function):
         stacked_a = len(a_shape) > 2 and len(b_shape) == 2  # (..., K) @ (K, N): flat rows
         if self.needs_input_grad[0]:
             bT = np.swapaxes(b.reshape(b_mat), -1, -2)
-            ga = gemm_rows(gy, bT) if stacked_a else gy @ bT
+            ga = gemm_rows(gy, bT) if stacked_a else pooled_matmul(gy, bT)
             ga = sum_to(ga, a_mat).reshape(a_shape).astype(a_dtype, copy=False)
         if self.needs_input_grad[1]:
             if stacked_a:  # summed over the rows by the GEMM itself, not a stack of them
                 gb = a.reshape(-1, a_shape[-1]).T @ gy.reshape(-1, gy.shape[-1])
             else:
-                gb = np.swapaxes(a.reshape(a_mat), -1, -2) @ gy
+                gb = pooled_matmul(np.swapaxes(a.reshape(a_mat), -1, -2), gy)
             gb = sum_to(gb, b_mat).reshape(b_shape).astype(b_dtype, copy=False)
         return ga, gb
 

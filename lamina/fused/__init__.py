@@ -204,7 +204,7 @@ def softmax(kernels: ModuleType, x: Any, scale: float = 1.0, causal: bool = Fals
     rows split over lamina's threads. causal: x holds attention's scores (..., L, S), and
     query i sees keys 0..i only."""
     rows = x.reshape(-1, x.shape[-1])
-    y = np.empty_like(rows)
+    y = allocator.empty(rows.shape, rows.dtype)  # attention's weights: pooled where large
     factor, queries = np.float32(scale), x.shape[-2] if causal else 0
     # Each piece passes its first row's index: the causal mask needs the query of a row.
     # An element costs about two memory passes (its exp), so rows count double toward a
@@ -218,6 +218,6 @@ def softmax_backward(kernels: ModuleType, y: Any, gy: Any, scale: float = 1.0) -
     """The gradient of `softmax` (with its scale) from its output y and gy (both
     C-contiguous, y's shape)."""
     rows, g = y.reshape(-1, y.shape[-1]), gy.reshape(-1, y.shape[-1])
-    gx = np.empty_like(rows)
+    gx = allocator.empty(rows.shape, rows.dtype)
     in_rows(kernels.softmax_backward, rows, g, np.float32(scale), gx)
     return gx.reshape(y.shape)
