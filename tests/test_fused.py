@@ -287,6 +287,27 @@ def test_compiled_attention_softmax_agrees_with_numpy_and_pytorch(causal, length
         np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
+def test_softmax_of_empty_and_non_finite_rows_is_pytorchs(backend):
+    """An empty axis gives an empty result (no max to shift by), a NaN or an all -inf row
+    gives NaN, in the compiled kernels as in NumPy's code and PyTorch's."""
+    import torch
+
+    for shape in [(3, 0), (0, 4)]:
+        x = lm.tensor(np.zeros(shape, np.float32), requires_grad=True)
+        y = F.softmax(x, dim=-1)
+        y.sum().backward()
+        assert y.shape == shape and x.grad.shape == shape
+    q = lm.tensor(np.zeros((2, 0, 8), np.float32), requires_grad=True)
+    k = lm.tensor(np.ones((2, 5, 8), np.float32), requires_grad=True)
+    out = F.scaled_dot_product_attention(q, k, k, is_causal=True)
+    out.sum().backward()
+    assert out.shape == (2, 0, 8) and np.all(k.grad.numpy() == 0)
+    x = np.random.default_rng(7).standard_normal((4, 7)).astype(np.float32)
+    x[1, 2], x[2] = np.nan, -np.inf
+    np.testing.assert_allclose(F.softmax(lm.tensor(x), dim=-1).numpy(),
+                               torch.softmax(torch.tensor(x), -1).numpy(), rtol=1e-6)
+
+
 def _lstm_run(backend_name, x, layers):
     fused.set_backend(backend_name)
     try:

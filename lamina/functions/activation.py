@@ -274,20 +274,25 @@ class Softmax(Function):
         C-contiguous float32 arrays; else None."""
         compiled = fused.compiled()
         x = arrays[0]
-        if (compiled is None or x.ndim == 0 or self.axis not in (-1, x.ndim - 1)
+        if (compiled is None or x.ndim == 0 or x.size == 0 or self.axis not in (-1, x.ndim - 1)
                 or not fused.fits(*arrays)):
             return None
         return compiled
 
     def forward(self, x: Any) -> Any:
+        if x.size == 0:  # nothing to normalise (max has no identity): as PyTorch, empty
+            self.save_for_backward(x)
+            return x.copy()
         compiled = self._compiled(x)
         if compiled is not None:
             y = fused.softmax(compiled, x)
             self.save_for_backward(y)
             return y
-        # Subtracting the max keeps exp from overflowing; softmax is shift-invariant.
-        e = np.exp(x - x.max(axis=self.axis, keepdims=True))
-        y = e / e.sum(axis=self.axis, keepdims=True)
+        # Subtracting the max keeps exp from overflowing; softmax is shift-invariant. A row
+        # of -inf gives NaN (-inf - -inf), as PyTorch's does, without a warning.
+        with np.errstate(invalid="ignore"):
+            e = np.exp(x - x.max(axis=self.axis, keepdims=True))
+            y = e / e.sum(axis=self.axis, keepdims=True)
         self.save_for_backward(y)
         return y
 

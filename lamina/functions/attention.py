@@ -41,11 +41,15 @@ class AttentionSoftmax(Function):
 
     def _compiled(self, *arrays: Any) -> Any:
         compiled = fused.compiled()
-        return compiled if compiled is not None and fused.fits(*arrays) else None
+        fits = compiled is not None and arrays[0].size and fused.fits(*arrays)
+        return compiled if fits else None
 
     def forward(self, x: Any) -> Any:
         if x.ndim < 2:
             raise ShapeError(f"attention softmax: expected scores (..., L, S); got {x.shape}")
+        if x.size == 0:  # no query or no key: nothing to normalise, as PyTorch
+            self.save_for_backward(x)
+            return x.copy()
         compiled = self._compiled(x)
         if compiled is not None:
             y = fused.softmax(compiled, x, self.scale, self.causal)
@@ -53,8 +57,9 @@ class AttentionSoftmax(Function):
             y = x * x.dtype.type(self.scale)
             if self.causal:
                 y += causal_mask(x.shape[-2], x.shape[-1], x.dtype)
-            y = np.exp(y - y.max(axis=-1, keepdims=True), out=y)
-            y /= y.sum(axis=-1, keepdims=True)
+            with np.errstate(invalid="ignore"):  # a row of -inf: NaN, as PyTorch's
+                y = np.exp(y - y.max(axis=-1, keepdims=True), out=y)
+                y /= y.sum(axis=-1, keepdims=True)
         self.save_for_backward(y)
         return y
 

@@ -169,8 +169,8 @@ def softmax_rows(x, y, scale, queries, first):  # type: ignore[no-untyped-def]
     rows, s = x.shape
     for r in range(rows):
         n = s if queries == 0 else min(s, (first + r) % queries + 1)
-        top = x[r, 0] * scale
-        for j in range(1, n):
+        top = -np.inf  # an empty row (S = 0) reads nothing
+        for j in range(n):
             top = max(top, x[r, j] * scale)
         for j in range(n):
             y[r, j] = exp32(x[r, j] * scale - top)
