@@ -60,11 +60,18 @@ class LSTMSequence(Function):
     (T, B, H), and the final h and c (B, H).
     Fused because a per-step op would compute and add a (4H, H) weight gradient T times;
     here the gate gradients of all steps are kept and dW_hh is one GEMM over them.
+
+    scratch_gates: the x-gates are this op's to overwrite, as where the LSTM layer makes
+    them for it alone; it activates them in place instead of in a copy.
     """
+
+    def __init__(self, scratch_gates: bool = False) -> None:
+        self.scratch_gates = scratch_gates
 
     def forward(self, xg: Any, h0: Any, c0: Any, W_hh: Any, b_hh: Any = None
                 ) -> tuple[Any, Any, Any]:
-        acts = xg.copy()
+        owned = self.scratch_gates and xg.flags.c_contiguous and xg.flags.writeable
+        acts = xg if owned else xg.copy()
         hs, cs, tcs = self.recur(acts, h0, c0, W_hh, b_hh)
         self.save_for_backward(acts, hs, cs, tcs, W_hh)
         return hs[1:], hs[-1], cs[-1]

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
+from lamina.functions.recurrent import LSTMSequence
 from lamina.nn.recurrent_base import Output, Recurrent, State
 from lamina.nn.registry import register_layer
 
@@ -99,8 +100,10 @@ class LSTM(Recurrent):
         W_ih, b_ih, W_hh, b_hh, W_hr = self._weights(suffix)
         if mask is not None or W_hr is not None:
             return super()._direction(x, state, suffix, mask)
-        # The whole time loop is one fused op (F.lstm_sequence).
-        seq, hT, cT = F.lstm_sequence(F.linear(x, W_ih, b_ih), *state, W_hh, b_hh)
+        # The whole time loop is one fused op (F.lstm_sequence's), which activates the
+        # x-gates in place: nothing else holds them.
+        args = (F.linear(x, W_ih, b_ih), *state, W_hh) + (() if b_hh is None else (b_hh,))
+        seq, hT, cT = LSTMSequence(scratch_gates=True).apply(*args)
         return seq, (hT, cT)
 
     def _step(self, xt: Tensor, state: State, W_hh: Tensor, b_hh: Any, W_hr: Any) -> State:

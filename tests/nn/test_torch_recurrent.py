@@ -141,3 +141,35 @@ def test_pad_sequence_and_pack_sequence_match_pytorch() -> None:
 def test_unsorted_lengths_say_how_to_fix_it() -> None:
     with pytest.raises(RuntimeError, match="must be sorted in decreasing order.*enforce_sorted"):
         lrnn.pack_padded_sequence(lm.zeros(4, 2, 3), [2, 4])
+
+
+def test_lstm_sequence_leaves_its_x_gates_alone_and_the_layer_gives_pytorchs_gradients():
+    """F.lstm_sequence activates a copy of the x-gates a caller passes; only the LSTM
+    layer, which makes them for it alone, lets it work in place. Both give PyTorch's
+    values and gradients."""
+    import torch
+
+    import lamina.functions as F
+
+    rng = np.random.default_rng(3)
+    xg = rng.standard_normal((5, 2, 12)).astype(np.float32)
+    h0, c0 = (lm.tensor(np.zeros((2, 3), np.float32)) for _ in range(2))
+    W = lm.tensor(rng.standard_normal((12, 3)).astype(np.float32))
+    gates = lm.tensor(xg.copy())
+    F.lstm_sequence(gates, h0, c0, W)
+    np.testing.assert_array_equal(gates.numpy(), xg)
+
+    ours, theirs = nn.LSTM(4, 3, num_layers=2), torch.nn.LSTM(4, 3, num_layers=2)
+    with torch.no_grad():
+        for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+            q.copy_(torch.tensor(p.detach().numpy()))
+    x = rng.standard_normal((6, 2, 4)).astype(np.float32)
+    xl, xt = lm.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, _ = ours(xl)
+    out_t, _ = theirs(xt)
+    (out * out).sum().backward()
+    (out_t * out_t).sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), out_t.detach().numpy(), atol=1e-6)
+    np.testing.assert_allclose(xl.grad.numpy(), xt.grad.numpy(), atol=1e-5)
+    for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-5)
