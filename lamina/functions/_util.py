@@ -104,7 +104,7 @@ def column_sums(a: Any) -> Any:
     """The sum over the rows of a 2-D array (a bias's gradient), as a product with a row of
     ones: BLAS's GEMV reads the rows once at full bandwidth, about twice as fast as
     NumPy's sum(axis=0)."""
-    if a.dtype.kind != "f" or not a.flags.c_contiguous:
+    if a.dtype.kind != "f":
         return a.sum(axis=0)
     return np.ones(len(a), a.dtype) @ a
 

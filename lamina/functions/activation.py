@@ -266,6 +266,11 @@ class Softplus(Function):
 
 
 class Softmax(Function):
+    """softmax over `axis`; a subclass may normalise scores made from x instead (`_scores`,
+    `scale` and `causal`: attention's, in lamina/functions/attention.py)."""
+
+    scale, causal = 1.0, False  # the compiled kernels apply these; _scores, in NumPy
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 
@@ -279,20 +284,24 @@ class Softmax(Function):
             return None
         return compiled
 
+    def _scores(self, x: Any) -> Any:
+        """What the NumPy path normalises: x itself."""
+        return x
+
     def forward(self, x: Any) -> Any:
         if x.size == 0:  # nothing to normalise (max has no identity): as PyTorch, empty
             self.save_for_backward(x)
             return x.copy()
         compiled = self._compiled(x)
         if compiled is not None:
-            y = fused.softmax(compiled, x)
-            self.save_for_backward(y)
-            return y
-        # Subtracting the max keeps exp from overflowing; softmax is shift-invariant. A row
-        # of -inf gives NaN (-inf - -inf), as PyTorch's does, without a warning.
-        with np.errstate(invalid="ignore"):
-            e = np.exp(x - x.max(axis=self.axis, keepdims=True))
-            y = e / e.sum(axis=self.axis, keepdims=True)
+            y = fused.softmax(compiled, x, self.scale, self.causal)
+        else:
+            z = self._scores(x)
+            # Subtracting the max keeps exp from overflowing; softmax is shift-invariant. A
+            # row of -inf gives NaN (-inf - -inf), as PyTorch's does, without a warning.
+            with np.errstate(invalid="ignore"):
+                y = np.exp(z - z.max(axis=self.axis, keepdims=True))
+                y /= y.sum(axis=self.axis, keepdims=True)
         self.save_for_backward(y)
         return y
 
@@ -301,9 +310,13 @@ class Softmax(Function):
         if gy.dtype == y.dtype and gy.shape == y.shape:
             compiled = self._compiled(y)
             if compiled is not None:
-                return fused.softmax_backward(compiled, y, np.ascontiguousarray(gy))
+                return fused.softmax_backward(compiled, y, np.ascontiguousarray(gy),
+                                              self.scale)
         gx = y * gy
-        return gx - y * gx.sum(axis=self.axis, keepdims=True)
+        gx -= y * gx.sum(axis=self.axis, keepdims=True)
+        if self.scale != 1.0:
+            gx *= y.dtype.type(self.scale)
+        return gx
 
 
 class LogSoftmax(Function):

@@ -13,11 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from lamina import fused
-from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.activation import softmax
+from lamina.functions.activation import Softmax, softmax
 from lamina.functions.array import transpose
 from lamina.functions.math import matmul
 from lamina.functions.math import max as maximum
@@ -32,46 +30,24 @@ def causal_mask(queries: int, keys: int, dtype: np.dtype) -> np.ndarray:
     return mask
 
 
-class AttentionSoftmax(Function):
+class AttentionSoftmax(Softmax):
     """softmax(x * scale + mask) over the last axis of attention's scores x (..., L, S),
     the mask causal (query i sees keys 0..i) or none."""
 
     def __init__(self, scale: float, causal: bool) -> None:
+        super().__init__(-1)
         self.scale, self.causal = float(scale), bool(causal)
-
-    def _compiled(self, *arrays: Any) -> Any:
-        compiled = fused.compiled()
-        fits = compiled is not None and arrays[0].size and fused.fits(*arrays)
-        return compiled if fits else None
 
     def forward(self, x: Any) -> Any:
         if x.ndim < 2:
             raise ShapeError(f"attention softmax: expected scores (..., L, S); got {x.shape}")
-        if x.size == 0:  # no query or no key: nothing to normalise, as PyTorch
-            self.save_for_backward(x)
-            return x.copy()
-        compiled = self._compiled(x)
-        if compiled is not None:
-            y = fused.softmax(compiled, x, self.scale, self.causal)
-        else:
-            y = x * x.dtype.type(self.scale)
-            if self.causal:
-                y += causal_mask(x.shape[-2], x.shape[-1], x.dtype)
-            with np.errstate(invalid="ignore"):  # a row of -inf: NaN, as PyTorch's
-                y = np.exp(y - y.max(axis=-1, keepdims=True), out=y)
-                y /= y.sum(axis=-1, keepdims=True)
-        self.save_for_backward(y)
-        return y
+        return super().forward(x)
 
-    def backward(self, gy: Any) -> Any:
-        (y,) = self.saved_tensors
-        compiled = self._compiled(y) if gy.dtype == y.dtype else None
-        if compiled is not None:
-            return fused.softmax_backward(compiled, y, np.ascontiguousarray(gy), self.scale)
-        gx = y * gy
-        gx -= y * gx.sum(axis=-1, keepdims=True)
-        gx *= y.dtype.type(self.scale)
-        return gx
+    def _scores(self, x: Any) -> Any:
+        z = x * x.dtype.type(self.scale)
+        if self.causal:
+            z += causal_mask(x.shape[-2], x.shape[-1], x.dtype)
+        return z
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,

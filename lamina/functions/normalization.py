@@ -12,6 +12,7 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions._util import column_sums
 
 
 def _floating(x: Any) -> Any:
@@ -282,14 +283,13 @@ class LayerNorm(Function):
                      gw.reshape(shape) if _wants(need, 1) else None,
                      gb.reshape(shape) if _wants(need, 2) else None]
             return tuple(grads[:len(need)])
-        ones = np.ones(len(g2), g2.dtype)  # sums over rows and along them: BLAS products
         scale = weight.reshape(-1) if weight is not None else np.ones(d, g2.dtype)
         prod = np.multiply(g2, xhat) if need[0] or _wants(need, 1) else None
         grads: list[Any] = [None]
         if len(need) > 1:
-            grads.append((ones @ prod).reshape(self.normalized_shape) if need[1] else None)
+            grads.append(column_sums(prod).reshape(self.normalized_shape) if need[1] else None)
         if len(need) > 2:
-            grads.append((ones @ g2).reshape(self.normalized_shape) if need[2] else None)
+            grads.append(column_sums(g2).reshape(self.normalized_shape) if need[2] else None)
         if need[0]:  # invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)) per row,
             # gxhat = gy * weight
             mean_g, mean_gx = (g2 @ scale) / d, (prod @ scale) / d
