@@ -116,5 +116,12 @@ def pooled_matmul(a: Any, b: Any) -> Any:
     that fills them."""
     if a.ndim < 2 or b.ndim < 2:
         return a @ b
-    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    # The result's size from the larger stack (a lower bound where the two broadcast
+    # against each other), in plain integers: most products are far below the threshold,
+    # and NumPy's shape and dtype arithmetic would cost as much as they do.
+    rows, cols = a.shape[-2], b.shape[-1]
+    stack = max(a.size // max(rows * a.shape[-1], 1), b.size // max(b.shape[-2] * cols, 1))
+    if stack * rows * cols * max(a.itemsize, b.itemsize) < allocator.MMAP_THRESHOLD:
+        return a @ b
+    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), rows, cols)
     return np.matmul(a, b, out=allocator.empty(shape, np.result_type(a, b)))
