@@ -335,9 +335,19 @@ class LogSoftmax(Function):
 
 def log_softmax_array(x: Any, axis: int, out: Any = None) -> Any:
     """log(softmax(x)) on a plain array, computed as x - max - log(sum(exp(x - max)));
-    written into `out` (which may be x itself) when given."""
-    shifted = np.subtract(x, x.max(axis=axis, keepdims=True), out=out)
-    shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    written into `out` (which may be x itself) when given. One compiled pass a row where
+    numba runs and x is a float32 C-contiguous array normalised over its last axis."""
+    if x.size == 0:  # nothing to normalise (max has no identity): as PyTorch, empty
+        return np.empty_like(x) if out is None else out
+    compiled = fused.compiled()
+    if (compiled is not None and x.ndim and axis in (-1, x.ndim - 1)
+            and fused.fits(x, *(() if out is None else (out,)))):
+        rows = x.reshape(-1, x.shape[-1])
+        into = None if out is None else out.reshape(rows.shape)
+        return fused.log_softmax(compiled, rows, into).reshape(x.shape)
+    with np.errstate(invalid="ignore"):  # an infinite row gives NaN, as in PyTorch, unwarned
+        shifted = np.subtract(x, x.max(axis=axis, keepdims=True), out=out)
+        shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
     return shifted
 
 

@@ -214,6 +214,16 @@ def softmax(kernels: ModuleType, x: Any, scale: float = 1.0, causal: bool = Fals
     return y.reshape(x.shape)
 
 
+def log_softmax(kernels: ModuleType, rows: Any, out: Any = None) -> Any:
+    """log(softmax(rows)) along each row of a float32 C-contiguous (R, C) array, by
+    `kernels`, written into `out` (rows itself, or a C-contiguous array of its shape) when
+    given; the rows split over lamina's threads, each element counting double (its exp)."""
+    y = np.empty_like(rows) if out is None else out
+    parallel.pieces(len(rows), lambda lo, hi: kernels.log_softmax_rows(rows[lo:hi], y[lo:hi]),
+                    unit=2 * rows.shape[1])
+    return y
+
+
 def softmax_backward(kernels: ModuleType, y: Any, gy: Any, scale: float = 1.0) -> Any:
     """The gradient of `softmax` (with its scale) from its output y and gy (both
     C-contiguous, y's shape)."""

@@ -24,6 +24,11 @@ from lamina.fused.numba_recurrent import (  # noqa: F401 (one namespace: fused.c
     lstm_cell_state,
     lstm_preactivate,
 )
+from lamina.fused.numba_softmax import (  # noqa: F401 (one namespace: fused.compiled())
+    log_softmax_rows,
+    softmax_backward,
+    softmax_rows,
+)
 
 _exact = numba.njit(nogil=True, cache=True, error_model="numpy")
 
@@ -158,62 +163,6 @@ def layer_norm_backward(gy, xhat, invstd, w, gx, gw, gb):  # type: ignore[no-unt
         mg, mgx = np.float32(sg / d), np.float32(sgx / d)
         for j in range(d):
             gx[r, j] = inv * (gy[r, j] * w[j] - mg - xhat[r, j] * mgx)
-
-
-@_jit
-def _row_max(xr, n, scale):  # type: ignore[no-untyped-def]
-    """The max of xr[:n] * scale, in eight running maxima: one running max is a chain of
-    dependent compares that LLVM keeps scalar (NaN's ordering forbids reordering it), eight
-    independent ones vectorize. A NaN is skipped here and reaches the row through its exp."""
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(-np.inf)  # an empty row reads nothing
-    full = n - n % 8
-    for j in range(0, full, 8):
-        a0, a1 = max(a0, xr[j] * scale), max(a1, xr[j + 1] * scale)
-        a2, a3 = max(a2, xr[j + 2] * scale), max(a3, xr[j + 3] * scale)
-        a4, a5 = max(a4, xr[j + 4] * scale), max(a5, xr[j + 5] * scale)
-        a6, a7 = max(a6, xr[j + 6] * scale), max(a7, xr[j + 7] * scale)
-    top = max(max(max(a0, a1), max(a2, a3)), max(max(a4, a5), max(a6, a7)))
-    for j in range(full, n):
-        top = max(top, xr[j] * scale)
-    return top
-
-
-@_jit
-def softmax_rows(x, y, scale, queries, first):  # type: ignore[no-untyped-def]
-    """y = softmax(x * scale) along each row (R, S): the max, then exp (with numba_math's
-    exp, which vectorizes), its sum, and the division, each a loop over one row's view (a
-    2-D index in the loop costs the vectorizer). With queries > 0, attention's causal mask
-    too: row r scores query (first + r) % queries, which sees keys 0 to that index; the
-    others get 0 and cost no exp."""
-    rows, s = x.shape
-    for r in range(rows):
-        n = s if queries == 0 else min(s, (first + r) % queries + 1)
-        xr, yr = x[r], y[r]
-        top = _row_max(xr, n, scale)
-        for j in range(n):
-            yr[j] = exp32(xr[j] * scale - top)
-        total = ZERO
-        for j in range(n):
-            total += yr[j]
-        inv = ONE / total
-        for j in range(n):
-            yr[j] *= inv
-        for j in range(n, s):
-            yr[j] = ZERO
-
-
-@_jit
-def softmax_backward(y, gy, scale, gx):  # type: ignore[no-untyped-def]
-    """gx = scale * y * (gy - sum(y * gy)) along each row (R, S), the sum in float64: the
-    gradient of softmax(x * scale)."""
-    rows, s = y.shape
-    for r in range(rows):
-        dot = 0.0
-        for j in range(s):
-            dot += y[r, j] * gy[r, j]
-        d32 = np.float32(dot)
-        for j in range(s):
-            gx[r, j] = y[r, j] * (gy[r, j] - d32) * scale
 
 
 @_exact
