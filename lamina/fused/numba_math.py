@@ -14,6 +14,10 @@ overflow behave as NumPy's. It is compiled into each kernel under that kernel's 
 flags, which let LLVM reorder products: 2^n multiplies e^r as one factor wherever the
 result is a normal number, so no reordering can overflow an intermediate.
 
+After editing this file, delete the numba cache of lamina/fused (__pycache__/*.nbi and
+*.nbc): numba keys a kernel's cached machine code on the kernel's own file, and a kernel
+that inlined an older exp32 would keep it.
+
 A tanh and a sigmoid built on it did not pay: a fused LSTM step with them ran slower than
 NumPy's SIMD tanh between two kernels, whose vectors are wider than those LLVM gives
 numba's loops here.
@@ -39,9 +43,11 @@ LOG2E = _f(1 / math.log(2))
 # of every float32 exp, so x - n ln 2 loses nothing to rounding (Cody & Waite).
 LN2_HI = _f(0.693145751953125)
 LN2_LO = _f(math.log(2) - 0.693145751953125)
-# Taylor coefficients of e^r: to r^9, the truncation is below 1e-8 for 0 <= r < ln 2.
-E2, E3, E4, E5, E6, E7, E8, E9 = (_f(1 / math.factorial(k)) for k in range(2, 10))
-ONE = _f(1.0)
+# Taylor coefficients of 2 e^r (2 / k!, exact doubles of those of e^r): to r^7, the
+# truncation is below 1e-8 for |r| <= ln 2 / 2. The factor 2 lets 2^n be applied as 2^(n-1),
+# one factor even at the top of the range, where n is 128.
+T0, T1, T2, T3, T4, T5, T6, T7 = (_f(2 / math.factorial(k)) for k in range(8))
+HALF = _f(0.5)
 EXP_LOW, EXP_HIGH = _f(-104.0), _f(89.0)  # e^x is 0 below, infinite above, in float32
 
 
@@ -53,16 +59,16 @@ def _pow2(k):  # type: ignore[no-untyped-def]
 
 @_scalar
 def exp32(x):  # type: ignore[no-untyped-def]
-    """e^x for a float32 x: 2^n e^r, n = floor(x / ln 2), 0 <= r < ln 2. Where e^x is
-    subnormal, 2^n is applied as two factors, and the product underflows gradually, as
-    IEEE arithmetic does; above the float32 range, 2^n is infinite, and so is e^x."""
+    """e^x for a float32 x: 2^n e^r, n the integer nearest x / ln 2, |r| <= ln 2 / 2 (a
+    shorter polynomial than 0 <= r < ln 2 needs). Where e^x is subnormal, 2^n is applied
+    as two factors, and the product underflows gradually, as IEEE arithmetic does; above
+    the float32 range, 2^n is infinite, and so is e^x."""
     xc = min(max(x, EXP_LOW), EXP_HIGH)
-    n = np.floor(xc * LOG2E)
+    n = np.floor(xc * LOG2E + HALF)
     r = (xc - n * LN2_HI) - n * LN2_LO
-    p = ONE + r * (ONE + r * (E2 + r * (E3 + r * (E4 + r * (E5 + r * (
-        E6 + r * (E7 + r * (E8 + r * E9))))))))
+    twice = T0 + r * (T1 + r * (T2 + r * (T3 + r * (T4 + r * (T5 + r * (T6 + r * T7))))))
     k = np.int32(n)
-    normal = p * _pow2(k)
-    subnormal = p * _pow2(np.int32(k + 64)) * _pow2(np.int32(-64))
-    e = normal if k >= -126 else subnormal
+    normal = twice * _pow2(np.int32(k - 1))
+    subnormal = twice * _pow2(np.int32(k + 63)) * _pow2(np.int32(-64))
+    e = normal if k >= -125 else subnormal
     return e if x == x else x  # NaN stays NaN
