@@ -570,4 +570,20 @@ def lstm_sequence_ref(xg, h0, c0, W, b):
 CASES.append(Case("lstm_sequence", F.lstm_sequence, lstm_sequence_ref,
                   inputs(randn(4, 3, 8), randn(3, 2), randn(3, 2), randn(8, 2), randn(8))))
 
+
+def gru_sequence_ref(xg, h0, W, b=None):
+    hs, h = [], h0
+    for t in range(xg.shape[0]):
+        h = gru_cell_ref(xg[t], h @ W.T + (0 if b is None else b), h)
+        hs.append(h)
+    return np.stack(hs), h
+
+
+CASES += [
+    Case("gru_sequence", F.gru_sequence, gru_sequence_ref,
+         inputs(randn(4, 3, 6), randn(3, 2), randn(6, 2), randn(6))),
+    Case("gru_sequence_no_bias", F.gru_sequence, gru_sequence_ref,
+         inputs(randn(5, 2, 9), randn(2, 3), randn(9, 3))),
+]
+
 CASES += TENSOR_CASES

@@ -113,7 +113,8 @@ from lamina.functions.pooling import (
     max_pool1d,
     max_pool2d,
 )
-from lamina.functions.recurrent import gru_cell, lstm_cell, lstm_sequence
+from lamina.functions.recurrent import lstm_cell, lstm_sequence
+from lamina.functions.recurrent_gru import gru_cell, gru_sequence
 from lamina.functions.resample import interpolate
 from lamina.functions.spatial import affine_grid, fold, pixel_shuffle, pixel_unshuffle, unfold
 from lamina.functions.volume import (
@@ -204,6 +205,7 @@ __all__ = [
     "getitem",
     "group_norm",
     "gru_cell",
+    "gru_sequence",
     "interpolate",
     "layer_norm",
     "leaky_relu",

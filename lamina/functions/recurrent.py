@@ -1,4 +1,5 @@
-"""Fused recurrent cells: one op per time step instead of a dozen.
+"""Fused LSTM ops: one op per time step instead of a dozen, or one for the whole sequence
+(the GRU's are in recurrent_gru.py).
 
 An LSTM step as separate ops records a split, three sigmoids, two tanhs, three products
 and a sum; fused, its backward is the closed form below and the step allocates a third as
@@ -184,37 +185,6 @@ def _sigmoid_(a: Any) -> None:
     a += 0.5
 
 
-class GRUCell(Function):
-    """x-gates (B, 3H), h-gates (B, 3H) in PyTorch's order r, z, n, and h_prev -> h.
-
-    r = s(xr + hr), z = s(xz + hz), n = tanh(xn + r * hn), h = (1 - z) * n + z * h_prev.
-    """
-
-    def forward(self, gx: Any, gh: Any, h_prev: Any) -> Any:
-        hsize = h_prev.shape[-1]
-        if gx.shape != gh.shape or gx.shape[-1] != 3 * hsize:
-            raise ShapeError(
-                f"gru_cell: expected x-gates and h-gates (B, {3 * hsize}) for a hidden state "
-                f"{h_prev.shape}, got {gx.shape} and {gh.shape}"
-            )
-        xr, xz, xn = np.split(gx, 3, axis=1)
-        hr, hz, hn = np.split(gh, 3, axis=1)
-        r = sigmoid_array(xr + hr)
-        z = sigmoid_array(xz + hz)
-        n = np.tanh(xn + r * hn)
-        self.save_for_backward(r, z, n, hn, h_prev)
-        return (1 - z) * n + z * h_prev
-
-    def backward(self, gy: Any) -> tuple[Any, Any, Any]:
-        r, z, n, hn, h_prev = self.saved_tensors
-        gn = gy * (1 - z) * (1 - n * n)
-        gz = gy * (h_prev - n) * z * (1 - z)
-        gr = gn * hn * r * (1 - r)
-        g_x = np.concatenate([gr, gz, gn], axis=1)
-        g_h = np.concatenate([gr, gz, gn * r], axis=1)
-        return g_x, g_h, gy * z
-
-
 def lstm_cell(gates: Tensor, c_prev: Tensor) -> tuple[Tensor, Tensor]:
     """One LSTM step from pre-activation gates.
 
@@ -242,8 +212,3 @@ def lstm_sequence(x_gates: Tensor, h0: Tensor, c0: Tensor, W_hh: Tensor,
     """
     args = (x_gates, h0, c0, W_hh) if b_hh is None else (x_gates, h0, c0, W_hh, b_hh)
     return LSTMSequence().apply(*args)
-
-
-def gru_cell(x_gates: Tensor, h_gates: Tensor, h_prev: Tensor) -> Tensor:
-    """One GRU step from x @ W_ih.T + b_ih and h @ W_hh.T + b_hh, each (B, 3H), gates r, z, n."""
-    return GRUCell().apply(x_gates, h_gates, h_prev)

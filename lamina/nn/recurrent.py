@@ -8,6 +8,7 @@ from typing import Any, Literal
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.functions.recurrent import LSTMSequence
+from lamina.functions.recurrent_gru import GRUSequence
 from lamina.nn.recurrent_base import Output, Recurrent, State
 from lamina.nn.registry import register_layer
 
@@ -134,6 +135,16 @@ class GRU(Recurrent):
                  stateful: bool = False) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, 0, output, stateful)
+
+    def _direction(self, x: Tensor, state: State, suffix: str, mask: Any
+                   ) -> tuple[Tensor, State]:
+        if mask is not None:
+            return super()._direction(x, state, suffix, mask)
+        W_ih, b_ih, W_hh, b_hh, _ = self._weights(suffix)
+        # The whole time loop is one fused op (F.gru_sequence's).
+        args = (F.linear(x, W_ih, b_ih), state[0], W_hh) + (() if b_hh is None else (b_hh,))
+        seq, hT = GRUSequence().apply(*args)
+        return seq, (hT,)
 
     def _step(self, xt: Tensor, state: State, W_hh: Tensor, b_hh: Any, W_hr: Any) -> State:
         return (F.gru_cell(xt, F.linear(state[0], W_hh, b_hh), state[0]),)

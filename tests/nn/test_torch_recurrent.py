@@ -173,3 +173,37 @@ def test_lstm_sequence_leaves_its_x_gates_alone_and_the_layer_gives_pytorchs_gra
     np.testing.assert_allclose(xl.grad.numpy(), xt.grad.numpy(), atol=1e-5)
     for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_gru_layer_runs_one_sequence_op_with_pytorchs_values_and_gradients(bias):
+    """The GRU layer's whole recurrence is one op (F.gru_sequence): its x-gates left
+    alone, and every output, input and weight gradient PyTorch's, stacked two deep."""
+    import torch
+
+    import lamina.functions as F
+
+    rng = np.random.default_rng(4)
+    xg = rng.standard_normal((5, 2, 9)).astype(np.float32)
+    gates = lm.tensor(xg.copy())
+    F.gru_sequence(gates, lm.tensor(np.zeros((2, 3), np.float32)),
+                   lm.tensor(rng.standard_normal((9, 3)).astype(np.float32)))
+    np.testing.assert_array_equal(gates.numpy(), xg)
+
+    ours = nn.GRU(4, 16, num_layers=2, bias=bias)
+    theirs = torch.nn.GRU(4, 16, num_layers=2, bias=bias)
+    with torch.no_grad():
+        for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+            q.copy_(torch.tensor(p.detach().numpy()))
+    x = rng.standard_normal((7, 3, 4)).astype(np.float32)
+    h0 = rng.standard_normal((2, 3, 16)).astype(np.float32)
+    xl, xt = lm.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, h = ours(xl, lm.tensor(h0))
+    out_t, h_t = theirs(xt, torch.tensor(h0))
+    ((out * out).sum() + h.sum()).backward()
+    ((out_t * out_t).sum() + h_t.sum()).backward()
+    np.testing.assert_allclose(out.detach().numpy(), out_t.detach().numpy(), atol=1e-6)
+    np.testing.assert_allclose(h.detach().numpy(), h_t.detach().numpy(), atol=1e-6)
+    np.testing.assert_allclose(xl.grad.numpy(), xt.grad.numpy(), atol=1e-5)
+    for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-5)
