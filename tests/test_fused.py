@@ -357,6 +357,34 @@ def test_compiled_lstm_steps_agree_with_numpy(layers):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
 
 
+def _gru_run(backend_name, x, layers, bias):
+    fused.set_backend(backend_name)
+    try:
+        lm.manual_seed(5)
+        gru = lm.nn.GRU(x.shape[-1], 24, num_layers=layers, bias=bias)
+        xl = lm.tensor(x, requires_grad=True)
+        h0 = lm.tensor(np.linspace(-1, 1, layers * x.shape[1] * 24, dtype=np.float32)
+                       .reshape(layers, x.shape[1], 24), requires_grad=True)
+        out, h = gru(xl, h0)
+        (out.square().sum() + (h * h).sum()).backward()
+        return [out.detach().numpy(), h.detach().numpy(), xl.grad.numpy(), h0.grad.numpy(),
+                *(p.grad.numpy() for p in gru.parameters())]
+    finally:
+        fused.set_backend(None)
+
+
+@needs_numba
+@pytest.mark.parametrize("layers,bias", [(1, True), (2, True), (2, False)])
+def test_compiled_gru_steps_agree_with_numpy(layers, bias):
+    """The GRU's compiled kernels (gates read from the transposed GEMM, b_hh or none)
+    give the NumPy code's values and gradients, the initial state's included."""
+    x = np.random.default_rng(7).standard_normal((9, 5, 7)).astype(np.float32)
+    numba_out, numpy_out = _gru_run("numba", x, layers, bias), _gru_run("numpy", x, layers, bias)
+    assert len(numba_out) == len(numpy_out) == 4 + (4 if bias else 2) * layers
+    for a, b in zip(numba_out, numpy_out):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
 def _bn_run(backend_name, x, gy):
     fused.set_backend(backend_name)
     try:

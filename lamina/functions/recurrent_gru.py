@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -70,6 +71,12 @@ class GRUSequence(Function):
         hs[0] = h0
         acts = np.empty_like(xg)  # r, z and n of every step
         hns = np.empty((T, B, H), xg.dtype)  # hn = h @ W_hn.T + b_hn, which r gates
+        self.has_bias = b_hh is not None
+        self.save_for_backward(acts, hns, hs, W_hh)
+        compiled = fused.compiled()
+        if compiled is not None and fused.fits(xg, hs, W_hh, *(() if b_hh is None else (b_hh,))):
+            self._compiled_steps(compiled, xg, b_hh)
+            return hs[1:], hs[-1]
         hg = np.empty((B, G), xg.dtype)
         for t in range(T):
             np.matmul(hs[t], W_hh.T, out=hg)
@@ -88,9 +95,24 @@ class GRUSequence(Function):
             h = np.subtract(hs[t], n, out=hs[t + 1])
             h *= a[:, H : 2 * H]
             h += n
-        self.has_bias = b_hh is not None
-        self.save_for_backward(acts, hns, hs, W_hh)
         return hs[1:], hs[-1]
+
+    def _compiled_steps(self, kernels: Any, xg: Any, b_hh: Any) -> None:
+        """The recurrence in three compiled kernels and two tanh a step (lamina.fused)
+        beside its GEMM, into the arrays forward saved."""
+        acts, hns, hs, W_hh = self.saved_tensors
+        H = hs.shape[2]
+        bias = np.zeros(3 * H, xg.dtype) if b_hh is None else b_hh
+        hg = np.empty((3 * H, hs.shape[1]), xg.dtype)
+        for t in range(len(acts)):
+            # W_hh @ h.T, read transposed (see lamina/fused/numba_recurrent.py).
+            np.matmul(W_hh, hs[t].T, out=hg)
+            a = acts[t]
+            kernels.gru_preactivate(xg[t], hg, bias, a, hns[t])
+            np.tanh(a[:, : 2 * H], out=a[:, : 2 * H])
+            kernels.gru_new_gate(a, xg[t], hns[t])
+            np.tanh(a[:, 2 * H :], out=a[:, 2 * H :])
+            kernels.gru_state(a, hs[t], hs[t + 1])
 
     def backward(self, g_hs: Any, g_hT: Any) -> tuple[Any, ...]:
         acts, hns, hs, W_hh = self.saved_tensors
@@ -99,6 +121,16 @@ class GRUSequence(Function):
         g_x = np.empty_like(acts)  # the x-gates' gradients
         g_hg = np.empty_like(acts)  # the h-gates' (h @ W_hh.T + b_hh): n's part times r
         gh = np.array(g_hT, acts.dtype)
+        compiled = fused.compiled()
+        if compiled is not None and fused.fits(acts, hs, W_hh):
+            g_hs = np.ascontiguousarray(g_hs, acts.dtype)
+            via_w = np.zeros_like(gh)  # the state's gradient through W_hh, from step t + 1
+            for t in range(T - 1, -1, -1):
+                compiled.gru_backward_step(acts[t], hns[t], hs[t], g_hs[t], gh, via_w,
+                                           g_x[t], g_hg[t])
+                np.matmul(g_hg[t], W_hh, out=via_w)
+            gh += via_w
+            return self._weight_grads(g_x, g_hg, gh)
         for t in range(T - 1, -1, -1):
             gh += g_hs[t]
             a, gx, gg = acts[t], g_x[t], g_hg[t]
@@ -114,6 +146,14 @@ class GRUSequence(Function):
             np.multiply(gn, r, out=gg[:, 2 * H :])
             gh *= z
             gh += gg @ W_hh
+        return self._weight_grads(g_x, g_hg, gh)
+
+    def _weight_grads(self, g_x: Any, g_hg: Any, gh: Any) -> tuple[Any, ...]:
+        """The op's gradients from the gate gradients of every step and the initial
+        state's: dW_hh and db_hh are one GEMM and one sum over all steps."""
+        hs = self.saved_tensors[2]
+        T, B, G = g_hg.shape
+        H = G // 3
         need = self.needs_input_grad
         flat = g_hg.reshape(T * B, G)
         gW = flat.T @ hs[:T].reshape(T * B, H) if need[2] else None

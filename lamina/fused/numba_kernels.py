@@ -20,6 +20,10 @@ from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_
 from lamina.fused.numba_math import exp32
 from lamina.fused.numba_math import kernel as _jit
 from lamina.fused.numba_recurrent import (  # noqa: F401 (one namespace: fused.compiled())
+    gru_backward_step,
+    gru_new_gate,
+    gru_preactivate,
+    gru_state,
     lstm_backward_step,
     lstm_cell_state,
     lstm_preactivate,

@@ -1,6 +1,11 @@
-"""The compiled kernels of the LSTM's recurrence, beside each step's recurrent GEMM (which
-stays BLAS's). Re-exported by numba_kernels, the namespace `lamina.fused.compiled()`
-returns."""
+"""The compiled kernels of the LSTM's and the GRU's recurrences, beside each step's
+recurrent GEMM (which stays BLAS's) and NumPy's SIMD tanh between them. Re-exported by
+numba_kernels, the namespace `lamina.fused.compiled()` returns.
+
+The GEMM gives a step's h-gates transposed, (G, B) = W_hh @ h.T: with a batch far
+smaller than W_hh's rows, BLAS runs that orientation faster, and the kernels read it so.
+A sigmoid gate is left halved before the tanh, then mapped as (t + 1) / 2:
+s(v) = (tanh(v / 2) + 1) / 2, as the NumPy code computes it."""
 
 from __future__ import annotations
 
@@ -61,3 +66,62 @@ def lstm_backward_step(a, c_prev, tc, g_h, gh, gc, gg):  # type: ignore[no-untyp
             gg[b, 2 * h + j] = dc * i * (ONE - g * g)
             gg[b, 3 * h + j] = dh * t * o * (ONE - o)
             gc[b, j] = dc * f
+
+
+@kernel
+def gru_preactivate(x, hg, bias, a, hn):  # type: ignore[no-untyped-def]
+    """From a step's x-gates x (B, 3H) and h-gates hg.T (hg = W_hh @ h.T, (3H, B)), plus
+    b_hh (3H,; zeros for none): r and z pre-activations, halved, into a[:, :2H], and
+    hn = h W_hn.T + b_hn (B, H), which r gates in n."""
+    b_, g_ = x.shape
+    h = g_ // 3
+    for b in range(b_):
+        for k in range(2 * h):
+            a[b, k] = (x[b, k] + hg[k, b] + bias[k]) * HALF
+        for j in range(h):
+            hn[b, j] = hg[2 * h + j, b] + bias[2 * h + j]
+
+
+@kernel
+def gru_new_gate(a, x, hn):  # type: ignore[no-untyped-def]
+    """After the tanh of a[:, :2H]: r and z as (t + 1) / 2, in place, and n's
+    pre-activation xn + r * hn into a[:, 2H:]."""
+    b_, g_ = a.shape
+    h = g_ // 3
+    for b in range(b_):
+        for j in range(h):
+            r = (a[b, j] + ONE) * HALF
+            a[b, j] = r
+            a[b, h + j] = (a[b, h + j] + ONE) * HALF
+            a[b, 2 * h + j] = x[b, 2 * h + j] + r * hn[b, j]
+
+
+@kernel
+def gru_state(a, h_prev, h_next):  # type: ignore[no-untyped-def]
+    """After the tanh of n: h = n + z * (h_prev - n), PyTorch's form."""
+    b_, g_ = a.shape
+    h = g_ // 3
+    for b in range(b_):
+        for j in range(h):
+            n = a[b, 2 * h + j]
+            h_next[b, j] = n + a[b, h + j] * (h_prev[b, j] - n)
+
+
+@kernel
+def gru_backward_step(a, hn, h_prev, g_h, carry, via_w, gx, gg):  # type: ignore[no-untyped-def]
+    """One step of the GRU's backward from its gates a (B, 3H; r, z, n activated), hn and
+    h_prev: the state's gradient dh = g_h + carry + via_w (the step's output gradient,
+    the next step's through z, and its through W_hh, a GEMM outside), the x-gates'
+    gradients into gx and the h-gates' into gg (B, 3H), and carry = dh * z."""
+    b_, g_ = a.shape
+    h = g_ // 3
+    for b in range(b_):
+        for j in range(h):
+            r, z, n = a[b, j], a[b, h + j], a[b, 2 * h + j]
+            dh = g_h[b, j] + carry[b, j] + via_w[b, j]
+            dn = dh * (ONE - z) * (ONE - n * n)
+            dz = dh * (h_prev[b, j] - n) * z * (ONE - z)
+            dr = dn * hn[b, j] * r * (ONE - r)
+            gx[b, j], gx[b, h + j], gx[b, 2 * h + j] = dr, dz, dn
+            gg[b, j], gg[b, h + j], gg[b, 2 * h + j] = dr, dz, dn * r
+            carry[b, j] = dh * z
