@@ -68,6 +68,19 @@ def test_overhead_and_plan_print_their_tables() -> None:
         assert len(re.findall(NUMBER, row)) >= 7, row
 
 
+def test_recurrent_prints_both_layers_with_equal_outputs() -> None:
+    out = _run("recurrent.py", "--repeats", "1", "--length", "4", "--batch", "3")
+    for layer in ("LSTM", "GRU"):
+        rows = _rows(out, layer)
+        assert len(rows) == 2, out
+        for row in rows:  # lamina ms, PyTorch ms, ratio, both outputs' sums of squares
+            m = re.search(rf"(?:backward|inference)\s+({NUMBER})\s+(\S+)\s+(\S+)\s+(\S+), (\S+)$",
+                          row)
+            assert m and float(m[1]) > 0, row
+            if m[2] != "-":  # PyTorch ran: the same weights must give the same output
+                assert abs(float(m[4]) - float(m[5])) <= 1e-4 * abs(float(m[5])), row
+
+
 def test_distributed_prints_round_times_and_throughput(tmp_path) -> None:
     pytest.importorskip("ray")
     env_dir = str(tmp_path)[:40]  # Ray's socket paths must stay short
