@@ -152,6 +152,7 @@ def split_compile(t: Any, threads: int, name: str) -> Callable[..., Any]:
             return t.plan.compile(model, loss_fn, (x, y), threads=threads)
         except t.plan.TraceError as e:  # a batch this model cannot split over threads
             print(f"{name}: one thread ({e})", file=sys.stderr)
-            return t.plan.compile(model, loss_fn, (x, y))
+        # Outside the handler: its traceback holds the split's programs until it ends.
+        return t.plan.compile(model, loss_fn, (x, y))
 
     return compile_

@@ -10,6 +10,7 @@ did, so memory use is unchanged. `Program.source` holds the text, for reading.
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,10 @@ if TYPE_CHECKING:
 def emit(program: Program) -> tuple[Any, str]:
     """The function `run(arrays, scale)` for the program, and its source."""
     trace = program.trace
-    names: dict[str, Any] = {"np": np, "prog": program}
+    # The program holds the function, so the function holds it weakly: else the two form
+    # a cycle, and a program dropped (a failed compile, an evicted batch shape) keeps its
+    # buffers and trace until the garbage collector next runs.
+    names: dict[str, Any] = {"np": np, "prog": weakref.proxy(program)}
 
     def value(v: int) -> str:
         if trace.kinds[v] == "const":
@@ -53,7 +57,7 @@ def emit(program: Program) -> tuple[Any, str]:
     lines.append("    return results")
     source = "\n".join(lines) + "\n"
     exec(compile(source, f"<plan program {id(program):#x}>", "exec"), names)  # noqa: S102
-    return names["run"], source
+    return names.pop("run"), source  # not left in its own globals: that too is a cycle
 
 
 def _frees(program: Program, t: int) -> list[str]:
@@ -65,8 +69,7 @@ def _frees(program: Program, t: int) -> list[str]:
 def _backward(program: Program, names: dict[str, Any]) -> list[str]:
     trace = program.trace
     loss = program.loss
-    names["param_grad"] = program._param_grad
-    lines = ["    given = set()",
+    lines = ["    given = set()", "    param_grad = prog._param_grad",
              "    if prog.collected is not None:", "        prog.collected.clear()",
              f"    g{loss} = np.full_like(v{loss}, prog.loss_weight * scale)"]
     pending = {loss}  # values whose gradient a local holds

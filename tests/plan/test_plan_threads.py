@@ -167,6 +167,39 @@ def test_dropout_over_rows_that_are_not_the_batchs_is_caught() -> None:
         compile(TimeMajor(), F.cross_entropy, (x, y), threads=2)
 
 
+
+def test_a_dropped_or_refused_plan_frees_its_programs_without_the_garbage_collector() -> None:
+    """A program and its generated step must not form a reference cycle: else a plan
+    dropped, or a split refused by verification, keeps its buffers and traces until
+    Python's cycle collector happens to run (memory a fallback compile then adds to)."""
+    import gc
+
+    from lamina.plan.program import Program
+
+    def programs() -> int:
+        return sum(isinstance(o, Program) for o in gc.get_objects())
+
+    model, loss_fn = MODELS["lstm"]
+    net = model()
+    x, y = (lm.tensor(a) for a in _batch("lstm", 8, np.random.default_rng(0)))
+    gc.collect()
+    gc.disable()
+    try:
+        plan = compile(net, loss_fn, (x, y), threads=2)
+        plan(x, y)
+        assert programs() >= 1
+        del plan
+        assert programs() == 0
+        # A 2-layer LSTM's dropout is drawn time-major: the split is refused.
+        net.lstm = nn.LSTM(6, 8, num_layers=2, dropout=0.5, output="sequence",
+                           batch_first=True)
+        with pytest.raises(TraceError, match="does not reproduce"):
+            compile(net, loss_fn, (x, y), threads=2)
+        assert programs() == 0
+    finally:
+        gc.enable()
+
+
 def test_batch_norm_in_eval_mode_splits_and_equals_eager() -> None:
     lm.manual_seed(0)
     model = nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 10))
