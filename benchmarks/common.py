@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -58,6 +59,19 @@ def run_isolated(script: str, args: Sequence[str], threads: int,
             return None
         raise RuntimeError(f"{script} {' '.join(args)} failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def cpu_name() -> str:
+    """The CPU's model name where the OS tells it (Linux), else the architecture: results
+    from two machines differ more than those of two runs on one."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def fused_line() -> str:

@@ -45,6 +45,7 @@ import workloads  # noqa: E402
 import workloads_torch  # noqa: E402
 from common import (  # noqa: E402
     blas_line,
+    cpu_name,
     fused_line,
     import_torch,
     run_isolated,
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         print(json.dumps(measure(args.only[0], args.only[1], args.steps)))
         return 0
-    machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+    machine = (f"{cpu_name()}, {os.cpu_count()} cores, "
                f"threads={args.threads}, {args.steps} timed steps; Python "
                f"{platform.python_version()}, NumPy {np.__version__}")
     print(machine)
