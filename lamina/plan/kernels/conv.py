@@ -1,6 +1,12 @@
-"""The convolution's plan kernel: a choice of im2col layouts and weight-gradient GEMMs, an
-output cropped to what a max pooling reads, and the input kept instead of its window
-matrix (C*KH*KW times larger), whose im2col backward redoes."""
+"""The convolution's plan kernel: a choice of im2col layouts and weight-gradient GEMMs, and
+an output cropped to what a max pooling reads.
+
+Backward reads the window matrix that forward made, kept as eager mode keeps it. Keeping
+the input instead (C*KH*KW times smaller) and redoing im2col in backward made a ResNet's
+planned step slower than its eager one, for no lower peak: a plan's peak memory is set
+while it compiles, by the traced steps, which keep the window matrices as eager does
+(benchmarks/RESULTS.md, session 29). The "gW-shifted" variant needs no window matrix in
+backward, and keeps the input."""
 
 from __future__ import annotations
 
@@ -35,15 +41,17 @@ class ConvKernel(Kernel, Conv):
         if self.crop is not None:
             (oh, ow), (ch, cw) = self.meta[2], self.crop
             self.meta = (*self.meta[:2], (min(oh, ch), min(ow, cw)))
-        _, Wm, mem = self.product(x, W, b, out=self.out_buffer())
+        col, Wm, mem = self.product(x, W, b, out=self.out_buffer())
         need = self.needs_input_grad
-        self.save_for_backward(x if need[1] else None, Wm if need[0] else None)
+        kept = x if self._shifted() else col  # what the weight gradient reads
+        self.save_for_backward(kept if need[1] else None, Wm if need[0] else None)
         return self.nchw(mem)
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
-        x, Wm = self.saved_tensors
-        col = None if x is None or self._shifted() else self._im2col(x)[0]
-        return self.grads(gy, col, Wm, x)
+        kept, Wm = self.saved_tensors
+        if self._shifted():
+            return self.grads(gy, None, Wm, kept)
+        return self.grads(gy, kept, Wm)
 
     def _shifted(self) -> bool:
         return self.stride == (1, 1) and self.variant.endswith("shifted")
