@@ -48,10 +48,10 @@ class ConvKernel(Kernel, Conv):
         return self.nchw(mem)
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
-        kept, Wm = self.saved_tensors
-        if self._shifted():
-            return self.grads(gy, None, Wm, kept)
-        return self.grads(gy, kept, Wm)
+        if not self._shifted():
+            return super().backward(gy)  # from the window matrix, as eager mode
+        x, Wm = self.saved_tensors
+        return self.grads(gy, None, Wm, x)
 
     def _shifted(self) -> bool:
         return self.stride == (1, 1) and self.variant.endswith("shifted")
