@@ -1,5 +1,5 @@
-"""lamina.fused.numba_math: the vectorizable float32 exp the compiled kernels inline, over
-the whole float32 range, under the kernels' own fastmath flags."""
+"""lamina.fused.numba_math: the vectorizable float32 exp and softplus the compiled kernels
+inline, over the whole float32 range, under the kernels' own fastmath flags."""
 
 from __future__ import annotations
 
@@ -29,6 +29,24 @@ def exp_kernel():
         return y
 
     run.dispatcher = exp_all
+    return run
+
+
+@pytest.fixture(scope="module")
+def softplus_kernel():
+    """softplus32 in a loop compiled with the kernels' flags, as the RBM's kernel calls it."""
+    from lamina.fused.numba_math import kernel, softplus32
+
+    @kernel
+    def softplus_all(x, y):  # type: ignore[no-untyped-def]
+        for i in range(x.size):
+            y[i] = softplus32(x[i])
+
+    def run(x):
+        y = np.empty_like(x)
+        softplus_all(x, y)
+        return y
+
     return run
 
 
@@ -69,20 +87,44 @@ def test_exp_keeps_numpys_special_values(exp_kernel):
     assert abs(y[7] / want[7] - 1) < 4e-7 and abs(y[11] / np.e - 1) < 4e-7
 
 
-def test_exp_loop_is_vectorized(exp_kernel):
-    """The point of exp32: a loop that calls it runs in SIMD registers, not a libm call an
+@pytest.mark.parametrize("name", ["exp32", "softplus32"])
+def test_loops_calling_them_are_vectorized(name):
+    """Their point: a loop that calls one runs in SIMD registers, not a libm call an
     element. The machine code of a loop compiled here (not from the cache) shows it."""
     import numba
 
-    from lamina.fused.numba_math import exp32
+    from lamina.fused import numba_math
+
+    scalar = getattr(numba_math, name)
 
     @numba.njit(fastmath={"nsz", "arcp", "contract", "afn", "reassoc"})
-    def exp_all(x, y):  # type: ignore[no-untyped-def]
+    def each(x, y):  # type: ignore[no-untyped-def]
         for i in range(x.size):
-            y[i] = exp32(x[i])
+            y[i] = scalar(x[i])
 
     x = np.ones(64, np.float32)
-    exp_all(x, np.empty_like(x))
-    asm = "".join(exp_all.inspect_asm().values())
+    each(x, np.empty_like(x))
+    asm = "".join(each.inspect_asm().values())
     assert re.search(r"\b(ymm|zmm)\d+", asm) or re.search(r"\bv\w+ps\s+%xmm", asm)
-    assert "expf" not in asm
+    assert not re.search(r"\b(expf|logf|log1pf)\b", asm)
+
+
+def test_softplus_is_within_5e_7_of_the_exact_value_over_the_float32_range(softplus_kernel):
+    x = _every_finite_float32()
+    y = softplus_kernel(x)
+    exact = np.logaddexp(0.0, x.astype(np.float64))
+    normal = exact >= np.finfo(np.float32).tiny
+    rel = np.abs(y[normal] - exact[normal]) / exact[normal]
+    # exp32's 4e-7 where softplus(x) ~ e^x, a few float32 roundings elsewhere
+    assert rel.max() < 5e-7, x[normal][rel.argmax()]
+    tiny = ~normal
+    assert np.abs(y[tiny] - exact[tiny]).max() <= 4 * np.finfo(np.float32).smallest_subnormal
+
+
+def test_softplus_keeps_the_special_values(softplus_kernel):
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 20.0, -20.0], np.float32)
+    y = softplus_kernel(x)
+    assert np.isnan(y[0]) and np.isposinf(y[1]) and y[2] == 0.0 and y[6] == 0.0
+    np.testing.assert_allclose(y[3:5], np.log(2.0), rtol=1e-7)
+    assert y[5] == np.float32(1e30) and y[7] == np.float32(20.0)
+    assert abs(y[8] / np.exp(-20.0) - 1) < 4e-7

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import lamina.functions as F
-from lamina import state
+from lamina import fused, state
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.activation import sigmoid_array, softplus_array
@@ -134,6 +134,12 @@ class RBM(Layer):
                  "hidden_bias": (h_k - h).sum(axis=0) / n}
         # One unit flipped per sample: W v + c moves by that unit's column, signed.
         idx = state.rng().integers(0, self.n_visible, n)
+        compiled = fused.compiled()
+        if compiled is not None and fused.fits(v, W, b, pre, pre_k):
+            gap, soft_gap, miss = compiled.cd_measures(v, pre, pre_k, W, b, idx, h @ W)
+            return grads, vk, {"loss": (float(dv @ b) + gap) / n,
+                               "recon_error": miss / v.size,
+                               "pseudo_ll": -soft_gap * self.n_visible / n}
         sign = 1 - 2 * v[np.arange(n), idx]
         flipped = pre + W[:, idx].T * sign[:, None]
         # sum_j softplus((W v + c)_j) for the data, the chain and the flipped data at once

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import numpy as np
@@ -132,6 +133,38 @@ def test_cd_in_arrays_equals_differentiating_the_free_energies(persistent) -> No
     assert logs["loss"] == pytest.approx(loss.item(), rel=1e-10)
     assert logs["recon_error"] == pytest.approx(rbm.reconstruction_error(v), rel=1e-10)
     assert logs["pseudo_ll"] == pytest.approx(pseudo, rel=1e-10)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba is not installed")
+def test_cd_measures_compiled_agree_with_numpy_in_float32() -> None:
+    """The compiled measures (lamina.fused's cd_measures) against the NumPy code, from the
+    same random numbers, on float32 weights large enough that softplus meets both tails;
+    both against float64. The gradients and the chain do not depend on the backend."""
+    import lamina.fused as fused
+
+    rng = np.random.default_rng(3)
+    v = (rng.random((20, 64)) < 0.4).astype(np.float32)
+    rbm = nn.RBM(64, 100)
+    rbm.weight.array[:] = rng.standard_normal((100, 64)) * 3
+    rbm.visible_bias.array[:] = rng.standard_normal(64) * 4
+    rbm.hidden_bias.array[:] = rng.standard_normal(100) * 4
+    out = {}
+    for name in fused.BACKENDS:
+        fused.set_backend(name)
+        lm.manual_seed(5)
+        out[name] = rbm.contrastive_divergence(v, 1)
+    fused.set_backend(None)
+    lm.manual_seed(5)
+    exact = rbm.double().contrastive_divergence(v.astype(np.float64), 1)[2]
+    (g1, c1, m1), (g2, c2, m2) = out["numba"], out["numpy"]
+    np.testing.assert_array_equal(c1, c2)
+    for name in g1:
+        np.testing.assert_array_equal(g1[name], g2[name])
+    for name in exact:
+        # the pseudo-likelihood's gaps are differences of sums of a hundred softplus
+        # terms: float32 keeps about six digits of them
+        assert m1[name] == pytest.approx(exact[name], rel=1e-5), name
+        assert m2[name] == pytest.approx(exact[name], rel=1e-5), name
 
 
 def test_cd_trains_any_energy_model_by_its_free_energy() -> None:
