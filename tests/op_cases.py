@@ -244,7 +244,7 @@ for kw in [dict(), dict(stride=2, padding=2), dict(dilation=2, groups=2)]:
         lambda x, W, b, kw=kw: _t().nn.functional.conv1d(x, W, b, **kw)))
 
 for kind in ("max", "avg"):
-    for k, s, p in [(2, None, 0), (3, 2, 1), ((2, 3), (1, 2), (1, 1))]:
+    for k, s, p in [(2, None, 0), (2, 2, 1), (3, 2, 1), ((2, 3), (1, 2), (1, 1))]:
         fn2 = getattr(F, f"{kind}_pool2d")
         CASES.append(Case(
             f"{kind}_pool2d k={k} s={s} p={p}", lambda x, f=fn2, k=k, s=s, p=p: f(x, k, s, p),

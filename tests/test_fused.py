@@ -491,3 +491,35 @@ def test_compiled_embedding_gradient_agrees_with_numpy(padding_idx):
     fused.set_backend(None)
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-6)
     assert padding_idx is None or not grads[0][padding_idx].any()
+
+
+@needs_numba
+@pytest.mark.parametrize("channel_major", [False, True])
+@pytest.mark.parametrize("hw", [(26, 26), (11, 12)])
+def test_compiled_max_pool_agrees_with_numpy_and_pytorch(channel_major, hw):
+    """2x2 windows at stride 2, over a convolution's channel-major output or NCHW, whole
+    windows or a last row left out; NaN and ties included: the first maximum, or the
+    last NaN, takes the gradient, as in PyTorch."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    shape = (40, 20, *hw)  # past 2 * MIN_PIECE elements: split over lamina's threads
+    x = np.round(rng.standard_normal(shape), 1).astype(np.float32)  # many ties
+    x[0, 0, :2, :2] = [[1.0, np.nan], [np.nan, 2.0]]
+    x[1, 2, 2:4, 4:6] = [[np.nan, 0.0], [1.0, 1.0]]
+    if channel_major:
+        x = np.ascontiguousarray(x.transpose(1, 0, 2, 3)).transpose(1, 0, 2, 3)
+    gy = rng.standard_normal((40, 20, hw[0] // 2, hw[1] // 2)).astype(np.float32)
+    out = {}
+    for name in fused.BACKENDS:
+        fused.set_backend(name)
+        xl = lm.tensor(x, requires_grad=True)
+        y = F.max_pool2d(xl, 2)
+        y.backward(lm.tensor(gy))
+        out[name] = (y.detach().numpy(), xl.grad.numpy())
+    fused.set_backend(None)
+    xt = torch.tensor(x, requires_grad=True)
+    yt = torch.nn.functional.max_pool2d(xt, 2)
+    yt.backward(torch.tensor(gy))
+    for y, gx in out.values():
+        np.testing.assert_array_equal(y, yt.detach().numpy())
+        np.testing.assert_array_equal(gx, xt.grad.numpy())

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -75,13 +76,24 @@ class MaxPool(_Pool):
     def forward(self, x: Any, *, out: Any = None) -> Any:
         """out: an array of the output's size to write the result into."""
         lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-        planes = self._planes(self._pad(x, lowest))
+        xp = self._pad(x, lowest)
+        planes = self._planes(xp)
         # y keeps x's memory order (a convolution's output is channel-major), so no op
         # between them transposes.
-        y = max_of(planes, np.empty_like(planes[0]) if out is None
-                   else laid_out_like(out, planes[0]))
-        if self.needs_input_grad[0]:  # inference keeps no index (half the work)
-            self.idx = first_max(planes, y)
+        y = np.empty_like(planes[0]) if out is None else laid_out_like(out, planes[0])
+        self.idx, self.compiled = None, None
+        if self.k == (2, 2) and self.s == (2, 2):
+            self.compiled = _compiled_2x2(xp, y)
+        stacks = _stacks(xp, y, idx := np.empty_like(y, np.uint8)) if self.compiled else None
+        if stacks is not None:
+            x3, y3, i3 = stacks
+            parallel.pieces(len(x3), lambda lo, hi: self.compiled.max_pool_2x2(
+                x3[lo:hi], y3[lo:hi], i3[lo:hi]), unit=x3[0].size)
+            self.idx = idx if self.needs_input_grad[0] else None
+        else:
+            max_of(planes, y)
+            if self.needs_input_grad[0]:  # inference keeps no index (half the work)
+                self.idx = first_max(planes, y)
         return self._out(y)
 
     def backward(self, gy: Any) -> Any:
@@ -97,12 +109,40 @@ class MaxPool(_Pool):
             o * k == n for o, k, n in zip(self.out_hw, self.k, self.xp_shape[2:]))
         gxp = in_order((np.empty if tiled else np.zeros)(int(np.prod(self.xp_shape)), gy.dtype),
                        self.xp_shape, self.xp_order)
+        stacks = _stacks(gy, self.idx, gxp) if self.compiled else None
+        if stacks is not None:
+            g3, i3, gx3 = stacks
+            parallel.pieces(len(g3), lambda lo, hi: self.compiled.max_pool_2x2_backward(
+                g3[lo:hi], i3[lo:hi], gx3[lo:hi]), unit=gx3[0].size)
+            return self._unpad(gxp)
         for k, plane in enumerate(self._planes(gxp)):
             if disjoint:  # windows do not overlap: each element is written once, no sum
                 np.multiply(gy, self.idx == k, out=plane)
             else:
                 plane += gy * (self.idx == k)
         return self._unpad(gxp)
+
+
+def _stacks(*arrays: Any) -> list[Any] | None:
+    """Arrays (N, C, H, W) as views (N * C, H, W) over their memory, their outer axes taken
+    in the order they are stored in (channel-major after a convolution), the same for
+    all; None where one does not store its planes whole, or not in the others' order."""
+    order = axis_order(arrays[0])[:2]
+    if sorted(order) != [0, 1]:
+        return None
+    views = []
+    for a in arrays:
+        t = a.transpose(order + [2, 3])
+        if not t.flags.c_contiguous:
+            return None
+        views.append(t.reshape(-1, *a.shape[2:]))
+    return views
+
+
+def _compiled_2x2(xp: Any, y: Any) -> Any:
+    """numba's kernels (lamina.fused) where they run and take float32 xp and y."""
+    compiled = fused.compiled()
+    return compiled if compiled is not None and fused.fits(xp, y, contiguous=False) else None
 
 
 def max_of(planes: list[Any], y: Any) -> Any:
@@ -117,14 +157,17 @@ def max_of(planes: list[Any], y: Any) -> Any:
 
 
 def first_max(planes: list[Any], y: Any) -> Any:
-    """Per element, the index of the first plane equal to the maximum y, as PyTorch picks
-    among ties, in y's memory order. By arithmetic on "plane k is not the max" masks e_k,
-    idx = e0 * (1 + e1 * (1 + e2 * (...))): several times faster than an argmax over
-    copied windows."""
+    """Per element, the index of the plane PyTorch's max pooling picks: the first equal to
+    the maximum y, or the last NaN where y is NaN; in y's memory order. By arithmetic on
+    "plane k is not the max" masks e_k, idx = e0 * (1 + e1 * (1 + e2 * (...))): several
+    times faster than an argmax over copied windows."""
     idx = np.zeros_like(y, np.uint8 if len(planes) < 256 else np.int32)
     for plane in reversed(planes[:-1]):
         idx += 1
         idx *= plane != y
+    if y.dtype.kind == "f" and np.isnan(y).any():  # NaN equals no plane: placed here
+        for k, plane in enumerate(planes):
+            idx[np.isnan(plane)] = k
     return idx
 
 

@@ -20,6 +20,12 @@ from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_
 from lamina.fused.numba_energy import cd_measures  # noqa: F401 (one namespace)
 from lamina.fused.numba_math import exp32
 from lamina.fused.numba_math import kernel as _jit
+from lamina.fused.numba_pool import (  # noqa: F401 (one namespace: fused.compiled())
+    max_of_blocks,
+    max_pool_2x2,
+    max_pool_2x2_backward,
+    scatter_blocks,
+)
 from lamina.fused.numba_recurrent import (  # noqa: F401 (one namespace: fused.compiled())
     gru_backward_step,
     gru_new_gate,

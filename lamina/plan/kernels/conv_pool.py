@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from lamina import fused
 from lamina.autograd.function import Function
 from lamina.functions.conv import Conv, out_size, windows
 from lamina.functions.pooling import MaxPool, first_max, max_of
@@ -62,13 +63,19 @@ class ConvMaxPool(Kernel, Function):
         mem = np.matmul(W.reshape(g, o // g, cg * kh * kw), col).reshape(o, kk, cells)
         if b is not None:  # before the maximum, as eager mode adds it: ties stay ties
             mem += b.reshape(o, 1, 1)
-        planes = [mem[:, k] for k in range(kk)]
         out = self.out_buffer()
-        y = max_of(planes, np.empty((o, cells), mem.dtype) if out is None
-                   else out.reshape(o, cells))
+        y = np.empty((o, cells), mem.dtype) if out is None else out.reshape(o, cells)
         need = self.needs_input_grad
+        self.compiled = fused.compiled() if kk < 256 and fused.fits(mem, y) else None
+        if self.compiled is not None:
+            idx = np.empty((o, cells), np.uint8)
+            fused.in_rows(self.compiled.max_of_blocks, mem, y, idx)
+        else:
+            planes = [mem[:, k] for k in range(kk)]
+            max_of(planes, y)
+            idx = first_max(planes, y) if any(need) else None
         if any(need):
-            self.idx = first_max(planes, y)
+            self.idx = idx
             self.save_for_backward(x if need[1] else None, W if need[0] else None)
         y = y.reshape(o, x.shape[0], *self.pooled).transpose(1, 0, 2, 3)
         return y[:, :, 0, :] if self.nd == 1 else y
@@ -99,8 +106,11 @@ class ConvMaxPool(Kernel, Function):
         g, kk, cells = self.conv.groups, self.window[0] * self.window[1], self.cells
         gyc = np.ascontiguousarray(gy.transpose(1, 0, 2, 3)).reshape(o, cells)
         gmem = np.empty((o, kk, cells), gy.dtype)
-        for k in range(kk):  # each window's gradient goes to its first maximum
-            np.multiply(gyc, self.idx == k, out=gmem[:, k])
+        if self.compiled is not None and fused.fits(gyc):
+            fused.in_rows(self.compiled.scatter_blocks, gyc, self.idx, gmem)
+        else:
+            for k in range(kk):  # each window's gradient goes to its first maximum
+                np.multiply(gyc, self.idx == k, out=gmem[:, k])
         gmem = gmem.reshape(g, o // g, kk * cells)
         need = self.needs_input_grad
         gx = gW = gb = None
