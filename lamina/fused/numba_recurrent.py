@@ -38,13 +38,15 @@ def lstm_cell_state(a, c_prev, c):  # type: ignore[no-untyped-def]
     b_, g_ = a.shape
     h = g_ // 4
     for b in range(b_):
+        ar, cp, cr = a[b], c_prev[b], c[b]
+        ai, af, ag, ao = ar[:h], ar[h:2 * h], ar[2 * h:3 * h], ar[3 * h:]
         for j in range(h):
-            i = (a[b, j] + ONE) * HALF
-            f = (a[b, h + j] + ONE) * HALF
-            a[b, j] = i
-            a[b, h + j] = f
-            a[b, 3 * h + j] = (a[b, 3 * h + j] + ONE) * HALF
-            c[b, j] = f * c_prev[b, j] + i * a[b, 2 * h + j]
+            i = (ai[j] + ONE) * HALF
+            f = (af[j] + ONE) * HALF
+            ai[j] = i
+            af[j] = f
+            ao[j] = (ao[j] + ONE) * HALF
+            cr[j] = f * cp[j] + i * ag[j]
 
 
 @kernel
@@ -56,16 +58,20 @@ def lstm_backward_step(a, c_prev, tc, g_h, gh, gc, gg):  # type: ignore[no-untyp
     b_, g_ = a.shape
     h = g_ // 4
     for b in range(b_):
+        ar, gr = a[b], gg[b]
+        ai, af, ag, ao = ar[:h], ar[h:2 * h], ar[2 * h:3 * h], ar[3 * h:]
+        gi, gf, gG, go = gr[:h], gr[h:2 * h], gr[2 * h:3 * h], gr[3 * h:]
+        cp, tr, outr, ghr, gcr = c_prev[b], tc[b], g_h[b], gh[b], gc[b]
         for j in range(h):
-            i, f, g, o = a[b, j], a[b, h + j], a[b, 2 * h + j], a[b, 3 * h + j]
-            t = tc[b, j]
-            dh = gh[b, j] + g_h[b, j]
-            dc = gc[b, j] + dh * o * (ONE - t * t)
-            gg[b, j] = dc * g * i * (ONE - i)
-            gg[b, h + j] = dc * c_prev[b, j] * f * (ONE - f)
-            gg[b, 2 * h + j] = dc * i * (ONE - g * g)
-            gg[b, 3 * h + j] = dh * t * o * (ONE - o)
-            gc[b, j] = dc * f
+            i, f, g, o = ai[j], af[j], ag[j], ao[j]
+            t = tr[j]
+            dh = ghr[j] + outr[j]
+            dc = gcr[j] + dh * o * (ONE - t * t)
+            gi[j] = dc * g * i * (ONE - i)
+            gf[j] = dc * cp[j] * f * (ONE - f)
+            gG[j] = dc * i * (ONE - g * g)
+            go[j] = dh * t * o * (ONE - o)
+            gcr[j] = dc * f
 
 
 @kernel
@@ -89,11 +95,13 @@ def gru_new_gate(a, x, hn):  # type: ignore[no-untyped-def]
     b_, g_ = a.shape
     h = g_ // 3
     for b in range(b_):
+        ar, xn, hr = a[b], x[b, 2 * h:], hn[b]
+        ar_, az, an = ar[:h], ar[h:2 * h], ar[2 * h:]
         for j in range(h):
-            r = (a[b, j] + ONE) * HALF
-            a[b, j] = r
-            a[b, h + j] = (a[b, h + j] + ONE) * HALF
-            a[b, 2 * h + j] = x[b, 2 * h + j] + r * hn[b, j]
+            r = (ar_[j] + ONE) * HALF
+            ar_[j] = r
+            az[j] = (az[j] + ONE) * HALF
+            an[j] = xn[j] + r * hr[j]
 
 
 @kernel
@@ -102,9 +110,10 @@ def gru_state(a, h_prev, h_next):  # type: ignore[no-untyped-def]
     b_, g_ = a.shape
     h = g_ // 3
     for b in range(b_):
+        az, an, hp, hr = a[b, h:2 * h], a[b, 2 * h:], h_prev[b], h_next[b]
         for j in range(h):
-            n = a[b, 2 * h + j]
-            h_next[b, j] = n + a[b, h + j] * (h_prev[b, j] - n)
+            n = an[j]
+            hr[j] = n + az[j] * (hp[j] - n)
 
 
 @kernel
@@ -116,12 +125,17 @@ def gru_backward_step(a, hn, h_prev, g_h, carry, via_w, gx, gg):  # type: ignore
     b_, g_ = a.shape
     h = g_ // 3
     for b in range(b_):
+        ar, xr, hr = a[b], gx[b], gg[b]
+        ar_, az, an = ar[:h], ar[h:2 * h], ar[2 * h:]
+        xr_, xz, xn = xr[:h], xr[h:2 * h], xr[2 * h:]
+        hr_, hz, hn_ = hr[:h], hr[h:2 * h], hr[2 * h:]
+        hnr, hp, outr, cr, wr = hn[b], h_prev[b], g_h[b], carry[b], via_w[b]
         for j in range(h):
-            r, z, n = a[b, j], a[b, h + j], a[b, 2 * h + j]
-            dh = g_h[b, j] + carry[b, j] + via_w[b, j]
+            r, z, n = ar_[j], az[j], an[j]
+            dh = outr[j] + cr[j] + wr[j]
             dn = dh * (ONE - z) * (ONE - n * n)
-            dz = dh * (h_prev[b, j] - n) * z * (ONE - z)
-            dr = dn * hn[b, j] * r * (ONE - r)
-            gx[b, j], gx[b, h + j], gx[b, 2 * h + j] = dr, dz, dn
-            gg[b, j], gg[b, h + j], gg[b, 2 * h + j] = dr, dz, dn * r
-            carry[b, j] = dh * z
+            dz = dh * (hp[j] - n) * z * (ONE - z)
+            dr = dn * hnr[j] * r * (ONE - r)
+            xr_[j], xz[j], xn[j] = dr, dz, dn
+            hr_[j], hz[j], hn_[j] = dr, dz, dn * r
+            cr[j] = dh * z
