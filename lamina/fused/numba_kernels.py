@@ -33,7 +33,9 @@ from lamina.fused.numba_recurrent import (  # noqa: F401 (one namespace: fused.c
     gru_state,
     lstm_backward_step,
     lstm_cell_state,
+    lstm_cell_state_gm,
     lstm_preactivate,
+    lstm_preactivate_gm,
 )
 from lamina.fused.numba_softmax import (  # noqa: F401 (one namespace: fused.compiled())
     log_softmax_rows,

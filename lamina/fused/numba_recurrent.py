@@ -139,3 +139,35 @@ def gru_backward_step(a, hn, h_prev, g_h, carry, via_w, gx, gg):  # type: ignore
             xr_[j], xz[j], xn[j] = dr, dz, dn
             hr_[j], hz[j], hn_[j] = dr, dz, dn * r
             cr[j] = dh * z
+
+
+# -- gate-major steps (lamina.functions.recurrent_layer, inference): a step's gates
+# (4H, B), its states (H, B), each gate a contiguous block; the GEMM writes the gates so --
+
+@kernel
+def lstm_preactivate_gm(a, xg):  # type: ignore[no-untyped-def]
+    """Over flat views of a step's gate-major h-gates a and x-gates xg (4n), n = H * B:
+    a = a + xg, halved on the sigmoid gates i, f and o (see lstm_preactivate)."""
+    n = a.size // 4
+    for k in range(2 * n):
+        a[k] = (a[k] + xg[k]) * HALF
+    for k in range(2 * n, 3 * n):
+        a[k] = a[k] + xg[k]
+    for k in range(3 * n, 4 * n):
+        a[k] = (a[k] + xg[k]) * HALF
+
+
+@kernel
+def lstm_cell_state_gm(a, c_prev, c):  # type: ignore[no-untyped-def]
+    """After the tanh, over flat views of a step's gates a (4n) and states (n), n = H * B:
+    the sigmoid gates i, f, o as (t + 1) / 2 in place, and c = f * c_prev + i * g."""
+    n = c.size
+    ai, af, ag, ao = a[:n], a[n:2 * n], a[2 * n:3 * n], a[3 * n:]
+    for k in range(n):
+        i = (ai[k] + ONE) * HALF
+        f = (af[k] + ONE) * HALF
+        ai[k] = i
+        af[k] = f
+        ao[k] = (ao[k] + ONE) * HALF
+        c[k] = f * c_prev[k] + i * ag[k]
+

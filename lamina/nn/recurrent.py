@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import lamina.functions as F
+from lamina.autograd.grad_mode import is_grad_enabled
 from lamina.autograd.tensor import Tensor
 from lamina.functions.recurrent import LSTMSequence
 from lamina.functions.recurrent_gru import GRUSequence
+from lamina.functions.recurrent_layer import LSTMInference
 from lamina.nn.recurrent_base import Output, Recurrent, State
 from lamina.nn.registry import register_layer
 
@@ -101,6 +103,11 @@ class LSTM(Recurrent):
         W_ih, b_ih, W_hh, b_hh, W_hr = self._weights(suffix)
         if mask is not None or W_hr is not None:
             return super()._direction(x, state, suffix, mask)
+        if not (is_grad_enabled() and any(t.requires_grad for t in (x, *state, W_ih, W_hh))):
+            # Nothing to differentiate: the whole layer as one op, gates gate-major.
+            args = (x, *state, W_ih, W_hh) + (() if b_ih is None else (b_ih, b_hh))
+            seq, hT, cT = LSTMInference().apply(*args)
+            return seq, (hT, cT)
         # The whole time loop is one fused op (F.lstm_sequence's), which activates the
         # x-gates in place: nothing else holds them.
         args = (F.linear(x, W_ih, b_ih), *state, W_hh) + (() if b_hh is None else (b_hh,))

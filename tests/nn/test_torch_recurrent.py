@@ -207,3 +207,33 @@ def test_gru_layer_runs_one_sequence_op_with_pytorchs_values_and_gradients(bias)
     np.testing.assert_allclose(xl.grad.numpy(), xt.grad.numpy(), atol=1e-5)
     for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kwargs, batch", [
+    ({"num_layers": 2, "bidirectional": True}, B),
+    ({"bias": False, "batch_first": True}, B),
+    ({}, 1),
+])
+def test_lstm_without_gradients_gives_pytorchs_outputs(dtype, kwargs, batch):
+    """Under no_grad nn.LSTM runs its inference op (gate-major steps, one GEMM of
+    [W_ih | W_hh | b] a step; compiled in float32): outputs and final states equal
+    PyTorch's, from given initial states, and equal the training path's."""
+    theirs, ours = _pair("LSTM", **kwargs)
+    theirs, ours = theirs.to(getattr(torch, dtype)), ours.to(dtype)
+    layers = 2 * kwargs.get("num_layers", 1) if kwargs.get("bidirectional") else 1
+    rng = np.random.default_rng(7)
+    shape = (batch, T, F_IN) if kwargs.get("batch_first") else (T, batch, F_IN)
+    x, h0, c0 = (rng.standard_normal(s).astype(dtype)
+                 for s in (shape, (layers, batch, H), (layers, batch, H)))
+    with torch.no_grad():
+        want = theirs(torch.tensor(x), (torch.tensor(h0), torch.tensor(c0)))
+    trained = ours(lm.tensor(x), (lm.tensor(h0), lm.tensor(c0)))  # records a graph
+    with lm.no_grad():
+        got = ours(lm.tensor(x), (lm.tensor(h0), lm.tensor(c0)))
+    assert got[0].creator is None
+    tol = 1e-12 if dtype == "float64" else 2e-6
+    for w, g, t in zip(_flat(want), _flat(got), _flat(trained)):
+        assert g.dtype == t.dtype and tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(g.array, w.numpy(), rtol=tol, atol=tol)
+        np.testing.assert_allclose(g.array, t.array, rtol=tol, atol=tol)

@@ -1,0 +1,78 @@
+"""One LSTM layer over a whole sequence as one op, for inference (no gradient recorded):
+its input projection included, the gates of each step laid out gate-major (4H, B). What
+nn.LSTM runs under no_grad or on weights that want no gradient.
+
+F.lstm_sequence takes the x-gates from a GEMM outside, laid out (T, B, 4H). Its recurrent
+GEMM runs fastest as W_hh @ h.T, whose result is a step's h-gates transposed (4H, B), so
+each step adds two arrays read against each other's memory order, and its elementwise
+kernels read a gate as strided pieces of rows. Here the x-gates are made (T, 4H, B), one
+GEMM a step for all steps at once (one GEMM in all where B is 1, whose (T, 4H) is that
+layout already), so a step adds two contiguous (4H, B) arrays, and every gate is one
+contiguous block that the step's kernels read whole.
+
+Training keeps F.lstm_sequence's layout: its backward needs every step's gate gradients as
+one matrix for the weights' GEMM, and gathering gate-major steps into one costs a strided
+copy a step, more than this layout saves in the forward (benchmarks/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina import fused
+from lamina.autograd.function import Function
+from lamina.errors import ShapeError
+
+
+class LSTMInference(Function):
+    """x (T, B, I), h0 and c0 (B, H), W_ih (4H, I), W_hh (4H, H), and the biases b_ih and
+    b_hh (4H,) both or neither -> h of every step (T, B, H), the final h and c (B, H).
+    Forward only: nn.LSTM runs it where no gradient is recorded."""
+
+    def forward(self, x: Any, h0: Any, c0: Any, W_ih: Any, W_hh: Any, b_ih: Any = None,
+                b_hh: Any = None) -> tuple[Any, Any, Any]:
+        T, B, I = x.shape
+        G, H = W_hh.shape
+        if G != 4 * H or W_ih.shape != (G, I) or h0.shape != (B, H) or c0.shape != (B, H):
+            raise ShapeError(f"lstm: expected x (T, B, I), states (B, H), W_ih (4H, I) and "
+                             f"W_hh (4H, H); got {x.shape}, {h0.shape}, {c0.shape}, "
+                             f"{W_ih.shape}, {W_hh.shape}")
+        dtype = W_hh.dtype
+        bias = 0 if b_ih is None else b_ih + b_hh
+        if B == 1:  # (T, 4H) is (T, 4H, 1): one GEMM, W_ih read once
+            xg = (x[:, 0] @ W_ih.T + bias)[:, :, None]
+        else:  # one GEMM a step of [W_ih | b] and [x_t; 1], for all steps at once
+            W_xb = np.empty((G, I + 1), dtype)
+            W_xb[:, :I], W_xb[:, I] = W_ih, bias
+            xs = np.empty((T, I + 1, B), dtype)
+            xs[:, :I], xs[:, I] = x.transpose(0, 2, 1), 1
+            xg = np.matmul(W_xb, xs)
+        hs = np.empty((T + 1, H, B), dtype)  # hs[t]: the state before step t
+        hs[0] = h0.T
+        a = np.empty((G, B), dtype)  # a step's gates
+        c, c_next = np.array(c0.T, dtype, order="C"), np.empty((H, B), dtype)
+        tc = np.empty((H, B), dtype)  # tanh(c_t)
+        compiled = fused.compiled() if fused.fits(W_hh, a, xg) else None
+        for t in range(T):
+            np.matmul(W_hh, hs[t], out=a)
+            if compiled is not None:
+                compiled.lstm_preactivate_gm(a.reshape(-1), xg[t].reshape(-1))
+            else:
+                a += xg[t]
+                a[: 2 * H] *= 0.5  # the sigmoid gates i, f and o, halved
+                a[3 * H :] *= 0.5
+            np.tanh(a, out=a)
+            if compiled is not None:
+                compiled.lstm_cell_state_gm(a.reshape(-1), c.reshape(-1), c_next.reshape(-1))
+            else:
+                for gate in (a[: 2 * H], a[3 * H :]):  # (tanh + 1) / 2
+                    gate += 1
+                    gate *= 0.5
+                np.multiply(a[H : 2 * H], c, out=c_next)
+                c_next += a[:H] * a[2 * H : 3 * H]
+            c, c_next = c_next, c
+            np.tanh(c, out=tc)
+            np.multiply(a[3 * H :], tc, out=hs[t + 1])
+        return hs[1:].transpose(0, 2, 1), hs[-1].T, c.T
