@@ -92,7 +92,8 @@ def flat_memory(*arrays: Any) -> list[Any] | None:
     """1-D views of the arrays' memory, element for element alike, where each is contiguous
     in the same order of its axes (C order, or a permutation such as a convolution's
     channel-major NCHW view); else None. An elementwise kernel may run over these."""
-    order = np.argsort([-s for s in arrays[0].strides], kind="stable")
+    strides = arrays[0].strides  # sorted(), not np.argsort: a list this short costs less
+    order = sorted(range(len(strides)), key=lambda i: -strides[i])
     flat = []
     for a in arrays:
         if a.shape != arrays[0].shape:
