@@ -13,41 +13,37 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                 reason="numba is not installed (pip install 'lamina[fast]')")
 
 
-@pytest.fixture(scope="module")
-def exp_kernel():
-    """exp32 in a loop compiled with the kernels' flags, as GELU's kernels call it."""
-    from lamina.fused.numba_math import exp32, kernel
+def _looped(name):
+    """numba_math's scalar function `name` in a loop compiled here (not cached: each name
+    gets its own loop) with the kernels' flags, as the kernels call it: x -> y."""
+    import numba
 
-    @kernel
-    def exp_all(x, y):  # type: ignore[no-untyped-def]
+    from lamina.fused import numba_math
+
+    scalar = getattr(numba_math, name)
+
+    @numba.njit(nogil=True, fastmath=numba_math.FASTMATH, error_model="numpy")
+    def each(x, y):  # type: ignore[no-untyped-def]
         for i in range(x.size):
-            y[i] = exp32(x[i])
+            y[i] = scalar(x[i])
 
     def run(x):
         y = np.empty_like(x)
-        exp_all(x, y)
+        each(x, y)
         return y
 
-    run.dispatcher = exp_all
+    run.dispatcher = each
     return run
+
+
+@pytest.fixture(scope="module")
+def exp_kernel():
+    return _looped("exp32")
 
 
 @pytest.fixture(scope="module")
 def softplus_kernel():
-    """softplus32 in a loop compiled with the kernels' flags, as the RBM's kernel calls it."""
-    from lamina.fused.numba_math import kernel, softplus32
-
-    @kernel
-    def softplus_all(x, y):  # type: ignore[no-untyped-def]
-        for i in range(x.size):
-            y[i] = softplus32(x[i])
-
-    def run(x):
-        y = np.empty_like(x)
-        softplus_all(x, y)
-        return y
-
-    return run
+    return _looped("softplus32")
 
 
 def _every_finite_float32(step=61):
@@ -90,21 +86,11 @@ def test_exp_keeps_numpys_special_values(exp_kernel):
 @pytest.mark.parametrize("name", ["exp32", "softplus32"])
 def test_loops_calling_them_are_vectorized(name):
     """Their point: a loop that calls one runs in SIMD registers, not a libm call an
-    element. The machine code of a loop compiled here (not from the cache) shows it."""
-    import numba
-
-    from lamina.fused import numba_math
-
-    scalar = getattr(numba_math, name)
-
-    @numba.njit(fastmath={"nsz", "arcp", "contract", "afn", "reassoc"})
-    def each(x, y):  # type: ignore[no-untyped-def]
-        for i in range(x.size):
-            y[i] = scalar(x[i])
-
+    element. The machine code of the loop compiled here shows it."""
     x = np.ones(64, np.float32)
-    each(x, np.empty_like(x))
-    asm = "".join(each.inspect_asm().values())
+    run = _looped(name)
+    run(x)
+    asm = "".join(run.dispatcher.inspect_asm().values())
     assert re.search(r"\b(ymm|zmm)\d+", asm) or re.search(r"\bv\w+ps\s+%xmm", asm)
     assert not re.search(r"\b(expf|logf|log1pf)\b", asm)
 

@@ -37,8 +37,8 @@ import numpy as np
 # The kernels' flags: fastmath without "nnan" and "ninf", so NaN and infinity behave as in
 # NumPy (a softmax's -inf mask, a NaN that max pooling propagates); reassociation still
 # vectorizes the sums.
-kernel = numba.njit(nogil=True, fastmath={"nsz", "arcp", "contract", "afn", "reassoc"},
-                    cache=True, error_model="numpy")
+FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+kernel = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy")
 _scalar = numba.njit(nogil=True, cache=True, error_model="numpy")
 
 _f = np.float32

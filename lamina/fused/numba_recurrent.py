@@ -34,19 +34,10 @@ def lstm_preactivate(a, hg):  # type: ignore[no-untyped-def]
 @kernel
 def lstm_cell_state(a, c_prev, c):  # type: ignore[no-untyped-def]
     """After the tanh: the sigmoid gates of a (B, 4H) as (t + 1) / 2, in place, and
-    c = f * c_prev + i * g."""
-    b_, g_ = a.shape
-    h = g_ // 4
-    for b in range(b_):
-        ar, cp, cr = a[b], c_prev[b], c[b]
-        ai, af, ag, ao = ar[:h], ar[h:2 * h], ar[2 * h:3 * h], ar[3 * h:]
-        for j in range(h):
-            i = (ai[j] + ONE) * HALF
-            f = (af[j] + ONE) * HALF
-            ai[j] = i
-            af[j] = f
-            ao[j] = (ao[j] + ONE) * HALF
-            cr[j] = f * cp[j] + i * ag[j]
+    c = f * c_prev + i * g. A row of a is its gates end to end, as lstm_cell_state_gm
+    reads them."""
+    for b in range(a.shape[0]):
+        lstm_cell_state_gm(a[b], c_prev[b], c[b])
 
 
 @kernel
@@ -159,8 +150,9 @@ def lstm_preactivate_gm(a, xg):  # type: ignore[no-untyped-def]
 
 @kernel
 def lstm_cell_state_gm(a, c_prev, c):  # type: ignore[no-untyped-def]
-    """After the tanh, over flat views of a step's gates a (4n) and states (n), n = H * B:
-    the sigmoid gates i, f, o as (t + 1) / 2 in place, and c = f * c_prev + i * g."""
+    """After the tanh, over a block of gates i, f, g, o laid end to end, a (4n), and its
+    states (n): a gate-major step (4H, B) flattened (n = H * B), or one row of (B, 4H).
+    The sigmoid gates i, f, o as (t + 1) / 2 in place, and c = f * c_prev + i * g."""
     n = c.size
     ai, af, ag, ao = a[:n], a[n:2 * n], a[2 * n:3 * n], a[3 * n:]
     for k in range(n):
