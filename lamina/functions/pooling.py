@@ -81,10 +81,11 @@ class MaxPool(_Pool):
         # y keeps x's memory order (a convolution's output is channel-major), so no op
         # between them transposes.
         y = np.empty_like(planes[0]) if out is None else laid_out_like(out, planes[0])
-        self.idx, self.compiled = None, None
+        self.idx, self.compiled, stacks = None, None, None
         if self.k == (2, 2) and self.s == (2, 2):
             self.compiled = _compiled_2x2(xp, y)
-        stacks = _stacks(xp, y, idx := np.empty_like(y, np.uint8)) if self.compiled else None
+            idx = np.empty_like(y, np.uint8)
+            stacks = _stacks(xp, y, idx) if self.compiled else None
         if stacks is not None:
             x3, y3, i3 = stacks
             parallel.pieces(len(x3), lambda lo, hi: self.compiled.max_pool_2x2(

@@ -162,4 +162,3 @@ def lstm_cell_state_gm(a, c_prev, c):  # type: ignore[no-untyped-def]
         af[k] = f
         ao[k] = (ao[k] + ONE) * HALF
         c[k] = f * c_prev[k] + i * ag[k]
-

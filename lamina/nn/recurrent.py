@@ -103,10 +103,10 @@ class LSTM(Recurrent):
         W_ih, b_ih, W_hh, b_hh, W_hr = self._weights(suffix)
         if mask is not None or W_hr is not None:
             return super()._direction(x, state, suffix, mask)
-        if not (is_grad_enabled() and any(t.requires_grad for t in (x, *state, W_ih, W_hh))):
+        weights = (W_ih, W_hh) + (() if b_ih is None else (b_ih, b_hh))
+        if not (is_grad_enabled() and any(t.requires_grad for t in (x, *state, *weights))):
             # Nothing to differentiate: the whole layer as one op, gates gate-major.
-            args = (x, *state, W_ih, W_hh) + (() if b_ih is None else (b_ih, b_hh))
-            seq, hT, cT = LSTMInference().apply(*args)
+            seq, hT, cT = LSTMInference().apply(x, *state, *weights)
             return seq, (hT, cT)
         # The whole time loop is one fused op (F.lstm_sequence's), which activates the
         # x-gates in place: nothing else holds them.

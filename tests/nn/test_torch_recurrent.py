@@ -237,3 +237,16 @@ def test_lstm_without_gradients_gives_pytorchs_outputs(dtype, kwargs, batch):
         assert g.dtype == t.dtype and tuple(g.shape) == tuple(w.shape)
         np.testing.assert_allclose(g.array, w.numpy(), rtol=tol, atol=tol)
         np.testing.assert_allclose(g.array, t.array, rtol=tol, atol=tol)
+
+
+def test_lstm_with_only_its_biases_trainable_still_records_their_gradients():
+    """The inference op runs only where nothing wants a gradient: a frozen LSTM whose
+    biases train gets PyTorch's bias gradients."""
+    theirs, ours = _pair("LSTM")
+    for module in (theirs, ours):
+        for name, p in module.named_parameters():
+            p.requires_grad = name.startswith("bias")
+    x = np.random.default_rng(8).standard_normal((T, B, F_IN))
+    _check(theirs(torch.tensor(x)), ours(lm.tensor(x)),
+           [p for n, p in theirs.named_parameters() if n.startswith("bias")],
+           [p for n, p in ours.named_parameters() if n.startswith("bias")])
