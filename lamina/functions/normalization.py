@@ -429,8 +429,11 @@ def _wants(need: tuple[bool, ...], i: int) -> bool:
 
 
 def _row_sums(a: Any) -> Any:
-    """Sums along the last axis (a BLAS product with ones: ~6x NumPy's sum here)."""
-    return a @ np.ones(a.shape[-1], a.dtype)
+    """Sums along the last axis (a BLAS product with ones: ~6x NumPy's sum here). Without
+    NumPy's invalid-value warning: OpenBLAS's kernels can raise the flag on finite input
+    (lanes past the end), and a NaN in a still gives NaN sums, unwarned as in PyTorch."""
+    with np.errstate(invalid="ignore"):
+        return a @ np.ones(a.shape[-1], a.dtype)
 
 
 def _row_dots(a: Any, b: Any) -> Any:
