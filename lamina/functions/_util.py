@@ -103,11 +103,22 @@ def gemm_rows(x: Any, m: Any, out: Any = None) -> Any:
 def column_sums(a: Any) -> Any:
     """The sum over the rows of a 2-D array (a bias's gradient), as a product with a row of
     ones: BLAS's GEMV reads the rows once at full bandwidth, about twice as fast as
-    NumPy's sum(axis=0)."""
+    NumPy's sum(axis=0). See row_sums for the warning it does not give."""
     if a.dtype.kind != "f":
         return a.sum(axis=0)
-    with np.errstate(invalid="ignore"):  # as normalization's _row_sums: a BLAS quirk
+    with np.errstate(invalid="ignore"):
         return np.ones(len(a), a.dtype) @ a
+
+
+def row_sums(a: Any) -> Any:
+    """Sums along the last axis, as a product with ones (BLAS's GEMV: several times
+    NumPy's sum). Without NumPy's invalid-value warning: OpenBLAS's kernels can raise the
+    flag on finite input (lanes past the end), and a NaN still gives a NaN sum, unwarned
+    as in PyTorch."""
+    if a.dtype.kind != "f":
+        return a.sum(axis=-1)
+    with np.errstate(invalid="ignore"):
+        return a @ np.ones(a.shape[-1], a.dtype)
 
 
 def pooled_matmul(a: Any, b: Any) -> Any:

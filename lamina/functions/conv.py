@@ -15,7 +15,7 @@ from lamina import allocator, fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import pair
+from lamina.functions._util import pair, row_sums
 from lamina.functions.conv_padding import string_padding
 
 
@@ -256,9 +256,7 @@ class Conv(Function):
             gx = self._col2im(gcol.reshape(c, kh, kw, n, oh, cols))
             gx = gx[:, :, 0, :] if self.nd == 1 else gx
         if len(need) == 3 and need[2]:
-            # A GEMV against ones: BLAS sums the rows faster than NumPy's reduction.
-            # The padded columns of gyr are zeros.
-            gb = (gyr @ np.ones(gyr.shape[-1], gyr.dtype)).reshape(o)
+            gb = row_sums(gyr).reshape(o)  # the padded columns of gyr are zeros
         return (gx, gW) if len(need) == 2 else (gx, gW, gb)
 
     def weight_grad(self, col: Any, gyr: Any, x: Any, gy: Any) -> Any:

@@ -12,7 +12,7 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import column_sums
+from lamina.functions._util import column_sums, row_sums
 
 
 def _floating(x: Any) -> Any:
@@ -180,7 +180,7 @@ class _Channels:
         return a3.reshape(self.shape)
 
     def sums(self, a3: Any) -> Any:
-        return _row_sums(a3) if self.first else _row_sums(a3).sum(axis=0)
+        return row_sums(a3) if self.first else row_sums(a3).sum(axis=0)
 
     def dots(self, a3: Any, b3: Any) -> Any:
         return _row_dots(a3, b3) if self.first else _row_dots(a3, b3).sum(axis=0)
@@ -256,7 +256,7 @@ class LayerNorm(Function):
             y, xhat, invstd = fused.layer_norm(compiled, rows, w, b, self.eps)
             self.save_for_backward(xhat, invstd[:, None], weight)
             return y.reshape(x.shape)
-        centred = rows - (_row_sums(rows) / d)[:, None]
+        centred = rows - (row_sums(rows) / d)[:, None]
         var = _row_dots(centred, centred) / d
         invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)[:, None]
         xhat = np.multiply(centred, invstd, out=centred)
@@ -375,7 +375,7 @@ class GroupNorm(Function):
         n, c, s = x.shape[0], x.shape[1], math.prod(x.shape[2:])
         k = c // self.groups * s  # not -1: an empty batch has no size to divide
         xg = x.reshape(n, self.groups, k)
-        centred = xg - _row_sums(xg)[..., None] / k
+        centred = xg - row_sums(xg)[..., None] / k
         var = _row_dots(centred, centred) / k
         invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)[..., None]
         xhat = np.multiply(centred, invstd, out=centred).reshape(n, c, s)
@@ -392,7 +392,7 @@ class GroupNorm(Function):
         need = self.needs_input_grad
         g3 = gy.reshape(xhat.shape)
         gy_xhat = _row_dots(g3, xhat)  # (N, C): per sample, the scale's gradient
-        gy_sum = _row_sums(g3)
+        gy_sum = row_sums(g3)
         grads = [None]
         if need[0]:
             gx = self._input_grad(g3, xhat, invstd, weight, gy_xhat, gy_sum)
@@ -426,14 +426,6 @@ class GroupNorm(Function):
 def _wants(need: tuple[bool, ...], i: int) -> bool:
     """Whether input i was given and takes a gradient (an optional weight or bias)."""
     return len(need) > i and need[i]
-
-
-def _row_sums(a: Any) -> Any:
-    """Sums along the last axis (a BLAS product with ones: ~6x NumPy's sum here). Without
-    NumPy's invalid-value warning: OpenBLAS's kernels can raise the flag on finite input
-    (lanes past the end), and a NaN in a still gives NaN sums, unwarned as in PyTorch."""
-    with np.errstate(invalid="ignore"):
-        return a @ np.ones(a.shape[-1], a.dtype)
 
 
 def _row_dots(a: Any, b: Any) -> Any:

@@ -23,6 +23,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from lamina import fused
 from lamina.autograd.function import Function
+from lamina.functions._util import row_sums
 from lamina.functions.conv import Conv, out_size, windows
 from lamina.functions.pooling import MaxPool, first_max, max_of
 from lamina.plan.kernels.base import Kernel
@@ -124,7 +125,7 @@ class ConvMaxPool(Kernel, Function):
             gx = self._col2im(gcol.reshape(cg * g, kh, kw, *self.window, -1))
             gx = gx[:, :, 0, :] if self.nd == 1 else gx
         if len(need) == 3 and need[2]:
-            gb = gyc @ np.ones(cells, gyc.dtype)  # a GEMV: BLAS sums rows fastest
+            gb = row_sums(gyc)
         return (gx, gW) if len(need) == 2 else (gx, gW, gb)
 
     def _col2im(self, gcol: Any) -> Any:
