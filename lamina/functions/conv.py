@@ -15,6 +15,7 @@ from lamina import allocator, fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions import winograd
 from lamina.functions._util import pair, row_sums
 from lamina.functions.conv_padding import string_padding
 
@@ -95,6 +96,8 @@ class Conv(Function):
     reuses these pieces with its own buffers and choices.
     """
 
+    winograd = False  # whether `product` ran Winograd's (set there, read by `grads`)
+
     def __init__(self, nd: int, stride: Any, padding: Any, dilation: Any, groups: int) -> None:
         op = f"conv{nd}d"
         self.nd, self.op, self.groups = nd, op, int(groups)
@@ -113,7 +116,9 @@ class Conv(Function):
         x, W = self.setup(x, W)
         col, Wm, mem = self.product(x, W, b)
         need = self.needs_input_grad
-        self.save_for_backward(col if need[1] else None, Wm if need[0] else None)
+        # Without a window matrix (Winograd's product), backward reads x.
+        self.save_for_backward(col if need[1] else None, Wm if need[0] else None,
+                               x if need[1] and col is None else None)
         return self.nchw(mem)
 
     def setup(self, x: Any, W: Any) -> tuple[Any, Any]:
@@ -136,10 +141,18 @@ class Conv(Function):
     def product(self, x: Any, W: Any, b: Any, out: Any = None) -> tuple[Any, Any, Any]:
         """(col, Wm, mem): the window matrix, the weight as (groups, O/g, K), and the output
         as channel-major memory (O, N, OH, OW), written into `out` (an array of that size)
-        where given. The output size is meta's."""
+        where given. The output size is meta's. col is None where Winograd's F(2x2, 3x3)
+        made the output (lamina.functions.winograd: 3x3 kernels at stride 1)."""
         n, (o, cg, kh, kw), (oh, ow), g = x.shape[0], W.shape, self.meta[2], self.groups
-        col, cols = self._im2col(x)
         Wm = W.reshape(g, o // g, cg * kh * kw)
+        self.winograd = winograd.applies(self.stride, self.padding, self.dilation, g, x, W)
+        if self.winograd:  # no window matrix: backward reads x
+            mem = np.empty((o, n, oh, ow), x.dtype) if out is None else out.reshape(o, n, oh, ow)
+            winograd.convolve(x.transpose(1, 0, 2, 3), winograd.weights(W), self.padding, mem)
+            if b is not None:
+                mem += b.reshape(o, 1, 1, 1)
+            return None, Wm, mem
+        col, cols = self._im2col(x)
         # One large GEMM per group, the batch along its long side: (O/g, K) @ (K, N*L). Its
         # result is channel-major (C, N, H, W) memory; y is the NCHW view of it, not a copy.
         # Elementwise ops and pooling keep that layout, and backward reads gy in it for free.
@@ -230,6 +243,8 @@ class Conv(Function):
     def grads(self, gy: Any, col: Any, Wm: Any, x: Any = None) -> tuple[Any, ...]:
         """The gradients from gy, the window matrix and the weight as `product` made them;
         x (the 2-D input) for a `weight_grad` that reads it."""
+        if self.winograd:
+            return self._winograd_grads(gy, Wm, x)
         (n, c, h, w), W_shape, (oh, ow) = self.meta
         if self.nd == 1:
             gy = gy[:, :, None, :]
@@ -263,6 +278,22 @@ class Conv(Function):
         """The weight gradient (groups, O/g, K) from the window matrix and gy as (groups,
         O/g, N*OH*cols); x (2-D) and gy as given, for a kernel that reads them instead."""
         return np.matmul(gyr, col.transpose(0, 2, 1))
+
+    def _winograd_grads(self, gy: Any, Wm: Any, x: Any) -> tuple[Any, ...]:
+        """The gradients where `product` ran Winograd's: each from its transformed tiles
+        (lamina.functions.winograd), no window matrix."""
+        (_, _, h, w), W_shape, _ = self.meta
+        gyc = np.ascontiguousarray(gy.transpose(1, 0, 2, 3))  # free if channel-major
+        need = self.needs_input_grad
+        gx = gW = gb = None
+        if need[1]:
+            gW = winograd.weight_grad(x.transpose(1, 0, 2, 3), gyc, self.padding)
+        if need[0]:
+            gx = winograd.input_grad(gyc, Wm.reshape(W_shape), self.padding, (h, w))
+            gx = gx.transpose(1, 0, 2, 3)
+        if len(need) == 3 and need[2]:
+            gb = row_sums(gyc.reshape(len(gyc), -1))
+        return (gx, gW) if len(need) == 2 else (gx, gW, gb)
 
     def _col2im(self, gcol: Any) -> Any:
         """Sum window gradients (C, KH, KW, N, OH, cols) into gx, channel-major memory."""

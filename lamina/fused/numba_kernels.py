@@ -42,6 +42,11 @@ from lamina.fused.numba_softmax import (  # noqa: F401 (one namespace: fused.com
     softmax_backward,
     softmax_rows,
 )
+from lamina.fused.numba_winograd import (  # noqa: F401 (one namespace: fused.compiled())
+    winograd_input,
+    winograd_output,
+    winograd_output_grad,
+)
 
 _exact = numba.njit(nogil=True, cache=True, error_model="numpy")
 

@@ -5,8 +5,9 @@ Backward reads the window matrix that forward made, kept as eager mode keeps it.
 the input instead (C*KH*KW times smaller) and redoing im2col in backward made a ResNet's
 planned step slower than its eager one, for no lower peak: a plan's peak memory is set
 while it compiles, by the traced steps, which keep the window matrices as eager does
-(benchmarks/RESULTS.md, session 29). The "gW-shifted" variant needs no window matrix in
-backward, and keeps the input."""
+(benchmarks/RESULTS.md, session 29). Where forward makes no window matrix (Winograd's
+product, lamina.functions.winograd, in eager mode too), and in the "gW-shifted" variant,
+which needs none, it keeps the input."""
 
 from __future__ import annotations
 
@@ -43,15 +44,11 @@ class ConvKernel(Kernel, Conv):
             self.meta = (*self.meta[:2], (min(oh, ch), min(ow, cw)))
         col, Wm, mem = self.product(x, W, b, out=self.out_buffer())
         need = self.needs_input_grad
-        kept = x if self._shifted() else col  # what the weight gradient reads
-        self.save_for_backward(kept if need[1] else None, Wm if need[0] else None)
+        if self._shifted():
+            col = None  # the weight gradient reads x
+        self.save_for_backward(col if need[1] else None, Wm if need[0] else None,
+                               x if need[1] and col is None else None)
         return self.nchw(mem)
-
-    def backward(self, gy: Any) -> tuple[Any, ...]:
-        if not self._shifted():
-            return super().backward(gy)  # from the window matrix, as eager mode
-        x, Wm = self.saved_tensors
-        return self.grads(gy, None, Wm, x)
 
     def _shifted(self) -> bool:
         return self.stride == (1, 1) and self.variant.endswith("shifted")

@@ -1,0 +1,95 @@
+"""3x3 convolutions at stride 1 by Winograd's F(2x2, 3x3): forward, and the input
+gradient as the convolution of gy with the kernels turned half a turn. Where it applies
+(float32, numba's kernels, 3x3 kernels at stride 1 without dilation or groups), it does
+the GEMM work of a convolution in 2.25x fewer multiplications and makes no window matrix,
+so a layer's backward keeps its input (C*9 times smaller) instead. The transforms are
+lamina.fused's (numba_winograd); results match im2col's to float32 rounding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina import allocator, fused, parallel
+
+MIN_CHANNELS = 32
+
+
+def applies(stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int],
+            groups: int, x: Any, W: Any) -> bool:
+    """Whether conv(x, W) runs here: a 3x3 kernel at stride 1, padding at most 2 (its
+    input gradient's padding is 2 - padding), float32 arrays and numba's kernels, and
+    MIN_CHANNELS in and out: with fewer, the GEMMs are too thin to pay for the transforms
+    (a network's first layer, on three colour channels)."""
+    return (W.shape[2:] == (3, 3) and stride == (1, 1) and dilation == (1, 1)
+            and groups == 1 and max(padding) <= 2 and min(W.shape[:2]) >= MIN_CHANNELS
+            and fused.compiled() is not None
+            and fused.fits(x, W, contiguous=False))
+
+
+# G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]]; G g G^T of a 3x3 kernel g,
+# read as 9 numbers, is kron(G, G) @ g: 16 numbers, the layout the 16 GEMMs read.
+_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
+_KRON = np.kron(_G, _G)
+
+
+def weights(W: Any, flip: bool = False) -> Any:
+    """The kernels transformed, (16, O, C), by one GEMM; flipped: the input gradient's,
+    (16, C, O), of the kernels turned half a turn (their 9 taps reversed), a transposed
+    view."""
+    o, c = W.shape[:2]
+    kron = _KRON[:, ::-1] if flip else _KRON
+    u = np.matmul(kron.astype(W.dtype), W.reshape(o * c, 9).T).reshape(16, o, c)
+    return u.transpose(0, 2, 1) if flip else u
+
+
+def convolve(xc: Any, u: Any, padding: tuple[int, int], out: Any) -> Any:
+    """out (O, N, OH, OW) = the convolution of xc (C, N, H, W) by the kernels u made by
+    `weights`, with zero padding; returns out."""
+    kernels = fused.compiled()
+    o, n, oh, ow = out.shape
+    th, tw = (oh + 1) // 2, (ow + 1) // 2  # tiles of 2x2 outputs, over out's size
+    # The transformed input lives only as the GEMMs' operand.
+    m = np.matmul(u, _tiles(kernels, xc, padding, th, tw),
+                  out=allocator.empty((16, o, n * th * tw), out.dtype))
+    parallel.pieces(o, lambda lo, hi: kernels.winograd_output(m, lo, hi, out),
+                    unit=16 * n * th * tw)
+    return out
+
+
+def _tiles(kernels: Any, xc: Any, padding: tuple[int, int], th: int, tw: int) -> Any:
+    """(16, C, N*th*tw): B^T d B of xc's tiles (numba_winograd.winograd_input)."""
+    xc = np.ascontiguousarray(xc)
+    c, n = xc.shape[:2]
+    v = allocator.empty((16, c, n * th * tw), xc.dtype)  # often past malloc's mmap threshold
+    parallel.pieces(c, lambda lo, hi: kernels.winograd_input(xc, *padding, th, tw, lo, hi, v),
+                    unit=16 * n * th * tw)
+    return v
+
+
+def input_grad(gyc: Any, W: Any, padding: tuple[int, int], hw: tuple[int, int]) -> Any:
+    """The input gradient (C, N, H, W), channel-major, of a convolution by W with
+    `padding`, from gyc (O, N, OH, OW)."""
+    c, n = W.shape[1], gyc.shape[1]
+    gx = np.empty((c, n, *hw), gyc.dtype)
+    return convolve(gyc, weights(W, flip=True), (2 - padding[0], 2 - padding[1]), gx)
+
+
+def weight_grad(xc: Any, gyc: Any, padding: tuple[int, int]) -> Any:
+    """The weight gradient (O, C, 3, 3) of a convolution of xc (C, N, H, W) with
+    `padding`, from gyc (O, N, OH, OW): 16 GEMMs of the output gradient's transformed
+    tiles (winograd_output's adjoint) by the input's, then the weight transform's
+    adjoint, kron(G, G)^T."""
+    kernels = fused.compiled()
+    o, n, oh, ow = gyc.shape
+    th, tw = (oh + 1) // 2, (ow + 1) // 2
+    gyc = np.ascontiguousarray(gyc)
+    dm = allocator.empty((16, o, n * th * tw), gyc.dtype)
+    parallel.pieces(o, lambda lo, hi: kernels.winograd_output_grad(gyc, th, tw, lo, hi, dm),
+                    unit=16 * n * th * tw)
+    v = _tiles(kernels, xc, padding, th, tw)
+    du = np.matmul(dm, v.transpose(0, 2, 1))  # (16, O, C)
+    c = v.shape[1]
+    return np.matmul(du.reshape(16, o * c).T, _KRON.astype(gyc.dtype)).reshape(o, c, 3, 3)

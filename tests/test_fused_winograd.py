@@ -1,0 +1,112 @@
+"""Winograd's F(2x2, 3x3) convolution (lamina.functions.winograd): where it runs, its
+values and gradients are PyTorch's (float64 reference, same inputs and weights) to the
+float32 rounding of im2col's product, in eager mode and in a plan, and backward keeps
+the input, not a window matrix."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from plan_cases import assert_plan_tracks_eager
+
+import lamina as lm
+import lamina.fused as fused
+from lamina import nn
+from lamina.functions import winograd
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                reason="numba is not installed (pip install 'lamina[fast]')")
+
+
+def _arrays(shape, out_channels, seed, channel_major):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    if channel_major:  # as a convolution's output is laid out
+        x = np.ascontiguousarray(x.swapaxes(0, 1)).swapaxes(0, 1)
+    w = (rng.standard_normal((out_channels, shape[1], 3, 3)) / np.sqrt(9 * shape[1]))
+    return x, w.astype(np.float32), rng.standard_normal(out_channels).astype(np.float32)
+
+
+def _lamina(x, w, b, padding, gy, backend="numba"):
+    before = fused.set_backend(backend)
+    try:
+        xl, wl, bl = (lm.tensor(a, requires_grad=True) for a in (x, w, b))
+        y = lm.nn.functional.conv2d(xl, wl, bl, padding=padding)
+        ran = y.creator.winograd
+        y.backward(lm.tensor(gy))
+        return ran, [y.detach().numpy(), xl.grad.numpy(), wl.grad.numpy(), bl.grad.numpy()]
+    finally:
+        fused.set_backend(before)
+
+
+def _torch64(x, w, b, padding, gy):
+    xt, wt, bt = (torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (x, w, b))
+    y = torch.nn.functional.conv2d(xt, wt, bt, padding=padding)
+    y.backward(torch.tensor(gy, dtype=torch.float64))
+    return [y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+
+
+@pytest.mark.parametrize("shape,out_channels,padding,channel_major", [
+    ((2, 32, 8, 8), 32, 1, True),
+    ((3, 40, 7, 9), 33, 1, False),   # odd sizes: the last tiles are half outside
+    ((2, 32, 6, 5), 48, 0, True),    # its input gradient pads by 2
+    ((2, 36, 5, 6), 32, 2, False),   # and this one's by 0
+    ((1, 32, 3, 3), 32, (0, 2), True),
+    ((4, 64, 2, 2), 64, 1, True),    # one tile, mostly padding
+])
+def test_values_and_gradients_are_pytorchs(shape, out_channels, padding, channel_major):
+    x, w, b = _arrays(shape, out_channels, 0, channel_major)
+    oh = shape[2] + 2 * (padding if isinstance(padding, int) else padding[0]) - 2
+    ow = shape[3] + 2 * (padding if isinstance(padding, int) else padding[1]) - 2
+    gy = np.random.default_rng(1).standard_normal((shape[0], out_channels, oh, ow))
+    gy = gy.astype(np.float32)
+    ran, got = _lamina(x, w, b, padding, gy)
+    assert ran
+    ref = _torch64(x, w, b, padding, gy)
+    _, im2col = _lamina(x, w, b, padding, gy, backend="numpy")
+    for name, g, r, i in zip(("y", "x grad", "w grad", "b grad"), got, ref, im2col):
+        scale = np.abs(r).max()
+        # Within a few times im2col's own float32 error, and at most 1e-5 of the scale.
+        err, err_im2col = np.abs(g - r).max(), np.abs(i - r).max()
+        assert err <= max(4 * err_im2col, 1e-6 * scale), name
+        assert err <= 1e-5 * scale, name
+
+
+@pytest.mark.parametrize("case", ["few channels", "stride 2", "5x5", "float64", "groups"])
+def test_it_runs_only_where_it_applies(case):
+    conv = {"few channels": dict(c=16), "stride 2": dict(stride=2), "5x5": dict(k=5),
+            "float64": dict(dtype=np.float64), "groups": dict(groups=2)}[case]
+    c, k, dtype = conv.pop("c", 32), conv.pop("k", 3), conv.pop("dtype", np.float32)
+    x = lm.tensor(np.ones((1, c, 6, 6), dtype), requires_grad=True)
+    w = lm.tensor(np.ones((32, c // conv.get("groups", 1), k, k), dtype), requires_grad=True)
+    y = lm.nn.functional.conv2d(x, w, padding=1, **conv)
+    assert not y.creator.winograd
+    # The same call with 32 float32 channels, a 3x3 kernel at stride 1, would.
+    ones = np.ones((32, 32, 3, 3), np.float32)
+    assert winograd.applies((1, 1), (1, 1), (1, 1), 1, ones, ones)
+
+
+def test_backward_keeps_the_input_and_no_window_matrix():
+    x, w, b = _arrays((2, 32, 8, 8), 32, 2, True)
+    xl, wl = lm.tensor(x, requires_grad=True), lm.tensor(w, requires_grad=True)
+    y = lm.nn.functional.conv2d(xl, wl, padding=1)
+    kept = [a for a in y.creator.saved_tensors if a is not None]
+    # The input and the weight; the window matrix would be 9 times the input.
+    assert sorted(a.size for a in kept) == sorted([x.size, w.size])
+
+
+def test_a_plan_of_winograd_convolutions_tracks_eager_mode():
+    lm.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(),
+                          nn.Conv2d(32, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                          nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(32 * 16, 3))
+    rng = np.random.default_rng(4)
+    x = lm.tensor(rng.standard_normal((4, 3, 8, 8)).astype(np.float32))
+    y = lm.tensor(np.array([0, 1, 2, 0]))
+    for tune in (False, True):
+        plan = lm.plan.compile(model, lm.nn.functional.cross_entropy, (x, y), tune=tune)
+        assert_plan_tracks_eager(model, plan, x, y)
