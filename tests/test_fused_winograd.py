@@ -21,6 +21,13 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                 reason="numba is not installed (pip install 'lamina[fast]')")
 
 
+@pytest.fixture
+def any_size(monkeypatch):
+    """Winograd's for small shapes too, whose edge cases (odd sizes, a map one tile wide)
+    are what the tests below check; in use it waits for MIN_TILES tiles."""
+    monkeypatch.setattr(winograd, "MIN_TILES", 1)
+
+
 def _arrays(shape, out_channels, seed, channel_major):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(shape).astype(np.float32)
@@ -57,7 +64,8 @@ def _torch64(x, w, b, padding, gy):
     ((1, 32, 3, 3), 32, (0, 2), True),
     ((4, 64, 2, 2), 64, 1, True),    # one tile, mostly padding
 ])
-def test_values_and_gradients_are_pytorchs(shape, out_channels, padding, channel_major):
+def test_values_and_gradients_are_pytorchs(shape, out_channels, padding, channel_major,
+                                           any_size):
     x, w, b = _arrays(shape, out_channels, 0, channel_major)
     oh = shape[2] + 2 * (padding if isinstance(padding, int) else padding[0]) - 2
     ow = shape[3] + 2 * (padding if isinstance(padding, int) else padding[1]) - 2
@@ -75,21 +83,25 @@ def test_values_and_gradients_are_pytorchs(shape, out_channels, padding, channel
         assert err <= 1e-5 * scale, name
 
 
-@pytest.mark.parametrize("case", ["few channels", "stride 2", "5x5", "float64", "groups"])
+@pytest.mark.parametrize("case", ["few channels", "stride 2", "5x5", "float64", "groups",
+                                  "few tiles"])
 def test_it_runs_only_where_it_applies(case):
     conv = {"few channels": dict(c=16), "stride 2": dict(stride=2), "5x5": dict(k=5),
-            "float64": dict(dtype=np.float64), "groups": dict(groups=2)}[case]
+            "float64": dict(dtype=np.float64), "groups": dict(groups=2),
+            "few tiles": dict(n=1)}[case]
     c, k, dtype = conv.pop("c", 32), conv.pop("k", 3), conv.pop("dtype", np.float32)
-    x = lm.tensor(np.ones((1, c, 6, 6), dtype), requires_grad=True)
+    n = conv.pop("n", 4)  # a 16x16 map is 64 tiles; MIN_TILES is 128
+    x = lm.tensor(np.ones((n, c, 16, 16), dtype), requires_grad=True)
     w = lm.tensor(np.ones((32, c // conv.get("groups", 1), k, k), dtype), requires_grad=True)
     y = lm.nn.functional.conv2d(x, w, padding=1, **conv)
     assert not y.creator.winograd
     # The same call with 32 float32 channels, a 3x3 kernel at stride 1, would.
-    ones = np.ones((32, 32, 3, 3), np.float32)
-    assert winograd.applies((1, 1), (1, 1), (1, 1), 1, ones, ones)
+    x, w = np.ones((4, 32, 16, 16), np.float32), np.ones((32, 32, 3, 3), np.float32)
+    assert winograd.applies((1, 1), (1, 1), (1, 1), 1, x, w)
+    assert not winograd.applies((1, 1), (1, 1), (1, 1), 1, x[:1], w)  # 64 tiles
 
 
-def test_backward_keeps_the_input_and_no_window_matrix():
+def test_backward_keeps_the_input_and_no_window_matrix(any_size):
     x, w, b = _arrays((2, 32, 8, 8), 32, 2, True)
     xl, wl = lm.tensor(x, requires_grad=True), lm.tensor(w, requires_grad=True)
     y = lm.nn.functional.conv2d(xl, wl, padding=1)
@@ -98,7 +110,7 @@ def test_backward_keeps_the_input_and_no_window_matrix():
     assert sorted(a.size for a in kept) == sorted([x.size, w.size])
 
 
-def test_a_plan_of_winograd_convolutions_tracks_eager_mode():
+def test_a_plan_of_winograd_convolutions_tracks_eager_mode(any_size):
     lm.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(),
                           nn.Conv2d(32, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),

@@ -15,17 +15,23 @@ import numpy as np
 from lamina import allocator, fused, parallel
 
 MIN_CHANNELS = 32
+MIN_TILES = 128
 
 
 def applies(stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int],
             groups: int, x: Any, W: Any) -> bool:
     """Whether conv(x, W) runs here: a 3x3 kernel at stride 1, padding at most 2 (its
     input gradient's padding is 2 - padding), float32 arrays and numba's kernels, and
-    MIN_CHANNELS in and out: with fewer, the GEMMs are too thin to pay for the transforms
-    (a network's first layer, on three colour channels)."""
-    return (W.shape[2:] == (3, 3) and stride == (1, 1) and dilation == (1, 1)
-            and groups == 1 and max(padding) <= 2 and min(W.shape[:2]) >= MIN_CHANNELS
-            and fused.compiled() is not None
+    enough work for the transforms to pay: MIN_CHANNELS in and out (not a network's first
+    layer, on three colour channels) and MIN_TILES tiles (not the small maps of batch-1
+    inference, whose 16 GEMMs are too small to beat one, and where transforming the
+    weights costs as much as the product)."""
+    if not (W.shape[2:] == (3, 3) and stride == (1, 1) and dilation == (1, 1)
+            and groups == 1 and max(padding) <= 2 and min(W.shape[:2]) >= MIN_CHANNELS):
+        return False
+    n, _, h, w = x.shape
+    tiles = n * ((h + 2 * padding[0] - 1) // 2) * ((w + 2 * padding[1] - 1) // 2)
+    return (tiles >= MIN_TILES and fused.compiled() is not None
             and fused.fits(x, W, contiguous=False))
 
 
