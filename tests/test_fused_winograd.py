@@ -24,8 +24,10 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
 @pytest.fixture
 def any_size(monkeypatch):
     """Winograd's for small shapes too, whose edge cases (odd sizes, a map one tile wide)
-    are what the tests below check; in use it waits for MIN_TILES tiles."""
+    are what the tests below check; in use it waits for MIN_CHANNELS channels and
+    MIN_TILES tiles, where it pays."""
     monkeypatch.setattr(winograd, "MIN_TILES", 1)
+    monkeypatch.setattr(winograd, "MIN_CHANNELS", 32)
 
 
 def _arrays(shape, out_channels, seed, channel_major):
@@ -86,17 +88,17 @@ def test_values_and_gradients_are_pytorchs(shape, out_channels, padding, channel
 @pytest.mark.parametrize("case", ["few channels", "stride 2", "5x5", "float64", "groups",
                                   "few tiles"])
 def test_it_runs_only_where_it_applies(case):
-    conv = {"few channels": dict(c=16), "stride 2": dict(stride=2), "5x5": dict(k=5),
+    conv = {"few channels": dict(c=32), "stride 2": dict(stride=2), "5x5": dict(k=5),
             "float64": dict(dtype=np.float64), "groups": dict(groups=2),
             "few tiles": dict(n=1)}[case]
-    c, k, dtype = conv.pop("c", 32), conv.pop("k", 3), conv.pop("dtype", np.float32)
+    c, k, dtype = conv.pop("c", 64), conv.pop("k", 3), conv.pop("dtype", np.float32)
     n = conv.pop("n", 4)  # a 16x16 map is 64 tiles; MIN_TILES is 128
     x = lm.tensor(np.ones((n, c, 16, 16), dtype), requires_grad=True)
-    w = lm.tensor(np.ones((32, c // conv.get("groups", 1), k, k), dtype), requires_grad=True)
+    w = lm.tensor(np.ones((64, c // conv.get("groups", 1), k, k), dtype), requires_grad=True)
     y = lm.nn.functional.conv2d(x, w, padding=1, **conv)
     assert not y.creator.winograd
-    # The same call with 32 float32 channels, a 3x3 kernel at stride 1, would.
-    x, w = np.ones((4, 32, 16, 16), np.float32), np.ones((32, 32, 3, 3), np.float32)
+    # The same call with 64 float32 channels, a 3x3 kernel at stride 1, would.
+    x, w = np.ones((4, 64, 16, 16), np.float32), np.ones((64, 64, 3, 3), np.float32)
     assert winograd.applies((1, 1), (1, 1), (1, 1), 1, x, w)
     assert not winograd.applies((1, 1), (1, 1), (1, 1), 1, x[:1], w)  # 64 tiles
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from lamina import allocator, fused, parallel
 
-MIN_CHANNELS = 32
+MIN_CHANNELS = 64
 MIN_TILES = 128
 
 
@@ -22,10 +22,11 @@ def applies(stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[i
             groups: int, x: Any, W: Any) -> bool:
     """Whether conv(x, W) runs here: a 3x3 kernel at stride 1, padding at most 2 (its
     input gradient's padding is 2 - padding), float32 arrays and numba's kernels, and
-    enough work for the transforms to pay: MIN_CHANNELS in and out (not a network's first
-    layer, on three colour channels) and MIN_TILES tiles (not the small maps of batch-1
-    inference, whose 16 GEMMs are too small to beat one, and where transforming the
-    weights costs as much as the product)."""
+    enough work for the transforms to pay: MIN_CHANNELS in and out (the transforms'
+    passes grow with the channels, the multiplications they save with their product: a
+    32-channel layer of a small CNN ran slower) and MIN_TILES tiles (not the small maps
+    of batch-1 inference, whose 16 GEMMs are too small to beat one, and where
+    transforming the weights costs as much as the product)."""
     if not (W.shape[2:] == (3, 3) and stride == (1, 1) and dilation == (1, 1)
             and groups == 1 and max(padding) <= 2 and min(W.shape[:2]) >= MIN_CHANNELS):
         return False
