@@ -137,3 +137,18 @@ def pooled_matmul(a: Any, b: Any) -> Any:
         return a @ b
     shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), rows, cols)
     return np.matmul(a, b, out=allocator.empty(shape, np.result_type(a, b)))
+
+
+def first_max(planes: list[Any], y: Any) -> Any:
+    """Per element, the index of the plane PyTorch's max pooling picks: the first equal to
+    the maximum y, or the last NaN where y is NaN; in y's memory order. By arithmetic on
+    "plane k is not the max" masks e_k, idx = e0 * (1 + e1 * (1 + e2 * (...))): several
+    times faster than an argmax over copied windows."""
+    idx = np.zeros_like(y, np.uint8 if len(planes) < 256 else np.int32)
+    for plane in reversed(planes[:-1]):
+        idx += 1
+        idx *= plane != y
+    if y.dtype.kind == "f" and np.isnan(y).any():  # NaN equals no plane: placed here
+        for k, plane in enumerate(planes):
+            idx[np.isnan(plane)] = k
+    return idx

@@ -12,7 +12,7 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions import volume
-from lamina.functions._util import axis_order, in_order, laid_out_like, pair
+from lamina.functions._util import axis_order, first_max, in_order, laid_out_like, pair
 from lamina.functions.conv import out_size, scatter_windows, windows
 
 
@@ -155,21 +155,6 @@ def max_of(planes: list[Any], y: Any) -> Any:
     for plane in planes[2:]:
         np.maximum(y, plane, out=y)
     return y
-
-
-def first_max(planes: list[Any], y: Any) -> Any:
-    """Per element, the index of the plane PyTorch's max pooling picks: the first equal to
-    the maximum y, or the last NaN where y is NaN; in y's memory order. By arithmetic on
-    "plane k is not the max" masks e_k, idx = e0 * (1 + e1 * (1 + e2 * (...))): several
-    times faster than an argmax over copied windows."""
-    idx = np.zeros_like(y, np.uint8 if len(planes) < 256 else np.int32)
-    for plane in reversed(planes[:-1]):
-        idx += 1
-        idx *= plane != y
-    if y.dtype.kind == "f" and np.isnan(y).any():  # NaN equals no plane: placed here
-        for k, plane in enumerate(planes):
-            idx[np.isnan(plane)] = k
-    return idx
 
 
 class AvgPool(_Pool):

@@ -16,7 +16,9 @@ import numpy as np
 
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions._util import first_max
 from lamina.functions.array import concat, pad, reshape, stack
+from lamina.functions.indexing import gather
 from lamina.functions.math import matmul
 
 
@@ -140,8 +142,10 @@ def pool(input: Tensor, nd: int, mode: str, kernel_size: Any, stride: Any = None
     fill = -np.inf if mode == "max" else 0.0
     x = pad(input, widths, value=fill) if any(widths) else input
     cells = windows(x, kernel, stride, dilation)
-    if mode == "max":
-        return cells.max(2)[0]
+    if mode == "max":  # the element PyTorch's pooling picks: the first maximum, last NaN
+        best = cells.array.max(axis=2)
+        pick = first_max([cells.array[:, :, k] for k in range(cells.shape[2])], best)
+        return gather(cells, 2, Tensor(pick[:, :, None].astype(np.int64))).squeeze(2)
     total = cells.sum(2)
     if divisor_override:
         return total / divisor_override

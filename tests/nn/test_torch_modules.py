@@ -191,3 +191,26 @@ def test_ctc_loss_matches_pytorch() -> None:
         ly.sum().backward()
         np.testing.assert_allclose(ly.array, ty.detach().numpy(), rtol=1e-10)
         np.testing.assert_allclose(ll.grad.array, tl.grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("source,shape", [
+    ("MaxPool2d(3, 2, ceil_mode=True)", (2, 3, 7, 7)),
+    ("MaxPool2d(2, 1, dilation=2)", (2, 3, 6, 6)),
+    ("MaxPool2d(3, 2, 1, ceil_mode=True)", (2, 3, 7, 6)),
+    ("MaxPool1d(3, 2, ceil_mode=True)", (2, 3, 9)),
+    ("MaxPool3d(2)", (1, 2, 4, 4, 4)),
+])
+def test_max_pooling_sends_a_windows_gradient_where_pytorch_does(source, shape) -> None:
+    """The composed max pooling (dilation, ceil_mode, 3-D) picks PyTorch's element: the
+    first of tied maxima, and the last NaN in a window holding NaN."""
+    theirs, ours = _build(source)
+    x = np.random.default_rng(7).integers(0, 4, shape).astype(np.float64)  # many ties
+    flat = x.reshape(-1)
+    flat[[1, 5, 6, 30, 31, 40]] = np.nan
+    tx, lx = torch.tensor(x, requires_grad=True), lm.tensor(x, requires_grad=True)
+    ty, ly = theirs(tx), ours(lx)
+    gy = np.random.default_rng(8).standard_normal(ty.shape)
+    ty.backward(torch.tensor(gy))
+    ly.backward(lm.tensor(gy))
+    np.testing.assert_array_equal(ly.detach().numpy(), ty.detach().numpy())
+    np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
