@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import first_max
 from lamina.functions.array import concat, pad, reshape, stack
-from lamina.functions.indexing import gather
 from lamina.functions.math import matmul
 
 
@@ -45,6 +45,22 @@ def windows(x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],
                       for o, d, st, n in zip(offset, dilation, stride, out))
         slices.append(x[(slice(None), slice(None), *index)])
     return stack(slices, 2)
+
+
+class WindowMax(Function):
+    """The maximum over axis 2 of stacked windows (N, C, K, *out), its gradient sent to the
+    element PyTorch's pooling picks: the first of tied maxima, or the last NaN."""
+
+    def forward(self, cells: Any) -> Any:
+        best = cells.max(axis=2)
+        self.pick = first_max([cells[:, :, k] for k in range(cells.shape[2])], best)
+        self.shape = cells.shape
+        return best
+
+    def backward(self, gy: Any) -> Any:
+        g = np.zeros(self.shape, gy.dtype)
+        np.put_along_axis(g, self.pick[:, :, None].astype(np.intp), gy[:, :, None], axis=2)
+        return g
 
 
 def _padded(x: Tensor, padding: tuple[int, ...], value: float = 0.0) -> Tensor:
@@ -142,10 +158,8 @@ def pool(input: Tensor, nd: int, mode: str, kernel_size: Any, stride: Any = None
     fill = -np.inf if mode == "max" else 0.0
     x = pad(input, widths, value=fill) if any(widths) else input
     cells = windows(x, kernel, stride, dilation)
-    if mode == "max":  # the element PyTorch's pooling picks: the first maximum, last NaN
-        best = cells.array.max(axis=2)
-        pick = first_max([cells.array[:, :, k] for k in range(cells.shape[2])], best)
-        return gather(cells, 2, Tensor(pick[:, :, None].astype(np.int64))).squeeze(2)
+    if mode == "max":
+        return WindowMax().apply(cells)
     total = cells.sum(2)
     if divisor_override:
         return total / divisor_override

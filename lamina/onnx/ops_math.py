@@ -110,6 +110,13 @@ def _extremum(ctx: Context, call: Call) -> list[str]:
                   call.fn.keepdims)
 
 
+@register_op_exporter("WindowMax")
+def _window_max(ctx: Context, call: Call) -> list[str]:
+    """Composed max pooling's maximum over its stacked windows (axis 2); which element
+    takes the gradient is backward's concern, not the graph's."""
+    return reduce(ctx, call, "ReduceMax", (2,), False)
+
+
 def _arg_index(ctx: Context, call: Call, op: ArgIndex) -> list[str]:
     x, axis = call.inputs[0], op.axis
     if not call.in_dims[0]:
