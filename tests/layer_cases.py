@@ -29,6 +29,20 @@ def _signs(*shape):
     return lambda rng: np.where(rng.random(shape) < 0.5, 1.0, -1.0).astype(np.float32)
 
 
+def _pooled_with_indices(*shape):
+    """(values, indices): what max pooling with 2-wide windows gives MaxUnpool, each index
+    one of its window's places in the unpooled planes (twice the size along each axis)."""
+    def make(rng):
+        spatial = shape[2:]
+        pick = [2 * np.arange(n).reshape([-1 if a == d else 1 for a in range(len(spatial))])
+                + rng.integers(0, 2, (*shape[:2], *spatial)) for d, n in enumerate(spatial)]
+        flat = np.zeros(shape, np.int64)
+        for d, coord in enumerate(pick):
+            flat = flat * (2 * spatial[d]) + coord
+        return _f(*shape)(rng), flat
+    return make
+
+
 LOSS_CASES = {
     "CrossEntropyLoss": ({"type": "CrossEntropyLoss", "weight": [1.0, 2.0, 0.5],
                           "label_smoothing": 0.1}, _pair(_f(4, 3), _labels(4, 3))),
@@ -66,6 +80,9 @@ LOG_PROB_INPUTS = {"CTCLoss"}
 
 # Layers that take more than one input (PyTorch's attention and decoders)
 MULTI_INPUT_CASES = {
+    **{f"MaxUnpool{nd}d": ({"type": f"MaxUnpool{nd}d", "kernel_size": 2},
+                           _pooled_with_indices(2, 3, *(3,) * nd))
+       for nd in (1, 2, 3)},
     "MultiheadAttention": ({"type": "MultiheadAttention", "embed_dim": 4, "num_heads": 2,
                             "kdim": 3, "vdim": 5, "dropout": 0.3},
                            lambda rng: (_f(3, 2, 4)(rng), _f(5, 2, 3)(rng), _f(5, 2, 5)(rng))),

@@ -117,6 +117,7 @@ from lamina.functions.recurrent import lstm_cell, lstm_sequence
 from lamina.functions.recurrent_gru import gru_cell, gru_sequence
 from lamina.functions.resample import interpolate
 from lamina.functions.spatial import affine_grid, fold, pixel_shuffle, pixel_unshuffle, unfold
+from lamina.functions.unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from lamina.functions.volume import (
     adaptive_max_pool1d,
     adaptive_max_pool2d,
@@ -147,6 +148,9 @@ __all__ = [
     "avg_pool3d",
     "conv3d",
     "max_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
     "celu",
     "glu",
     "hardsigmoid",

@@ -8,6 +8,7 @@ paths (1-D and 2-D convolution and pooling have their own kernels).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from typing import Any
@@ -20,9 +21,11 @@ from lamina.errors import ShapeError
 from lamina.functions._util import first_max
 from lamina.functions.array import concat, pad, reshape, stack
 from lamina.functions.math import matmul
+from lamina.functions.operands import constant_op
 
 
-def _triple(v: Any, nd: int, name: str) -> tuple[int, ...]:
+def per_axis(v: Any, nd: int, name: str) -> tuple[int, ...]:
+    """An int, or nd of them, as nd ints (a kernel size, stride, padding or dilation)."""
     values = (int(v),) * nd if np.isscalar(v) else tuple(int(a) for a in v)
     if len(values) != nd:
         raise ValueError(f"{name}: expected an int or {nd} of them; got {v!r}")
@@ -82,14 +85,14 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
                          f"kd, kh, kw) with groups={groups}; got {input.shape} and "
                          f"{weight.shape}")
     kernel = weight.shape[2:]
-    dilation = _triple(dilation, 3, "conv3d: dilation")
-    stride = _triple(stride, 3, "conv3d: stride")
+    dilation = per_axis(dilation, 3, "conv3d: dilation")
+    stride = per_axis(stride, 3, "conv3d: stride")
     if padding == "same":
         total = [d * (k - 1) for d, k in zip(dilation, kernel)]
         widths = [w for t in reversed(total) for w in (t // 2, t - t // 2)]
         x = pad(input, widths)
     else:
-        x = _padded(input, (0, 0, 0) if padding == "valid" else _triple(padding, 3, "padding"))
+        x = _padded(input, (0, 0, 0) if padding == "valid" else per_axis(padding, 3, "padding"))
     cols = windows(x, kernel, stride, dilation)  # (N, C, K, *out)
     n, out = cols.shape[0], cols.shape[3:]
     per, outs = input.shape[1] // groups, weight.shape[0] // groups
@@ -134,20 +137,20 @@ def pool(input: Tensor, nd: int, mode: str, kernel_size: Any, stride: Any = None
          count_include_pad: bool = True, divisor_override: int | None = None,
          return_indices: bool = False) -> Tensor:
     """Max or average pooling over the last `nd` axes with all of PyTorch's options
-    (dilation, ceil_mode, count_include_pad, divisor_override), composed from windows."""
+    (dilation, ceil_mode, count_include_pad, divisor_override, return_indices: (output,
+    flat indices into each input plane), for max_unpool), composed from windows."""
     op = f"{mode}_pool{nd}d"
-    if return_indices:
-        raise NotImplementedError(f"{op}: return_indices is not supported")
     if input.ndim not in (nd + 1, nd + 2):
         raise ShapeError(f"{op}: expected a {nd + 1}-D or {nd + 2}-D input; got shape "
                          f"{input.shape}")
     if input.ndim == nd + 1:  # unbatched
-        return pool(input.unsqueeze(0), nd, mode, kernel_size, stride, padding, dilation,
-                    ceil_mode, count_include_pad, divisor_override).squeeze(0)
-    kernel = _triple(kernel_size, nd, f"{op}: kernel_size")
-    stride = kernel if stride is None or stride == [] else _triple(stride, nd, f"{op}: stride")
-    padding = _triple(padding, nd, f"{op}: padding")
-    dilation = _triple(dilation, nd, f"{op}: dilation")
+        out = pool(input.unsqueeze(0), nd, mode, kernel_size, stride, padding, dilation,
+                   ceil_mode, count_include_pad, divisor_override, return_indices)
+        return tuple(t.squeeze(0) for t in out) if return_indices else out.squeeze(0)
+    kernel = per_axis(kernel_size, nd, f"{op}: kernel_size")
+    stride = kernel if stride is None or stride == [] else per_axis(stride, nd, f"{op}: stride")
+    padding = per_axis(padding, nd, f"{op}: padding")
+    dilation = per_axis(dilation, nd, f"{op}: dilation")
     if any(2 * p > k for p, k in zip(padding, kernel)):
         raise ValueError(f"{op}: pad should be at most half of effective kernel size, but got "
                          f"pad={padding} and kernel_size={kernel}")
@@ -159,7 +162,12 @@ def pool(input: Tensor, nd: int, mode: str, kernel_size: Any, stride: Any = None
     x = pad(input, widths, value=fill) if any(widths) else input
     cells = windows(x, kernel, stride, dilation)
     if mode == "max":
-        return WindowMax().apply(cells)
+        y = WindowMax().apply(cells)
+        if not return_indices:
+            return y
+        where = functools.partial(_input_index, sizes=sizes, geometry=(kernel, stride,
+                                                                        padding, dilation))
+        return y, constant_op(where, cells)
     total = cells.sum(2)
     if divisor_override:
         return total / divisor_override
@@ -170,6 +178,23 @@ def pool(input: Tensor, nd: int, mode: str, kernel_size: Any, stride: Any = None
                     for p, n in zip(padding, sizes)))] = 1
     counts = windows(Tensor(inside), kernel, stride, dilation).sum(2).array
     return total / counts
+
+
+def _input_index(cells: Any, sizes: tuple[int, ...], geometry: tuple[tuple[int, ...], ...]
+                 ) -> Any:
+    """For return_indices: where in its (N, C) plane of the unpadded input each window's
+    maximum lies, as one flat index (PyTorch's). A window whose elements are all -inf
+    points at its first element inside the input, as PyTorch's does."""
+    kernel, stride, padding, dilation = geometry
+    best = cells.max(axis=2)
+    pick = first_max([cells[:, :, k] for k in range(cells.shape[2])], best).astype(np.int64)
+    flat = np.zeros(best.shape, np.int64)
+    out = best.shape[2:]
+    for d, offset in enumerate(np.unravel_index(pick, kernel)):
+        start = np.arange(out[d]).reshape([-1 if a == d else 1 for a in range(len(out))])
+        at = start * stride[d] + offset * dilation[d] - padding[d]
+        flat = flat * sizes[d] + np.clip(at, 0, sizes[d] - 1)
+    return flat
 
 
 def _ceil_extra(n: int, k: int, s: int, p: int, d: int) -> int:
@@ -207,14 +232,35 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive_max(input, size, return_indices, "adaptive_max_pool2d")
 
 
-def _adaptive_max(x: Tensor, size: tuple[Any, ...], return_indices: bool, op: str) -> Tensor:
-    if return_indices:
-        raise NotImplementedError(f"{op}: return_indices is not supported")
+def _adaptive_max(x: Tensor, size: tuple[Any, ...], return_indices: bool, op: str) -> Any:
+    """Each bin's maximum, its gradient to PyTorch's element (WindowMax: the first of tied
+    maxima, the last NaN; amax would share it among ties); with return_indices, also
+    where in its plane of x each maximum lies."""
     nd = len(size)
     spatial = x.shape[-nd:]
     size = tuple(s if o is None else int(o) for o, s in zip(size, spatial))
     bins = [[(i * s // o, -(-(i + 1) * s // o)) for i in range(o)] for o, s in zip(size, spatial)]
-    axes = tuple(range(x.ndim - nd, x.ndim))
-    cells = [x[(Ellipsis, *(slice(a, b) for a, b in cell))].amax(axes)
-             for cell in itertools.product(*bins)]
-    return reshape(stack(cells, -1), (*x.shape[:-nd], *size))
+    lead = x.shape[:-nd]
+    flat = reshape(x, (1, -1, *spatial))  # (1, N*C, *S): WindowMax's (N, C, K) layout
+    values, where = [], []
+    for cell in itertools.product(*bins):
+        block = flat[(slice(None), slice(None), *(slice(a, b) for a, b in cell))]
+        elements = reshape(block, (1, block.shape[1], -1))
+        values.append(WindowMax().apply(elements))
+        if return_indices:
+            at = functools.partial(_bin_index, cell=cell, sizes=spatial)
+            where.append(constant_op(at, elements))
+    y = reshape(stack(values, -1), (*lead, *size))
+    return (y, reshape(stack(where, -1), (*lead, *size))) if return_indices else y
+
+
+def _bin_index(elements: Any, cell: tuple[tuple[int, int], ...], sizes: tuple[int, ...]
+               ) -> Any:
+    """Where each row's maximum among a bin's elements (1, R, K) lies in its plane."""
+    planes = [elements[:, :, k] for k in range(elements.shape[2])]
+    pick = first_max(planes, elements.max(axis=2)).astype(np.int64)
+    flat = np.zeros(pick.shape, np.int64)
+    offsets = np.unravel_index(pick, [b - a for a, b in cell])
+    for (start, _), n, offset in zip(cell, sizes, offsets):
+        flat = flat * n + start + offset
+    return flat

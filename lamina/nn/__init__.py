@@ -120,6 +120,7 @@ from lamina.nn.transformer import (
     TransformerEncoderLayer,
 )
 from lamina.nn.transformer_model import Transformer
+from lamina.nn.unpooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 
 __all__ = [
     "AlphaDropout",
@@ -153,6 +154,9 @@ __all__ = [
     "AdaptiveMaxPool2d",
     "AvgPool3d",
     "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
     "Conv3d",
     "CosineSimilarity",
     "PairwiseDistance",

@@ -1,5 +1,5 @@
 """Pooling layers (max and average, 1-D to 3-D; adaptive average and max, 1-D and 2-D),
-and Upsample."""
+and Upsample. Max unpooling is in lamina/nn/unpooling.py."""
 
 from __future__ import annotations
 
@@ -38,22 +38,21 @@ class _Pool(Layer):
 
 class _MaxPool(_Pool):
     """Max over windows; stride defaults to kernel_size, padding is -inf; PyTorch's
-    dilation and ceil_mode (the last window may hang over the end)."""
+    dilation and ceil_mode (the last window may hang over the end), and return_indices:
+    (output, indices) for MaxUnpool."""
 
     op = staticmethod(F.max_pool2d)
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
                  ) -> None:
-        if return_indices:
-            raise NotImplementedError(f"{type(self).__name__}: return_indices is not "
-                                      "supported")
         super().__init__(kernel_size, stride, padding, dilation=_plain(dilation),
-                         ceil_mode=ceil_mode)
+                         ceil_mode=ceil_mode, return_indices=return_indices)
 
     def extra_repr(self) -> str:
-        return (f"{super().extra_repr()}, dilation={self.options['dilation']}, "
+        text = (f"{super().extra_repr()}, dilation={self.options['dilation']}, "
                 f"ceil_mode={self.options['ceil_mode']}")
+        return text + (", return_indices=True" if self.options["return_indices"] else "")
 
 
 class _AvgPool(_Pool):
@@ -206,19 +205,17 @@ class _AdaptiveMax(Layer):
 
     def __init__(self, output_size: Any, return_indices: bool = False) -> None:
         super().__init__()
-        if return_indices:
-            raise NotImplementedError(f"{type(self).__name__}: return_indices is not "
-                                      "supported")
-        self.output_size = output_size
+        self.output_size, self.return_indices = output_size, return_indices
 
-    def forward(self, x: Tensor) -> Tensor:
-        return type(self).op(x, self.output_size)
+    def forward(self, x: Tensor) -> Any:
+        return type(self).op(x, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+        text = f"output_size={self.output_size}"
+        return text + (", return_indices=True" if self.return_indices else "")
 
     def get_config(self) -> dict[str, Any]:
-        return {"output_size": _plain(self.output_size)}
+        return {"output_size": _plain(self.output_size), "return_indices": self.return_indices}
 
 
 @register_layer("AdaptiveMaxPool1d")
