@@ -57,25 +57,40 @@ class BatchNorm(Function):
         else:
             if self.running_mean is None:
                 raise ValueError("batch_norm: eval mode needs running_mean and running_var")
-            mean, var = self.running_mean, self.running_var
-            centred = x3 - ch.each(mean, x3)
+            return self._eval(x3, gamma, beta, ch, out)
         invstd = (1.0 / np.sqrt(var + self.eps)).astype(x.dtype, copy=False)
         xhat = np.multiply(centred, ch.each(invstd, x3), out=centred)
         self.save_for_backward(xhat, invstd, gamma)
         self.channels = ch
-        out3 = None if out is None else ch.rows(out)
-        if out3 is not None and not np.may_share_memory(out3, out):
-            out3 = None  # a layout that rows() copies: write the result over afterwards
+        out3 = _rows_of(ch, out)
         y = xhat
         if gamma is not None:
             y = np.multiply(xhat, ch.each(gamma, x3), out=out3)
             if beta is not None:
                 y += ch.each(beta, x3)
-        if out is None:
-            return ch.restore(y)
-        if y is not out3:
-            np.copyto(out, ch.restore(y))
-        return out
+        return _written(ch, y, out, out3)
+
+    def _eval(self, x3: Any, gamma: Any, beta: Any, ch: Any, out: Any) -> Any:
+        """Eval mode as PyTorch's inference kernel computes it: x * a + b, a = gamma /
+        sqrt(var + eps) and b = beta - mean * a per channel, in two passes over x. The
+        normalized x is made only for gamma's gradient."""
+        dtype, mean = x3.dtype, self.running_mean.astype(x3.dtype, copy=False)
+        invstd = (1.0 / np.sqrt(self.running_var + self.eps)).astype(dtype, copy=False)
+        need = self.needs_input_grad
+        if any(need):
+            xhat = None
+            if _wants(need, 1):
+                xhat = (x3 - ch.each(mean, x3)) * ch.each(invstd, x3)
+            self.save_for_backward(xhat, invstd, gamma)
+            self.channels = ch
+        scale = invstd if gamma is None else invstd * gamma
+        shift = -(mean * scale)
+        if beta is not None:
+            shift += beta
+        out3 = _rows_of(ch, out)
+        y = np.multiply(x3, ch.each(scale, x3), out=out3)
+        y += ch.each(shift, x3)
+        return _written(ch, y, out, out3)
 
     def _compiled_forward(self, kernels: Any, x3: Any, gamma: Any, beta: Any,
                           ch: _Channels, out: Any) -> Any:
@@ -421,6 +436,22 @@ class GroupNorm(Function):
         gx -= drift
         gx *= invstd
         return gx
+
+
+def _rows_of(ch: Any, out: Any) -> Any:
+    """out (a plan's buffer, or None) as the (N, C, positions) rows a result is written
+    into; None where rows() would copy it (the result is written over afterwards)."""
+    out3 = None if out is None else ch.rows(out)
+    return out3 if out3 is None or np.may_share_memory(out3, out) else None
+
+
+def _written(ch: Any, y: Any, out: Any, out3: Any) -> Any:
+    """The output from rows y: out where given (y copied in unless written there)."""
+    if out is None:
+        return ch.restore(y)
+    if y is not out3:
+        np.copyto(out, ch.restore(y))
+    return out
 
 
 def _wants(need: tuple[bool, ...], i: int) -> bool:
