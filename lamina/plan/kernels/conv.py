@@ -31,8 +31,9 @@ class ConvKernel(Kernel, Conv):
         """At stride 1: im2col over flattened rows or compact windows (see Conv._im2col),
         and the weight gradient with the window matrix on either side of one GEMM, or
         without a window matrix (_shifted_gW). Each is faster on some shapes, notably the
-        first layer's few channels."""
-        if self.stride != (1, 1):
+        first layer's few channels. None where the traced step ran Winograd's product,
+        whose forward and gradients read no window matrix."""
+        if self.stride != (1, 1) or self.winograd:
             return ()
         return tuple(f"{cols}/{gW}" for cols in ("flat", "compact")
                      for gW in ("gW", "gW^T", "gW-shifted"))
