@@ -27,7 +27,7 @@ def any_size(monkeypatch):
     are what the tests below check; in use it waits for MIN_CHANNELS channels and
     MIN_TILES tiles, where it pays."""
     monkeypatch.setattr(winograd, "MIN_TILES", 1)
-    monkeypatch.setattr(winograd, "MIN_CHANNELS", 32)
+    monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
 
 
 def _arrays(shape, out_channels, seed, channel_major):
@@ -148,3 +148,23 @@ def test_a_cropped_convolution_is_the_top_left_of_the_whole(any_size):
     assert results[1][0].shape == (2, 32, 7, 5)
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_random_shapes_agree_with_im2col(any_size):
+    """Forty random small geometries (maps of 1 to 8, paddings 0 to 2 per axis, any
+    channel counts): Winograd's values and gradients against NumPy's im2col path."""
+    rng = np.random.default_rng(7)
+    checked = 0
+    while checked < 40:
+        n, c, o = (int(v) for v in rng.integers(1, 5, 3))
+        h, w, ph, pw = (int(v) for v in (*rng.integers(1, 9, 2), *rng.integers(0, 3, 2)))
+        if h + 2 * ph < 3 or w + 2 * pw < 3:
+            continue
+        x, wt, b = _arrays((n, c, h, w), o, checked, bool(checked % 2))
+        gy = rng.standard_normal((n, o, h + 2 * ph - 2, w + 2 * pw - 2)).astype(np.float32)
+        ran, got = _lamina(x, wt, b, (ph, pw), gy)
+        _, want = _lamina(x, wt, b, (ph, pw), gy, backend="numpy")
+        assert ran
+        for g, r in zip(got, want):
+            np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-5 * max(1, np.abs(r).max()))
+        checked += 1
