@@ -106,3 +106,30 @@ def test_a_kernel_shares_the_traced_ops_state_and_an_op_without_one_stays() -> N
     assert type(kernel).__name__ == "ReLUKernel" and kernel.inputs is relu.inputs
     exp = x.exp().creator
     assert lower(exp) is exp
+
+
+@pytest.mark.parametrize("b_shape", [(2, 3, 4, 5), (3, 1, 1), ()])
+def test_a_binary_kernel_writes_in_its_operands_layout(b_shape) -> None:
+    """A residual sum of channel-major maps stays channel-major in the plan's buffer, as
+    NumPy lays it out eagerly: the next convolution reads it without a copy."""
+    from lamina.functions.math import Add
+
+    rng = np.random.default_rng(4)
+    a = _channel_major(rng.standard_normal((2, 3, 4, 5)))
+    b = _channel_major(rng.standard_normal(b_shape)) if len(b_shape) == 4 else \
+        rng.standard_normal(b_shape)
+    fn = lower(Add())
+    fn.out_buffers = [np.full(a.shape, np.nan)]
+    out = fn.compute(a, b)
+    assert np.may_share_memory(out, fn.out_buffers[0])
+    assert out.transpose(1, 0, 2, 3).flags.c_contiguous
+    np.testing.assert_array_equal(out, a + b)
+
+
+def test_a_binary_kernel_whose_output_outgrows_its_first_operand() -> None:
+    from lamina.functions.math import Add
+
+    a, b = np.ones((3, 1)), np.arange(4.0)
+    fn = lower(Add())
+    fn.out_buffers = [np.full((3, 4), np.nan)]
+    np.testing.assert_array_equal(fn.compute(a, b), a + b)

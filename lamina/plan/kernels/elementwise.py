@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from lamina.functions.activation import ReLU, Sigmoid, Tanh, clamp
 from lamina.functions.math import Add, Mul, Sub
 from lamina.functions.noise import AlphaDropout, ChannelDropout, Dropout, FeatureAlphaDropout
@@ -20,7 +22,15 @@ class _Elementwise(Kernel):
 @kernel_for(Add, Sub, Mul)
 class BinaryKernel(_Elementwise):
     def compute(self, a: Any, b: Any) -> Any:
-        return super().compute(a, b, out=self.out_buffer())  # type: ignore[misc]
+        # In the memory order of the operand with the output's shape, as NumPy lays out
+        # what it allocates: a residual sum of two channel-major maps stays channel-major,
+        # the layout the next convolution reads without a copy.
+        like = None
+        if type(a) is np.ndarray and a.ndim > 1:
+            other = np.shape(b)
+            if other == a.shape or np.broadcast_shapes(a.shape, other) == a.shape:
+                like = a
+        return super().compute(a, b, out=self.out_buffer(like=like))  # type: ignore[misc]
 
 
 @kernel_for(Sigmoid, Tanh)
