@@ -1,7 +1,7 @@
 """Winograd's F(2x2, 3x3) convolution (lamina.functions.winograd): where it runs, its
 values and gradients are PyTorch's (float64 reference, same inputs and weights) to the
 float32 rounding of im2col's product, in eager mode and in a plan, and backward keeps
-the input, not a window matrix."""
+the input, not a window matrix. A plan's cropped convolution: tests/plan/test_plan_fusion."""
 
 from __future__ import annotations
 
@@ -124,30 +124,6 @@ def test_a_plan_of_winograd_convolutions_tracks_eager_mode(any_size):
     for tune in (False, True):
         plan = lm.plan.compile(model, lm.nn.functional.cross_entropy, (x, y), tune=tune)
         assert_plan_tracks_eager(model, plan, x, y)
-
-
-def test_a_cropped_convolution_is_the_top_left_of_the_whole(any_size):
-    """A plan's convolution read only by a max pooling computes the outputs it reads
-    (ConvKernel.crop): Winograd's tiles then cover the crop, and backward reads a gy of
-    the crop's size."""
-    from lamina.functions.conv import Conv
-    from lamina.plan.kernels.conv import ConvKernel
-
-    x, w, b = _arrays((2, 32, 9, 8), 32, 5, True)
-    gy = np.random.default_rng(6).standard_normal((2, 32, 7, 5)).astype(np.float32)
-    results = []
-    for crop in (None, (7, 5)):
-        conv = ConvKernel.lower(Conv(2, 1, 1, 1, 1))
-        conv.variant, conv.crop = "", crop
-        conv.needs_input_grad = (True, True, True)
-        y = conv.forward(x, w, b)
-        assert conv.winograd
-        whole = np.zeros(y.shape, np.float32)
-        whole[:, :, :7, :5] = gy
-        results.append((y[:, :, :7, :5], *conv.backward(gy if crop else whole)))
-    assert results[1][0].shape == (2, 32, 7, 5)
-    for got, want in zip(results[1], results[0]):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_random_shapes_agree_with_im2col(any_size):

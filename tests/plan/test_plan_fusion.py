@@ -10,6 +10,7 @@ from plan_cases import assert_plan_tracks_eager, close, eager_and_planned
 import lamina as lm
 import lamina.functions as F
 import lamina.nn as nn
+from lamina.functions import winograd
 from lamina.functions.conv import Conv
 from lamina.functions.pooling import MaxPool
 from lamina.plan import compile
@@ -155,26 +156,33 @@ def test_a_convolution_read_by_another_op_is_not_fused() -> None:
         np.testing.assert_allclose(planned[1][name], g, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("variant", ConvKernel.lower(Conv(2, 1, 0, 1, 1)).variants)
-def test_a_cropped_convolution_is_the_top_left_of_the_whole(variant) -> None:
+@pytest.mark.parametrize("variant", [*ConvKernel.lower(Conv(2, 1, 0, 1, 1)).variants,
+                                     "winograd"])
+def test_a_cropped_convolution_is_the_top_left_of_the_whole(variant, monkeypatch) -> None:
     """ConvKernel.crop computes output rows and columns [0, crop) only: the whole convolution's
-    output sliced, and the gradients of the whole one with zeros beyond the crop."""
+    output sliced, and the gradients of the whole one with zeros beyond the crop. The
+    "winograd" case runs Winograd's product in float32, its tiles over the crop."""
     rng = np.random.default_rng(5)
-    x = rng.standard_normal((2, 5, 9, 8))
-    w, b = rng.standard_normal((3, 5, 3, 3)), rng.standard_normal(3)
-    gy = rng.standard_normal((2, 3, 6, 5))
+    dtype, tol = (np.float32, 1e-5) if variant == "winograd" else (np.float64, 1e-12)
+    if variant == "winograd":
+        monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
+        monkeypatch.setattr(winograd, "MIN_TILES", 1)
+    x = rng.standard_normal((2, 5, 9, 8)).astype(dtype)
+    w, b = rng.standard_normal((3, 5, 3, 3)).astype(dtype), rng.standard_normal(3).astype(dtype)
+    gy = rng.standard_normal((2, 3, 6, 5)).astype(dtype)
     results = []
     for crop in (None, (6, 5)):
         conv = ConvKernel.lower(Conv(2, 1, 1, 1, 1))
-        conv.variant, conv.crop = variant, crop
+        conv.variant, conv.crop = ("" if variant == "winograd" else variant), crop
         conv.needs_input_grad = (True, True, True)
         y = conv.forward(x, w, b)
-        whole = np.zeros(y.shape)
+        assert conv.winograd == (variant == "winograd")
+        whole = np.zeros(y.shape, dtype)
         whole[:, :, :6, :5] = gy
         results.append((y[:, :, :6, :5], *conv.backward(gy if crop else whole)))
     assert results[1][0].shape == (2, 3, 6, 5)
     for got, want in zip(results[1], results[0]):
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
 def _cropped_cnn(nd):
