@@ -1,9 +1,11 @@
-"""3x3 convolutions at stride 1 by Winograd's F(2x2, 3x3): forward, and the input
-gradient as the convolution of gy with the kernels turned half a turn. Where it applies
-(float32, numba's kernels, 3x3 kernels at stride 1 without dilation or groups), it does
-the GEMM work of a convolution in 2.25x fewer multiplications and makes no window matrix,
-so a layer's backward keeps its input (C*9 times smaller) instead. The transforms are
-lamina.fused's (numba_winograd); results match im2col's to float32 rounding.
+"""3x3 convolutions at stride 1 by Winograd's F(2x2, 3x3): the forward, the input
+gradient (the convolution of gy by the kernels turned half a turn) and the weight
+gradient (the output transform's adjoint). Where it applies (float32, numba's kernels,
+3x3 kernels at stride 1 without dilation or groups, enough channels and tiles), each is
+16 GEMMs with 2.25x fewer multiplications than im2col's one, and no window matrix is
+made, so a layer's backward keeps its input instead of a matrix 9 times its size. The
+transforms are lamina.fused's (numba_winograd); results match im2col's to float32
+rounding.
 """
 
 from __future__ import annotations
