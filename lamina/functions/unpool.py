@@ -4,6 +4,7 @@ zeros elsewhere. Its gradient reads the output's gradient at those positions."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -13,6 +14,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.array import reshape
 from lamina.functions.indexing import scatter
+from lamina.functions.operands import constant_op
 from lamina.functions.volume import per_axis
 
 
@@ -65,9 +67,12 @@ def unpool(input: Tensor, indices: Tensor, nd: int, kernel_size: Any, stride: An
         raise IndexError(f"{op}: found an invalid max index {bad}: the output planes are "
                          f"{'x'.join(map(str, size))} ({plane} elements); pass the "
                          "output_size the pooling's input had")
+    # The indices as tensor ops read them (a plan's trace replays those, not arrays).
+    where = reshape(indices, (n, c, -1))
+    if where.dtype != np.int64:
+        where = constant_op(functools.partial(np.asarray, dtype=np.int64), where)
     zeros = Tensor(np.zeros((n, c, plane), input.dtype))
-    out = scatter(zeros, 2, Tensor(flat.astype(np.int64)), reshape(input, (n, c, -1)))
-    return reshape(out, (n, c, *size))
+    return reshape(scatter(zeros, 2, where, reshape(input, (n, c, -1))), (n, c, *size))
 
 
 def _output_size(op: str, sizes: Any, kernel: tuple[int, ...], stride: tuple[int, ...],

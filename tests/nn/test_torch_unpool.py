@@ -112,3 +112,30 @@ def test_adaptive_max_pooling_picks_pytorchs_element(nd, shape, size) -> None:
     layer = getattr(nn, f"AdaptiveMaxPool{nd}d")(size, return_indices=True)
     np.testing.assert_array_equal(layer(lm.tensor(x))[1].numpy(), outs[0][1])
     assert nn.from_config(layer.to_config()).get_config() == layer.get_config()
+
+
+class _Unpooling(nn.Module):
+    """Pooling whose indices a later unpooling reads, as SegNet's encoder and decoder do."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.pool = nn.Conv2d(3, 4, 3, padding=1), nn.MaxPool2d(2, return_indices=True)
+        self.mid, self.unpool = nn.Conv2d(4, 4, 3, padding=1), nn.MaxUnpool2d(2)
+        self.head = nn.Conv2d(4, 3, 1)
+
+    def forward(self, x):
+        y, i = self.pool(self.conv(x).relu())
+        return self.head(self.unpool(self.mid(y), i)).mean(dim=(2, 3))
+
+
+def test_a_plan_replays_indices_that_change_with_the_batch() -> None:
+    """The indices are traced ops, not arrays fixed at the example batch."""
+    from plan_cases import assert_plan_tracks_eager
+
+    lm.manual_seed(0)
+    model, rng = _Unpooling(), np.random.default_rng(6)
+    batches = [lm.tensor(rng.standard_normal((4, 3, 8, 8)).astype(np.float32)) for _ in "ab"]
+    y = lm.tensor(np.array([0, 1, 2, 0]))
+    plan = lm.plan.compile(model, lm.nn.functional.cross_entropy, (batches[0], y))
+    for x in batches:
+        assert_plan_tracks_eager(model, plan, x, y)
