@@ -50,7 +50,7 @@ def weights(W: Any, flip: bool = False) -> Any:
     view."""
     o, c = W.shape[:2]
     kron = _KRON[:, ::-1] if flip else _KRON
-    u = np.matmul(kron.astype(W.dtype), W.reshape(o * c, 9).T).reshape(16, o, c)
+    u = _gemms(kron.astype(W.dtype), W.reshape(o * c, 9).T).reshape(16, o, c)
     return u.transpose(0, 2, 1) if flip else u
 
 
@@ -61,11 +61,19 @@ def convolve(xc: Any, u: Any, padding: tuple[int, int], out: Any) -> Any:
     o, n, oh, ow = out.shape
     th, tw = (oh + 1) // 2, (ow + 1) // 2  # tiles of 2x2 outputs, over out's size
     # The transformed input lives only as the GEMMs' operand.
-    m = np.matmul(u, _tiles(kernels, xc, padding, th, tw),
-                  out=allocator.empty((16, o, n * th * tw), out.dtype))
+    m = _gemms(u, _tiles(kernels, xc, padding, th, tw),
+               out=allocator.empty((16, o, n * th * tw), out.dtype))
     parallel.pieces(o, lambda lo, hi: kernels.winograd_output(m, lo, hi, out),
                     unit=16 * n * th * tw)
     return out
+
+
+def _gemms(a: Any, b: Any, out: Any = None) -> Any:
+    """a @ b without NumPy's invalid-value warning: OpenBLAS's kernels can raise the flag
+    on finite operands (see _util.row_sums), and a non-finite input gives non-finite
+    outputs, unwarned, as in PyTorch (and Linear)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.matmul(a, b, out=out)
 
 
 def _tiles(kernels: Any, xc: Any, padding: tuple[int, int], th: int, tw: int) -> Any:
@@ -99,6 +107,6 @@ def weight_grad(xc: Any, gyc: Any, padding: tuple[int, int]) -> Any:
     parallel.pieces(o, lambda lo, hi: kernels.winograd_output_grad(gyc, th, tw, lo, hi, dm),
                     unit=16 * n * th * tw)
     v = _tiles(kernels, xc, padding, th, tw)
-    du = np.matmul(dm, v.transpose(0, 2, 1))  # (16, O, C)
+    du = _gemms(dm, v.transpose(0, 2, 1))  # (16, O, C)
     c = v.shape[1]
-    return np.matmul(du.reshape(16, o * c).T, _KRON.astype(gyc.dtype)).reshape(o, c, 3, 3)
+    return _gemms(du.reshape(16, o * c).T, _KRON.astype(gyc.dtype)).reshape(o, c, 3, 3)
