@@ -103,7 +103,7 @@ from lamina.functions.noise import (
     dropout3d,
     feature_alpha_dropout,
 )
-from lamina.functions.normalization import batch_norm, group_norm, layer_norm, standardize
+from lamina.functions.normalization import batch_norm, standardize
 from lamina.functions.operands import astype
 from lamina.functions.pooling import (
     adaptive_avg_pool1d,
@@ -116,6 +116,7 @@ from lamina.functions.pooling import (
 from lamina.functions.recurrent import lstm_cell, lstm_sequence
 from lamina.functions.recurrent_gru import gru_cell, gru_sequence
 from lamina.functions.resample import interpolate
+from lamina.functions.sample_norm import group_norm, layer_norm
 from lamina.functions.spatial import affine_grid, fold, pixel_shuffle, pixel_unshuffle, unfold
 from lamina.functions.unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from lamina.functions.volume import (

@@ -152,3 +152,25 @@ def first_max(planes: list[Any], y: Any) -> Any:
         for k, plane in enumerate(planes):
             idx[np.isnan(plane)] = k
     return idx
+
+
+def floating(x: Any) -> Any:
+    """Integers as float64: statistics cast to an integer dtype would truncate to 0."""
+    return x if x.dtype.kind == "f" else x.astype(np.float64)
+
+
+def wants(need: tuple[bool, ...], i: int) -> bool:
+    """Whether input i was given and takes a gradient (an optional weight or bias)."""
+    return len(need) > i and need[i]
+
+
+def row_dots(a: Any, b: Any) -> Any:
+    """Dot products of a's and b's rows along the last axis."""
+    return np.matmul(a[..., None, :], b[..., :, None])[..., 0, 0]
+
+
+def channel_plane(per_channel: Any, like: Any) -> Any:
+    """A (C,) vector laid out as a (C, positions) plane that broadcasts against (N, C,
+    positions) along whole samples."""
+    return np.broadcast_to(per_channel.astype(like.dtype, copy=False)[:, None],
+                           like.shape[1:]).copy()

@@ -12,7 +12,7 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.array import pad, reshape, stack
-from lamina.functions.normalization import group_norm
+from lamina.functions.sample_norm import group_norm
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,
