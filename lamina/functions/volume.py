@@ -55,8 +55,7 @@ class WindowMax(Function):
     element PyTorch's pooling picks: the first of tied maxima, or the last NaN."""
 
     def forward(self, cells: Any) -> Any:
-        best = cells.max(axis=2)
-        self.pick = first_max([cells[:, :, k] for k in range(cells.shape[2])], best)
+        best, self.pick = window_max(cells)
         self.shape = cells.shape
         return best
 
@@ -64,6 +63,13 @@ class WindowMax(Function):
         g = np.zeros(self.shape, gy.dtype)
         np.put_along_axis(g, self.pick[:, :, None].astype(np.intp), gy[:, :, None], axis=2)
         return g
+
+
+def window_max(cells: Any) -> tuple[Any, Any]:
+    """(the maximum over axis 2 of stacked windows (N, C, K, *out), the index in each
+    window of the element PyTorch's pooling picks)."""
+    best = cells.max(axis=2)
+    return best, first_max([cells[:, :, k] for k in range(cells.shape[2])], best)
 
 
 def _padded(x: Tensor, padding: tuple[int, ...], value: float = 0.0) -> Tensor:
@@ -186,10 +192,9 @@ def _input_index(cells: Any, sizes: tuple[int, ...], geometry: tuple[tuple[int, 
     maximum lies, as one flat index (PyTorch's). A window whose elements are all -inf
     points at its first element inside the input, as PyTorch's does."""
     kernel, stride, padding, dilation = geometry
-    best = cells.max(axis=2)
-    pick = first_max([cells[:, :, k] for k in range(cells.shape[2])], best).astype(np.int64)
-    flat = np.zeros(best.shape, np.int64)
-    out = best.shape[2:]
+    pick = window_max(cells)[1].astype(np.int64)
+    flat = np.zeros(pick.shape, np.int64)
+    out = pick.shape[2:]
     for d, offset in enumerate(np.unravel_index(pick, kernel)):
         start = np.arange(out[d]).reshape([-1 if a == d else 1 for a in range(len(out))])
         at = start * stride[d] + offset * dilation[d] - padding[d]
@@ -257,8 +262,7 @@ def _adaptive_max(x: Tensor, size: tuple[Any, ...], return_indices: bool, op: st
 def _bin_index(elements: Any, cell: tuple[tuple[int, int], ...], sizes: tuple[int, ...]
                ) -> Any:
     """Where each row's maximum among a bin's elements (1, R, K) lies in its plane."""
-    planes = [elements[:, :, k] for k in range(elements.shape[2])]
-    pick = first_max(planes, elements.max(axis=2)).astype(np.int64)
+    pick = window_max(elements)[1].astype(np.int64)
     flat = np.zeros(pick.shape, np.int64)
     offsets = np.unravel_index(pick, [b - a for a, b in cell])
     for (start, _), n, offset in zip(cell, sizes, offsets):
