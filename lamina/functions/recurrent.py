@@ -88,8 +88,6 @@ class LSTMSequence(Function):
                              f"W_hh (4H, H); got {acts.shape}, {h0.shape}, {W_hh.shape}")
         hs = np.empty((T + 1, B, H), acts.dtype)  # hs[t] is the state before step t
         cs = np.empty((T + 1, B, H), acts.dtype)
-        if b_hh is not None:
-            acts += b_hh
         tcs = np.empty((T, B, H), acts.dtype)  # tanh(c_t)
         hs[0], cs[0] = h0, c0
         # W_hh @ h.T, read transposed: with a batch of rows far fewer than W_hh's, BLAS
@@ -98,14 +96,18 @@ class LSTMSequence(Function):
         self.has_bias = b_hh is not None
         compiled = fused.compiled()
         if compiled is not None and fused.fits(acts, hs, W_hh):
+            bias = (np.zeros(G, acts.dtype) if b_hh is None
+                    else np.ascontiguousarray(b_hh, acts.dtype))
             for t in range(T):  # the same steps in four calls, not fifteen
                 np.matmul(W_hh, hs[t].T, out=hg)
-                compiled.lstm_preactivate(acts[t], hg)
+                compiled.lstm_preactivate(acts[t], hg, bias)
                 np.tanh(acts[t], out=acts[t])
                 compiled.lstm_cell_state(acts[t], cs[t], cs[t + 1])
                 np.tanh(cs[t + 1], out=tcs[t])
                 np.multiply(acts[t, :, 3 * H:], tcs[t], out=hs[t + 1])
             return hs, cs, tcs
+        if b_hh is not None:
+            acts += b_hh
         for t in range(T):
             a = acts[t]
             a += np.matmul(W_hh, hs[t].T, out=hg).T

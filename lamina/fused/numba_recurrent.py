@@ -17,18 +17,20 @@ HALF, ONE = np.float32(0.5), np.float32(1.0)
 
 
 @kernel
-def lstm_preactivate(a, hg):  # type: ignore[no-untyped-def]
-    """a (B, 4H) += hg.T (hg = W_hh @ h.T, (4H, B)), then halved on the sigmoid gates i, f
-    and o, so that one tanh over a activates all four: s(x) = (tanh(x / 2) + 1) / 2."""
+def lstm_preactivate(a, hg, bias):  # type: ignore[no-untyped-def]
+    """a (B, 4H) += hg.T + bias (hg = W_hh @ h.T, (4H, B); bias (4H,)), then halved on the
+    sigmoid gates i, f and o, so that one tanh over a activates all four:
+    s(x) = (tanh(x / 2) + 1) / 2. The bias rides along: a pass of its own would cost as
+    much as this one."""
     b_, g_ = a.shape
     h = g_ // 4
     for b in range(b_):
         for k in range(2 * h):
-            a[b, k] = (a[b, k] + hg[k, b]) * HALF
+            a[b, k] = (a[b, k] + hg[k, b] + bias[k]) * HALF
         for k in range(2 * h, 3 * h):
-            a[b, k] = a[b, k] + hg[k, b]
+            a[b, k] = a[b, k] + hg[k, b] + bias[k]
         for k in range(3 * h, g_):
-            a[b, k] = (a[b, k] + hg[k, b]) * HALF
+            a[b, k] = (a[b, k] + hg[k, b] + bias[k]) * HALF
 
 
 @kernel
