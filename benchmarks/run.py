@@ -1,6 +1,6 @@
 """The standard workloads in lamina (eager and planned) and PyTorch, side by side.
 
-    python benchmarks/run.py [--threads 2] [--steps 30] [--workloads mlp cnn ... lstm2]
+    python benchmarks/run.py [--threads 2] [--steps 30] [--rounds 2] [--workloads mlp ...]
         [--no-inference] [--no-rbm] [--json out.json] [--png out.png]
     lamina bench                      # the same, from a source checkout
 
@@ -10,8 +10,12 @@ inference of each (`name@1`: eval mode, no gradients), then CD-1 training of an 
 against scikit-learn's BernoulliRBM (benchmarks/rbm.py; where scikit-learn is installed).
 
 Each framework runs each workload in its own process, its BLAS threads pinned, so none
-pays for another's imports or allocator state. For each: median, p10 and p90 step time,
-samples/s, peak RSS of the process, and the ratio of lamina's median to PyTorch's. The
+pays for another's imports or allocator state; `--rounds` processes each (default 2),
+their steps split between them and their order reversed from one round to the next
+(eager, planned, torch, then torch, planned, eager), so that the machine slowing down
+for a minute weighs on every framework alike. For each: median, p10 and p90 of the step
+times of all its rounds together, samples/s, peak RSS of its largest process, and the
+ratio of lamina's median to PyTorch's. The
 first losses are compared across frameworks: the same weights and data must give the
 same loss, or the comparison is void. A planned row's plan is compiled once, its compile
 time shown: tuned for the toy workloads, with the default kernels for the realistic ones
@@ -101,15 +105,12 @@ def _step(framework: str, name: str, timing: dict[str, float]) -> tuple[Any, flo
     return step, step(), workloads.DEFAULT_BATCH[base]  # the first step: also a warm-up
 
 
-def measure(framework: str, name: str, steps: int) -> dict[str, float]:
+def measure(framework: str, name: str, steps: int) -> dict[str, Any]:
     timing: dict[str, float] = {}
     step, first, size = _step(framework, name, timing)
-    ms = np.array(step_times(step, steps, warmup=2)) * 1e3
+    ms = [t * 1e3 for t in step_times(step, steps, warmup=2)]
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"median": float(np.median(ms)), "p10": float(np.percentile(ms, 10)),
-            "p90": float(np.percentile(ms, 90)), "first_loss": first,
-            "samples_s": size / (float(np.median(ms)) / 1e3), "rss_mb": rss_kb / 1024,
-            **timing}
+    return {"ms": ms, "size": size, "first_loss": first, "rss_mb": rss_kb / 1024, **timing}
 
 
 def in_process(framework: str, name: str, threads: int, steps: int) -> dict | None:
@@ -117,10 +118,44 @@ def in_process(framework: str, name: str, threads: int, steps: int) -> dict | No
                         optional_torch=framework == "torch")
 
 
+def in_rounds(name: str, threads: int, steps: int, rounds: int) -> dict[str, dict | None]:
+    """Each framework's row for workload `name`: `rounds` processes each, `steps` steps
+    split between them, the frameworks' order reversed every other round."""
+    runs: dict[str, list[dict]] = {fw: [] for fw in FRAMEWORKS}
+    per_round = max(1, -(-steps // rounds))
+    for r in range(rounds):
+        for fw in FRAMEWORKS if r % 2 == 0 else FRAMEWORKS[::-1]:
+            if r and not runs[fw]:  # PyTorch is not installed
+                continue
+            result = in_process(fw, name, threads, per_round)
+            if result is not None:
+                runs[fw].append(result)
+    return {fw: summary(rs) if rs else None for fw, rs in runs.items()}
+
+
+def summary(runs: list[dict]) -> dict[str, float]:
+    """One row from a framework's processes: statistics of all their steps together, the
+    largest peak RSS, the median compile time; the first loss is the first process's (the
+    losses of every process agree, or the row says so)."""
+    ms = np.concatenate([r["ms"] for r in runs])
+    median = float(np.median(ms))
+    row = {"median": median, "p10": float(np.percentile(ms, 10)),
+           "p90": float(np.percentile(ms, 90)), "first_loss": runs[0]["first_loss"],
+           "samples_s": runs[0]["size"] / (median / 1e3),
+           "rss_mb": max(r["rss_mb"] for r in runs), "processes": len(runs),
+           "first_losses": [r["first_loss"] for r in runs]}
+    if "compile_s" in runs[0]:
+        row["compile_s"] = float(np.median([r["compile_s"] for r in runs]))
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=30,
+                        help="timed steps per framework and workload, over all rounds")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="processes per framework and workload, in alternating order")
     parser.add_argument("--workloads", nargs="+", default=WORKLOADS, choices=WORKLOADS)
     parser.add_argument("--no-inference", action="store_true",
                         help="leave out the batch-1 inference rows")
@@ -135,8 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         print(json.dumps(measure(args.only[0], args.only[1], args.steps)))
         return 0
-    machine = (f"{cpu_name()}, {os.cpu_count()} cores, "
-               f"threads={args.threads}, {args.steps} timed steps; Python "
+    machine = (f"{cpu_name()}, {os.cpu_count()} cores, threads={args.threads}, "
+               f"{args.steps} timed steps in {args.rounds} rounds; Python "
                f"{platform.python_version()}, NumPy {np.__version__}")
     print(machine)
     print(blas_line())
@@ -152,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         # a realistic workload's step takes a second: fewer of them tell as much
         steps = min(args.steps, 10) if name.removesuffix("@1") in realistic.BATCH else args.steps
-        rows = {fw: in_process(fw, name, args.threads, steps) for fw in FRAMEWORKS}
+        rows = in_rounds(name, args.threads, steps, args.rounds)
         table[name] = {fw: r for fw, r in rows.items() if r is not None}
         torch = rows["torch"]
         for fw, r in rows.items():
@@ -163,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:14s} {fw:9s} {r['median']:10.2f} {r['p10']:7.2f} {r['p90']:7.2f} "
                   f"{r['samples_s']:10.0f} {r['rss_mb']:7.0f} {ratio} "
                   f"{r['first_loss']:11.5f} {compile_s}")
-        losses = [r["first_loss"] for r in rows.values() if r is not None]
+        losses = [loss for r in rows.values() if r is not None for loss in r["first_losses"]]
         if max(losses) - min(losses) > 1e-4 * max(1.0, abs(losses[0])):  # or output sums
             print(f"  first losses disagree: {losses}; the frameworks do not run the same step")
             ok = False

@@ -47,6 +47,9 @@ def test_run_prints_every_framework_for_the_workload(tmp_path) -> None:
                      re.MULTILINE)
     assert sorted(rows) == ["mlp", "mlp@1"] and {"eager", "planned"} <= set(rows["mlp"])
     assert rows["mlp"]["planned"]["median"] > 0 and "compile_s" in rows["mlp"]["planned"]
+    # two rounds by default: a process per framework in each, one step each
+    assert rows["mlp"]["eager"]["processes"] == 2
+    assert len(rows["mlp"]["eager"]["first_losses"]) == 2
     assert (tmp_path / "b.png").read_bytes()[:4] == b"\x89PNG"
     assert written["fused"].startswith("lamina's fused kernels: ")  # numba's or NumPy's
     assert written["fused"] in out
