@@ -111,3 +111,25 @@ def test_sweep_and_stability_print_a_row_per_point(tmp_path) -> None:
     assert re.search(rf"^lstm:32(\s+{NUMBER}){{5}}$", out, re.MULTILINE)
     out = _run("stability.py", "--processes", "2", "--steps", "2", "--points", "mlp/16")
     assert re.search(rf"^mlp/16(\s+{NUMBER}){{4}}\s+\({NUMBER}, {NUMBER}\)$", out, re.MULTILINE)
+
+
+@pytest.mark.torch
+def test_roofline_counts_the_operations_of_each_step() -> None:
+    bench = BENCHMARKS / "results" / "bench.json"
+    out = _run("roofline.py", "--workloads", "mlp", "lstm", "--bench", str(bench))
+    peak = float(re.search(r"^peak: (\d+) GFLOP/s", out, re.MULTILINE).group(1))
+    assert peak > 1
+    gflops = {row.split()[0]: float(row.split()[1]) for row in out.splitlines()[2:]}
+    # mlp 784-1024-1024-10 at batch 128: forward, then every weight's gradient and the
+    # inputs' gradients of the two layers that take another's output
+    forward = 2 * 128 * (784 * 1024 + 1024 * 1024 + 1024 * 10)
+    backward = forward + 2 * 128 * (1024 * 1024 + 1024 * 10)
+    assert gflops["mlp"] == pytest.approx((forward + backward) / 1e9, abs=1e-5)
+    assert gflops["mlp@1"] == pytest.approx(forward / 128 / 1e9, abs=1e-5)
+    # the LSTM layer (50 steps, batch 32, 128 -> 256), which the counter does not see,
+    # three times over (forward, the inputs' and the weights' gradients), and the output
+    # layer's 256 -> 64 at every step, three times over as well
+    lstm = 3 * 2 * 50 * 32 * 1024 * (128 + 256)
+    assert gflops["lstm"] == pytest.approx((lstm + 3 * 2 * 1600 * 256 * 64) / 1e9, abs=1e-5)
+    for row in out.splitlines()[2:]:  # PyTorch's time and the shares, from the JSON
+        assert row.count("%") == 5, row
