@@ -15,10 +15,10 @@ their steps split between them and their order reversed from one round to the ne
 (eager, planned, torch, then torch, planned, eager), so that the machine slowing down
 for a minute weighs on every framework alike. For each: median, p10 and p90 of the step
 times of all its rounds together, samples/s, peak RSS of its largest process, and the
-ratio of lamina's median to PyTorch's. The
-first losses are compared across frameworks: the same weights and data must give the
-same loss, or the comparison is void. A planned row's plan is compiled once, its compile
-time shown: tuned for the toy workloads, with the default kernels for the realistic ones
+ratio of lamina's median to PyTorch's. The first losses are compared across frameworks
+and processes: the same weights and data must give the same loss, or the comparison is
+void. A planned row's plan is compiled once a process, the median compile time shown:
+tuned for the toy workloads, with the default kernels for the realistic ones
 (common.split_compile), each split over the threads where the model allows.
 
 PyTorch's processes never load lamina, whose import raises glibc's malloc thresholds for
@@ -133,7 +133,7 @@ def in_rounds(name: str, threads: int, steps: int, rounds: int) -> dict[str, dic
     return {fw: summary(rs) if rs else None for fw, rs in runs.items()}
 
 
-def summary(runs: list[dict]) -> dict[str, float]:
+def summary(runs: list[dict]) -> dict[str, Any]:
     """One row from a framework's processes: statistics of all their steps together, the
     largest peak RSS, the median compile time; the first loss is the first process's (the
     losses of every process agree, or the row says so)."""
