@@ -11,7 +11,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions.pooling import output_sizes
 from lamina.functions.resample import resample_args
 from lamina.nn.layer import Layer
-from lamina.nn.registry import register_layer
+from lamina.nn.registry import config_value, register_layer
 
 IntOrPair = int | tuple[int, int]
 
@@ -28,8 +28,9 @@ class _Pool(Layer):
         return type(self).op(x, self.kernel_size, self.stride, self.padding, **self.options)
 
     def get_config(self) -> dict[str, Any]:
-        return {"kernel_size": _plain(self.kernel_size), "stride": _plain(self.stride),
-                "padding": _plain(self.padding), **self.options}
+        return {"kernel_size": config_value(self.kernel_size),
+                "stride": config_value(self.stride), "padding": config_value(self.padding),
+                **self.options}
 
     def extra_repr(self) -> str:
         stride = self.kernel_size if self.stride is None else self.stride
@@ -46,7 +47,7 @@ class _MaxPool(_Pool):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
                  ) -> None:
-        super().__init__(kernel_size, stride, padding, dilation=_plain(dilation),
+        super().__init__(kernel_size, stride, padding, dilation=config_value(dilation),
                          ceil_mode=ceil_mode, return_indices=return_indices)
 
     def extra_repr(self) -> str:
@@ -66,10 +67,6 @@ class _AvgPool(_Pool):
                  divisor_override: int | None = None) -> None:
         super().__init__(kernel_size, stride, padding, ceil_mode=ceil_mode,
                          count_include_pad=count_include_pad, divisor_override=divisor_override)
-
-
-def _plain(v: Any) -> Any:
-    return list(v) if isinstance(v, tuple) else v
 
 
 @register_layer("MaxPool1d")
@@ -166,7 +163,7 @@ class _AdaptivePool(Layer):
         return type(self).op(x, self.output_size)
 
     def get_config(self) -> dict[str, Any]:
-        return {"output_size": _plain(self.output_size)}
+        return {"output_size": config_value(self.output_size)}
 
 
 @register_layer("AdaptiveAvgPool1d")
@@ -215,7 +212,8 @@ class _AdaptiveMax(Layer):
         return text + (", return_indices=True" if self.return_indices else "")
 
     def get_config(self) -> dict[str, Any]:
-        return {"output_size": _plain(self.output_size), "return_indices": self.return_indices}
+        return {"output_size": config_value(self.output_size),
+                "return_indices": self.return_indices}
 
 
 @register_layer("AdaptiveMaxPool1d")
@@ -273,5 +271,5 @@ class Upsample(Layer):
         return f"size={self.size!r}, mode={self.mode!r}"
 
     def get_config(self) -> dict[str, Any]:
-        return {"size": _plain(self.size), "scale_factor": _plain(self.scale_factor),
+        return {"size": config_value(self.size), "scale_factor": config_value(self.scale_factor),
                 "mode": self.mode, "align_corners": self.align_corners}

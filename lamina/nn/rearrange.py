@@ -8,7 +8,7 @@ from typing import Any
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
-from lamina.nn.registry import register_layer
+from lamina.nn.registry import config_value, register_layer
 
 
 @register_layer("PixelShuffle")
@@ -69,7 +69,7 @@ class _Blocks(Layer):
                 f"padding={self.padding}, stride={self.stride}")
 
     def get_config(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in (
+        return {k: config_value(v) for k, v in (
             ("kernel_size", self.kernel_size), ("dilation", self.dilation),
             ("padding", self.padding), ("stride", self.stride))}
 
@@ -109,9 +109,7 @@ class Fold(_Blocks):
                       self.stride)
 
     def get_config(self) -> dict[str, Any]:
-        size = self.output_size
-        return {"output_size": list(size) if isinstance(size, tuple) else size,
-                **super().get_config()}
+        return {"output_size": config_value(self.output_size), **super().get_config()}
 
 
 @register_layer("Unflatten")

@@ -53,6 +53,12 @@ def registered_name(cls: type[Layer]) -> str:
     raise ConfigError(f"{cls.__name__} is not registered; decorate it with @nn.register_layer")
 
 
+def config_value(v: Any) -> Any:
+    """A layer argument as get_config writes it: a tuple as a list, which YAML and JSON
+    keep (a kernel size (3, 3) comes back as [3, 3], which the layer takes as well)."""
+    return list(v) if isinstance(v, tuple) else v
+
+
 def layer_types() -> list[str]:
     """Every registered type name, sorted."""
     return _REGISTRY.names()

@@ -9,7 +9,7 @@ from typing import Any
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
-from lamina.nn.registry import register_layer
+from lamina.nn.registry import config_value, register_layer
 
 
 class _MaxUnpool(Layer):
@@ -24,16 +24,12 @@ class _MaxUnpool(Layer):
                              output_size)
 
     def get_config(self) -> dict[str, Any]:
-        return {"kernel_size": _plain(self.kernel_size), "stride": _plain(self.stride),
-                "padding": _plain(self.padding)}
+        return {"kernel_size": config_value(self.kernel_size),
+                "stride": config_value(self.stride), "padding": config_value(self.padding)}
 
     def extra_repr(self) -> str:
         stride = self.kernel_size if self.stride is None else self.stride
         return f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"
-
-
-def _plain(v: Any) -> Any:
-    return list(v) if isinstance(v, tuple) else v
 
 
 @register_layer("MaxUnpool1d")
