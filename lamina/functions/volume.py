@@ -192,14 +192,14 @@ def _input_index(cells: Any, sizes: tuple[int, ...], geometry: tuple[tuple[int, 
     maximum lies, as one flat index (PyTorch's). A window whose elements are all -inf
     points at its first element inside the input, as PyTorch's does."""
     kernel, stride, padding, dilation = geometry
-    pick = window_max(cells)[1].astype(np.int64)
-    flat = np.zeros(pick.shape, np.int64)
+    pick = window_max(cells)[1]
     out = pick.shape[2:]
+    at = []
     for d, offset in enumerate(np.unravel_index(pick, kernel)):
         start = np.arange(out[d]).reshape([-1 if a == d else 1 for a in range(len(out))])
-        at = start * stride[d] + offset * dilation[d] - padding[d]
-        flat = flat * sizes[d] + np.clip(at, 0, sizes[d] - 1)
-    return flat
+        at.append(np.clip(start * stride[d] + offset * dilation[d] - padding[d], 0,
+                          sizes[d] - 1))
+    return np.ravel_multi_index(at, sizes).astype(np.int64, copy=False)
 
 
 def _ceil_extra(n: int, k: int, s: int, p: int, d: int) -> int:
@@ -262,9 +262,6 @@ def _adaptive_max(x: Tensor, size: tuple[Any, ...], return_indices: bool, op: st
 def _bin_index(elements: Any, cell: tuple[tuple[int, int], ...], sizes: tuple[int, ...]
                ) -> Any:
     """Where each row's maximum among a bin's elements (1, R, K) lies in its plane."""
-    pick = window_max(elements)[1].astype(np.int64)
-    flat = np.zeros(pick.shape, np.int64)
-    offsets = np.unravel_index(pick, [b - a for a, b in cell])
-    for (start, _), n, offset in zip(cell, sizes, offsets):
-        flat = flat * n + start + offset
-    return flat
+    offsets = np.unravel_index(window_max(elements)[1], [b - a for a, b in cell])
+    at = [start + offset for (start, _), offset in zip(cell, offsets)]
+    return np.ravel_multi_index(at, sizes).astype(np.int64, copy=False)
