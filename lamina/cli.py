@@ -105,9 +105,9 @@ def _set_hint(rest: Sequence[str]) -> str:
 
 
 def entry() -> None:
-    """The `lamina` command's entry point: starts itself again, once, with the BLAS
-    setting lamina.runtime wants in its environment (it only acts before NumPy loads),
-    then runs `main`."""
+    """The `lamina` command's entry point: starts itself again, once, with the thread-pool
+    settings lamina.runtime wants in its environment (they only act before NumPy and
+    numba's pool load), then runs `main`."""
     extra = runtime.blas_env()
     if extra and os.environ.get(_RESTARTED) is None:
         os.environ.update(extra, **{_RESTARTED: "1"})
@@ -363,6 +363,7 @@ def cmd_env(args: argparse.Namespace) -> int:
     print(f"lamina {__version__}, NumPy {np.__version__}, Python {sys.version.split()[0]}")
     print(f"threads: {get_num_threads()}")
     print(f"OPENBLAS_THREAD_TIMEOUT: {os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset')}")
+    print(f"GOMP_SPINCOUNT: {os.environ.get('GOMP_SPINCOUNT', 'unset')}")
     print(f"malloc keeps freed memory: {settings['malloc']}")
     print(f"process tuning: {'on' if runtime.enabled() else f'off ({runtime.SWITCH}=0)'}")
     return 0

@@ -26,6 +26,10 @@ from typing import Any
 # them (2**12 did) are woken for every small GEMM, which made batch-1 inference slower.
 BLAS_THREAD_TIMEOUT = "20"
 
+# numba's OpenMP threads (lamina/fused/numba_threaded.py) spin about as long as
+# OpenBLAS's after each parallel region by default; GOMP_SPINCOUNT=3000 covers the gap from
+# one recurrent step to the next and frees the core for the GEMMs after the last.
+OMP_SPIN = "3000"
 _threads: int | None = None
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
@@ -45,6 +49,28 @@ def quiet_idle_blas_threads() -> bool:
         return os.environ.get("OPENBLAS_THREAD_TIMEOUT") == BLAS_THREAD_TIMEOUT
     os.environ["OPENBLAS_THREAD_TIMEOUT"] = BLAS_THREAD_TIMEOUT
     return True
+
+
+def quiet_idle_omp_threads() -> bool:
+    """Set GOMP_SPINCOUNT unless it is set. libgomp reads it once, when it loads (numba's
+    thread pool loads it at its first parallel kernel), so this acts only before then;
+    returns whether it did, or had."""
+    if "GOMP_SPINCOUNT" in os.environ or "numba.np.ufunc.omppool" in sys.modules:
+        return os.environ.get("GOMP_SPINCOUNT") == OMP_SPIN
+    os.environ["GOMP_SPINCOUNT"] = OMP_SPIN
+    return True
+
+
+def idle_threads_quiet() -> bool:
+    """Whether OpenBLAS's and OpenMP's idle threads were told to sleep soon (by
+    lamina.runtime.tune_process or the user's environment). Two pools whose idle threads
+    spin take each other's cores: lamina's threaded kernels run only where they do not."""
+    def at_most(name: str, limit: int) -> bool:
+        value = os.environ.get(name, "")
+        return value.isdigit() and int(value) <= limit
+
+    return at_most("OPENBLAS_THREAD_TIMEOUT", int(BLAS_THREAD_TIMEOUT)) and \
+        at_most("GOMP_SPINCOUNT", 10 * int(OMP_SPIN))
 
 
 def default_threads() -> int:
@@ -99,7 +125,7 @@ def run_all(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
     tasks here, one after another: the pool's threads may all be busy with the tasks
     waiting on this very call, and the cores are busy too."""
     global _pool, _pool_size
-    if len(tasks) <= 1 or getattr(_local, "in_task", False):
+    if len(tasks) <= 1 or in_task():
         return [task() for task in tasks]
     with _pool_lock:  # callers on several threads share one pool
         if _pool is None or _pool_size < len(tasks) - 1:
@@ -113,6 +139,12 @@ def run_all(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
     finally:
         wait(futures)
     return [first, *(f.result() for f in futures)]
+
+
+def in_task() -> bool:
+    """Whether this thread is running one of run_all's tasks: its work is one share of a
+    split already, which must not split itself over the cores again."""
+    return getattr(_local, "in_task", False)
 
 
 def _as_task(task: Callable[[], Any]) -> Any:

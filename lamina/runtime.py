@@ -1,13 +1,16 @@
 """Process-wide settings that make training faster, made by one call, never on import.
 
-`tune_process()` makes two settings, each only where the user has not made their own:
+`tune_process()` makes three settings, each only where the user has not made their own:
 - glibc's malloc keeps freed memory (lamina/allocator.py), so an eager step does not
   page-fault its memory back in after the previous one gave it to the OS;
 - OpenBLAS's idle threads sleep soon after each call instead of spinning, for 0.1 s, on
   the cores that lamina's own threads need (lamina/parallel.py). OpenBLAS reads this when
   NumPy loads, so it takes effect only in a process that sets it first: the `lamina`
   command does (it starts itself again with the variable set), a script can export
-  `OPENBLAS_THREAD_TIMEOUT=20`.
+  `OPENBLAS_THREAD_TIMEOUT=20`;
+- OpenMP's idle threads (numba's pool, for lamina's threaded kernels) likewise spin only
+  briefly, `GOMP_SPINCOUNT=3000`, read when numba starts that pool. Only with both set
+  do the threaded kernels run (lamina.fused.threaded_parts).
 
 The `lamina` command and `Trainer` call it by default; `LAMINA_TUNE_PROCESS=0` in the
 environment turns it off. A plain `import lamina` changes nothing process-wide.
@@ -15,7 +18,7 @@ environment turns it off. A plain `import lamina` changes nothing process-wide.
 Examples:
     >>> settings = lm.runtime.tune_process()
     >>> sorted(settings)
-    ['blas_threads', 'malloc']
+    ['blas_threads', 'malloc', 'omp_threads']
 """
 
 from __future__ import annotations
@@ -38,15 +41,18 @@ def tune_process() -> dict[str, bool]:
     global _done
     if _done is None:
         if not enabled():
-            return {"malloc": False, "blas_threads": False}
+            return {"malloc": False, "blas_threads": False, "omp_threads": False}
         _done = {"malloc": allocator.keep_freed_memory(),
-                 "blas_threads": parallel.quiet_idle_blas_threads()}
+                 "blas_threads": parallel.quiet_idle_blas_threads(),
+                 "omp_threads": parallel.quiet_idle_omp_threads()}
     return dict(_done)
 
 
 def blas_env() -> dict[str, str]:
-    """The environment a new process should start with for lamina's BLAS setting (the
-    user's own value kept)."""
-    if not enabled() or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+    """The environment a new process should start with for lamina's thread-pool settings
+    (the user's own values kept)."""
+    if not enabled():
         return {}
-    return {"OPENBLAS_THREAD_TIMEOUT": parallel.BLAS_THREAD_TIMEOUT}
+    wanted = {"OPENBLAS_THREAD_TIMEOUT": parallel.BLAS_THREAD_TIMEOUT,
+              "GOMP_SPINCOUNT": parallel.OMP_SPIN}
+    return {k: v for k, v in wanted.items() if k not in os.environ}

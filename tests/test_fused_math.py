@@ -83,7 +83,7 @@ def test_exp_keeps_numpys_special_values(exp_kernel):
     assert abs(y[7] / want[7] - 1) < 4e-7 and abs(y[11] / np.e - 1) < 4e-7
 
 
-@pytest.mark.parametrize("name", ["exp32", "softplus32"])
+@pytest.mark.parametrize("name", ["exp32", "softplus32", "tanh32", "sigmoid32"])
 def test_loops_calling_them_are_vectorized(name):
     """Their point: a loop that calls one runs in SIMD registers, not a libm call an
     element. The machine code of the loop compiled here shows it."""
@@ -114,3 +114,31 @@ def test_softplus_keeps_the_special_values(softplus_kernel):
     np.testing.assert_allclose(y[3:5], np.log(2.0), rtol=1e-7)
     assert y[5] == np.float32(1e30) and y[7] == np.float32(20.0)
     assert abs(y[8] / np.exp(-20.0) - 1) < 4e-7
+
+
+@pytest.mark.parametrize("name, exact, bound", [
+    ("tanh32", np.tanh, 2e-7),
+    # where sigmoid(x) ~ e^x, exp32's own bound
+    ("sigmoid32", lambda x: np.exp(-np.logaddexp(0.0, -x)), 4e-7),
+])
+def test_tanh_and_sigmoid_are_close_to_the_exact_value_over_the_float32_range(
+        name, exact, bound):
+    """The threaded LSTM step's activations (numba_threaded.py)."""
+    x = _every_finite_float32()
+    y = _looped(name)(x)
+    want = exact(x.astype(np.float64))
+    normal = np.abs(want) >= np.finfo(np.float32).tiny
+    rel = np.abs(y[normal] - want[normal]) / np.abs(want[normal])
+    assert rel.max() < bound, x[normal][rel.argmax()]
+    # below the normal range, sigmoid is 0 where e^-x overflows: off by a subnormal at most
+    assert np.abs(y[~normal] - want[~normal]).max() < np.finfo(np.float32).tiny
+
+
+def test_tanh_and_sigmoid_keep_the_special_values():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 0.4999, 0.5], np.float32)
+    t, s = _looped("tanh32")(x), _looped("sigmoid32")(x)
+    assert np.isnan(t[0]) and np.isnan(s[0])
+    np.testing.assert_array_equal(t[1:7], [1.0, -1.0, 0.0, -0.0, 1.0, -1.0])
+    np.testing.assert_array_equal(s[1:7], [1.0, 0.0, 0.5, 0.5, 1.0, 0.0])
+    # both sides of the switch from the polynomial to the exponential form
+    np.testing.assert_allclose(t[7:], np.tanh(x[7:].astype(np.float64)), rtol=2e-7)

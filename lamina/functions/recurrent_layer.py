@@ -24,6 +24,7 @@ import numpy as np
 from lamina import fused
 from lamina.autograd.function import Function
 from lamina.errors import ShapeError
+from lamina.functions.recurrent import LSTMSequence
 
 
 class LSTMInference(Function):
@@ -49,6 +50,10 @@ class LSTMInference(Function):
             xs = np.empty((T, I + 1, B), dtype)
             xs[:, :I], xs[:, I] = x.transpose(0, 2, 1), 1
             xg = np.matmul(W_xb, xs)
+        if B == 1 and fused.threaded_parts() > 1 and fused.fits(W_hh, xg, h0, c0):
+            # (T, 4H, 1) is (T, 1, 4H): F.lstm_sequence's threaded steps, in place
+            hs, cs, _ = LSTMSequence().recur(xg.reshape(T, 1, G), h0, c0, W_hh, None)
+            return hs[1:], hs[-1], cs[-1]
         hs = np.empty((T + 1, H, B), dtype)  # hs[t]: the state before step t
         hs[0] = h0.T
         a = np.empty((G, B), dtype)  # a step's gates

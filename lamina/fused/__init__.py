@@ -18,6 +18,7 @@ dtypes (float64 stays exact, for gradient checks).
 from __future__ import annotations
 
 import os
+import threading
 from types import ModuleType
 from typing import Any
 
@@ -74,6 +75,27 @@ def compiled() -> ModuleType | None:
     """The numba kernels where they run now, else None: for a rule whose NumPy form lives
     with it (Adam's update, in lamina/optim/adam.py)."""
     return _numba if backend() == "numba" else None
+
+
+def threaded_parts() -> int:
+    """How many shares a threaded kernel (numba_threaded.py) should split its work into:
+    lamina's thread count, or 1 for the serial kernels instead. 1 where numba does not run,
+    inside a share of lamina's own split (parallel.in_task), where idle pool threads may
+    spin on the cores (parallel.idle_threads_quiet: lamina.runtime.tune_process sets them
+    quiet), and where numba's pool is not OpenMP: its fallback, "workqueue", wakes its
+    threads too slowly for a step, and aborts the process when two threads launch on it.
+    Before the pool starts, only the main thread may start it."""
+    parts = parallel.get_num_threads()
+    if (parts < 2 or compiled() is None or parallel.in_task()
+            or not parallel.idle_threads_quiet()):
+        return 1
+    import numba
+
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no pool yet: the main thread's launch starts it
+        return parts if threading.current_thread() is threading.main_thread() else 1
+    return parts if layer == "omp" else 1
 
 
 def kernels() -> ModuleType:

@@ -1,0 +1,158 @@
+"""The LSTM's recurrence a step at a time on several threads, each with its share of the
+hidden units: its rows of the recurrent GEMM, then the gates, cell and state of those
+units, in one parallel region. Re-exported by numba_kernels.
+
+A step of F.lstm_sequence on one thread calls BLAS's GEMM (itself threaded) and then four
+passes over the step's gates. Here each thread keeps its rows of W_hh (a quarter of each
+gate's rows for four threads) in its own cache from step to step, and activates the gates
+it has just computed while they are still in that cache; the threads meet only at the end
+of each step, where the next needs the whole state. It is what oneDNN's fused RNN does.
+
+`parts` is the number of shares (lamina's thread count). numba runs them on its own pool
+(`parallel=True`); with fewer threads there, shares run one after another on the same
+thread, which is slower but the same arithmetic. Each share's arithmetic is fixed by
+`parts`, not by the threads that run it: the results do not depend on numba's thread count.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from lamina.fused.numba_math import FASTMATH, sigmoid32, tanh32
+
+threaded = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
+                      parallel=True)
+_inline = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
+                     inline="always")
+_f = np.float32
+ZERO, ONE = _f(0.0), _f(1.0)
+
+
+@_inline
+def _rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
+    """y[b, c0 + j] += W[r0 + j] . x[b] for j < n and every row b of x: four rows of W
+    against two of x at a time (eight sums a pass over x), so each load feeds two or four
+    products."""
+    B, K = x.shape
+    j = 0
+    while j + 4 <= n:
+        w0, w1, w2, w3 = W[r0 + j], W[r0 + j + 1], W[r0 + j + 2], W[r0 + j + 3]
+        b = 0
+        while b + 2 <= B:
+            x0, x1 = x[b], x[b + 1]
+            s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = ZERO
+            for k in range(K):
+                u, v = x0[k], x1[k]
+                s00 += w0[k] * u
+                s01 += w1[k] * u
+                s02 += w2[k] * u
+                s03 += w3[k] * u
+                s10 += w0[k] * v
+                s11 += w1[k] * v
+                s12 += w2[k] * v
+                s13 += w3[k] * v
+            y0, y1, c = y[b], y[b + 1], c0 + j
+            y0[c] += s00
+            y0[c + 1] += s01
+            y0[c + 2] += s02
+            y0[c + 3] += s03
+            y1[c] += s10
+            y1[c + 1] += s11
+            y1[c + 2] += s12
+            y1[c + 3] += s13
+            b += 2
+        if b < B:
+            x0 = x[b]
+            s00 = s01 = s02 = s03 = ZERO
+            for k in range(K):
+                u = x0[k]
+                s00 += w0[k] * u
+                s01 += w1[k] * u
+                s02 += w2[k] * u
+                s03 += w3[k] * u
+            y0, c = y[b], c0 + j
+            y0[c] += s00
+            y0[c + 1] += s01
+            y0[c + 2] += s02
+            y0[c + 3] += s03
+        j += 4
+    for jj in range(j, n):
+        w0, c = W[r0 + jj], c0 + jj
+        for b in range(B):
+            s = ZERO
+            for k in range(K):
+                s += w0[k] * x[b, k]
+            y[b, c] += s
+
+
+@threaded
+def lstm_step_threaded(W_hh, bias, h, a, c_prev, c, tc, h_next, parts):  # type: ignore[no-untyped-def]
+    """One LSTM step in `parts` shares of the hidden units. W_hh (4H, H), bias (4H,), the
+    state h before the step (B, H); a (B, 4H): the step's x-gates in, its activated gates
+    i, f, g, o out (as F.lstm_sequence keeps them for the backward); c = f * c_prev + i * g,
+    tc = tanh(c) and h_next = o * tc (B, H)."""
+    B, G = a.shape
+    H = G // 4
+    for p in numba.prange(parts):
+        u0, u1 = p * H // parts, (p + 1) * H // parts
+        for q in range(4):
+            _rows_times(W_hh, q * H + u0, u1 - u0, h, a, q * H + u0)
+        for b in range(B):  # each gate as a slice: indexed as a[b, H + u], no vectors
+            ar = a[b]
+            ai, af, ag, ao = (ar[u0:u1], ar[H + u0:H + u1], ar[2 * H + u0:2 * H + u1],
+                              ar[3 * H + u0:3 * H + u1])
+            bi, bf, bg, bo = (bias[u0:u1], bias[H + u0:H + u1], bias[2 * H + u0:2 * H + u1],
+                              bias[3 * H + u0:3 * H + u1])
+            cp, cr, tr, hr = c_prev[b, u0:u1], c[b, u0:u1], tc[b, u0:u1], h_next[b, u0:u1]
+            for j in range(u1 - u0):
+                i = sigmoid32(ai[j] + bi[j])
+                f = sigmoid32(af[j] + bf[j])
+                g = tanh32(ag[j] + bg[j])
+                o = sigmoid32(ao[j] + bo[j])
+                ai[j] = i
+                af[j] = f
+                ag[j] = g
+                ao[j] = o
+                cn = f * cp[j] + i * g
+                t = tanh32(cn)
+                cr[j] = cn
+                tr[j] = t
+                hr[j] = o * t
+
+
+@threaded
+def lstm_backward_step_threaded(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, parts):  # type: ignore[no-untyped-def]
+    """One step of the LSTM's backward in `parts` shares of the hidden units, from its
+    activated gates a (B, 4H), c_prev and tc = tanh(c) (B, H). W_t is W_hh.T, (H, 4H).
+    gh (B, H) holds the gradient reaching h from the step after through W_hh, gg_next @
+    W_hh, which this step computes first (gg_next: that step's gate gradients (B, 4H),
+    or an empty (0, 4H) for the last step, whose gh the caller sets). Then as
+    numba_recurrent.lstm_backward_step: with dh = gh + g_h, gc += dh * o * (1 - tc^2), the
+    gate gradients into gg (B, 4H), and gc *= f."""
+    B, G = a.shape
+    H = G // 4
+    for p in numba.prange(parts):
+        u0, u1 = p * H // parts, (p + 1) * H // parts
+        if gg_next.shape[0] > 0:
+            for b in range(B):
+                gh[b, u0:u1] = ZERO
+            _rows_times(W_t, u0, u1 - u0, gg_next, gh, u0)
+        for b in range(B):  # each gate as a slice, as in lstm_step_threaded
+            ar, gr = a[b], gg[b]
+            ai, af, ag, ao = (ar[u0:u1], ar[H + u0:H + u1], ar[2 * H + u0:2 * H + u1],
+                              ar[3 * H + u0:3 * H + u1])
+            gi, gf, gG, go = (gr[u0:u1], gr[H + u0:H + u1], gr[2 * H + u0:2 * H + u1],
+                              gr[3 * H + u0:3 * H + u1])
+            cp, tr, outr = c_prev[b, u0:u1], tc[b, u0:u1], g_h[b, u0:u1]
+            ghr, gcr = gh[b, u0:u1], gc[b, u0:u1]
+            for j in range(u1 - u0):
+                i, f, g, o = ai[j], af[j], ag[j], ao[j]
+                t = tr[j]
+                dh = ghr[j] + outr[j]
+                dc = gcr[j] + dh * o * (ONE - t * t)
+                gi[j] = dc * g * i * (ONE - i)
+                gf[j] = dc * cp[j] * f * (ONE - f)
+                gG[j] = dc * i * (ONE - g * g)
+                go[j] = dh * t * o * (ONE - o)
+                gcr[j] = dc * f

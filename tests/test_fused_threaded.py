@@ -1,0 +1,121 @@
+"""lamina.fused's threaded LSTM steps (numba_threaded.py): where they run, and that they
+give what the serial kernels, the NumPy path and PyTorch give."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import lamina as lm
+import lamina.fused as fused
+from lamina import parallel
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                reason="numba is not installed (pip install 'lamina[fast]')")
+
+
+@pytest.fixture
+def quiet_pools(monkeypatch):
+    """What lamina.runtime.tune_process sets, for this test: the threaded steps' condition."""
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", parallel.BLAS_THREAD_TIMEOUT)
+    monkeypatch.setenv("GOMP_SPINCOUNT", parallel.OMP_SPIN)
+    before = lm.get_num_threads()
+    yield
+    lm.set_num_threads(before)
+
+
+def _threaded(parts):
+    """Use `parts` threads; skip where numba's pool is not OpenMP (no libgomp here)."""
+    lm.set_num_threads(parts)
+    fused.set_backend("numba")
+    fused.set_backend(None)
+    if fused.threaded_parts() == parts:
+        _run_lstm(np.zeros((2, 1, 3), np.float32), 4, 1)  # starts numba's pool
+    if fused.threaded_parts() != parts:
+        pytest.skip("numba's thread pool is not OpenMP here")
+
+
+def _run_lstm(x, hidden, layers, infer=False):
+    lm.manual_seed(5)
+    lstm = lm.nn.LSTM(x.shape[-1], hidden, num_layers=layers)
+    if infer:
+        lstm.eval()
+        with lm.no_grad():
+            out, (h, c) = lstm(lm.tensor(x))
+        return lstm, [out.numpy(), h.numpy(), c.numpy()]
+    xl = lm.tensor(x, requires_grad=True)
+    out, (h, c) = lstm(xl)
+    (out.square().sum() + (h * c).sum()).backward()
+    return lstm, [out.detach().numpy(), h.detach().numpy(), c.detach().numpy(),
+                  xl.grad.numpy(), *(p.grad.numpy() for p in lstm.parameters())]
+
+
+def test_threaded_steps_need_quiet_pools_several_threads_and_no_split(quiet_pools,
+                                                                      monkeypatch):
+    _threaded(2)
+    assert parallel.run_all([fused.threaded_parts, fused.threaded_parts]) == [1, 1]
+    lm.set_num_threads(1)
+    assert fused.threaded_parts() == 1
+    lm.set_num_threads(2)
+    monkeypatch.setenv("GOMP_SPINCOUNT", "300000")  # libgomp's own default
+    assert fused.threaded_parts() == 1
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT")
+    monkeypatch.setenv("GOMP_SPINCOUNT", parallel.OMP_SPIN)
+    assert fused.threaded_parts() == 1
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+@pytest.mark.parametrize("shape, hidden, layers", [
+    ((9, 5, 7), 24, 1),  # an odd batch: the GEMM's rows in pairs and one left
+    ((6, 4, 3), 10, 2),  # shares of 3-4 units, not a multiple of the GEMM's four rows
+    ((5, 1, 6), 2, 1),  # fewer units than shares at 3
+])
+def test_threaded_steps_agree_with_the_numpy_path(quiet_pools, parts, shape, hidden,
+                                                  layers):
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    _threaded(parts)
+    _, threaded = _run_lstm(x, hidden, layers)
+    fused.set_backend("numpy")
+    try:
+        _, numpy_out = _run_lstm(x, hidden, layers)
+    finally:
+        fused.set_backend(None)
+    for a, b in zip(threaded, numpy_out, strict=True):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("infer", [False, True])
+def test_threaded_steps_match_pytorch(quiet_pools, infer):
+    """Batch 1 in eval mode: the inference op hands its steps to the threaded kernel."""
+    x = np.random.default_rng(7).standard_normal((12, 1 if infer else 6, 8)).astype(np.float32)
+    _threaded(2)
+    lstm, got = _run_lstm(x, 20, 2, infer)
+    ref = torch.nn.LSTM(8, 20, num_layers=2)
+    ref.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
+    xt = torch.from_numpy(x).requires_grad_(not infer)
+    out, (h, c) = ref(xt)
+    want = [out, h, c]
+    if not infer:
+        (out.square().sum() + (h * c).sum()).backward()
+        want += [xt.grad, *(p.grad for p in ref.parameters())]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_tune_process_quiets_numbas_pool_before_it_starts():
+    """In a fresh process: tune_process sets GOMP_SPINCOUNT (numba's pool not started
+    yet), and with OpenBLAS's variable from the environment the threaded steps run."""
+    code = ("import lamina as lm, lamina.fused as f; s = lm.runtime.tune_process(); "
+            "lm.set_num_threads(2); import os; "
+            "print(s['omp_threads'], os.environ['GOMP_SPINCOUNT'], f.threaded_parts())")
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    env["OPENBLAS_THREAD_TIMEOUT"] = parallel.BLAS_THREAD_TIMEOUT
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["True", parallel.OMP_SPIN, "2"]
