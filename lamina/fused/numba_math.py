@@ -42,7 +42,9 @@ import numpy as np
 # vectorizes the sums.
 FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 kernel = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy")
-_scalar = numba.njit(nogil=True, cache=True, error_model="numpy")
+# A scalar function the kernels call and LLVM inlines into their loops, with its own
+# arithmetic exact (no fastmath): exp32's steps must not be reordered.
+scalar = numba.njit(nogil=True, cache=True, error_model="numpy")
 
 _f = np.float32
 LOG2E = _f(1 / math.log(2))
@@ -58,13 +60,13 @@ HALF = _f(0.5)
 EXP_LOW, EXP_HIGH = _f(-104.0), _f(89.0)  # e^x is 0 below, infinite above, in float32
 
 
-@_scalar
+@scalar
 def _pow2(k):  # type: ignore[no-untyped-def]
     """2^k for an int32 k in [-126, 127], from its exponent bits (k = 128: infinity)."""
     return np.int32((k + 127) << 23).view(np.float32)
 
 
-@_scalar
+@scalar
 def exp32(x):  # type: ignore[no-untyped-def]
     """e^x for a float32 x: 2^n e^r, n the integer nearest x / ln 2, |r| <= ln 2 / 2 (a
     shorter polynomial than 0 <= r < ln 2 needs). Where e^x is subnormal, 2^n is applied
@@ -87,7 +89,7 @@ A3, A5, A7, A9, A11, A13, A15 = (_f(1 / k) for k in (3, 5, 7, 9, 11, 13, 15))
 ONE, TWO, ZERO = _f(1.0), _f(2.0), _f(0.0)
 
 
-@_scalar
+@scalar
 def softplus32(x):  # type: ignore[no-untyped-def]
     """log(1 + e^x) for a float32 x, as max(x, 0) + log(1 + e^-|x|), which never
     overflows; NaN stays NaN, and softplus(-inf) = 0, softplus(inf) = inf."""
@@ -105,7 +107,7 @@ C3, C5, C7, C9, C11, C13 = (_f(c) for c in (
     -1 / 3, 2 / 15, -17 / 315, 62 / 2835, -1382 / 155925, 21844 / 6081075))
 
 
-@_scalar
+@scalar
 def tanh32(x):  # type: ignore[no-untyped-def]
     """tanh of a float32 x: an odd polynomial near 0, else 1 - 2 / (e^2|x| + 1) with x's
     sign (tanh(+-inf) = +-1); both are computed and one selected, so a loop vectorizes.
@@ -117,7 +119,7 @@ def tanh32(x):  # type: ignore[no-untyped-def]
     return near if abs(x) < HALF else far
 
 
-@_scalar
+@scalar
 def sigmoid32(x):  # type: ignore[no-untyped-def]
     """1 / (1 + e^-x) for a float32 x: 0 where e^-x overflows (x < -89, where the exact
     value is subnormal), 1 where it underflows."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.fused.numba_math import kernel
+from lamina.fused.numba_math import kernel, scalar
 
 HALF, ONE = np.float32(0.5), np.float32(1.0)
 
@@ -42,6 +42,16 @@ def lstm_cell_state(a, c_prev, c):  # type: ignore[no-untyped-def]
         lstm_cell_state_gm(a[b], c_prev[b], c[b])
 
 
+@scalar
+def lstm_unit_grads(i, f, g, o, t, c_prev, dh, dc):  # type: ignore[no-untyped-def]
+    """One unit's backward through an LSTM step, from its activated gates, t = tanh(c),
+    c_prev, and the gradients reaching h (dh) and c (dc) from after the step: the gate
+    pre-activations' gradients di, df, dg, do and c_prev's, as a tuple."""
+    dc = dc + dh * o * (ONE - t * t)
+    return (dc * g * i * (ONE - i), dc * c_prev * f * (ONE - f), dc * i * (ONE - g * g),
+            dh * t * o * (ONE - o), dc * f)
+
+
 @kernel
 def lstm_backward_step(a, c_prev, tc, g_h, gh, gc, gg):  # type: ignore[no-untyped-def]
     """One step of the LSTM's backward, from its activated gates a (B, 4H), c_prev and
@@ -56,15 +66,8 @@ def lstm_backward_step(a, c_prev, tc, g_h, gh, gc, gg):  # type: ignore[no-untyp
         gi, gf, gG, go = gr[:h], gr[h:2 * h], gr[2 * h:3 * h], gr[3 * h:]
         cp, tr, outr, ghr, gcr = c_prev[b], tc[b], g_h[b], gh[b], gc[b]
         for j in range(h):
-            i, f, g, o = ai[j], af[j], ag[j], ao[j]
-            t = tr[j]
-            dh = ghr[j] + outr[j]
-            dc = gcr[j] + dh * o * (ONE - t * t)
-            gi[j] = dc * g * i * (ONE - i)
-            gf[j] = dc * cp[j] * f * (ONE - f)
-            gG[j] = dc * i * (ONE - g * g)
-            go[j] = dh * t * o * (ONE - o)
-            gcr[j] = dc * f
+            gi[j], gf[j], gG[j], go[j], gcr[j] = lstm_unit_grads(
+                ai[j], af[j], ag[j], ao[j], tr[j], cp[j], ghr[j] + outr[j], gcr[j])
 
 
 @kernel

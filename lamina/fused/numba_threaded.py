@@ -20,13 +20,14 @@ import numba
 import numpy as np
 
 from lamina.fused.numba_math import FASTMATH, sigmoid32, tanh32
+from lamina.fused.numba_recurrent import lstm_unit_grads
 
 threaded = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
                       parallel=True)
 _inline = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
                      inline="always")
 _f = np.float32
-ZERO, ONE = _f(0.0), _f(1.0)
+ZERO = _f(0.0)
 
 
 @_inline
@@ -127,9 +128,9 @@ def lstm_backward_step_threaded(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, pa
     activated gates a (B, 4H), c_prev and tc = tanh(c) (B, H). W_t is W_hh.T, (H, 4H).
     gh (B, H) holds the gradient reaching h from the step after through W_hh, gg_next @
     W_hh, which this step computes first (gg_next: that step's gate gradients (B, 4H),
-    or an empty (0, 4H) for the last step, whose gh the caller sets). Then as
-    numba_recurrent.lstm_backward_step: with dh = gh + g_h, gc += dh * o * (1 - tc^2), the
-    gate gradients into gg (B, 4H), and gc *= f."""
+    or an empty (0, 4H) for the last step, whose gh the caller sets). Then each unit
+    through numba_recurrent.lstm_unit_grads, with dh = gh + g_h (g_h: the step's output
+    gradient): the gate gradients into gg (B, 4H), and gc becomes c_prev's."""
     B, G = a.shape
     H = G // 4
     for p in numba.prange(parts):
@@ -147,12 +148,5 @@ def lstm_backward_step_threaded(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, pa
             cp, tr, outr = c_prev[b, u0:u1], tc[b, u0:u1], g_h[b, u0:u1]
             ghr, gcr = gh[b, u0:u1], gc[b, u0:u1]
             for j in range(u1 - u0):
-                i, f, g, o = ai[j], af[j], ag[j], ao[j]
-                t = tr[j]
-                dh = ghr[j] + outr[j]
-                dc = gcr[j] + dh * o * (ONE - t * t)
-                gi[j] = dc * g * i * (ONE - i)
-                gf[j] = dc * cp[j] * f * (ONE - f)
-                gG[j] = dc * i * (ONE - g * g)
-                go[j] = dh * t * o * (ONE - o)
-                gcr[j] = dc * f
+                gi[j], gf[j], gG[j], go[j], gcr[j] = lstm_unit_grads(
+                    ai[j], af[j], ag[j], ao[j], tr[j], cp[j], ghr[j] + outr[j], gcr[j])
