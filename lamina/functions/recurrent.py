@@ -99,10 +99,8 @@ class LSTMSequence(Function):
             bias = (np.zeros(G, acts.dtype) if b_hh is None
                     else np.ascontiguousarray(b_hh, acts.dtype))
             parts = fused.threaded_parts()
-            if parts > 1:  # a step a call, each thread with its share of the units
-                for t in range(T):
-                    compiled.lstm_step_threaded(W_hh, bias, hs[t], acts[t], cs[t], cs[t + 1],
-                                                tcs[t], hs[t + 1], parts)
+            if parts > 1:  # each thread with its share of the units, at every step
+                compiled.lstm_forward_threaded(W_hh, bias, hs, acts, cs, tcs, parts)
                 return hs, cs, tcs
             for t in range(T):  # the same steps in four calls, not fifteen
                 np.matmul(W_hh, hs[t].T, out=hg)
@@ -166,12 +164,8 @@ class LSTMSequence(Function):
         g_hs = np.ascontiguousarray(g_hs, acts.dtype)
         parts = fused.threaded_parts()
         if parts > 1:  # each thread with its share of the units, W_hh.T's rows for them
-            W_t = np.ascontiguousarray(W_hh.T)
-            after = acts[:0, 0]  # the last step has no step after it: an empty (0, 4H)
-            for t in range(T - 1, -1, -1):
-                kernels.lstm_backward_step_threaded(W_t, after, acts[t], cs[t], tcs[t],
-                                                    g_hs[t], gh, gc, gg_all[t], parts)
-                after = gg_all[t]
+            kernels.lstm_backward_threaded(np.ascontiguousarray(W_hh.T), acts, cs, tcs, g_hs,
+                                           gh, gc, gg_all, parts)
             return gg_all, np.matmul(gg_all[0], W_hh), gc
         for t in range(T - 1, -1, -1):
             kernels.lstm_backward_step(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t])

@@ -43,8 +43,8 @@ from lamina.fused.numba_softmax import (  # noqa: F401 (one namespace: fused.com
     softmax_rows,
 )
 from lamina.fused.numba_threaded import (  # noqa: F401 (one namespace: fused.compiled())
-    lstm_backward_step_threaded,
-    lstm_step_threaded,
+    lstm_backward_threaded,
+    lstm_forward_threaded,
 )
 from lamina.fused.numba_winograd import (  # noqa: F401 (one namespace: fused.compiled())
     winograd_input,

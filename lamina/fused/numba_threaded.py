@@ -1,18 +1,20 @@
-"""The LSTM's recurrence a step at a time on several threads, each with its share of the
-hidden units: its rows of the recurrent GEMM, then the gates, cell and state of those
-units, in one parallel region. Re-exported by numba_kernels.
+"""The LSTM's recurrence on several threads, each with its share of the hidden units: at
+every step, its rows of the recurrent GEMM, then the gates, cell and state of those units.
+One call runs a layer's whole sequence, one parallel region a step (the next step needs
+all of h). Re-exported by numba_kernels.
 
 A step of F.lstm_sequence on one thread calls BLAS's GEMM (itself threaded) and then four
 passes over the step's gates. Here each thread keeps its rows of W_hh (a quarter of each
 gate's rows for four threads) in its own cache from step to step, and activates the gates
-it has just computed while they are still in that cache; the threads meet only at the end
-of each step, where the next needs the whole state. It is what oneDNN's fused RNN does.
+it has just computed while they are still in that cache. It is what oneDNN's fused RNN
+does.
 
 `parts` is the number of shares (lamina's thread count). numba runs them on its own pool
 (`parallel=True`); with fewer threads there, shares run one after another on the same
 thread, which is slower but the same arithmetic. Each share's arithmetic is fixed by
 `parts`, not by the threads that run it: the results do not depend on numba's thread count.
-"""
+A GEMM on BLAS's threads just before costs the first steps more (its idle threads spin for
+a while on the cores this pool needs: lamina.parallel's timeout bounds that)."""
 
 from __future__ import annotations
 
@@ -87,66 +89,88 @@ def _rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
             y[b, c] += s
 
 
-@threaded
-def lstm_step_threaded(W_hh, bias, h, a, c_prev, c, tc, h_next, parts):  # type: ignore[no-untyped-def]
-    """One LSTM step in `parts` shares of the hidden units. W_hh (4H, H), bias (4H,), the
-    state h before the step (B, H); a (B, 4H): the step's x-gates in, its activated gates
-    i, f, g, o out (as F.lstm_sequence keeps them for the backward); c = f * c_prev + i * g,
-    tc = tanh(c) and h_next = o * tc (B, H)."""
+@_inline
+def _step_share(W_hh, bias, h, a, c_prev, c, tc, h_next, u0, u1):  # type: ignore[no-untyped-def]
+    """One LSTM step for the hidden units [u0, u1): their rows of h @ W_hh.T added to the
+    x-gates in a (B, 4H), then activated there with the bias, and their c, tanh(c) and h."""
     B, G = a.shape
     H = G // 4
-    for p in numba.prange(parts):
-        u0, u1 = p * H // parts, (p + 1) * H // parts
-        for q in range(4):
-            _rows_times(W_hh, q * H + u0, u1 - u0, h, a, q * H + u0)
-        for b in range(B):  # each gate as a slice: indexed as a[b, H + u], no vectors
-            ar = a[b]
-            ai, af, ag, ao = (ar[u0:u1], ar[H + u0:H + u1], ar[2 * H + u0:2 * H + u1],
-                              ar[3 * H + u0:3 * H + u1])
-            bi, bf, bg, bo = (bias[u0:u1], bias[H + u0:H + u1], bias[2 * H + u0:2 * H + u1],
-                              bias[3 * H + u0:3 * H + u1])
-            cp, cr, tr, hr = c_prev[b, u0:u1], c[b, u0:u1], tc[b, u0:u1], h_next[b, u0:u1]
-            for j in range(u1 - u0):
-                i = sigmoid32(ai[j] + bi[j])
-                f = sigmoid32(af[j] + bf[j])
-                g = tanh32(ag[j] + bg[j])
-                o = sigmoid32(ao[j] + bo[j])
-                ai[j] = i
-                af[j] = f
-                ag[j] = g
-                ao[j] = o
-                cn = f * cp[j] + i * g
-                t = tanh32(cn)
-                cr[j] = cn
-                tr[j] = t
-                hr[j] = o * t
+    for q in range(4):
+        _rows_times(W_hh, q * H + u0, u1 - u0, h, a, q * H + u0)
+    for b in range(B):  # each gate as a slice: indexed as a[b, H + u], no vectors
+        ar = a[b]
+        ai, af, ag, ao = (ar[u0:u1], ar[H + u0:H + u1], ar[2 * H + u0:2 * H + u1],
+                          ar[3 * H + u0:3 * H + u1])
+        bi, bf, bg, bo = (bias[u0:u1], bias[H + u0:H + u1], bias[2 * H + u0:2 * H + u1],
+                          bias[3 * H + u0:3 * H + u1])
+        cp, cr, tr, hr = c_prev[b, u0:u1], c[b, u0:u1], tc[b, u0:u1], h_next[b, u0:u1]
+        for j in range(u1 - u0):
+            i = sigmoid32(ai[j] + bi[j])
+            f = sigmoid32(af[j] + bf[j])
+            g = tanh32(ag[j] + bg[j])
+            o = sigmoid32(ao[j] + bo[j])
+            ai[j] = i
+            af[j] = f
+            ag[j] = g
+            ao[j] = o
+            cn = f * cp[j] + i * g
+            t = tanh32(cn)
+            cr[j] = cn
+            tr[j] = t
+            hr[j] = o * t
 
 
 @threaded
-def lstm_backward_step_threaded(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, parts):  # type: ignore[no-untyped-def]
-    """One step of the LSTM's backward in `parts` shares of the hidden units, from its
-    activated gates a (B, 4H), c_prev and tc = tanh(c) (B, H). W_t is W_hh.T, (H, 4H).
-    gh (B, H) holds the gradient reaching h from the step after through W_hh, gg_next @
-    W_hh, which this step computes first (gg_next: that step's gate gradients (B, 4H),
-    or an empty (0, 4H) for the last step, whose gh the caller sets). Then each unit
-    through numba_recurrent.lstm_unit_grads, with dh = gh + g_h (g_h: the step's output
-    gradient): the gate gradients into gg (B, 4H), and gc becomes c_prev's."""
+def lstm_forward_threaded(W_hh, bias, hs, acts, cs, tcs, parts):  # type: ignore[no-untyped-def]
+    """An LSTM layer's recurrence, each step in `parts` shares of the hidden units. W_hh
+    (4H, H), bias (4H,); acts (T, B, 4H): the x-gates in, the activated gates i, f, g, o
+    out (as F.lstm_sequence keeps them for the backward); hs and cs (T + 1, B, H) hold
+    h0 and c0 in [0] and get each step's state after it; tcs (T, B, H) gets tanh(c)."""
+    T, B, G = acts.shape
+    H = G // 4
+    for t in range(T):  # each step one parallel region: the next needs all of h
+        for p in numba.prange(parts):
+            _step_share(W_hh, bias, hs[t], acts[t], cs[t], cs[t + 1], tcs[t], hs[t + 1],
+                        p * H // parts, (p + 1) * H // parts)
+
+
+@_inline
+def _backward_share(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, u0, u1):  # type: ignore[no-untyped-def]
+    """One step of the LSTM's backward for the hidden units [u0, u1): gh's columns for them
+    become gg_next @ W_hh's (W_t = W_hh.T; none where gg_next is empty, the last step's),
+    then each unit through numba_recurrent.lstm_unit_grads with dh = gh + g_h: the gate
+    gradients into gg (B, 4H), and gc becomes c_prev's."""
     B, G = a.shape
     H = G // 4
-    for p in numba.prange(parts):
-        u0, u1 = p * H // parts, (p + 1) * H // parts
-        if gg_next.shape[0] > 0:
-            for b in range(B):
-                gh[b, u0:u1] = ZERO
-            _rows_times(W_t, u0, u1 - u0, gg_next, gh, u0)
-        for b in range(B):  # each gate as a slice, as in lstm_step_threaded
-            ar, gr = a[b], gg[b]
-            ai, af, ag, ao = (ar[u0:u1], ar[H + u0:H + u1], ar[2 * H + u0:2 * H + u1],
-                              ar[3 * H + u0:3 * H + u1])
-            gi, gf, gG, go = (gr[u0:u1], gr[H + u0:H + u1], gr[2 * H + u0:2 * H + u1],
-                              gr[3 * H + u0:3 * H + u1])
-            cp, tr, outr = c_prev[b, u0:u1], tc[b, u0:u1], g_h[b, u0:u1]
-            ghr, gcr = gh[b, u0:u1], gc[b, u0:u1]
-            for j in range(u1 - u0):
-                gi[j], gf[j], gG[j], go[j], gcr[j] = lstm_unit_grads(
-                    ai[j], af[j], ag[j], ao[j], tr[j], cp[j], ghr[j] + outr[j], gcr[j])
+    if gg_next.shape[0] > 0:
+        for b in range(B):
+            gh[b, u0:u1] = ZERO
+        _rows_times(W_t, u0, u1 - u0, gg_next, gh, u0)
+    for b in range(B):  # each gate as a slice, as in _step_share
+        ar, gr = a[b], gg[b]
+        ai, af, ag, ao = (ar[u0:u1], ar[H + u0:H + u1], ar[2 * H + u0:2 * H + u1],
+                          ar[3 * H + u0:3 * H + u1])
+        gi, gf, gG, go = (gr[u0:u1], gr[H + u0:H + u1], gr[2 * H + u0:2 * H + u1],
+                          gr[3 * H + u0:3 * H + u1])
+        cp, tr, outr = c_prev[b, u0:u1], tc[b, u0:u1], g_h[b, u0:u1]
+        ghr, gcr = gh[b, u0:u1], gc[b, u0:u1]
+        for j in range(u1 - u0):
+            gi[j], gf[j], gG[j], go[j], gcr[j] = lstm_unit_grads(
+                ai[j], af[j], ag[j], ao[j], tr[j], cp[j], ghr[j] + outr[j], gcr[j])
+
+
+@threaded
+def lstm_backward_threaded(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts):  # type: ignore[no-untyped-def]
+    """The LSTM's backward recurrence, each step in `parts` shares of the hidden units,
+    from the forward's activated gates acts (T, B, 4H), cs (T + 1, B, H) and tcs; W_t is
+    W_hh.T (H, 4H). gh and gc (B, H) come in as the gradients of the last h and c; gc
+    leaves as c0's, gh as scratch (h0's gradient is gg_all[0] @ W_hh, a GEMM outside).
+    g_hs (T, B, H): each step's output gradient; the gate gradients of every step go into
+    gg_all (T, B, 4H)."""
+    T, B, G = acts.shape
+    H = G // 4
+    for t in range(T - 1, -1, -1):
+        after = gg_all[t + 1] if t + 1 < T else gg_all[t, :0]
+        for p in numba.prange(parts):
+            _backward_share(W_t, after, acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t],
+                            p * H // parts, (p + 1) * H // parts)
