@@ -34,6 +34,7 @@ from lamina.fused.numba_recurrent import (  # noqa: F401 (one namespace: fused.c
     lstm_backward_step,
     lstm_cell_state,
     lstm_cell_state_gm,
+    lstm_cell_states,
     lstm_preactivate,
     lstm_preactivate_gm,
 )

@@ -77,13 +77,5 @@ class LSTMSequenceKernel(Kernel, LSTMSequence):
 
     def backward(self, g_hs: Any, g_hT: Any, g_cT: Any) -> tuple[Any, ...]:
         acts, hs, c0, W_hh = self.saved_tensors
-        T, B, G = acts.shape
-        H = G // 4
-        cs = np.empty((T + 1, B, H), acts.dtype)
-        cs[0] = c0
-        for t in range(T):  # c_t = f * c_(t-1) + i * g, from the kept gates
-            a = acts[t]
-            np.multiply(a[:, H : 2 * H], cs[t], out=cs[t + 1])
-            cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
-        self.saved_tensors = (acts, hs, cs, np.tanh(cs[1:]), W_hh)
+        self.saved_tensors = (acts, hs, *self.cell_states(acts, c0), W_hh)
         return super().backward(g_hs, g_hT, g_cT)
