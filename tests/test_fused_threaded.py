@@ -137,3 +137,38 @@ def test_recomputed_cell_states_agree_with_numpy():
     for a, b in zip(compiled, numpy_out, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     assert compiled[0].shape == (8, 3, 5) and compiled[1].shape == (7, 3, 5)
+
+
+def test_a_child_forked_after_the_pool_started_runs_the_serial_steps():
+    """GNU OpenMP cannot run in a process forked after its pool started: numba ends such a
+    child at its first parallel kernel. The child must fall back, and live."""
+    code = """if True:
+        import multiprocessing as mp, numpy as np, lamina as lm, lamina.fused as f
+        lm.set_num_threads(2)
+        lstm = lm.nn.LSTM(8, 16)
+        x = lm.tensor(np.random.default_rng(0).random((5, 3, 8), dtype=np.float32))
+        want = lstm(x)[0].detach().numpy()  # training's op: the threaded steps run
+        parent = f.threaded_parts()
+
+        def child(q):
+            got = lstm(x)[0].detach().numpy()
+            q.put((f.threaded_parts(), float(abs(got - want).max())))
+
+        ctx = mp.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=child, args=(q,))
+        p.start()
+        p.join(60)
+        print(parent, p.exitcode, *q.get(timeout=1))
+    """
+    env = {**os.environ, "OPENBLAS_THREAD_TIMEOUT": parallel.BLAS_THREAD_TIMEOUT,
+           "GOMP_SPINCOUNT": parallel.OMP_SPIN}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120)
+    fields = out.stdout.split()
+    assert len(fields) == 4, out.stderr  # the child died: no result to print
+    parent, exitcode, child_parts, error = fields
+    if parent != "2":
+        pytest.skip("numba's thread pool is not OpenMP here")
+    assert (exitcode, child_parts) == ("0", "1"), out.stderr
+    assert float(error) < 1e-5

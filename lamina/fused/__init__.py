@@ -31,6 +31,7 @@ BACKENDS = ("numba", "numpy")
 _chosen: str | None = None  # None: from LAMINA_FUSED, else numba where installed
 _numba: ModuleType | None = None
 _resolved: str | None = None  # backend()'s answer, kept: every op asks, often per call
+_pool_pid: int | None = None  # the process whose threaded_parts() started numba's pool
 
 
 def set_backend(name: str | None) -> str:
@@ -84,7 +85,10 @@ def threaded_parts() -> int:
     spin on the cores (parallel.idle_threads_quiet: lamina.runtime.tune_process sets them
     quiet), and where numba's pool is not OpenMP: its fallback, "workqueue", wakes its
     threads too slowly for a step, and aborts the process when two threads launch on it.
-    Before the pool starts, only the main thread may start it."""
+    Before the pool starts, only the main thread may start it. And only in the process
+    that lamina saw start it: GNU OpenMP cannot run in a child forked after its pool
+    started (numba ends such a child at its first parallel kernel)."""
+    global _pool_pid
     parts = parallel.get_num_threads()
     if (parts < 2 or compiled() is None or parallel.in_task()
             or not parallel.idle_threads_quiet()):
@@ -93,9 +97,12 @@ def threaded_parts() -> int:
 
     try:
         layer = numba.threading_layer()
-    except ValueError:  # no pool yet: the main thread's launch starts it
-        return parts if threading.current_thread() is threading.main_thread() else 1
-    return parts if layer == "omp" else 1
+    except ValueError:  # no pool yet: the main thread's launch starts it, here
+        if threading.current_thread() is not threading.main_thread():
+            return 1
+        _pool_pid = os.getpid()
+        return parts
+    return parts if layer == "omp" and _pool_pid == os.getpid() else 1
 
 
 def kernels() -> ModuleType:
