@@ -35,37 +35,46 @@ ZERO = _f(0.0)
 @_inline
 def _rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
     """y[b, c0 + j] += W[r0 + j] . x[b] for j < n and every row b of x: four rows of W
-    against two of x at a time (eight sums a pass over x), so each load feeds two or four
-    products."""
+    against four of x at a time (sixteen sums a pass over x), so each load feeds four
+    products; the rows of x left over one at a time against the same four of W."""
     B, K = x.shape
     j = 0
     while j + 4 <= n:
         w0, w1, w2, w3 = W[r0 + j], W[r0 + j + 1], W[r0 + j + 2], W[r0 + j + 3]
+        c = c0 + j
         b = 0
-        while b + 2 <= B:
-            x0, x1 = x[b], x[b + 1]
+        while b + 4 <= B:
+            x0, x1, x2, x3 = x[b], x[b + 1], x[b + 2], x[b + 3]
             s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = ZERO
+            s20 = s21 = s22 = s23 = s30 = s31 = s32 = s33 = ZERO
             for k in range(K):
-                u, v = x0[k], x1[k]
-                s00 += w0[k] * u
-                s01 += w1[k] * u
-                s02 += w2[k] * u
-                s03 += w3[k] * u
-                s10 += w0[k] * v
-                s11 += w1[k] * v
-                s12 += w2[k] * v
-                s13 += w3[k] * v
-            y0, y1, c = y[b], y[b + 1], c0 + j
-            y0[c] += s00
-            y0[c + 1] += s01
-            y0[c + 2] += s02
-            y0[c + 3] += s03
-            y1[c] += s10
-            y1[c + 1] += s11
-            y1[c + 2] += s12
-            y1[c + 3] += s13
-            b += 2
-        if b < B:
+                a0, a1, a2, a3 = w0[k], w1[k], w2[k], w3[k]
+                u = x0[k]
+                s00 += a0 * u
+                s01 += a1 * u
+                s02 += a2 * u
+                s03 += a3 * u
+                u = x1[k]
+                s10 += a0 * u
+                s11 += a1 * u
+                s12 += a2 * u
+                s13 += a3 * u
+                u = x2[k]
+                s20 += a0 * u
+                s21 += a1 * u
+                s22 += a2 * u
+                s23 += a3 * u
+                u = x3[k]
+                s30 += a0 * u
+                s31 += a1 * u
+                s32 += a2 * u
+                s33 += a3 * u
+            _add4(y[b], c, s00, s01, s02, s03)
+            _add4(y[b + 1], c, s10, s11, s12, s13)
+            _add4(y[b + 2], c, s20, s21, s22, s23)
+            _add4(y[b + 3], c, s30, s31, s32, s33)
+            b += 4
+        while b < B:
             x0 = x[b]
             s00 = s01 = s02 = s03 = ZERO
             for k in range(K):
@@ -74,11 +83,8 @@ def _rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
                 s01 += w1[k] * u
                 s02 += w2[k] * u
                 s03 += w3[k] * u
-            y0, c = y[b], c0 + j
-            y0[c] += s00
-            y0[c + 1] += s01
-            y0[c + 2] += s02
-            y0[c + 3] += s03
+            _add4(y[b], c, s00, s01, s02, s03)
+            b += 1
         j += 4
     for jj in range(j, n):
         w0, c = W[r0 + jj], c0 + jj
@@ -87,6 +93,14 @@ def _rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
             for k in range(K):
                 s += w0[k] * x[b, k]
             y[b, c] += s
+
+
+@_inline
+def _add4(row, c, s0, s1, s2, s3):  # type: ignore[no-untyped-def]
+    row[c] += s0
+    row[c + 1] += s1
+    row[c + 2] += s2
+    row[c + 3] += s3
 
 
 @_inline
