@@ -81,6 +81,8 @@ def test_threaded_steps_agree_with_the_numpy_path(quiet_pools, parts, shape, hid
     x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
     _threaded(parts)
     _, threaded = _run_lstm(x, hidden, layers)
+    kernels = fused.compiled()
+    assert kernels.lstm_forward_threaded.signatures and kernels.lstm_backward_threaded.signatures
     fused.set_backend("numpy")
     try:
         _, numpy_out = _run_lstm(x, hidden, layers)
@@ -90,10 +92,11 @@ def test_threaded_steps_agree_with_the_numpy_path(quiet_pools, parts, shape, hid
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("infer", [False, True])
-def test_threaded_steps_match_pytorch(quiet_pools, infer):
-    """Batch 1 in eval mode: the inference op hands its steps to the threaded kernel."""
-    x = np.random.default_rng(7).standard_normal((12, 1 if infer else 6, 8)).astype(np.float32)
+@pytest.mark.parametrize("infer, batch", [(False, 6), (True, 1), (True, 3)])
+def test_threaded_steps_match_pytorch(quiet_pools, infer, batch):
+    """In eval mode too: at batch 1 the inference op hands its steps to the threaded
+    kernel (at 3 it keeps its own, gate-major)."""
+    x = np.random.default_rng(7).standard_normal((12, batch, 8)).astype(np.float32)
     _threaded(2)
     lstm, got = _run_lstm(x, 20, 2, infer)
     ref = torch.nn.LSTM(8, 20, num_layers=2)
@@ -172,3 +175,43 @@ def test_a_child_forked_after_the_pool_started_runs_the_serial_steps():
         pytest.skip("numba's thread pool is not OpenMP here")
     assert (exitcode, child_parts) == ("0", "1"), out.stderr
     assert float(error) < 1e-5
+
+
+def _run_gru(x, hidden, layers, bias):
+    lm.manual_seed(5)
+    gru = lm.nn.GRU(x.shape[-1], hidden, num_layers=layers, bias=bias)
+    xl = lm.tensor(x, requires_grad=True)
+    out, h = gru(xl)
+    (out.square().sum() + (h * h).sum()).backward()
+    return gru, [out.detach().numpy(), h.detach().numpy(), xl.grad.numpy(),
+                 *(p.grad.numpy() for p in gru.parameters())]
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+@pytest.mark.parametrize("shape, hidden, layers, bias", [
+    ((9, 5, 7), 24, 1, True),
+    ((6, 4, 3), 10, 2, False),
+    ((5, 1, 6), 2, 1, True),
+])
+def test_threaded_gru_steps_agree_with_the_numpy_path_and_pytorch(quiet_pools, parts, shape,
+                                                                  hidden, layers, bias):
+    x = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
+    _threaded(parts)
+    gru, threaded = _run_gru(x, hidden, layers, bias)
+    kernels = fused.compiled()
+    assert kernels.gru_forward_threaded.signatures and kernels.gru_backward_threaded.signatures
+    fused.set_backend("numpy")
+    try:
+        _, numpy_out = _run_gru(x, hidden, layers, bias)
+    finally:
+        fused.set_backend(None)
+    for a, b in zip(threaded, numpy_out, strict=True):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+    ref = torch.nn.GRU(shape[-1], hidden, num_layers=layers, bias=bias)
+    ref.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in gru.state_dict().items()})
+    xt = torch.from_numpy(x).requires_grad_()
+    out, h = ref(xt)
+    (out.square().sum() + (h * h).sum()).backward()
+    want = [out, h, xt.grad, *(p.grad for p in ref.parameters())]
+    for a, b in zip(threaded, want, strict=True):
+        np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-5)

@@ -103,6 +103,10 @@ class GRUSequence(Function):
         acts, hns, hs, W_hh = self.saved_tensors
         H = hs.shape[2]
         bias = np.zeros(3 * H, xg.dtype) if b_hh is None else b_hh
+        parts = fused.threaded_parts()
+        if parts > 1:  # each thread with its share of the units, at every step
+            kernels.gru_forward_threaded(W_hh, bias, xg, hs, acts, hns, parts)
+            return
         hg = np.empty((3 * H, hs.shape[1]), xg.dtype)
         for t in range(len(acts)):
             # W_hh @ h.T, read transposed (see lamina/fused/numba_recurrent.py).
@@ -125,6 +129,12 @@ class GRUSequence(Function):
         if compiled is not None and fused.fits(acts, hs, W_hh):
             g_hs = np.ascontiguousarray(g_hs, acts.dtype)
             via_w = np.zeros_like(gh)  # the state's gradient through W_hh, from step t + 1
+            parts = fused.threaded_parts()
+            if parts > 1:  # each thread with its share of the units, W_hh.T's rows for them
+                compiled.gru_backward_threaded(np.ascontiguousarray(W_hh.T), acts, hns, hs,
+                                               g_hs, gh, via_w, g_x, g_hg, parts)
+                gh += np.matmul(g_hg[0], W_hh)
+                return self._weight_grads(g_x, g_hg, gh)
             for t in range(T - 1, -1, -1):
                 compiled.gru_backward_step(acts[t], hns[t], hs[t], g_hs[t], gh, via_w,
                                            g_x[t], g_hg[t])

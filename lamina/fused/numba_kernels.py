@@ -47,6 +47,10 @@ from lamina.fused.numba_threaded import (  # noqa: F401 (one namespace: fused.co
     lstm_backward_threaded,
     lstm_forward_threaded,
 )
+from lamina.fused.numba_threaded_gru import (  # noqa: F401 (one namespace: fused.compiled())
+    gru_backward_threaded,
+    gru_forward_threaded,
+)
 from lamina.fused.numba_winograd import (  # noqa: F401 (one namespace: fused.compiled())
     winograd_input,
     winograd_output,

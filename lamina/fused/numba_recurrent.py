@@ -145,14 +145,21 @@ def gru_backward_step(a, hn, h_prev, g_h, carry, via_w, gx, gg):  # type: ignore
         hr_, hz, hn_ = hr[:h], hr[h:2 * h], hr[2 * h:]
         hnr, hp, outr, cr, wr = hn[b], h_prev[b], g_h[b], carry[b], via_w[b]
         for j in range(h):
-            r, z, n = ar_[j], az[j], an[j]
             dh = outr[j] + cr[j] + wr[j]
-            dn = dh * (ONE - z) * (ONE - n * n)
-            dz = dh * (hp[j] - n) * z * (ONE - z)
-            dr = dn * hnr[j] * r * (ONE - r)
-            xr_[j], xz[j], xn[j] = dr, dz, dn
-            hr_[j], hz[j], hn_[j] = dr, dz, dn * r
-            cr[j] = dh * z
+            xr_[j], xz[j], xn[j], hn_[j], cr[j] = gru_unit_grads(
+                ar_[j], az[j], an[j], hnr[j], hp[j], dh)
+            hr_[j], hz[j] = xr_[j], xz[j]
+
+
+@scalar
+def gru_unit_grads(r, z, n, hn, h_prev, dh):  # type: ignore[no-untyped-def]
+    """One unit's backward through a GRU step, from its activated gates, hn (its part of
+    h @ W_hn.T + b_hn) and h_prev, given dh reaching its new state: the pre-activation
+    gradients of r, z and n, n's h-gate's (dn * r), and the part of dh that reaches
+    h_prev through z, as a tuple."""
+    dn = dh * (ONE - z) * (ONE - n * n)
+    dz = dh * (h_prev - n) * z * (ONE - z)
+    return dn * hn * r * (ONE - r), dz, dn, dn * r, dh * z
 
 
 # -- gate-major steps (lamina.functions.recurrent_layer, inference): a step's gates

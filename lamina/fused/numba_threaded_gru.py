@@ -1,0 +1,105 @@
+"""The GRU's recurrence on several threads, as numba_threaded.py runs the LSTM's: at every
+step, each thread computes its share of the hidden units' rows of the recurrent GEMM, then
+their gates and new state, keeping its rows of W_hh in its own cache from step to step.
+Re-exported by numba_kernels. PyTorch's formulas, as lamina/functions/recurrent_gru.py:
+r = s(xr + hr), z = s(xz + hz), n = tanh(xn + r * hn), h = n + z * (h_prev - n)."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from lamina.fused.numba_math import sigmoid32, tanh32
+from lamina.fused.numba_recurrent import gru_unit_grads
+from lamina.fused.numba_threaded import ZERO, _inline, _rows_times, threaded
+
+
+@_inline
+def _step_share(W_hh, bias, x, h, hg, a, hn, h_next, u0, u1):  # type: ignore[no-untyped-def]
+    """One GRU step for the hidden units [u0, u1): their rows of h @ W_hh.T into hg
+    (B, 3H), then r, z and n into a (B, 3H), hn = hg_n + b_hn (B, H) and the new state."""
+    B, G = a.shape
+    H = G // 3
+    for q in range(3):
+        for b in range(B):
+            hg[b, q * H + u0:q * H + u1] = ZERO
+        _rows_times(W_hh, q * H + u0, u1 - u0, h, hg, q * H + u0)
+    for b in range(B):  # each gate as a slice: indexed as a[b, H + u], no vectors
+        xr, xz, xn = x[b, u0:u1], x[b, H + u0:H + u1], x[b, 2 * H + u0:2 * H + u1]
+        gr, gz, gn = hg[b, u0:u1], hg[b, H + u0:H + u1], hg[b, 2 * H + u0:2 * H + u1]
+        br, bz, bn = bias[u0:u1], bias[H + u0:H + u1], bias[2 * H + u0:2 * H + u1]
+        ar, az, an = a[b, u0:u1], a[b, H + u0:H + u1], a[b, 2 * H + u0:2 * H + u1]
+        hp, hr, hnr = h[b, u0:u1], h_next[b, u0:u1], hn[b, u0:u1]
+        for j in range(u1 - u0):
+            r = sigmoid32(xr[j] + gr[j] + br[j])
+            z = sigmoid32(xz[j] + gz[j] + bz[j])
+            m = gn[j] + bn[j]
+            n = tanh32(xn[j] + r * m)
+            ar[j] = r
+            az[j] = z
+            an[j] = n
+            hnr[j] = m
+            hr[j] = n + z * (hp[j] - n)
+
+
+@threaded
+def gru_forward_threaded(W_hh, bias, xg, hs, acts, hns, parts):  # type: ignore[no-untyped-def]
+    """A GRU layer's recurrence, each step in `parts` shares of the hidden units. W_hh
+    (3H, H), bias (3H,; zeros for none), the x-gates xg (T, B, 3H); hs (T + 1, B, H) holds
+    h0 in [0] and gets each step's state; acts (T, B, 3H) gets r, z and n, hns (T, B, H)
+    each step's hn, as F.gru_sequence keeps them for the backward."""
+    T, B, G = acts.shape
+    H = G // 3
+    hg = np.empty((B, G), acts.dtype)  # a step's h-gates, each share writing its columns
+    for t in range(T):  # each step one parallel region: the next needs all of h
+        for p in numba.prange(parts):
+            _step_share(W_hh, bias, xg[t], hs[t], hg, acts[t], hns[t], hs[t + 1],
+                        p * H // parts, (p + 1) * H // parts)
+
+
+@_inline
+def _backward_share(W_t, gg_next, a, hn, h_prev, g_h, carry, via_w, gx, gg, u0, u1):  # type: ignore[no-untyped-def]
+    """One step of the GRU's backward for the hidden units [u0, u1): via_w's columns for
+    them become gg_next @ W_hh's (W_t = W_hh.T; left as they are where gg_next is empty,
+    the last step's), then each unit through numba_recurrent.gru_unit_grads with
+    dh = g_h + carry + via_w: the x-gates' gradients into gx, the h-gates' into gg, and
+    carry = dh * z."""
+    B, G = a.shape
+    H = G // 3
+    if gg_next.shape[0] > 0:
+        for b in range(B):
+            via_w[b, u0:u1] = ZERO
+        _rows_times(W_t, u0, u1 - u0, gg_next, via_w, u0)
+    for b in range(B):  # each gate as a slice, as in _step_share
+        ar, az, an = a[b, u0:u1], a[b, H + u0:H + u1], a[b, 2 * H + u0:2 * H + u1]
+        xr, xz, xn = gx[b, u0:u1], gx[b, H + u0:H + u1], gx[b, 2 * H + u0:2 * H + u1]
+        hr, hz, hn_ = gg[b, u0:u1], gg[b, H + u0:H + u1], gg[b, 2 * H + u0:2 * H + u1]
+        hnr, hp, outr = hn[b, u0:u1], h_prev[b, u0:u1], g_h[b, u0:u1]
+        cr, wr = carry[b, u0:u1], via_w[b, u0:u1]
+        for j in range(u1 - u0):
+            dr, dz, dn, dnr, c = gru_unit_grads(ar[j], az[j], an[j], hnr[j], hp[j],
+                                                outr[j] + cr[j] + wr[j])
+            xr[j] = dr
+            xz[j] = dz
+            xn[j] = dn
+            hr[j] = dr
+            hz[j] = dz
+            hn_[j] = dnr
+            cr[j] = c
+
+
+@threaded
+def gru_backward_threaded(W_t, acts, hns, hs, g_hs, carry, via_w, g_x, g_hg, parts):  # type: ignore[no-untyped-def]
+    """The GRU's backward recurrence, each step in `parts` shares of the hidden units, from
+    the forward's acts, hns and hs; W_t is W_hh.T (H, 3H). carry (B, H) comes in as the
+    last state's gradient, via_w (B, H) as zeros; they leave as the parts of h0's
+    gradient through z and (for the first step's own) scratch: h0's gradient is carry +
+    g_hg[0] @ W_hh, a GEMM outside. g_hs (T, B, H): each step's output gradient; the x-
+    and h-gates' gradients of every step go into g_x and g_hg (T, B, 3H)."""
+    T, B, G = acts.shape
+    H = G // 3
+    for t in range(T - 1, -1, -1):
+        after = g_hg[t + 1] if t + 1 < T else g_hg[t, :0]
+        for p in numba.prange(parts):
+            _backward_share(W_t, after, acts[t], hns[t], hs[t], g_hs[t], carry, via_w,
+                            g_x[t], g_hg[t], p * H // parts, (p + 1) * H // parts)
