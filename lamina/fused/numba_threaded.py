@@ -96,6 +96,14 @@ def _rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
 
 
 @_inline
+def _set_rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
+    """y[b, c0 + j] = W[r0 + j] . x[b]: _rows_times into those columns of y, zeroed."""
+    for b in range(y.shape[0]):
+        y[b, c0:c0 + n] = ZERO
+    _rows_times(W, r0, n, x, y, c0)
+
+
+@_inline
 def _add4(row, c, s0, s1, s2, s3):  # type: ignore[no-untyped-def]
     row[c] += s0
     row[c + 1] += s1
@@ -157,9 +165,7 @@ def _backward_share(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, u0, u1):  # ty
     B, G = a.shape
     H = G // 4
     if gg_next.shape[0] > 0:
-        for b in range(B):
-            gh[b, u0:u1] = ZERO
-        _rows_times(W_t, u0, u1 - u0, gg_next, gh, u0)
+        _set_rows_times(W_t, u0, u1 - u0, gg_next, gh, u0)
     for b in range(B):  # each gate as a slice, as in _step_share
         ar, gr = a[b], gg[b]
         ai, af, ag, ao = (ar[u0:u1], ar[H + u0:H + u1], ar[2 * H + u0:2 * H + u1],

@@ -11,7 +11,7 @@ import numpy as np
 
 from lamina.fused.numba_math import sigmoid32, tanh32
 from lamina.fused.numba_recurrent import gru_unit_grads
-from lamina.fused.numba_threaded import ZERO, _inline, _rows_times, threaded
+from lamina.fused.numba_threaded import _inline, _set_rows_times, threaded
 
 
 @_inline
@@ -21,9 +21,7 @@ def _step_share(W_hh, bias, x, h, hg, a, hn, h_next, u0, u1):  # type: ignore[no
     B, G = a.shape
     H = G // 3
     for q in range(3):
-        for b in range(B):
-            hg[b, q * H + u0:q * H + u1] = ZERO
-        _rows_times(W_hh, q * H + u0, u1 - u0, h, hg, q * H + u0)
+        _set_rows_times(W_hh, q * H + u0, u1 - u0, h, hg, q * H + u0)
     for b in range(B):  # each gate as a slice: indexed as a[b, H + u], no vectors
         xr, xz, xn = x[b, u0:u1], x[b, H + u0:H + u1], x[b, 2 * H + u0:2 * H + u1]
         gr, gz, gn = hg[b, u0:u1], hg[b, H + u0:H + u1], hg[b, 2 * H + u0:2 * H + u1]
@@ -67,9 +65,7 @@ def _backward_share(W_t, gg_next, a, hn, h_prev, g_h, carry, via_w, gx, gg, u0, 
     B, G = a.shape
     H = G // 3
     if gg_next.shape[0] > 0:
-        for b in range(B):
-            via_w[b, u0:u1] = ZERO
-        _rows_times(W_t, u0, u1 - u0, gg_next, via_w, u0)
+        _set_rows_times(W_t, u0, u1 - u0, gg_next, via_w, u0)
     for b in range(B):  # each gate as a slice, as in _step_share
         ar, az, an = a[b, u0:u1], a[b, H + u0:H + u1], a[b, 2 * H + u0:2 * H + u1]
         xr, xz, xn = gx[b, u0:u1], gx[b, H + u0:H + u1], gx[b, 2 * H + u0:2 * H + u1]
