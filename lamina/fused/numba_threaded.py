@@ -104,6 +104,20 @@ def _set_rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
 
 
 @_inline
+def three_gates(row, H, u0, u1):  # type: ignore[no-untyped-def]
+    """The units [u0, u1) of each of the first three gates of a row laid out gate after
+    gate, H wide: slices, which a loop reads as vectors (row[H + u] in the loop is not)."""
+    return row[u0:u1], row[H + u0:H + u1], row[2 * H + u0:2 * H + u1]
+
+
+@_inline
+def four_gates(row, H, u0, u1):  # type: ignore[no-untyped-def]
+    """As three_gates, for the four of an LSTM's row."""
+    first, second, third = three_gates(row, H, u0, u1)
+    return first, second, third, row[3 * H + u0:3 * H + u1]
+
+
+@_inline
 def _add4(row, c, s0, s1, s2, s3):  # type: ignore[no-untyped-def]
     row[c] += s0
     row[c + 1] += s1
@@ -119,12 +133,9 @@ def _step_share(W_hh, bias, h, a, c_prev, c, tc, h_next, u0, u1):  # type: ignor
     H = G // 4
     for q in range(4):
         _rows_times(W_hh, q * H + u0, u1 - u0, h, a, q * H + u0)
-    for b in range(B):  # each gate as a slice: indexed as a[b, H + u], no vectors
-        ar = a[b]
-        ai, af, ag, ao = (ar[u0:u1], ar[H + u0:H + u1], ar[2 * H + u0:2 * H + u1],
-                          ar[3 * H + u0:3 * H + u1])
-        bi, bf, bg, bo = (bias[u0:u1], bias[H + u0:H + u1], bias[2 * H + u0:2 * H + u1],
-                          bias[3 * H + u0:3 * H + u1])
+    bi, bf, bg, bo = four_gates(bias, H, u0, u1)
+    for b in range(B):
+        ai, af, ag, ao = four_gates(a[b], H, u0, u1)
         cp, cr, tr, hr = c_prev[b, u0:u1], c[b, u0:u1], tc[b, u0:u1], h_next[b, u0:u1]
         for j in range(u1 - u0):
             i = sigmoid32(ai[j] + bi[j])
@@ -166,12 +177,9 @@ def _backward_share(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, u0, u1):  # ty
     H = G // 4
     if gg_next.shape[0] > 0:
         _set_rows_times(W_t, u0, u1 - u0, gg_next, gh, u0)
-    for b in range(B):  # each gate as a slice, as in _step_share
-        ar, gr = a[b], gg[b]
-        ai, af, ag, ao = (ar[u0:u1], ar[H + u0:H + u1], ar[2 * H + u0:2 * H + u1],
-                          ar[3 * H + u0:3 * H + u1])
-        gi, gf, gG, go = (gr[u0:u1], gr[H + u0:H + u1], gr[2 * H + u0:2 * H + u1],
-                          gr[3 * H + u0:3 * H + u1])
+    for b in range(B):
+        ai, af, ag, ao = four_gates(a[b], H, u0, u1)
+        gi, gf, gG, go = four_gates(gg[b], H, u0, u1)
         cp, tr, outr = c_prev[b, u0:u1], tc[b, u0:u1], g_h[b, u0:u1]
         ghr, gcr = gh[b, u0:u1], gc[b, u0:u1]
         for j in range(u1 - u0):

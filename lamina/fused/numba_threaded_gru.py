@@ -11,7 +11,7 @@ import numpy as np
 
 from lamina.fused.numba_math import sigmoid32, tanh32
 from lamina.fused.numba_recurrent import gru_unit_grads
-from lamina.fused.numba_threaded import _inline, _set_rows_times, threaded
+from lamina.fused.numba_threaded import _inline, _set_rows_times, threaded, three_gates
 
 
 @_inline
@@ -22,11 +22,11 @@ def _step_share(W_hh, bias, x, h, hg, a, hn, h_next, u0, u1):  # type: ignore[no
     H = G // 3
     for q in range(3):
         _set_rows_times(W_hh, q * H + u0, u1 - u0, h, hg, q * H + u0)
-    for b in range(B):  # each gate as a slice: indexed as a[b, H + u], no vectors
-        xr, xz, xn = x[b, u0:u1], x[b, H + u0:H + u1], x[b, 2 * H + u0:2 * H + u1]
-        gr, gz, gn = hg[b, u0:u1], hg[b, H + u0:H + u1], hg[b, 2 * H + u0:2 * H + u1]
-        br, bz, bn = bias[u0:u1], bias[H + u0:H + u1], bias[2 * H + u0:2 * H + u1]
-        ar, az, an = a[b, u0:u1], a[b, H + u0:H + u1], a[b, 2 * H + u0:2 * H + u1]
+    br, bz, bn = three_gates(bias, H, u0, u1)
+    for b in range(B):
+        xr, xz, xn = three_gates(x[b], H, u0, u1)
+        gr, gz, gn = three_gates(hg[b], H, u0, u1)
+        ar, az, an = three_gates(a[b], H, u0, u1)
         hp, hr, hnr = h[b, u0:u1], h_next[b, u0:u1], hn[b, u0:u1]
         for j in range(u1 - u0):
             r = sigmoid32(xr[j] + gr[j] + br[j])
@@ -66,10 +66,10 @@ def _backward_share(W_t, gg_next, a, hn, h_prev, g_h, carry, via_w, gx, gg, u0, 
     H = G // 3
     if gg_next.shape[0] > 0:
         _set_rows_times(W_t, u0, u1 - u0, gg_next, via_w, u0)
-    for b in range(B):  # each gate as a slice, as in _step_share
-        ar, az, an = a[b, u0:u1], a[b, H + u0:H + u1], a[b, 2 * H + u0:2 * H + u1]
-        xr, xz, xn = gx[b, u0:u1], gx[b, H + u0:H + u1], gx[b, 2 * H + u0:2 * H + u1]
-        hr, hz, hn_ = gg[b, u0:u1], gg[b, H + u0:H + u1], gg[b, 2 * H + u0:2 * H + u1]
+    for b in range(B):
+        ar, az, an = three_gates(a[b], H, u0, u1)
+        xr, xz, xn = three_gates(gx[b], H, u0, u1)
+        hr, hz, hn_ = three_gates(gg[b], H, u0, u1)
         hnr, hp, outr = hn[b, u0:u1], h_prev[b, u0:u1], g_h[b, u0:u1]
         cr, wr = carry[b, u0:u1], via_w[b, u0:u1]
         for j in range(u1 - u0):
