@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -9,6 +10,13 @@ import numpy as np
 from lamina import state
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
+
+
+def raw_uint32(shape: tuple[int, ...]) -> Any:
+    """Uniform 32-bit integers of `shape` from lamina's generator (state.rng)."""
+    n = math.prod(shape)
+    raw = state.rng().bit_generator.random_raw((n + 1) // 2)
+    return raw.view(np.uint32)[:n].reshape(shape)
 
 
 class Dropout(Function):
@@ -21,19 +29,25 @@ class Dropout(Function):
 
     @staticmethod
     def draw(shape: tuple[int, ...]) -> Any:
-        # In float32 whatever x's dtype, so one seed gives one mask in every precision.
-        return state.rng().random(shape, dtype="float32")
+        """A uniform 32-bit integer per element, whatever x's dtype (one seed gives one
+        mask in every precision). The generator's raw output, two numbers to each 64-bit
+        draw: half the generator's work of uniform floats, and no conversion."""
+        return raw_uint32(shape)
 
     def _keep(self, x: Any) -> Any:
-        """Which units stay: a boolean array that broadcasts against x."""
-        return self.draw(x.shape) >= self.p
+        """Which units stay: a boolean array that broadcasts against x. A unit stays
+        where its number is at least p * 2**32: with probability 1 - p, to 2**-32."""
+        bits = self.draw(x.shape)
+        if self.p == 1.0:
+            return np.zeros(bits.shape, bool)
+        return bits >= np.uint32(min(math.ceil(self.p * 2.0**32), 2**32 - 1))
 
     def forward(self, x: Any, *, out: Any = None) -> Any:
         """out: an array of x's shape to write the result into (NumPy's out=)."""
         keep = self._keep(x)
         # Inverted dropout: scale the kept units at training time so eval is the identity.
         scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
-        self.mask = keep.astype(x.dtype) * x.dtype.type(scale)
+        self.mask = np.multiply(keep, x.dtype.type(scale), dtype=x.dtype)
         return np.multiply(x, self.mask, out=out)
 
     def backward(self, gy: Any) -> Any:
@@ -62,7 +76,7 @@ class ChannelDropout(Dropout):
 
     @staticmethod
     def draw(shape: tuple[int, ...]) -> Any:
-        return state.rng().random(shape[:2], dtype="float32")
+        return raw_uint32(shape[:2])
 
     def _keep(self, x: Any) -> Any:
         keep = super()._keep(x)

@@ -183,7 +183,7 @@ class LSTMSequence(Function):
         g_hs = np.ascontiguousarray(g_hs, acts.dtype)
         parts = fused.threaded_parts()
         if parts > 1:  # each thread with its share of the units, W_hh.T's rows for them
-            kernels.lstm_backward_threaded(np.ascontiguousarray(W_hh.T), acts, cs, tcs, g_hs,
+            kernels.lstm_backward_threaded(kernels.transposed(W_hh, parts), acts, cs, tcs, g_hs,
                                            gh, gc, gg_all, parts)
             return gg_all, np.matmul(gg_all[0], W_hh), gc
         for t in range(T - 1, -1, -1):

@@ -131,8 +131,8 @@ class GRUSequence(Function):
             via_w = np.zeros_like(gh)  # the state's gradient through W_hh, from step t + 1
             parts = fused.threaded_parts()
             if parts > 1:  # each thread with its share of the units, W_hh.T's rows for them
-                compiled.gru_backward_threaded(np.ascontiguousarray(W_hh.T), acts, hns, hs,
-                                               g_hs, gh, via_w, g_x, g_hg, parts)
+                compiled.gru_backward_threaded(compiled.transposed(W_hh, parts), acts, hns,
+                                               hs, g_hs, gh, via_w, g_x, g_hg, parts)
                 gh += np.matmul(g_hg[0], W_hh)
                 return self._weight_grads(g_x, g_hg, gh)
             for t in range(T - 1, -1, -1):

@@ -46,6 +46,7 @@ from lamina.fused.numba_softmax import (  # noqa: F401 (one namespace: fused.com
 from lamina.fused.numba_threaded import (  # noqa: F401 (one namespace: fused.compiled())
     lstm_backward_threaded,
     lstm_forward_threaded,
+    transposed,
 )
 from lamina.fused.numba_threaded_gru import (  # noqa: F401 (one namespace: fused.compiled())
     gru_backward_threaded,

@@ -117,6 +117,23 @@ def four_gates(row, H, u0, u1):  # type: ignore[no-untyped-def]
     return first, second, third, row[3 * H + u0:3 * H + u1]
 
 
+@threaded
+def transposed(W, parts):  # type: ignore[no-untyped-def]
+    """W.T (C, R) of W (R, C), copied in `parts` shares of its rows on numba's threads:
+    the backward kernels read W_hh.T's rows. Sixteen of W's rows at a time, so the reads
+    of a column stay within sixteen cache lines and each write is a run of sixteen."""
+    R, C = W.shape
+    out = np.empty((C, R), W.dtype)
+    for p in numba.prange(parts):
+        c0, c1 = p * C // parts, (p + 1) * C // parts
+        for r0 in range(0, R, 16):
+            r1 = min(r0 + 16, R)
+            for c in range(c0, c1):
+                for r in range(r0, r1):
+                    out[c, r] = W[r, c]
+    return out
+
+
 @_inline
 def _add4(row, c, s0, s1, s2, s3):  # type: ignore[no-untyped-def]
     row[c] += s0
