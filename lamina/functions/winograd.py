@@ -18,6 +18,11 @@ from lamina import allocator, fused, parallel
 
 MIN_CHANNELS = 64
 MIN_TILES = 128
+# The 16 planes of transformed tiles lie a cache line further apart than their size.
+# Most maps make planes a power of two long, which put the same row of every plane into
+# the same cache sets; the transforms, which write or read all 16 planes a few numbers
+# at a time, evicted their own lines (on 4x4 maps, by far the most).
+PLANE_GAP = 16
 
 
 def applies(stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int],
@@ -61,9 +66,9 @@ def convolve(xc: Any, u: Any, padding: tuple[int, int], out: Any) -> Any:
     o, n, oh, ow = out.shape
     th, tw = (oh + 1) // 2, (ow + 1) // 2  # tiles of 2x2 outputs, over out's size
     # The transformed input lives only as the GEMMs' operand.
-    m = _gemms(u, _tiles(kernels, xc, padding, th, tw),
-               out=allocator.empty((16, o, n * th * tw), out.dtype))
-    parallel.pieces(o, lambda lo, hi: kernels.winograd_output(m, lo, hi, out),
+    m_rows, m = planes(o, n * th * tw, out.dtype)
+    _gemms(u, _tiles(kernels, xc, padding, th, tw), out=m)
+    parallel.pieces(o, lambda lo, hi: kernels.winograd_output(m_rows, lo, hi, out),
                     unit=16 * n * th * tw)
     return out
 
@@ -76,12 +81,20 @@ def _gemms(a: Any, b: Any, out: Any = None) -> Any:
         return np.matmul(a, b, out=out)
 
 
+def planes(rows: int, cols: int, dtype: Any) -> tuple[Any, Any]:
+    """16 planes of rows x cols, PLANE_GAP apart: (the kernels' (16, rows * cols + gap)
+    array, the GEMMs' (16, rows, cols) view of it)."""
+    flat = allocator.empty((16, rows * cols + PLANE_GAP), dtype)  # often past mmap's size
+    return flat, flat[:, : rows * cols].reshape(16, rows, cols)
+
+
 def _tiles(kernels: Any, xc: Any, padding: tuple[int, int], th: int, tw: int) -> Any:
     """(16, C, N*th*tw): B^T d B of xc's tiles (numba_winograd.winograd_input)."""
     xc = np.ascontiguousarray(xc)
     c, n = xc.shape[:2]
-    v = allocator.empty((16, c, n * th * tw), xc.dtype)  # often past malloc's mmap threshold
-    parallel.pieces(c, lambda lo, hi: kernels.winograd_input(xc, *padding, th, tw, lo, hi, v),
+    v_rows, v = planes(c, n * th * tw, xc.dtype)
+    parallel.pieces(c, lambda lo, hi: kernels.winograd_input(xc, *padding, th, tw, lo, hi,
+                                                             v_rows),
                     unit=16 * n * th * tw)
     return v
 
@@ -103,8 +116,9 @@ def weight_grad(xc: Any, gyc: Any, padding: tuple[int, int]) -> Any:
     o, n, oh, ow = gyc.shape
     th, tw = (oh + 1) // 2, (ow + 1) // 2
     gyc = np.ascontiguousarray(gyc)
-    dm = allocator.empty((16, o, n * th * tw), gyc.dtype)
-    parallel.pieces(o, lambda lo, hi: kernels.winograd_output_grad(gyc, th, tw, lo, hi, dm),
+    dm_rows, dm = planes(o, n * th * tw, gyc.dtype)
+    parallel.pieces(o, lambda lo, hi: kernels.winograd_output_grad(gyc, th, tw, lo, hi,
+                                                                   dm_rows),
                     unit=16 * n * th * tw)
     v = _tiles(kernels, xc, padding, th, tw)
     du = _gemms(dm, v.transpose(0, 2, 1))  # (16, O, C)

@@ -19,15 +19,16 @@ from lamina.fused.numba_math import kernel
 
 @kernel
 def winograd_input(x, ph, pw, th, tw, lo, hi, v):  # type: ignore[no-untyped-def]
-    """v[:, lo:hi] (16, C, N*TH*TW) = B^T d B of the TH x TW 4x4 tiles d of channels lo:hi
+    """Rows lo:hi of v's planes = B^T d B of the TH x TW 4x4 tiles d of channels lo:hi
     of x (C, N, H, W) padded by (ph, pw) with zeros (and past its end, for an output
     larger than x's), tile (ty, tx) starting at row 2*ty - ph and column 2*tx - pw, column
-    n*TH*TW + ty*TW + tx. Per row of tiles, B^T's four row combinations are made over the
+    n*TH*TW + ty*TW + tx of its channel's row (see `planes`). Per row of tiles, B^T's four row combinations are made over the
     whole padded width first (contiguous loops), then B's column combinations at stride 2,
     without a branch."""
     n_, h, w = x.shape[1], x.shape[2], x.shape[3]
     rows = np.zeros((4, 2 * tw + 2), np.float32)  # padding columns stay zero
     width = min(w, 2 * tw + 2 - pw)  # the input columns any tile reads
+    P = n_ * th * tw
     for c in range(lo, hi):
         for n in range(n_):
             for ty in range(th):
@@ -41,37 +42,37 @@ def winograd_input(x, ph, pw, th, tw, lo, hi, v):  # type: ignore[no-untyped-def
                     rows[1, pw + q] = d1 + d2
                     rows[2, pw + q] = d2 - d1
                     rows[3, pw + q] = d1 - d3
-                base = (n * th + ty) * tw
+                base = c * P + (n * th + ty) * tw
                 for i in range(4):
                     t = rows[i]
                     for tx in range(tw):
                         t0, t1 = t[2 * tx], t[2 * tx + 1]
                         t2, t3 = t[2 * tx + 2], t[2 * tx + 3]
-                        v[4 * i, c, base + tx] = t0 - t2
-                        v[4 * i + 1, c, base + tx] = t1 + t2
-                        v[4 * i + 2, c, base + tx] = t2 - t1
-                        v[4 * i + 3, c, base + tx] = t1 - t3
+                        v[4 * i, base + tx] = t0 - t2
+                        v[4 * i + 1, base + tx] = t1 + t2
+                        v[4 * i + 2, base + tx] = t2 - t1
+                        v[4 * i + 3, base + tx] = t1 - t3
 
 
 @kernel
 def winograd_output(m, lo, hi, y):  # type: ignore[no-untyped-def]
-    """y[lo:hi] (O, N, OH, OW) = A^T M A of each tile's products M = m[:, o, col] (16, O,
-    N*TH*TW), tile (ty, tx) giving rows 2*ty, 2*ty + 1 and columns 2*tx, 2*tx + 1 of y,
+    """y[lo:hi] (O, N, OH, OW) = A^T M A of each tile's products M (row o of m's planes, `planes`), tile (ty, tx) giving rows 2*ty, 2*ty + 1 and columns 2*tx, 2*tx + 1 of y,
     as far as y reaches. Per row of tiles, A^T's two row combinations over contiguous
     runs of m first, then A's column combinations."""
     n_, oh, ow = y.shape[1], y.shape[2], y.shape[3]
     th, tw = (oh + 1) // 2, (ow + 1) // 2
+    P = n_ * th * tw
     rows = np.empty((8, tw), np.float32)
     out = np.empty((2, 2 * tw), np.float32)
     for o in range(lo, hi):
         for n in range(n_):
             for ty in range(th):
-                base = (n * th + ty) * tw
+                base = o * P + (n * th + ty) * tw
                 for j in range(4):
                     for tx in range(tw):
-                        m1, m2 = m[4 + j, o, base + tx], m[8 + j, o, base + tx]
-                        rows[j, tx] = m[j, o, base + tx] + m1 + m2
-                        rows[4 + j, tx] = m1 - m2 - m[12 + j, o, base + tx]
+                        m1, m2 = m[4 + j, base + tx], m[8 + j, base + tx]
+                        rows[j, tx] = m[j, base + tx] + m1 + m2
+                        rows[4 + j, tx] = m1 - m2 - m[12 + j, base + tx]
                 for r in range(2):
                     for tx in range(tw):
                         t0, t1 = rows[4 * r, tx], rows[4 * r + 1, tx]
@@ -85,12 +86,13 @@ def winograd_output(m, lo, hi, y):  # type: ignore[no-untyped-def]
 
 @kernel
 def winograd_output_grad(gy, th, tw, lo, hi, dm):  # type: ignore[no-untyped-def]
-    """dm[:, lo:hi] (16, O, N*TH*TW) = A dY A^T of each 2x2 block dY of gy (O, N, OH,
+    """Rows lo:hi of dm's planes (`planes`) = A dY A^T of each 2x2 block dY of gy (O, N, OH,
     OW), zeros past its end: winograd_output's adjoint, for the weight gradient. With A =
     [[1, 0], [1, 1], [1, -1], [0, -1]], a block's rows a and b become a, a + b, a - b and
     -b (made over a whole row of blocks at once), and each of those rows' columns (u0, u1)
     becomes u0, u0 + u1, u0 - u1, -u1."""
     n_, oh, ow = gy.shape[1], gy.shape[2], gy.shape[3]
+    P = n_ * th * tw
     rows = np.zeros((4, 2 * tw), np.float32)  # the last column stays zero for an odd OW
     for o in range(lo, hi):
         for n in range(n_):
@@ -101,12 +103,12 @@ def winograd_output_grad(gy, th, tw, lo, hi, dm):  # type: ignore[no-untyped-def
                     a = gy[o, n, r, q]
                     b = gy[o, n, r + 1, q] if two else np.float32(0)
                     rows[0, q], rows[1, q], rows[2, q], rows[3, q] = a, a + b, a - b, -b
-                base = (n * th + ty) * tw
+                base = o * P + (n * th + ty) * tw
                 for i in range(4):
                     t = rows[i]
                     for tx in range(tw):
                         u0, u1 = t[2 * tx], t[2 * tx + 1]
-                        dm[4 * i, o, base + tx] = u0
-                        dm[4 * i + 1, o, base + tx] = u0 + u1
-                        dm[4 * i + 2, o, base + tx] = u0 - u1
-                        dm[4 * i + 3, o, base + tx] = -u1
+                        dm[4 * i, base + tx] = u0
+                        dm[4 * i + 1, base + tx] = u0 + u1
+                        dm[4 * i + 2, base + tx] = u0 - u1
+                        dm[4 * i + 3, base + tx] = -u1
