@@ -13,7 +13,7 @@ from plan_cases import assert_plan_tracks_eager
 
 import lamina as lm
 import lamina.fused as fused
-from lamina import nn
+from lamina import nn, parallel
 from lamina.functions import winograd
 
 torch = pytest.importorskip("torch")
@@ -144,3 +144,37 @@ def test_random_shapes_agree_with_im2col(any_size):
         for g, r in zip(got, want):
             np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-5 * max(1, np.abs(r).max()))
         checked += 1
+
+
+@pytest.mark.parametrize("rows", [1, 3, 5])
+def test_blocks_of_tiles_give_the_whole_maps_values(rows, any_size, monkeypatch):
+    """The forward and the input gradient block by block, the blocks of rows of tiles
+    split over two threads (blocks crossing images, the last one partial), against the
+    whole map's GEMMs and PyTorch."""
+    monkeypatch.setattr(parallel, "MIN_PIECE", 1)  # split even this small map
+    before = lm.get_num_threads()
+    lm.set_num_threads(2)
+    try:
+        x, w, b = _arrays((3, 24, 7, 9), 20, 5, True)  # 3 images of 4 rows of 5 tiles
+        gy = np.random.default_rng(6).standard_normal((3, 20, 7, 9)).astype(np.float32)
+        monkeypatch.setattr(winograd, "_block_rows", lambda c, o, tw: 0)
+        _, whole = _lamina(x, w, b, 1, gy)
+        monkeypatch.setattr(winograd, "_block_rows", lambda c, o, tw: rows)
+        ran, blocked = _lamina(x, w, b, 1, gy)
+    finally:
+        lm.set_num_threads(before)
+    assert ran
+    ref = _torch64(x, w, b, 1, gy)
+    for name, g, r, i in zip(("y", "x grad", "w grad", "b grad"), blocked, ref, whole):
+        np.testing.assert_allclose(g, i, rtol=0, atol=1e-6 * np.abs(r).max(), err_msg=name)
+        assert np.abs(g - r).max() <= 1e-5 * np.abs(r).max(), name
+
+
+def test_blocks_stay_under_blas_one_thread_size():
+    """A block's GEMM (O x C by C x tiles) has fewer than BLAS_ONE_THREAD multiply-adds,
+    and maps whose blocks would be a tile or two run whole."""
+    for c, tw in ((64, 16), (128, 8), (256, 4)):
+        rows = winograd._block_rows(c, c, tw)
+        assert rows >= 1 and c * c * rows * tw < winograd.BLAS_ONE_THREAD
+        assert c * c * (rows + 1) * tw >= winograd.BLAS_ONE_THREAD
+    assert winograd._block_rows(512, 512, 2) == 0

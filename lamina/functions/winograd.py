@@ -23,6 +23,10 @@ MIN_TILES = 128
 # the same cache sets; the transforms, which write or read all 16 planes a few numbers
 # at a time, evicted their own lines (on 4x4 maps, by far the most).
 PLANE_GAP = 16
+# Blocks of tiles (see _block_rows): each block's GEMMs under OpenBLAS's one-thread size,
+# and enough tiles in a block to be worth its three calls.
+BLAS_ONE_THREAD = 1 << 20
+MIN_BLOCK_TILES = 8
 
 
 def applies(stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int],
@@ -62,15 +66,40 @@ def weights(W: Any, flip: bool = False) -> Any:
 def convolve(xc: Any, u: Any, padding: tuple[int, int], out: Any) -> Any:
     """out (O, N, OH, OW) = the convolution of xc (C, N, H, W) by the kernels u made by
     `weights`, with zero padding; returns out."""
-    kernels = fused.compiled()
-    o, n, oh, ow = out.shape
+    kernels, xc = fused.compiled(), np.ascontiguousarray(xc)
+    c, (o, n, oh, ow) = xc.shape[0], out.shape
     th, tw = (oh + 1) // 2, (ow + 1) // 2  # tiles of 2x2 outputs, over out's size
+    rows = _block_rows(c, o, tw)
+    if rows:
+        def share(r0: int, r1: int) -> None:  # transform, multiply and transform back
+            v_rows, m_rows = _flat(c, rows * tw, xc.dtype), _flat(o, rows * tw, xc.dtype)
+            for b0 in range(r0, r1, rows):
+                b1 = min(b0 + rows, r1)
+                pb = (b1 - b0) * tw
+                kernels.winograd_input(xc, *padding, th, tw, 0, c, b0, b1, v_rows)
+                _gemms(u, _view(v_rows, c, pb), out=_view(m_rows, o, pb))
+                kernels.winograd_output(m_rows, 0, o, b0, b1, out)
+
+        parallel.pieces(n * th, share, unit=16 * (c + o) * tw)
+        return out
     # The transformed input lives only as the GEMMs' operand.
-    m_rows, m = planes(o, n * th * tw, out.dtype)
-    _gemms(u, _tiles(kernels, xc, padding, th, tw), out=m)
-    parallel.pieces(o, lambda lo, hi: kernels.winograd_output(m_rows, lo, hi, out),
+    m_rows = _flat(o, n * th * tw, out.dtype)
+    _gemms(u, _tiles(kernels, xc, padding, th, tw), out=_view(m_rows, o, n * th * tw))
+    parallel.pieces(o, lambda lo, hi: kernels.winograd_output(m_rows, lo, hi, 0, n * th, out),
                     unit=16 * n * th * tw)
     return out
+
+
+def _block_rows(c: int, o: int, tw: int) -> int:
+    """Rows of tiles a block takes where the forward's GEMMs go block by block (0 where
+    they run over the whole map): each thread its own blocks, each block's transforms
+    and GEMMs on operands still in that core's cache. OpenBLAS runs a GEMM of fewer than
+    2**20 multiply-adds on the calling thread alone, so the threads' GEMMs run side by
+    side, not one after the other on both cores; larger blocks ran slower
+    (benchmarks/RESULTS.md). Whole-map GEMMs with 64 channels ran at half the speed
+    (their K is 64) and wrote and read their operands through memory."""
+    rows = (BLAS_ONE_THREAD - 1) // (o * c * tw)
+    return rows if rows * tw >= MIN_BLOCK_TILES else 0
 
 
 def _gemms(a: Any, b: Any, out: Any = None) -> Any:
@@ -81,22 +110,25 @@ def _gemms(a: Any, b: Any, out: Any = None) -> Any:
         return np.matmul(a, b, out=out)
 
 
-def planes(rows: int, cols: int, dtype: Any) -> tuple[Any, Any]:
-    """16 planes of rows x cols, PLANE_GAP apart: (the kernels' (16, rows * cols + gap)
-    array, the GEMMs' (16, rows, cols) view of it)."""
-    flat = allocator.empty((16, rows * cols + PLANE_GAP), dtype)  # often past mmap's size
-    return flat, flat[:, : rows * cols].reshape(16, rows, cols)
+def _flat(rows: int, cols: int, dtype: Any) -> Any:
+    """16 planes of rows x cols for the kernels, PLANE_GAP apart: a (16, rows * cols +
+    gap) array whose row k holds plane k."""
+    return allocator.empty((16, rows * cols + PLANE_GAP), dtype)  # often past mmap's size
+
+
+def _view(flat: Any, rows: int, cols: int) -> Any:
+    """The GEMMs' (16, rows, cols) view of the planes in `flat` (see _flat)."""
+    return flat[:, : rows * cols].reshape(16, rows, cols)
 
 
 def _tiles(kernels: Any, xc: Any, padding: tuple[int, int], th: int, tw: int) -> Any:
-    """(16, C, N*th*tw): B^T d B of xc's tiles (numba_winograd.winograd_input)."""
-    xc = np.ascontiguousarray(xc)
+    """(16, C, N*th*tw): B^T d B of all of xc's tiles (numba_winograd.winograd_input)."""
     c, n = xc.shape[:2]
-    v_rows, v = planes(c, n * th * tw, xc.dtype)
-    parallel.pieces(c, lambda lo, hi: kernels.winograd_input(xc, *padding, th, tw, lo, hi,
-                                                             v_rows),
+    v_rows = _flat(c, n * th * tw, xc.dtype)
+    parallel.pieces(c, lambda lo, hi: kernels.winograd_input(xc, *padding, th, tw, lo, hi, 0,
+                                                             n * th, v_rows),
                     unit=16 * n * th * tw)
-    return v
+    return _view(v_rows, c, n * th * tw)
 
 
 def input_grad(gyc: Any, W: Any, padding: tuple[int, int], hw: tuple[int, int]) -> Any:
@@ -111,16 +143,15 @@ def weight_grad(xc: Any, gyc: Any, padding: tuple[int, int]) -> Any:
     """The weight gradient (O, C, 3, 3) of a convolution of xc (C, N, H, W) with
     `padding`, from gyc (O, N, OH, OW): 16 GEMMs of the output gradient's transformed
     tiles (winograd_output's adjoint) by the input's, then the weight transform's
-    adjoint, kron(G, G)^T."""
-    kernels = fused.compiled()
-    o, n, oh, ow = gyc.shape
+    adjoint, kron(G, G)^T. Over the whole map, not in blocks: a block's GEMMs would each
+    sum over a few tiles into a small (O, C) result, which ran at half the speed."""
+    kernels, xc, gyc = fused.compiled(), np.ascontiguousarray(xc), np.ascontiguousarray(gyc)
+    c, (o, n, oh, ow) = xc.shape[0], gyc.shape
     th, tw = (oh + 1) // 2, (ow + 1) // 2
-    gyc = np.ascontiguousarray(gyc)
-    dm_rows, dm = planes(o, n * th * tw, gyc.dtype)
-    parallel.pieces(o, lambda lo, hi: kernels.winograd_output_grad(gyc, th, tw, lo, hi,
-                                                                   dm_rows),
+    dm_rows = _flat(o, n * th * tw, gyc.dtype)
+    parallel.pieces(o, lambda lo, hi: kernels.winograd_output_grad(gyc, th, tw, lo, hi, 0,
+                                                                   n * th, dm_rows),
                     unit=16 * n * th * tw)
     v = _tiles(kernels, xc, padding, th, tw)
-    du = _gemms(dm, v.transpose(0, 2, 1))  # (16, O, C)
-    c = v.shape[1]
+    du = _gemms(_view(dm_rows, o, n * th * tw), v.transpose(0, 2, 1))  # (16, O, C)
     return _gemms(du.reshape(16, o * c).T, _KRON.astype(gyc.dtype)).reshape(o, c, 3, 3)
