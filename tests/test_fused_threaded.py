@@ -142,6 +142,21 @@ def test_recomputed_cell_states_agree_with_numpy():
     assert compiled[0].shape == (8, 3, 5) and compiled[1].shape == (7, 3, 5)
 
 
+@pytest.mark.parametrize("parts", [1, 2, 3])
+def test_transposed_copies_any_weight(parts):
+    """The backward kernels' W_hh.T, copied in shares of its columns: any shape (rows not
+    a multiple of 16, fewer columns than shares), and a strided weight."""
+    kernels = fused.compiled()
+    rng = np.random.default_rng(parts)
+    for shape in ((1024, 256), (37, 19), (5, 2)):
+        w = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_array_equal(kernels.transposed(w, parts), w.T)
+    w = rng.standard_normal((40, 30)).astype(np.float32)[::2, ::3]
+    got = kernels.transposed(w, parts)
+    np.testing.assert_array_equal(got, w.T)
+    assert got.flags.c_contiguous
+
+
 def test_a_child_forked_after_the_pool_started_runs_the_serial_steps():
     """GNU OpenMP cannot run in a process forked after its pool started: numba ends such a
     child at its first parallel kernel. The child must fall back, and live."""

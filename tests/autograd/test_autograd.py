@@ -285,6 +285,20 @@ def test_dropout_is_seeded_inverted_and_identity_in_eval() -> None:
     assert F.dropout(x, 0.3, training=False) is x
 
 
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+def test_dropout_keeps_a_unit_with_probability_1_minus_p_in_every_dtype(p) -> None:
+    """One seed gives one mask in float32 and float64; the kept share is 1 - p within
+    four standard deviations; an odd count uses half of the last 64-bit draw."""
+    n = 20001
+    lm.manual_seed(5)
+    a = F.dropout(lm.tensor(np.ones(n, np.float32)), p).array
+    lm.manual_seed(5)
+    b = F.dropout(lm.tensor(np.ones(n)), p).array
+    np.testing.assert_array_equal(a != 0, b != 0)
+    assert abs((a != 0).mean() - (1 - p)) < 4 * np.sqrt(p * (1 - p) / n)
+    assert not F.dropout(lm.tensor(np.ones(n)), 1.0).array.any()
+
+
 def test_dropout_gradient_uses_the_same_mask() -> None:
     x = lm.tensor(np.ones(1000), requires_grad=True)
     y = F.dropout(x, 0.5)
