@@ -170,9 +170,13 @@ def test_blocks_of_tiles_give_the_whole_maps_values(rows, any_size, monkeypatch)
         assert np.abs(g - r).max() <= 1e-5 * np.abs(r).max(), name
 
 
-def test_blocks_stay_under_blas_one_thread_size():
+def test_blocks_stay_under_blas_one_thread_size(monkeypatch):
     """A block's GEMM (O x C by C x tiles) has fewer than BLAS_ONE_THREAD multiply-adds,
-    and maps whose blocks would be a tile or two run whole."""
+    maps whose blocks would be a tile or two run whole, and so does every map where
+    NumPy's BLAS is not OpenBLAS."""
+    monkeypatch.setattr(winograd, "_openblas", lambda: False)
+    assert winograd._block_rows(64, 64, 16) == 0
+    monkeypatch.setattr(winograd, "_openblas", lambda: True)
     for c, tw in ((64, 16), (128, 8), (256, 4)):
         rows = winograd._block_rows(c, c, tw)
         assert rows >= 1 and c * c * rows * tw < winograd.BLAS_ONE_THREAD

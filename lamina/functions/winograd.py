@@ -10,6 +10,7 @@ rounding.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -99,7 +100,19 @@ def _block_rows(c: int, o: int, tw: int) -> int:
     (benchmarks/RESULTS.md). Whole-map GEMMs with 64 channels ran at half the speed
     (their K is 64) and wrote and read their operands through memory."""
     rows = (BLAS_ONE_THREAD - 1) // (o * c * tw)
-    return rows if rows * tw >= MIN_BLOCK_TILES else 0
+    return rows if rows * tw >= MIN_BLOCK_TILES and _openblas() else 0
+
+
+@functools.cache
+def _openblas() -> bool:
+    """Whether NumPy's BLAS is OpenBLAS, whose one-thread size the blocks rely on: another
+    BLAS may thread a block's GEMM, and two threads' blocks would then compete for the
+    cores (NumPy's record of its build; whole-map GEMMs where it has none)."""
+    try:
+        name = np.__config__.CONFIG["Build Dependencies"]["blas"]["name"]
+    except (AttributeError, KeyError, TypeError):
+        return False
+    return "openblas" in str(name).lower()
 
 
 def _gemms(a: Any, b: Any, out: Any = None) -> Any:
