@@ -25,8 +25,8 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
 def any_size(monkeypatch):
     """Winograd's for small shapes too, whose edge cases (odd sizes, a map one tile wide)
     are what the tests below check; in use it waits for MIN_CHANNELS channels and
-    MIN_TILES tiles, where it pays."""
-    monkeypatch.setattr(winograd, "MIN_TILES", 1)
+    MIN_TILE_CHANNELS tiles times channels, where it pays."""
+    monkeypatch.setattr(winograd, "MIN_TILE_CHANNELS", 1)
     monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
 
 
@@ -92,15 +92,19 @@ def test_it_runs_only_where_it_applies(case):
             "float64": dict(dtype=np.float64), "groups": dict(groups=2),
             "few tiles": dict(n=1)}[case]
     c, k, dtype = conv.pop("c", 64), conv.pop("k", 3), conv.pop("dtype", np.float32)
-    n = conv.pop("n", 4)  # a 16x16 map is 64 tiles; MIN_TILES is 128
+    n = conv.pop("n", 16)  # a 16x16 map is 64 tiles: 1024 at 64 channels is enough
     x = lm.tensor(np.ones((n, c, 16, 16), dtype), requires_grad=True)
     w = lm.tensor(np.ones((64, c // conv.get("groups", 1), k, k), dtype), requires_grad=True)
     y = lm.nn.functional.conv2d(x, w, padding=1, **conv)
     assert not y.creator.winograd
     # The same call with 64 float32 channels, a 3x3 kernel at stride 1, would.
-    x, w = np.ones((4, 64, 16, 16), np.float32), np.ones((64, 64, 3, 3), np.float32)
+    x, w = np.ones((16, 64, 16, 16), np.float32), np.ones((64, 64, 3, 3), np.float32)
     assert winograd.applies((1, 1), (1, 1), (1, 1), 1, x, w)
-    assert not winograd.applies((1, 1), (1, 1), (1, 1), 1, x[:1], w)  # 64 tiles
+    assert not winograd.applies((1, 1), (1, 1), (1, 1), 1, x[:8], w)  # 512 tiles
+    # With 512 channels, 128 tiles are enough (ResNet-18's last stage at batch 32).
+    x, w = np.ones((32, 512, 4, 4), np.float32), np.ones((512, 512, 3, 3), np.float32)
+    assert winograd.applies((1, 1), (1, 1), (1, 1), 1, x, w)
+    assert not winograd.applies((1, 1), (1, 1), (1, 1), 1, x[:8], w)
 
 
 def test_backward_keeps_the_input_and_no_window_matrix(any_size):

@@ -18,7 +18,8 @@ import numpy as np
 from lamina import allocator, fused, parallel
 
 MIN_CHANNELS = 64
-MIN_TILES = 128
+# Tiles times input channels: the size of the transformed input, over 16.
+MIN_TILE_CHANNELS = 1 << 16
 # The 16 planes of transformed tiles lie a cache line further apart than their size.
 # Most maps make planes a power of two long, which put the same row of every plane into
 # the same cache sets; the transforms, which write or read all 16 planes a few numbers
@@ -36,15 +37,16 @@ def applies(stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[i
     input gradient's padding is 2 - padding), float32 arrays and numba's kernels, and
     enough work for the transforms to pay: MIN_CHANNELS in and out (the transforms'
     passes grow with the channels, the multiplications they save with their product: a
-    32-channel layer of a small CNN ran slower) and MIN_TILES tiles (not the small maps
-    of batch-1 inference, whose 16 GEMMs are too small to beat one, and where
-    transforming the weights costs as much as the product)."""
+    32-channel layer of a small CNN ran slower) and MIN_TILE_CHANNELS tiles times input
+    channels: the fewer the channels, the more tiles its slower GEMMs need to beat
+    im2col's one (64 channels paid from 1024 tiles, 128 from 512, 256 from 256 and 512
+    from 128, forward and backward), and batch-1 inference's maps fall short."""
     if not (W.shape[2:] == (3, 3) and stride == (1, 1) and dilation == (1, 1)
             and groups == 1 and max(padding) <= 2 and min(W.shape[:2]) >= MIN_CHANNELS):
         return False
     n, _, h, w = x.shape
     tiles = n * ((h + 2 * padding[0] - 1) // 2) * ((w + 2 * padding[1] - 1) // 2)
-    return (tiles >= MIN_TILES and fused.compiled() is not None
+    return (tiles * x.shape[1] >= MIN_TILE_CHANNELS and fused.compiled() is not None
             and fused.fits(x, W, contiguous=False))
 
 

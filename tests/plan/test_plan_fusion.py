@@ -166,7 +166,7 @@ def test_a_cropped_convolution_is_the_top_left_of_the_whole(variant, monkeypatch
     dtype, tol = (np.float32, 1e-5) if variant == "winograd" else (np.float64, 1e-12)
     if variant == "winograd":
         monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
-        monkeypatch.setattr(winograd, "MIN_TILES", 1)
+        monkeypatch.setattr(winograd, "MIN_TILE_CHANNELS", 1)
     x = rng.standard_normal((2, 5, 9, 8)).astype(dtype)
     w, b = rng.standard_normal((3, 5, 3, 3)).astype(dtype), rng.standard_normal(3).astype(dtype)
     gy = rng.standard_normal((2, 3, 6, 5)).astype(dtype)
