@@ -128,7 +128,7 @@ def _gemms(a: Any, b: Any, out: Any = None) -> Any:
 def _flat(rows: int, cols: int, dtype: Any) -> Any:
     """16 planes of rows x cols for the kernels, PLANE_GAP apart: a (16, rows * cols +
     gap) array whose row k holds plane k."""
-    return allocator.empty((16, rows * cols + PLANE_GAP), dtype)  # often past mmap's size
+    return allocator.empty((16, rows * cols + PLANE_GAP), dtype)  # often past the mmap threshold
 
 
 def _view(flat: Any, rows: int, cols: int) -> Any:
