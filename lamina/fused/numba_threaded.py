@@ -119,9 +119,10 @@ def four_gates(row, H, u0, u1):  # type: ignore[no-untyped-def]
 
 @threaded
 def transposed(W, parts):  # type: ignore[no-untyped-def]
-    """W.T (C, R) of W (R, C), copied in `parts` shares of its rows on numba's threads:
-    the backward kernels read W_hh.T's rows. Sixteen of W's rows at a time, so the reads
-    of a column stay within sixteen cache lines and each write is a run of sixteen."""
+    """W.T (C, R) of W (R, C), copied in `parts` shares of W's columns (out's rows) on
+    numba's threads: the backward kernels read W_hh.T's rows. Sixteen of W's rows at a
+    time, so the reads of a column stay within sixteen cache lines and each write is a
+    run of sixteen."""
     R, C = W.shape
     out = np.empty((C, R), W.dtype)
     for p in numba.prange(parts):
