@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from lamina.functions.activation import ReLU
+from lamina.functions.array import Transpose
+from lamina.functions.connection import Embedding, Linear
 from lamina.functions.conv import Conv, out_size
 from lamina.functions.pooling import MaxPool
 from lamina.plan.graph import wiring
@@ -15,6 +19,19 @@ from lamina.plan.kernels.conv import ConvKernel
 from lamina.plan.trace import Node, Trace
 
 Rewrite = Callable[[list[Node], Trace], tuple[list[Node], list[str]]]
+
+
+def _new_value(trace: Trace, shape: tuple[int, ...], dtype: object) -> int:
+    """A new op output in the trace's value columns; its number."""
+    for column, value in ((trace.kinds, "op"), (trace.tensors, None), (trace.shapes, shape),
+                          (trace.dtypes, dtype), (trace.arrays, None)):
+        column.append(value)
+    return len(trace.kinds) - 1
+
+
+def _only_reader(v: int, readers: dict[int, int], trace: Trace) -> bool:
+    """Whether one node alone reads value v, and the plan does not return it."""
+    return readers[v] == 1 and v not in trace.outputs
 
 
 def pool_before_relu(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
@@ -28,15 +45,10 @@ def pool_before_relu(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
     for pool in nodes:
         relu = maker.get(pool.inputs[0])
         if not (isinstance(pool.fn, MaxPool) and relu is not None
-                and isinstance(relu.fn, ReLU) and readers[pool.inputs[0]] == 1
-                and pool.inputs[0] not in trace.outputs):
+                and isinstance(relu.fn, ReLU) and _only_reader(pool.inputs[0], readers, trace)):
             continue
-        pooled = len(trace.kinds)  # a new value: the pooled pre-activation
-        for column, value in ((trace.kinds, "op"), (trace.tensors, None),
-                              (trace.shapes, trace.shapes[pool.outputs[0]]),
-                              (trace.dtypes, trace.dtypes[pool.outputs[0]]),
-                              (trace.arrays, None)):
-            column.append(value)
+        # a new value: the pooled pre-activation
+        pooled = _new_value(trace, trace.shapes[pool.outputs[0]], trace.dtypes[pool.outputs[0]])
         out[out.index(relu)] = Node(pool.fn, [relu.inputs[0]], [pooled], relu.index)
         out[out.index(pool)] = Node(relu.fn, [pooled], pool.outputs, pool.index)
         notes.append(f"{pool.name}#{pool.index}(ReLU#{relu.index}(x)) -> ReLU(MaxPool(x))")
@@ -50,8 +62,8 @@ def fuse_conv_pool(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[st
     out, notes = list(nodes), []
     for pool in nodes:
         conv = maker.get(pool.inputs[0])
-        if not (conv is not None and len(conv.inputs) > 1 and readers[pool.inputs[0]] == 1
-                and pool.inputs[0] not in trace.outputs
+        if not (conv is not None and len(conv.inputs) > 1
+                and _only_reader(pool.inputs[0], readers, trace)
                 and fusable(conv.fn, pool.fn, trace.shapes[conv.inputs[1]])):
             continue
         out[out.index(conv)] = Node(ConvMaxPool(conv.fn, pool.fn), conv.inputs,
@@ -70,7 +82,7 @@ def crop_for_pool(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str
         v = pool.inputs[0]
         conv = maker.get(v)
         if not (isinstance(pool.fn, MaxPool) and not any(pool.fn.p) and conv is not None
-                and type(conv.fn) is Conv and readers[v] == 1 and v not in trace.outputs):
+                and type(conv.fn) is Conv and _only_reader(v, readers, trace)):
             continue
         shape = trace.shapes[v]
         size = (1, shape[2]) if pool.fn.nd == 1 else shape[2:]
@@ -87,8 +99,57 @@ def crop_for_pool(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str
     return out, notes
 
 
+def linear_of_embedding(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
+    """linear(embedding(ids, E), W, b) -> embedding(ids, linear(E, W, b)) where there are
+    more ids than rows of E, and likewise through a transpose of the ids' axes.
+
+    The rows of E @ W.T + b are the products of every row the ids can pick, so picking
+    them afterwards gives the same values (to float rounding) and, by the chain rule, the
+    same gradients: E's and W's come from the table's, which is a sum over the ids of
+    the output's rows. With a small vocabulary (a character-level language model's 64
+    rows against 1600 ids) the GEMMs of the input projection, forward and backward, run
+    on 64 rows instead of 1600, and the lookup copies rows of the output width."""
+    readers, maker = wiring(nodes)
+    out, notes = list(nodes), []
+    for lin in nodes:
+        if type(lin.fn) is not Linear:
+            continue
+        between = maker.get(lin.inputs[0])
+        if between is not None and type(between.fn) is Transpose and \
+                _only_reader(between.outputs[0], readers, trace):
+            ndim = len(trace.shapes[between.inputs[0]])
+            axes = None if between.fn.axes is None else tuple(a % ndim for a in between.fn.axes)
+            if axes is None or len(axes) != ndim or axes[-1] != ndim - 1:
+                continue  # the rows' own axis moves
+            look = maker.get(between.inputs[0])
+        else:
+            look, between = between, None
+        if look is None or type(look.fn) is not Embedding or look.fn.padding_idx is not None \
+                or look.fn.scale_grad_by_freq \
+                or not _only_reader(look.outputs[0], readers, trace):
+            continue
+        ids, table = look.inputs
+        rows, count = trace.shapes[table][0], int(np.prod(trace.shapes[ids]))
+        if count <= rows:
+            continue  # the table would be the larger product
+        y = lin.outputs[0]
+        products = _new_value(trace, (rows, trace.shapes[y][-1]), trace.dtypes[y])
+        out[out.index(look)] = Node(Linear(), [table, *lin.inputs[1:]], [products], look.index)
+        if between is not None:  # the ids' axes, moved as the rows' were
+            moved = _new_value(trace, tuple(trace.shapes[ids][a] for a in axes[:-1]),
+                               trace.dtypes[ids])
+            out[out.index(between)] = Node(Transpose(axes[:-1]), [ids], [moved], between.index)
+            ids = moved
+        out[out.index(lin)] = Node(Embedding(), [ids, products], [y], lin.index)
+        notes.append(f"{lin.name}#{lin.index}({'Transpose(' if between else ''}"
+                     f"{look.name}#{look.index}(ids, E){')' if between else ''}, W) -> "
+                     f"Embedding(ids, Linear(E, W)): {rows} rows for {count} ids")
+    return out, notes
+
+
 # In this order: a ReLU moved below the pooling leaves conv -> pool to fuse, or to crop.
-REWRITES: list[Rewrite] = [pool_before_relu, fuse_conv_pool, crop_for_pool]
+REWRITES: list[Rewrite] = [pool_before_relu, fuse_conv_pool, crop_for_pool,
+                           linear_of_embedding]
 
 
 def rewrite(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:

@@ -1,0 +1,125 @@
+"""A plan's linear(embedding(ids, E), W, b) as embedding(ids, linear(E, W, b)): the step's
+loss and gradients against float64 central differences and against eager, and where a
+plan does not rewrite it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from plan_cases import assert_plan_tracks_eager, eager_and_planned
+
+import lamina as lm
+import lamina.functions as F
+import lamina.nn as nn
+from lamina.plan import compile
+
+REWRITTEN = "Embedding(ids, Linear(E, W))"
+
+
+class Projected(nn.Module):
+    """Embedding then Linear, the ids' two axes swapped between them or not."""
+
+    def __init__(self, rows=6, width=5, out=7, bias=True, swap=False, padding_idx=None):
+        super().__init__()
+        self.embed = nn.Embedding(rows, width, padding_idx=padding_idx)
+        self.proj = nn.Linear(width, out, bias=bias)
+        self.swap = swap
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        return self.proj(x.transpose(0, 1) if self.swap else x)
+
+
+def _squares(out, _):
+    return (out * out).sum() / 2
+
+
+def _ids(shape, rows=6, seed=0):
+    return lm.tensor(np.random.default_rng(seed).integers(0, rows, shape))
+
+
+def _float64(model):
+    for p in model.parameters():
+        p.array = p.array.astype(np.float64)
+    return model
+
+
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_gradients_match_central_differences(swap, bias) -> None:
+    lm.manual_seed(0)
+    model, ids = _float64(Projected(bias=bias, swap=swap)), _ids((4, 3))
+    plan = compile(model, _squares, (ids, ids))
+    assert REWRITTEN in plan.describe()
+    model.zero_grad()
+    plan(ids, ids)
+    grads = [np.array(p.grad).reshape(-1) for p in model.parameters()]  # runs below add to them
+    for p, grad in zip(model.parameters(), grads):
+        flat, want = p.array.reshape(-1), []
+        for i in range(flat.size):
+            keep = flat[i]
+            flat[i] = keep + 1e-6
+            up = plan(ids, ids).item()
+            flat[i] = keep - 1e-6
+            down = plan(ids, ids).item()
+            flat[i] = keep
+            want.append((up - down) / 2e-6)
+        np.testing.assert_allclose(grad, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_equals_the_eager_step(swap) -> None:
+    lm.manual_seed(1)
+    model, ids = _float64(Projected(swap=swap)), _ids((4, 3))
+    plan = compile(model, _squares, (ids, ids))
+    assert REWRITTEN in plan.describe()
+    (loss, grads, _), (eager_loss, eager_grads, _) = eager_and_planned(
+        model, _squares, ids, ids, step=plan)
+    assert loss == pytest.approx(eager_loss, rel=1e-12)
+    for name, g in eager_grads.items():
+        np.testing.assert_allclose(grads[name], g, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["fewer ids than rows", "padding_idx", "read twice",
+                                  "rows' axis moved"])
+def test_not_rewritten_where_it_does_not_hold_or_pay(case) -> None:
+    lm.manual_seed(2)
+    ids = _ids((2, 2) if case == "fewer ids than rows" else (4, 3))
+    model = Projected(padding_idx=0 if case == "padding_idx" else None)
+    if case == "read twice":  # the lookup is an output of its own besides the product
+        model.forward = lambda t: (lambda x: model.proj(x).sum() + x.sum())(model.embed(t))
+    if case == "rows' axis moved":  # (4, 5, 3): the product runs over the ids' last axis
+        model.proj = nn.Linear(3, 7)
+        model.forward = lambda t: model.proj(model.embed(t).transpose(1, 2))
+    plan = compile(model, _squares, (ids, ids))
+    assert REWRITTEN not in plan.describe()
+    (loss, grads, _), (eager_loss, eager_grads, _) = eager_and_planned(
+        model, _squares, ids, ids, step=plan)
+    assert loss == pytest.approx(eager_loss, rel=1e-5)
+    for name, g in eager_grads.items():
+        np.testing.assert_allclose(grads[name], g, rtol=1e-5, atol=1e-5)
+
+
+class CharModel(nn.Module):
+    """A character-level language model: 16 symbols, an LSTM, a projection per step."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(16, 8)
+        self.lstm = nn.LSTM(8, 12, batch_first=True)
+        self.head = nn.Linear(12, 16)
+
+    def forward(self, ids):
+        return self.head(self.lstm(self.embed(ids))[0]).reshape(-1, 16)
+
+
+@pytest.mark.parametrize("tune", [False, True])
+def test_a_character_language_model_tracks_eager(tune) -> None:
+    """nn.LSTM's input projection reads the lookup, its ids' axes swapped to time-major:
+    the plan rewrites it and its step stays the eager step (float32)."""
+    lm.manual_seed(3)
+    model, ids = CharModel(), _ids((4, 10), rows=16, seed=4)
+    targets = lm.tensor(np.random.default_rng(5).integers(0, 16, 40))
+    plan = compile(model, F.cross_entropy, (ids, targets), tune=tune)
+    assert REWRITTEN in plan.describe()
+    assert_plan_tracks_eager(model, plan, ids, targets)
