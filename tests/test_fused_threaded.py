@@ -124,24 +124,6 @@ def test_tune_process_quiets_numbas_pool_before_it_starts():
     assert out == ["True", parallel.OMP_SPIN, "2"]
 
 
-def test_recomputed_cell_states_agree_with_numpy():
-    """What a plan's LSTM recomputes in its backward (LSTMSequence.cell_states)."""
-    from lamina.functions.recurrent import LSTMSequence
-
-    rng = np.random.default_rng(8)
-    acts = rng.random((7, 3, 4 * 5), dtype=np.float32)  # activated gates lie in (0, 1)
-    c0 = rng.standard_normal((3, 5)).astype(np.float32)
-    compiled = LSTMSequence.cell_states(acts, c0)
-    fused.set_backend("numpy")
-    try:
-        numpy_out = LSTMSequence.cell_states(acts, c0)
-    finally:
-        fused.set_backend(None)
-    for a, b in zip(compiled, numpy_out, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
-    assert compiled[0].shape == (8, 3, 5) and compiled[1].shape == (7, 3, 5)
-
-
 @pytest.mark.parametrize("parts", [1, 2, 3])
 def test_transposed_copies_any_weight(parts):
     """The backward kernels' W_hh.T, copied in shares of its columns: any shape (rows not

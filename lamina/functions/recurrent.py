@@ -124,25 +124,6 @@ class LSTMSequence(Function):
             np.multiply(a[:, 3 * H :], tcs[t], out=hs[t + 1])
         return hs, cs, tcs
 
-    @staticmethod
-    def cell_states(acts: Any, c0: Any) -> tuple[Any, Any]:
-        """Every step's cell state and its tanh again, from the activated gates acts
-        (T, B, 4H) and c0: (cs (T + 1, B, H) with c0 in [0], tanh(cs[1:]))."""
-        T, B, G = acts.shape
-        H = G // 4
-        cs = np.empty((T + 1, B, H), acts.dtype)
-        cs[0] = c0
-        compiled = fused.compiled()
-        if compiled is not None and fused.fits(acts, cs):
-            tcs = np.empty((T, B, H), acts.dtype)
-            compiled.lstm_cell_states(acts, cs, tcs)
-            return cs, tcs
-        for t in range(T):  # c_t = f * c_(t-1) + i * g
-            a = acts[t]
-            np.multiply(a[:, H : 2 * H], cs[t], out=cs[t + 1])
-            cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
-        return cs, np.tanh(cs[1:])
-
     def backward(self, g_hs: Any, g_hT: Any, g_cT: Any) -> tuple[Any, ...]:
         acts, hs, cs, tcs, W_hh = self.saved_tensors
         T, B, G = acts.shape

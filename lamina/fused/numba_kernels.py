@@ -34,7 +34,6 @@ from lamina.fused.numba_recurrent import (  # noqa: F401 (one namespace: fused.c
     lstm_backward_step,
     lstm_cell_state,
     lstm_cell_state_gm,
-    lstm_cell_states,
     lstm_preactivate,
     lstm_preactivate_gm,
 )

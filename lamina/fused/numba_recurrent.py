@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.fused.numba_math import kernel, scalar, tanh32
+from lamina.fused.numba_math import kernel, scalar
 
 HALF, ONE = np.float32(0.5), np.float32(1.0)
 
@@ -68,24 +68,6 @@ def lstm_backward_step(a, c_prev, tc, g_h, gh, gc, gg):  # type: ignore[no-untyp
         for j in range(h):
             gi[j], gf[j], gG[j], go[j], gcr[j] = lstm_unit_grads(
                 ai[j], af[j], ag[j], ao[j], tr[j], cp[j], ghr[j] + outr[j], gcr[j])
-
-
-@kernel
-def lstm_cell_states(acts, cs, tcs):  # type: ignore[no-untyped-def]
-    """Every step's c = f * c_prev + i * g and tanh(c), again, from the activated gates
-    acts (T, B, 4H) and c0 in cs[0]: into cs[1:] (T + 1, B, H) and tcs (T, B, H). What a
-    plan's LSTM recomputes in its backward rather than keep c and tanh(c) through the
-    step."""
-    T, B, G = acts.shape
-    H = G // 4
-    for t in range(T):
-        for b in range(B):
-            ar, cp, cr, tr = acts[t, b], cs[t, b], cs[t + 1, b], tcs[t, b]
-            ai, af, ag = ar[:H], ar[H:2 * H], ar[2 * H:3 * H]
-            for j in range(H):
-                c = af[j] * cp[j] + ai[j] * ag[j]
-                cr[j] = c
-                tr[j] = tanh32(c)
 
 
 @kernel

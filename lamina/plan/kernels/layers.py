@@ -64,18 +64,13 @@ class CrossEntropyKernel(Kernel, CrossEntropy):
 
 @kernel_for(LSTMSequence)
 class LSTMSequenceKernel(Kernel, LSTMSequence):
-    """Activates the gates over the x-gates' own memory where nothing reads them later,
-    and keeps neither c nor tanh(c): backward recomputes them from the gates, cheap
-    elementwise work against two (T, B, H) arrays held through the step."""
+    """Activates the gates over the x-gates' own memory where nothing reads them later.
+    Keeps c and tanh(c) for backward, as the eager op does: recomputing them there saved
+    two (T, B, H) arrays but cost more time than they take to keep (benchmarks/RESULTS.md)."""
 
     def forward(self, xg: Any, h0: Any, c0: Any, W_hh: Any, b_hh: Any = None
                 ) -> tuple[Any, Any, Any]:
         acts = xg if 0 in self.dead_inputs else xg.copy()
-        hs, cs, _ = self.recur(acts, h0, c0, W_hh, b_hh)
-        self.save_for_backward(acts, hs, cs[0].copy(), W_hh)
+        hs, cs, tcs = self.recur(acts, h0, c0, W_hh, b_hh)
+        self.save_for_backward(acts, hs, cs, tcs, W_hh)
         return hs[1:], hs[-1], cs[-1]
-
-    def backward(self, g_hs: Any, g_hT: Any, g_cT: Any) -> tuple[Any, ...]:
-        acts, hs, c0, W_hh = self.saved_tensors
-        self.saved_tensors = (acts, hs, *self.cell_states(acts, c0), W_hh)
-        return super().backward(g_hs, g_hT, g_cT)
