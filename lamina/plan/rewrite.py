@@ -147,9 +147,42 @@ def linear_of_embedding(nodes: list[Node], trace: Trace) -> tuple[list[Node], li
     return out, notes
 
 
-# In this order: a ReLU moved below the pooling leaves conv -> pool to fuse, or to crop.
+def linear_before_transpose(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
+    """linear(transpose(x), W, b) -> transpose(linear(x, W, b)) where the transpose keeps
+    the features last and the linear makes no more features than it reads.
+
+    The same products, row for row. A transposed view is not contiguous, so the GEMM's
+    flat rows are a copy of it, and so is the gradient the transpose hands back; moved
+    after the linear, the transpose turns the smaller array instead. A time-major
+    recurrent layer's output read batch-first by its per-step head is the case in point."""
+    readers, maker = wiring(nodes)
+    out, notes = list(nodes), []
+    for lin in nodes:
+        turn = maker.get(lin.inputs[0])
+        if type(lin.fn) is not Linear or turn is None or type(turn.fn) is not Transpose \
+                or not _only_reader(lin.inputs[0], readers, trace):
+            continue
+        x, y = turn.inputs[0], lin.outputs[0]
+        if x in maker and type(maker[x].fn) is Transpose:
+            continue  # x is itself a view: the transposes may cancel into rows in order
+        ndim = len(trace.shapes[x])
+        axes = None if turn.fn.axes is None else tuple(a % ndim for a in turn.fn.axes)
+        if axes is None or len(axes) != ndim or axes[-1] != ndim - 1 \
+                or trace.shapes[y][-1] > trace.shapes[x][-1]:
+            continue
+        rows = _new_value(trace, (*trace.shapes[x][:-1], trace.shapes[y][-1]),
+                          trace.dtypes[y])
+        out[out.index(turn)] = Node(Linear(), [x, *lin.inputs[1:]], [rows], turn.index)
+        out[out.index(lin)] = Node(Transpose(axes), [rows], [y], lin.index)
+        notes.append(f"{lin.name}#{lin.index}(Transpose#{turn.index}(x)) -> "
+                     "Transpose(Linear(x))")
+    return out, notes
+
+
+# In this order: a ReLU moved below the pooling leaves conv -> pool to fuse, or to crop;
+# a lookup's transpose goes into the lookup before any linear moves past it.
 REWRITES: list[Rewrite] = [pool_before_relu, fuse_conv_pool, crop_for_pool,
-                           linear_of_embedding]
+                           linear_of_embedding, linear_before_transpose]
 
 
 def rewrite(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:

@@ -1,6 +1,7 @@
-"""A plan's linear(embedding(ids, E), W, b) as embedding(ids, linear(E, W, b)): the step's
-loss and gradients against float64 central differences and against eager, and where a
-plan does not rewrite it."""
+"""A plan's rewrites of a linear layer: linear(embedding(ids, E), W, b) as
+embedding(ids, linear(E, W, b)), and linear(transpose(x)) as transpose(linear(x)). The
+step's loss and gradients against float64 central differences and against eager, and
+where a plan does not rewrite."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import lamina.nn as nn
 from lamina.plan import compile
 
 REWRITTEN = "Embedding(ids, Linear(E, W))"
+MOVED = "Transpose(Linear(x))"
 
 
 class Projected(nn.Module):
@@ -44,6 +46,25 @@ def _float64(model):
     return model
 
 
+def _central_differences(model, plan, x, y) -> None:
+    """Every parameter's gradient from one planned step against central differences of
+    the plan's own loss (float64)."""
+    model.zero_grad()
+    plan(x, y)
+    grads = [np.array(p.grad).reshape(-1) for p in model.parameters()]  # runs below add to them
+    for p, grad in zip(model.parameters(), grads):
+        flat, want = p.array.reshape(-1), []
+        for i in range(flat.size):
+            keep = flat[i]
+            flat[i] = keep + 1e-6
+            up = plan(x, y).item()
+            flat[i] = keep - 1e-6
+            down = plan(x, y).item()
+            flat[i] = keep
+            want.append((up - down) / 2e-6)
+        np.testing.assert_allclose(grad, want, rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("swap", [False, True])
 @pytest.mark.parametrize("bias", [True, False])
 def test_gradients_match_central_differences(swap, bias) -> None:
@@ -51,20 +72,7 @@ def test_gradients_match_central_differences(swap, bias) -> None:
     model, ids = _float64(Projected(bias=bias, swap=swap)), _ids((4, 3))
     plan = compile(model, _squares, (ids, ids))
     assert REWRITTEN in plan.describe()
-    model.zero_grad()
-    plan(ids, ids)
-    grads = [np.array(p.grad).reshape(-1) for p in model.parameters()]  # runs below add to them
-    for p, grad in zip(model.parameters(), grads):
-        flat, want = p.array.reshape(-1), []
-        for i in range(flat.size):
-            keep = flat[i]
-            flat[i] = keep + 1e-6
-            up = plan(ids, ids).item()
-            flat[i] = keep - 1e-6
-            down = plan(ids, ids).item()
-            flat[i] = keep
-            want.append((up - down) / 2e-6)
-        np.testing.assert_allclose(grad, want, rtol=1e-6, atol=1e-7)
+    _central_differences(model, plan, ids, ids)
 
 
 @pytest.mark.parametrize("swap", [False, True])
@@ -123,3 +131,49 @@ def test_a_character_language_model_tracks_eager(tune) -> None:
     plan = compile(model, F.cross_entropy, (ids, targets), tune=tune)
     assert REWRITTEN in plan.describe()
     assert_plan_tracks_eager(model, plan, ids, targets)
+
+
+class TimeMajorHead(nn.Module):
+    """A time-major LSTM read batch-first by a per-step linear head."""
+
+    def __init__(self, width=6, out=4, axes=(1, 0, 2), features=None):
+        super().__init__()
+        self.lstm = nn.LSTM(3, width)
+        self.head = nn.Linear(features or width, out)
+        self.axes = axes
+
+    def forward(self, x):
+        return self.head(self.lstm(x)[0].permute(*self.axes))
+
+
+def _sequence(seed=6, dtype=np.float64):
+    """(time 5, batch 2, features 3)."""
+    return lm.tensor(np.random.default_rng(seed).standard_normal((5, 2, 3)).astype(dtype))
+
+
+def test_a_linear_moved_before_a_transpose_matches_central_differences() -> None:
+    lm.manual_seed(5)
+    model, x = _float64(TimeMajorHead()), _sequence()
+    plan = compile(model, _squares, (x, x))
+    assert MOVED in plan.describe()
+    _central_differences(model, plan, x, x)
+    (loss, grads, _), (eager_loss, eager_grads, _) = eager_and_planned(
+        model, _squares, x, x, step=plan)
+    assert loss == pytest.approx(eager_loss, rel=1e-12)
+    for name, g in eager_grads.items():
+        np.testing.assert_allclose(grads[name], g, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["more features out", "features' axis moved"])
+def test_a_linear_stays_after_a_transpose_where_moving_it_does_not_pay(case) -> None:
+    lm.manual_seed(7)
+    model = (TimeMajorHead(width=6, out=9) if case == "more features out"
+             else TimeMajorHead(width=5, out=4, axes=(0, 2, 1), features=2))  # over the batch
+    x = _sequence(dtype=np.float32)
+    plan = compile(model, _squares, (x, x))
+    assert MOVED not in plan.describe()
+    (loss, grads, _), (eager_loss, eager_grads, _) = eager_and_planned(
+        model, _squares, x, x, step=plan)
+    assert loss == pytest.approx(eager_loss, rel=1e-5)
+    for name, g in eager_grads.items():
+        np.testing.assert_allclose(grads[name], g, rtol=1e-5, atol=1e-5)
