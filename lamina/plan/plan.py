@@ -28,7 +28,7 @@ from lamina.plan.split import (
     splittable_ops,
 )
 from lamina.plan.trace import Trace, TraceError, flatten, trace
-from lamina.plan.tune import pick, timed_step, tune_variants
+from lamina.plan.tune import pick, split_over_whole, timed_step, tune_variants
 from lamina.plan.verify import (
     check_against_eager,
     check_constants,
@@ -258,22 +258,25 @@ class Plan:
         with blas_single_threaded(), preserved(self.model):  # as the slices will run
             for program in programs:
                 tune_variants(program)
-        # Time the split before anything runs BLAS on all threads again: for ~0.1 s after
-        # such a call OpenBLAS's idle threads spin on the cores a slice's thread needs.
-        split_s = self._step_seconds(split, arrays, settle=0.25)
         split.release_memory()  # so that the two never hold their activations at once
         whole = self._compile_whole(arrays)  # a step that is mostly GEMMs may run faster
-        seconds = {"whole": self._step_seconds(whole, arrays), "split": split_s}
+        whole.release_memory()
+        ratio = split_over_whole(lambda runner, settle: self._step_seconds(runner, arrays, settle),
+                                 split, whole)
+        seconds = {"whole": 1.0, "split": ratio}
         return split if pick(seconds, "whole", SPLIT_MARGIN) == "split" else whole
 
-    def _step_seconds(self, runner: Program | Split, arrays: list[Any], rounds: int = 7,
-                      settle: float = 0.0) -> float:
+    def _step_seconds(self, runner: Program | Split, arrays: list[Any], settle: float = 0.0,
+                      rounds: int = 3) -> float:
         """The median of `rounds` steps, after running untimed for `settle` seconds. The
         median, not the minimum: a step whose time varies (BLAS threads woken for each of
-        an LSTM's small GEMMs) runs at its typical time in a loop, not its best."""
+        an LSTM's small GEMMs) runs at its typical time in a loop, not its best. The
+        first step is never timed: it allocates the runner's buffers."""
         times: list[float] = []
-        start, params = time.perf_counter(), list(self.model.parameters())
+        params = list(self.model.parameters())
         with preserved(self.model):
+            timed_step(runner.run, arrays, params)
+            start = time.perf_counter()
             while len(times) < rounds:
                 seconds = timed_step(runner.run, arrays, params)
                 if time.perf_counter() - start >= settle:

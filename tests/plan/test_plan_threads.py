@@ -237,6 +237,36 @@ def test_a_tuned_split_plan_keeps_the_faster_way_and_equals_eager() -> None:
         _close(p.grad, want)
 
 
+def test_the_split_and_the_whole_step_take_turns_when_timed() -> None:
+    """On a machine that slows by a tenth from one timing to the next, a split 0.9 times
+    the whole step's time times 0.9: each round's two timings meet the same drift, once
+    in each order. Timed once each, one after the other, it would time 0.82 or 0.99.
+    And only the runner being timed holds its buffers."""
+    from lamina.plan.tune import split_over_whole
+
+    class Runner:
+        def __init__(self, cost):
+            self.cost, self.held = cost, False
+
+        def release_memory(self):
+            self.held = False
+
+    split, whole = Runner(0.9), Runner(1.0)
+    clock, settles = [1.0], {}
+
+    def seconds(runner, settle):
+        other = whole if runner is split else split
+        assert not other.held
+        runner.held = True
+        settles[runner] = settle
+        clock[0] *= 1.1
+        return runner.cost * clock[0]
+
+    assert split_over_whole(seconds, split, whole) == pytest.approx(0.9, rel=0.01)
+    assert settles == {split: 0.1, whole: 0.0}
+    assert not split.held and not whole.held
+
+
 def test_split_arguments_are_checked() -> None:
     model = MODELS["mlp"][0]()
     with pytest.raises(ValueError, match="threads must be an int >= 1"):
