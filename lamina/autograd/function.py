@@ -77,7 +77,8 @@ class Function:
         ys = self.forward(*[x.array for x in xs])
         # NumPy returns a scalar, not a 0-d array, from a reduction or a ufunc on 0-d arrays;
         # a Tensor's data is always an array (so `t.array[...] = v` works on a loss too).
-        if type(ys) is not np.ndarray:
+        one = type(ys) is np.ndarray
+        if not one:
             ys = _no_scalars(ys)
         if not record:
             outs = tuple(Tensor(y) for y in ys) if isinstance(ys, tuple) else Tensor(ys)
@@ -94,6 +95,8 @@ class Function:
                 outs = Tensor._from_op(ys, self, gen + 1, 0)
             if self.saved_tensors:
                 self._note_versions(xs, outs)
+        if not one or (ys.ndim > 1 and not ys.flags.c_contiguous):  # see note_layouts
+            note_layouts(outs, xs)
         if state.tracer is not None:
             state.tracer.record(self, xs, outs)
         return outs
@@ -132,6 +135,25 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{self.name} generation={self.generation}>"
+
+
+def note_layouts(outs: Any, xs: tuple[Tensor, ...]) -> None:
+    """Mark each output whose memory order lamina chose (see Tensor._layout_chosen): one
+    not in row-major order, in memory of its own (a convolution's channel-major output,
+    what elementwise ops make of it), or viewing an input that was so marked. A view of
+    any other input is strided as the user asked (a transpose), as PyTorch's would be."""
+    for y in outs if type(outs) is tuple else (outs,):
+        a = y.array
+        if a.ndim < 2 or a.flags.c_contiguous:
+            continue
+        base = a if a.base is None else a.base
+        for x in xs:
+            if base is x.array or base is x.array.base:
+                if x._layout_chosen:
+                    y._extras()["layout_chosen"] = True
+                break
+        else:
+            y._extras()["layout_chosen"] = True
 
 
 def _no_scalars(ys: Any) -> Any:

@@ -48,29 +48,43 @@ def share_version(out: Tensor, x: Tensor) -> Tensor:
 
 
 def view(x: Tensor, *shape: Any) -> Tensor:
-    """x's memory seen with another shape (one size may be -1); never copies.
+    """x's memory seen with another shape (one size may be -1), without a copy, as
+    PyTorch's. Where lamina chose x's memory order (a convolution's output is
+    channel-major, see Tensor._layout_chosen), PyTorch's tensor would be contiguous and
+    its view would succeed: x is then reshaped, copying if its memory cannot be viewed so.
 
     Raises:
-        RuntimeError: the memory layout cannot be viewed so (after a transpose, say);
-            `reshape` copies when it must.
+        RuntimeError: x's strides (after a transpose, say) cannot be viewed so; `reshape`
+            copies when it must.
+        ShapeError: the shape does not hold x's number of elements.
 
     Examples:
         >>> lm.arange(6).view(2, -1).shape
         lamina.Size([2, 3])
     """
     shape = sizes_arg(shape)
+    if not _holds(shape, x.array.size):
+        raise ShapeError(f"view: shape {list(shape)} is invalid for input of size "
+                         f"{x.array.size}")
     probe = x.array.view()
     try:
         probe.shape = shape
-    except (AttributeError, ValueError) as e:
-        if "size" in str(e) or x.array.size != math.prod(s for s in shape if s != -1):
-            raise ShapeError(f"view: shape {list(shape)} is invalid for input of size "
-                             f"{x.array.size}") from None
+    except (AttributeError, ValueError):
+        if x._layout_chosen:
+            return reshape(x, shape)
         raise RuntimeError(
             f"view: size {list(shape)} is not compatible with the input's size "
             f"{tuple(x.shape)} and stride (at least one dimension spans across two "
             "contiguous subspaces); use .reshape(...) instead") from None
     return share_version(reshape(x, shape), x)
+
+
+def _holds(shape: tuple[int, ...], size: int) -> bool:
+    """Whether `shape` (at most one -1, the rest non-negative) has `size` elements."""
+    known = math.prod(s for s in shape if s != -1)
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        return False
+    return known == size if -1 not in shape else known > 0 and size % known == 0
 
 
 def permute(x: Tensor, *dims: Any) -> Tensor:

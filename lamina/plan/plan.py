@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina.autograd.function import note_layouts
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
@@ -150,6 +151,7 @@ class Plan:
                              "loss); an inference plan has no gradients")
         arrays = self._inputs(batch)
         results = [Tensor(np.array(r)) for r in self._runner(arrays).run(arrays, grad_scale)]
+        note_layouts(tuple(results), ())  # laid out as the plan's kernels made them
         results = self._carry(results)
         if not self.train:
             return results[0] if len(results) == 1 else tuple(results)
