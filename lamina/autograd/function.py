@@ -50,6 +50,26 @@ class Function:
         """The op's name, used in error messages."""
         return type(self).__name__
 
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """Where each input's gradient goes next, PyTorch's graph walk: (the op that made
+        it, which of its outputs) for an op's output, (an AccumulateGrad holding it as
+        `variable`) for a leaf that requires grad, (None, 0) otherwise. Empty once
+        backward has freed this op's inputs (PyTorch keeps the graph's shape).
+
+        Examples:
+            >>> x = lm.ones(2, requires_grad=True)
+            >>> [type(f).__name__ for f, _ in ((x * 2).sum().grad_fn.next_functions)]
+            ['Mul']
+        """
+        nexts = []
+        for x in vars(self).get("inputs", ()):
+            if x.creator is not None:
+                nexts.append((x.creator, x.output_index))
+            else:
+                nexts.append((AccumulateGrad(x) if x.requires_grad else None, 0))
+        return tuple(nexts)
+
     def save_for_backward(self, *arrays: Any) -> None:
         """Keep arrays for `backward`; they are released once backward has used them.
 
@@ -135,6 +155,17 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{self.name} generation={self.generation}>"
+
+
+class AccumulateGrad:
+    """A leaf's end of the graph in `next_functions`, as PyTorch's: `variable` is the leaf,
+    whose .grad backward accumulates into."""
+
+    def __init__(self, variable: Tensor) -> None:
+        self.variable = variable
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
 
 
 def note_layouts(outs: Any, xs: tuple[Tensor, ...]) -> None:

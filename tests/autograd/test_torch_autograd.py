@@ -89,6 +89,35 @@ def test_version_counters_count_writes_and_views_share_them() -> None:
         np.testing.assert_array_equal(np.asarray(x.tolist()), [1, 2, 2])
 
 
+def _walk(fn, seen=0):
+    """The graph below grad_fn as PyTorch's tutorial walks it: per next function, "op"
+    (and its own), "leaf" with whether `variable` is one of the leaves, or None."""
+    out = []
+    for nxt, index in fn.next_functions:
+        if nxt is None:
+            out.append((None, index))
+        elif hasattr(nxt, "variable"):
+            out.append(("leaf", index, nxt.variable.shape))
+        else:
+            out.append(("op", index, _walk(nxt)))
+    return out
+
+
+def test_next_functions_walk_the_graph_as_pytorchs() -> None:
+    graphs = []
+    for lib in (torch, lamina):
+        w = lib.tensor(np.ones((3, 2)), requires_grad=True)
+        b = lib.tensor(np.zeros(2), requires_grad=True)
+        x = lib.tensor(np.ones((4, 3)))
+        loss = ((x @ w + b) * 2).sum()
+        graphs.append(_walk(loss.grad_fn))
+        leaves = {id(f.variable) for f, _ in loss.grad_fn.next_functions[0][0]
+                  .next_functions[0][0].next_functions if f is not None and
+                  hasattr(f, "variable")}
+        assert leaves == {id(b)}
+    assert graphs[0] == graphs[1]
+
+
 def _sgd_run(lib, manual: bool) -> list[float]:
     lib.manual_seed(0)
     rng = np.random.default_rng(0)
