@@ -91,6 +91,10 @@ x.tolist()
 i.tolist()
 s.item()
 x.sum().item()
+f"{s:.3f}"
+format(x.sum(), ".2e")
+f"{x:.2f}" !TypeError
+f"{i.sum():5d}"
 x.numpy() !RuntimeError
 x.detach().numpy()
 torch.zeros(2).item() !RuntimeError

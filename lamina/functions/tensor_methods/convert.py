@@ -306,6 +306,13 @@ class ConvertMethods:
             )
         return bool(self.array)
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its number (`f"{loss:.4f}"`), as PyTorch's; any other
+        takes no format spec."""
+        if self.array.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
     # -- operators (in lamina.functions.math) --------------------------------------------
 
     # -- in place ------------------------------------------------------------------------
