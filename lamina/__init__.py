@@ -76,6 +76,7 @@ from lamina.creation import (
 )
 from lamina.dtypes import (
     Size,
+    bfloat16,
     bool,
     device,
     double,
@@ -137,6 +138,7 @@ __all__ = [
     "backward_stream",
     "bernoulli",
     "bool",
+    "bfloat16",
     "compile",
     "cuda",
     "data",

@@ -25,6 +25,27 @@ int32 = int = np.dtype(np.int32)  # noqa: A001 - PyTorch's alias
 int64 = long = np.dtype(np.int64)
 bool = np.dtype(np.bool_)  # noqa: A001 - PyTorch's name
 
+
+
+class Unsupported:
+    """A PyTorch dtype NumPy has not got. Its name exists, so that a script naming it
+    (`autocast(dtype=torch.bfloat16)`, a table of dtypes) runs; making a tensor of it
+    raises, naming the fix."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"lamina.{self.name}"
+
+    def refuse(self) -> TypeError:
+        return TypeError(f"dtype: lamina.{self.name}: NumPy, which lamina computes with, "
+                         f"has no {self.name}; use lamina.float32 (autocast with "
+                         f"dtype={self.name} runs its block in full precision)")
+
+
+bfloat16 = Unsupported("bfloat16")
+
 _PYTHON = {"float": float64, "int": int64, "bool": bool}
 _NAMES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
           "short": int16, "bool": bool}
@@ -128,12 +149,16 @@ def resolve(d: Any) -> np.dtype | None:
     type (float means float64, as in PyTorch), as a NumPy dtype; None stays None."""
     if d is None or isinstance(d, np.dtype):
         return d
+    if isinstance(d, Unsupported):
+        raise d.refuse()
     if isinstance(d, type) and d.__name__ in _PYTHON and d.__module__ == "builtins":
         return _PYTHON[d.__name__]
     if isinstance(d, str):
         name = d.removeprefix("torch.").removeprefix("lamina.")
         if name in _NAMES:
             return _NAMES[name]
+        if name == bfloat16.name:
+            raise bfloat16.refuse()
         d = name
     try:
         out = np.dtype(d)

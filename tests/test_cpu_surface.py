@@ -51,6 +51,22 @@ def test_autocast_and_grad_scaler_pass_through() -> None:
             assert not lib.cuda.amp.GradScaler().is_enabled()
 
 
+def test_bfloat16_is_a_name_a_script_can_use_and_a_dtype_it_cannot() -> None:
+    """nanoGPT's train.py builds {"float32": torch.float32, "bfloat16": torch.bfloat16,
+    ...} and autocasts with it: both run. A tensor of it cannot be made (NumPy has no
+    bfloat16), and the error says so and what to use."""
+    dtypes = {"float32": lamina.float32, "bfloat16": lamina.bfloat16}
+    with lamina.autocast(device_type="cpu", dtype=dtypes["bfloat16"]):
+        y = lamina.ones(2) * 2
+    assert y.dtype == lamina.float32 and repr(lamina.bfloat16) == "lamina.bfloat16"
+    assert lamina.ones(2).dtype != lamina.bfloat16
+    for make in (lambda: lamina.zeros(2, dtype=lamina.bfloat16),
+                 lambda: lamina.ones(2).to(lamina.bfloat16),
+                 lambda: lamina.tensor([1.0], dtype="torch.bfloat16")):
+        with pytest.raises(TypeError, match="no bfloat16; use lamina.float32"):
+            make()
+
+
 def test_one_process_of_one_and_the_way_to_distribute() -> None:
     dist = lamina.distributed
     assert dist.get_rank() == 0 and dist.get_world_size() == 1
