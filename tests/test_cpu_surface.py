@@ -23,6 +23,10 @@ def test_gpu_queries_answer_as_pytorch_on_a_cpu_machine() -> None:
         lib.set_float32_matmul_precision("high")
         assert lib.get_float32_matmul_precision() == "high"
         lib.set_float32_matmul_precision("highest")
+        x = lib.ones(2)
+        assert x.is_pinned() is False
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device"):
+            x.pin_memory()
         assert lib.distributed.is_available() and not lib.distributed.is_initialized()
 
 

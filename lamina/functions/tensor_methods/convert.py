@@ -142,6 +142,27 @@ class ConvertMethods:
 
         dtypes.check_device("cuda")
 
+    def pin_memory(self, device: Any = None) -> Any:
+        """Raises, as PyTorch's does on a machine with no accelerator: pinned memory is
+        for copies to one. `is_pinned()` is False.
+
+        Examples:
+            >>> lm.zeros(1).pin_memory()  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            RuntimeError: Cannot access accelerator device when none is available...
+        """
+        raise RuntimeError("Cannot access accelerator device when none is available. "
+                           "(lamina computes on the CPU; a batch needs no pinning)")
+
+    def is_pinned(self, device: Any = None) -> bool:
+        """False: nothing is pinned here (see pin_memory).
+
+        Examples:
+            >>> lm.zeros(1).is_pinned()
+            False
+        """
+        return False
+
     def get_device(self) -> int:
         """-1, PyTorch's number for the CPU.
 
