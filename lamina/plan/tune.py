@@ -62,19 +62,24 @@ def tune_variants(program: Program, rounds: int = 7, budget: float = 20.0) -> No
 
 
 def split_over_whole(seconds: Callable[[Any, float], float], split: Any, whole: Any,
-                     rounds: int = 4) -> float:
+                     rounds: int = 4, first: float | None = None) -> float:
     """A split step's time over the whole step's: the median of each round's ratio, the
-    two taking turns in an order that alternates; `seconds(runner, settle)` times one.
-    The machine's speed drifts over seconds, and timed once each, one after the other, a
-    slow moment decided between them. Each drops its buffers after its turn: the two
-    never hold a step's activations at once (a turn's first step, untimed, makes them)."""
+    two taking turns in an order that alternates, the split first in the first round;
+    `seconds(runner, settle=...)` times one, and `first` is the split's first time where it
+    was taken already. The machine's speed drifts over seconds, and timed once each, one
+    after the other, a slow moment decided between them. Each drops its buffers after its
+    turn: the two never hold a step's activations at once (a turn's first step, untimed,
+    makes them)."""
     ratios = []
     for r in range(rounds):
         times = {}
-        for name, runner in (("split", split), ("whole", whole))[:: 1 if r % 2 else -1]:
+        for name, runner in (("split", split), ("whole", whole))[:: -1 if r % 2 else 1]:
+            if r == 0 and name == "split" and first is not None:
+                times[name] = first
+                continue
             # After the whole step's BLAS calls, OpenBLAS's idle threads spin for up to
             # 0.1 s on the cores that the split's threads need.
-            times[name] = seconds(runner, 0.1 if name == "split" else 0.0)
+            times[name] = seconds(runner, settle=0.1 if name == "split" else 0.0)
             runner.release_memory()
         ratios.append(times["split"] / times["whole"])
     return statistics.median(ratios)

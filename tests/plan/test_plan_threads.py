@@ -252,19 +252,27 @@ def test_the_split_and_the_whole_step_take_turns_when_timed() -> None:
             self.held = False
 
     split, whole = Runner(0.9), Runner(1.0)
-    clock, settles = [1.0], {}
+    clock, settles, turns = [1.0], {}, []
 
     def seconds(runner, settle):
         other = whole if runner is split else split
         assert not other.held
         runner.held = True
         settles[runner] = settle
+        turns.append(runner)
         clock[0] *= 1.1
         return runner.cost * clock[0]
 
     assert split_over_whole(seconds, split, whole) == pytest.approx(0.9, rel=0.01)
     assert settles == {split: 0.1, whole: 0.0}
     assert not split.held and not whole.held
+    assert turns == [split, whole, whole, split, split, whole, whole, split]
+    # The split's first turn taken before (as the plan does, before the whole step
+    # compiles): the same rounds, one timing fewer.
+    clock[0], turns[:] = 1.1, []
+    first = split.cost * clock[0]
+    assert split_over_whole(seconds, split, whole, first=first) == pytest.approx(0.9, rel=0.01)
+    assert turns == [whole, whole, split, split, whole, whole, split]
 
 
 def test_split_arguments_are_checked() -> None:
