@@ -46,6 +46,15 @@ def _float64(model):
     return model
 
 
+def _tracks_eager(model, plan, x, y, tol) -> None:
+    """One planned and one eager step from the same state: the same loss and gradients."""
+    (loss, grads, _), (eager_loss, eager_grads, _) = eager_and_planned(
+        model, _squares, x, y, step=plan)
+    assert loss == pytest.approx(eager_loss, rel=tol)
+    for name, g in eager_grads.items():
+        np.testing.assert_allclose(grads[name], g, rtol=tol, atol=tol)
+
+
 def _central_differences(model, plan, x, y) -> None:
     """Every parameter's gradient from one planned step against central differences of
     the plan's own loss (float64)."""
@@ -81,11 +90,7 @@ def test_equals_the_eager_step(swap) -> None:
     model, ids = _float64(Projected(swap=swap)), _ids((4, 3))
     plan = compile(model, _squares, (ids, ids))
     assert REWRITTEN in plan.describe()
-    (loss, grads, _), (eager_loss, eager_grads, _) = eager_and_planned(
-        model, _squares, ids, ids, step=plan)
-    assert loss == pytest.approx(eager_loss, rel=1e-12)
-    for name, g in eager_grads.items():
-        np.testing.assert_allclose(grads[name], g, rtol=1e-10, atol=1e-12)
+    _tracks_eager(model, plan, ids, ids, 1e-10)
 
 
 @pytest.mark.parametrize("case", ["fewer ids than rows", "padding_idx", "read twice",
@@ -101,11 +106,7 @@ def test_not_rewritten_where_it_does_not_hold_or_pay(case) -> None:
         model.forward = lambda t: model.proj(model.embed(t).transpose(1, 2))
     plan = compile(model, _squares, (ids, ids))
     assert REWRITTEN not in plan.describe()
-    (loss, grads, _), (eager_loss, eager_grads, _) = eager_and_planned(
-        model, _squares, ids, ids, step=plan)
-    assert loss == pytest.approx(eager_loss, rel=1e-5)
-    for name, g in eager_grads.items():
-        np.testing.assert_allclose(grads[name], g, rtol=1e-5, atol=1e-5)
+    _tracks_eager(model, plan, ids, ids, 1e-5)
 
 
 class CharModel(nn.Module):
@@ -157,11 +158,7 @@ def test_a_linear_moved_before_a_transpose_matches_central_differences() -> None
     plan = compile(model, _squares, (x, x))
     assert MOVED in plan.describe()
     _central_differences(model, plan, x, x)
-    (loss, grads, _), (eager_loss, eager_grads, _) = eager_and_planned(
-        model, _squares, x, x, step=plan)
-    assert loss == pytest.approx(eager_loss, rel=1e-12)
-    for name, g in eager_grads.items():
-        np.testing.assert_allclose(grads[name], g, rtol=1e-10, atol=1e-12)
+    _tracks_eager(model, plan, x, x, 1e-10)
 
 
 @pytest.mark.parametrize("case", ["more features out", "features' axis moved"])
@@ -172,8 +169,4 @@ def test_a_linear_stays_after_a_transpose_where_moving_it_does_not_pay(case) -> 
     x = _sequence(dtype=np.float32)
     plan = compile(model, _squares, (x, x))
     assert MOVED not in plan.describe()
-    (loss, grads, _), (eager_loss, eager_grads, _) = eager_and_planned(
-        model, _squares, x, x, step=plan)
-    assert loss == pytest.approx(eager_loss, rel=1e-5)
-    for name, g in eager_grads.items():
-        np.testing.assert_allclose(grads[name], g, rtol=1e-5, atol=1e-5)
+    _tracks_eager(model, plan, x, x, 1e-5)
