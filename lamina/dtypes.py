@@ -26,7 +26,6 @@ int64 = long = np.dtype(np.int64)
 bool = np.dtype(np.bool_)  # noqa: A001 - PyTorch's name
 
 
-
 class Unsupported:
     """A PyTorch dtype NumPy has not got. Its name exists, so that a script naming it
     (`autocast(dtype=torch.bfloat16)`, a table of dtypes) runs; making a tensor of it
