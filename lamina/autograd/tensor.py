@@ -101,7 +101,7 @@ class Tensor(AutogradMethods):
             tensor([2.])
             tensor([2.], requires_grad=True)
         """
-        return Tensor(self.array)
+        return Tensor(self.array)._layout_from(self)
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -181,15 +181,6 @@ class Tensor(AutogradMethods):
         """How many in-place changes this tensor's memory has seen (shared with its views)."""
         vc = self._vc
         return vc[0] if vc else 0
-
-    @property
-    def _layout_chosen(self) -> bool:
-        """Whether lamina chose this tensor's memory order, which is not row-major: a
-        convolution keeps its output channel-major, and the ops after it keep that
-        order, where PyTorch's outputs are contiguous. `view` copies such a tensor where
-        its memory cannot be viewed so, as PyTorch's contiguous one could be."""
-        extra = self._extra
-        return bool(extra) and extra.get("layout_chosen", False)
 
     def _extras(self) -> dict[str, Any]:
         """The rarely used state (hooks, retain_grad, past places), made on first need."""

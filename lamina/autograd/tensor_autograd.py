@@ -119,9 +119,24 @@ class AutogradMethods:
             >>> (x * 2).detach().requires_grad
             False
         """
-        out = _tensor_class()(self.array)
+        out = _tensor_class()(self.array)._layout_from(self)
         out._vc = self._counter()
         return out
+
+    @property
+    def _layout_chosen(self) -> bool:
+        """Whether lamina chose this tensor's memory order, which is not row-major: a
+        convolution keeps its output channel-major, and the ops after it keep that
+        order, where PyTorch's outputs are contiguous. `view` copies such a tensor where
+        its memory cannot be viewed so, as PyTorch's contiguous one could be."""
+        extra = self._extra
+        return bool(extra) and extra.get("layout_chosen", False)
+
+    def _layout_from(self, other: Tensor) -> Tensor:
+        """This tensor, on other's array, marked as other is (see _layout_chosen)."""
+        if other._layout_chosen:
+            self._extras()["layout_chosen"] = True
+        return self
 
     def copy(self) -> Tensor:
         """A new leaf with a copy of the array, requiring grad as this one does (lamina's

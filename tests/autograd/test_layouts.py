@@ -55,6 +55,15 @@ def test_view_without_gradients_and_from_a_plan() -> None:
                                rtol=1e-5, atol=1e-5)
 
 
+def test_detach_and_data_keep_what_view_needs() -> None:
+    """A convolution's features taken out of the graph flatten as PyTorch's do."""
+    x, w, b = _arrays()
+    want = _features(torch, *(torch.tensor(a) for a in (x, w, b))).view(3, -1).numpy()
+    y = _features(lamina, *(lamina.tensor(a, requires_grad=True) for a in (x, w, b)))
+    for t in (y.detach(), y.data, y.detach().requires_grad_()):
+        np.testing.assert_allclose(t.view(3, -1).array, want, rtol=1e-5, atol=1e-5)
+
+
 def test_a_transposed_tensor_is_still_strided_as_pytorchs() -> None:
     for lib in (torch, lamina):
         m = lib.tensor(np.arange(12.0).reshape(3, 4))
