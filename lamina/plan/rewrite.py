@@ -34,6 +34,14 @@ def _only_reader(v: int, readers: dict[int, int], trace: Trace) -> bool:
     return readers[v] == 1 and v not in trace.outputs
 
 
+def _rows_kept(turn: Node, trace: Trace) -> tuple[int, ...] | None:
+    """A transpose's axes, non-negative, where it keeps the last axis last (it moves whole
+    rows); None where it moves that axis or gives no axes."""
+    ndim = len(trace.shapes[turn.inputs[0]])
+    axes = None if turn.fn.axes is None else tuple(a % ndim for a in turn.fn.axes)
+    return axes if axes is not None and len(axes) == ndim and axes[-1] == ndim - 1 else None
+
+
 def pool_before_relu(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
     """max_pool(relu(x)) -> relu(max_pool(x)) where nothing else reads relu(x).
 
@@ -117,9 +125,8 @@ def linear_of_embedding(nodes: list[Node], trace: Trace) -> tuple[list[Node], li
         between = maker.get(lin.inputs[0])
         if between is not None and type(between.fn) is Transpose and \
                 _only_reader(between.outputs[0], readers, trace):
-            ndim = len(trace.shapes[between.inputs[0]])
-            axes = None if between.fn.axes is None else tuple(a % ndim for a in between.fn.axes)
-            if axes is None or len(axes) != ndim or axes[-1] != ndim - 1:
+            axes = _rows_kept(between, trace)
+            if axes is None:
                 continue  # the rows' own axis moves
             look = maker.get(between.inputs[0])
         else:
@@ -165,10 +172,8 @@ def linear_before_transpose(nodes: list[Node], trace: Trace) -> tuple[list[Node]
         x, y = turn.inputs[0], lin.outputs[0]
         if x in maker and type(maker[x].fn) is Transpose:
             continue  # x is itself a view: the transposes may cancel into rows in order
-        ndim = len(trace.shapes[x])
-        axes = None if turn.fn.axes is None else tuple(a % ndim for a in turn.fn.axes)
-        if axes is None or len(axes) != ndim or axes[-1] != ndim - 1 \
-                or trace.shapes[y][-1] > trace.shapes[x][-1]:
+        axes = _rows_kept(turn, trace)
+        if axes is None or trace.shapes[y][-1] > trace.shapes[x][-1]:
             continue
         rows = _new_value(trace, (*trace.shapes[x][:-1], trace.shapes[y][-1]),
                           trace.dtypes[y])
