@@ -7,24 +7,20 @@
     tensor([2., 4., 6.])
 """
 
+import importlib as _importlib
+
 from lamina import (
     accelerator,
     amp,
     autograd,
     backends,
     cuda,
-    data,
-    distributed,
     functions,
-    io,
     nn,
-    onnx,
     optim,
     parallel,
-    plan,
     return_types,
     runtime,
-    train,
     utils,
 )
 from lamina.amp import autocast
@@ -98,7 +94,6 @@ from lamina.dtypes import (
     uint8,
 )
 from lamina.errors import DataError, DTypeError, ShapeError
-from lamina.io.serialize import load, save
 from lamina.parallel import get_num_threads, set_num_threads
 from lamina.random import (
     Generator,
@@ -114,6 +109,26 @@ from lamina.version import __version__
 
 Variable = Tensor
 finfo, iinfo = __import__("numpy").finfo, __import__("numpy").iinfo
+
+# Imported at first use, not by `import lamina`: files, plans, training and Ray bring in
+# asyncio, ssl and multiprocessing, which a script that only builds and trains a model
+# never needs. `lamina.plan` and `import lamina.plan` both work as before.
+_LAZY_MODULES = ("data", "distributed", "io", "onnx", "plan", "train")
+_LAZY_NAMES = {"load": "lamina.io.serialize", "save": "lamina.io.serialize"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_MODULES:
+        return _importlib.import_module(f"lamina.{name}")
+    if name in _LAZY_NAMES:
+        value = getattr(_importlib.import_module(_LAZY_NAMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'lamina' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))
 
 
 __all__ = [
@@ -141,9 +156,7 @@ __all__ = [
     "bfloat16",
     "compile",
     "cuda",
-    "data",
     "device",
-    "distributed",
     "double",
     "empty",
     "empty_like",
@@ -172,11 +185,9 @@ __all__ = [
     "int16",
     "int32",
     "int64",
-    "io",
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "linspace",
-    "load",
     "logspace",
     "long",
     "manual_seed",
@@ -186,10 +197,8 @@ __all__ = [
     "normal",
     "ones",
     "ones_like",
-    "onnx",
     "optim",
     "parallel",
-    "plan",
     "promote_types",
     "rand",
     "rand_like",
@@ -201,7 +210,6 @@ __all__ = [
     "return_types",
     "runtime",
     "seed",
-    "save",
     "set_default_dtype",
     "set_float32_matmul_precision",
     "set_grad_enabled",
@@ -209,10 +217,11 @@ __all__ = [
     "set_rng_state",
     "short",
     "tensor",
-    "train",
     "uint8",
     "utils",
     "zeros",
     "zeros_like",
     *_tensor_functions,
+    *_LAZY_MODULES,
+    *_LAZY_NAMES,
 ]
