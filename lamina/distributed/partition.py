@@ -17,6 +17,7 @@ from lamina.autograd.tensor import Tensor, tensor
 from lamina.distributed.cluster import spread
 from lamina.nn.container import Sequential
 from lamina.nn.registry import from_config
+from lamina.nn.state_dict import state_arrays
 from lamina.optim.config import from_config as optim_from_config
 
 
@@ -40,7 +41,7 @@ class Stage:
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """The stage's weights and buffers (names local to the stage)."""
-        return self.model.state_dict()
+        return state_arrays(self.model)
 
     def forward(self, x: np.ndarray, training: bool) -> np.ndarray:
         """Run the stage on an activation; keep the graph for backward."""
@@ -104,7 +105,7 @@ class Pipeline:
         for (a, b), place in zip(zip(bounds, bounds[1:]), spread(len(bounds) - 1)):
             part = Sequential(*[model[i] for i in range(a, b)])
             actor = ray.remote(Stage).options(**place).remote(part.to_config(), optimizer, a)
-            ray.get(actor.load.remote(part.state_dict()))
+            ray.get(actor.load.remote(state_arrays(part)))
             self.stages.append(actor)
 
     def forward(self, x: Any) -> Tensor:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from lamina.backend import to_numpy
+from lamina.nn.state_dict import state_arrays
 
 FORMAT = 1
 _META_KEY = "lamina"
@@ -138,8 +139,7 @@ def save(path: str | os.PathLike, model: Any, optimizer: Any = None,
     Examples:
         >>> lm.io.save("ckpt.safetensors", model, optimizer, extra={"epoch": 3})
     """
-    state = model.state_dict() if hasattr(model, "state_dict") else dict(model)
-    arrays = {k: _contiguous(v) for k, v in state.items()}
+    arrays = {k: _contiguous(v) for k, v in state_arrays(model).items()}
     extra_arrays: dict[str, np.ndarray] = {}
     meta: dict[str, Any] = {"format": FORMAT, "config": None,
                             "extra": split_arrays(extra or {}, _EXTRA_PREFIX, extra_arrays)}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from lamina.io.checkpoint import _contiguous, _safetensors, atomic_write, read
 from lamina.nn.layer import Layer
+from lamina.nn.state_dict import state_arrays
 
 
 def save_torch_state(model: Layer, path: str | os.PathLike) -> Path:
@@ -20,7 +21,7 @@ def save_torch_state(model: Layer, path: str | os.PathLike) -> Path:
     Load it in PyTorch with
     `torch_model.load_state_dict(safetensors.torch.load_file(path))`.
     """
-    state = {k: _contiguous(v) for k, v in model.state_dict().items()}
+    state = {k: _contiguous(v) for k, v in state_arrays(model).items()}
     return atomic_write(path, _safetensors().save(state))
 
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
-from lamina.backend import to_numpy
 from lamina.errors import DTypeError, ShapeError
 from lamina.nn.factory import add_factory_kwargs
 from lamina.nn.module_tree import TreeMethods
+from lamina.nn.state_dict import StateDictMethods
 
 
 class Parameter(Tensor):
@@ -51,7 +50,7 @@ def edited() -> None:
     _edit_count += 1
 
 
-class Layer(TreeMethods):
+class Layer(TreeMethods, StateDictMethods):
     """Base class of every layer (`nn.Module` is this class, with PyTorch's methods): a
     forward computation with its parameters and children.
 
@@ -82,6 +81,11 @@ class Layer(TreeMethods):
             raise RuntimeError(
                 f"{type(self).__name__}: call super().__init__() before assigning attributes"
             )
+        if name in self._buffers and not isinstance(value, Parameter) and (
+                value is None or isinstance(value, Tensor)):
+            self._buffers[name] = value  # a registered buffer stays one, as in PyTorch
+            object.__setattr__(self, name, value)
+            return
         for table in (self._params, self._buffers, self._children):
             table.pop(name, None)
         if isinstance(value, Parameter):
@@ -102,12 +106,20 @@ class Layer(TreeMethods):
             table.pop(name, None)
         object.__delattr__(self, name)
 
-    def register_buffer(self, name: str, value: Any) -> None:
-        """Register state that is saved in the state dict but not trained."""
+    def register_buffer(self, name: str, tensor: Any, persistent: bool = True) -> None:
+        """Register state that is not trained (batch-norm statistics): in the state dict
+        unless `persistent=False`. None registers the name with no value yet, as PyTorch's
+        does; assigning a tensor to it later makes it a buffer."""
         _check_name(self, name)
-        tensor = value if isinstance(value, Tensor) else Tensor(np.asarray(value))
+        if tensor is not None and not isinstance(tensor, Tensor):
+            tensor = Tensor(np.asarray(tensor))
+        self.__setattr__(name, None)  # whatever the name held before is dropped
+        self._buffers[name] = None
         self.__setattr__(name, tensor)
-        self._buffers[name] = tensor
+        if persistent:
+            self.__dict__.get("_non_persistent", set()).discard(name)
+        else:
+            self.__dict__.setdefault("_non_persistent", set()).add(name)
 
     # -- traversal ------------------------------------------------------------------------
     def children(self) -> Iterator[Layer]:
@@ -138,19 +150,25 @@ class Layer(TreeMethods):
                     seen.add(id(p))
                     yield (f"{path}.{name}" if path else name), p
 
-    def parameters(self) -> Iterator[Parameter]:
-        """Every parameter of the tree, each once."""
-        return (p for _, p in self.named_parameters())
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter of the tree (of this module alone without `recurse`), each once."""
+        return (p for _, p in self.named_parameters(recurse=recurse))
 
-    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
-        """Every buffer of the tree (batch-norm statistics) with its dotted name."""
-        for path, layer in self.named_layers(prefix):
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """Every buffer of the tree (batch-norm statistics) with its dotted name; one
+        shared by two layers once, unless `remove_duplicate=False`."""
+        seen: set[int] = set()
+        layers = self.named_layers(prefix) if recurse else [(prefix, self)]
+        for path, layer in layers:
             for name, b in layer._buffers.items():
-                yield (f"{path}.{name}" if path else name), b
+                if b is not None and (not remove_duplicate or id(b) not in seen):
+                    seen.add(id(b))
+                    yield (f"{path}.{name}" if path else name), b
 
-    def buffers(self) -> Iterator[Tensor]:
-        """Every buffer of the tree."""
-        return (b for _, b in self.named_buffers())
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer of the tree (of this module alone without `recurse`)."""
+        return (b for _, b in self.named_buffers(recurse=recurse))
 
     # -- modes and gradients --------------------------------------------------------------
     def train(self, mode: bool = True) -> Layer:
@@ -217,57 +235,6 @@ class Layer(TreeMethods):
         ("in_features=6"), or None. Runs only after an error."""
         return None
 
-    # -- state ----------------------------------------------------------------------------
-    def state_dict(self) -> dict[str, np.ndarray]:
-        """Copies of every parameter and buffer as NumPy arrays, by dotted name; a tied
-        parameter under each of its names, as PyTorch writes it."""
-        out = {name: to_numpy(p.array).copy()
-               for name, p in self.named_parameters(remove_duplicate=False)}
-        out.update({name: to_numpy(b.array).copy() for name, b in self.named_buffers()})
-        return out
-
-    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> dict[str, list]:
-        """Copy values into parameters and buffers by name, keeping each one's dtype.
-
-        Args:
-            state: name -> array (or Tensor); a PyTorch state dict's names fit as they are.
-            strict: raise when a key is missing or unexpected. Shape mismatches always raise.
-
-        Returns:
-            (missing_keys, unexpected_keys), a named tuple as PyTorch's (both empty when
-            strict).
-
-        Raises:
-            RuntimeError: PyTorch's "Error(s) in loading state_dict for ..." listing every
-                missing and unexpected key (when strict) and every shape that does not
-                fit (always); nothing is loaded then.
-        """
-        if not isinstance(state, Mapping):
-            raise TypeError(f"{type(self).__name__}.load_state_dict: expected a mapping of "
-                            f"names to arrays (a state_dict()); got {type(state).__name__}")
-        targets = dict(self.named_parameters(remove_duplicate=False))
-        targets.update(dict(self.named_buffers()))
-        missing = [k for k in targets if k not in state]
-        unexpected = [k for k in state if k not in targets]
-        values = {k: np.asarray(v.array if isinstance(v, Tensor) else v)
-                  for k, v in state.items() if k in targets}
-        errors = [f"size mismatch for {k}: copying a param with shape {values[k].shape} from "
-                  f"checkpoint, the shape in current model is {t.shape}."
-                  for k, t in targets.items() if k in values and values[k].shape != t.shape]
-        if strict and unexpected:
-            errors.insert(0, "Unexpected key(s) in state_dict: "
-                          + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-        if strict and missing:
-            errors.insert(0, "Missing key(s) in state_dict: "
-                          + ", ".join(f'"{k}"' for k in missing) + ". ")
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                               + "\n\t".join(errors))
-        for k, v in values.items():
-            target = targets[k]
-            target.array[...] = v.astype(target.dtype, copy=False)
-        return IncompatibleKeys(missing, unexpected)
-
     # -- config ---------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
         """The constructor arguments, JSON-safe; `from_config` rebuilds the layer from them."""
@@ -314,7 +281,6 @@ def _indent(text: str) -> str:
 # PyTorch's names for lamina's own: nn.Module is the base class of every layer.
 Module = Layer
 
-IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 def _to_dtype(args: tuple[Any, ...], kwargs: dict[str, Any]) -> np.dtype | None:

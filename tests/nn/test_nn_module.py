@@ -70,7 +70,7 @@ def test_a_pytorch_state_dict_with_shared_modules_loads_and_gives_the_same_outpu
     x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
     np.testing.assert_allclose(ours(lamina.tensor(x)).detach().numpy(),
                                theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
-    back = theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()})
+    back = theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
     assert back.missing_keys == [] and back.unexpected_keys == []
 
 

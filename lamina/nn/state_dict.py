@@ -1,0 +1,105 @@
+"""A layer's state dict, PyTorch's: `state_dict()` and `load_state_dict()` (mixed into Layer).
+
+The state dict is every parameter and persistent buffer by dotted name, layer by layer in
+registration order (a layer's parameters, then its buffers, then its children), as
+tensors that share memory with them, so `sd["fc.weight"].copy_(w)` writes the weight and
+`copy.deepcopy(model.state_dict())` is a snapshot. Files hold NumPy arrays (see
+`state_arrays`, which lamina's checkpoints and exporters read).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.tensor import Tensor
+from lamina.backend import to_numpy
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class StateDictMethods:
+    def state_dict(self, *, destination: dict[str, Any] | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Tensor]:
+        """Every parameter and persistent buffer by dotted name, as detached tensors that
+        share their memory (the parameters themselves with `keep_vars=True`); a tied
+        parameter under each of its names, as PyTorch writes it.
+
+        Args:
+            destination: a dict to add the entries to (returned); a new OrderedDict where
+                None.
+            prefix: put before every name.
+            keep_vars: give the parameters and buffers themselves, not detached views.
+
+        Examples:
+            >>> sd = nn.Linear(3, 2).state_dict()
+            >>> list(sd), sd["weight"].requires_grad
+            (['weight', 'bias'], False)
+        """
+        out: dict[str, Any] = OrderedDict() if destination is None else destination
+        for path, layer in self.named_layers():
+            head = f"{prefix}{path}." if path else prefix
+            for name, p in layer._params.items():
+                if p is not None:
+                    out[head + name] = p if keep_vars else p.detach()
+            skip = layer.__dict__.get("_non_persistent", ())
+            for name, b in layer._buffers.items():
+                if b is not None and name not in skip:
+                    out[head + name] = b if keep_vars else b.detach()
+        return out
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:
+        """Copy values into parameters and buffers by name, keeping each one's dtype.
+
+        Args:
+            state_dict: name -> tensor or array; a PyTorch state dict's names fit as they
+                are.
+            strict: raise when a key is missing or unexpected. Shape mismatches always raise.
+            assign: accepted for PyTorch's signature; values are always copied in.
+
+        Returns:
+            (missing_keys, unexpected_keys), a named tuple as PyTorch's (both empty when
+            strict).
+
+        Raises:
+            RuntimeError: PyTorch's "Error(s) in loading state_dict for ..." listing every
+                missing and unexpected key (when strict) and every shape that does not
+                fit (always); nothing is loaded then.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"{type(self).__name__}.load_state_dict: expected a mapping of "
+                            f"names to arrays (a state_dict()); got "
+                            f"{type(state_dict).__name__}")
+        targets = dict(self.state_dict(keep_vars=True))
+        missing = [k for k in targets if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in targets]
+        values = {k: np.asarray(to_numpy(v.array) if isinstance(v, Tensor) else v)
+                  for k, v in state_dict.items() if k in targets}
+        errors = [f"size mismatch for {k}: copying a param with shape {values[k].shape} from "
+                  f"checkpoint, the shape in current model is {t.shape}."
+                  for k, t in targets.items() if k in values and values[k].shape != t.shape]
+        if strict and unexpected:
+            errors.insert(0, "Unexpected key(s) in state_dict: "
+                          + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        if strict and missing:
+            errors.insert(0, "Missing key(s) in state_dict: "
+                          + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        for k, v in values.items():
+            target = targets[k]
+            target.array[...] = v.astype(target.dtype, copy=False)
+        return IncompatibleKeys(missing, unexpected)
+
+
+def state_arrays(model: Any) -> dict[str, np.ndarray]:
+    """`model.state_dict()` as NumPy copies (a checkpoint's or an exporter's), or a plain
+    name -> array/tensor mapping as arrays."""
+    state = model.state_dict() if hasattr(model, "state_dict") else dict(model)
+    return {k: np.array(to_numpy(v.array) if isinstance(v, Tensor) else v)
+            for k, v in state.items()}
