@@ -165,6 +165,9 @@ class _AdaptivePool(Layer):
     def get_config(self) -> dict[str, Any]:
         return {"output_size": config_value(self.output_size)}
 
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size!r}"  # a tuple too, as PyTorch prints it
+
 
 @register_layer("AdaptiveAvgPool1d")
 class AdaptiveAvgPool1d(_AdaptivePool):
