@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from lamina.autograd.tensor import Tensor
+from lamina.dtypes import Size
 from lamina.functions.linalg import einsum  # noqa: F401 (re-exported)
 from lamina.functions.shape import cat, hstack, stack, vstack  # noqa: F401 (re-exported)
 
@@ -119,5 +122,63 @@ def is_floating_point(input: Tensor) -> bool:  # noqa: A002
     return input.is_floating_point()
 
 
+def broadcast_shapes(*shapes: Any) -> Size:
+    """The shape the given shapes broadcast to (an int stands for a 1-D shape).
+
+    Raises:
+        RuntimeError: two sizes differ where neither is 1, as PyTorch's.
+
+    Examples:
+        >>> lm.broadcast_shapes((2, 1), (3,))
+        lamina.Size([2, 3])
+    """
+    shapes = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
+    try:
+        return Size(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise RuntimeError(f"broadcast_shapes: shapes {', '.join(map(str, shapes))} do not "
+                           f"broadcast: sizes must match where neither is 1") from None
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """The tensors expanded to their common broadcast shape (views, as `expand` gives).
+
+    Examples:
+        >>> a, b = lm.broadcast_tensors(lm.zeros(2, 1), lm.ones(3))
+        >>> a.shape, b.shape
+        (lamina.Size([2, 3]), lamina.Size([2, 3]))
+    """
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t if t.shape == shape else t.broadcast_to(shape) for t in tensors)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                 device: Any = None) -> Tensor:
+    """The (2, N) row and column indices of a row x col matrix's lower triangle (with
+    `offset` diagonals above the main one, or below where negative), row by row.
+
+    Examples:
+        >>> lm.tril_indices(2, 2).tolist()
+        [[0, 1, 1], [0, 0, 1]]
+    """
+    from lamina.creation import as_tensor
+
+    return as_tensor(np.stack(np.tril_indices(row, offset, col)), dtype=dtype or np.int64)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                 device: Any = None) -> Tensor:
+    """The (2, N) indices of a row x col matrix's upper triangle, as `tril_indices`.
+
+    Examples:
+        >>> lm.triu_indices(2, 2).tolist()
+        [[0, 0, 1], [0, 1, 1]]
+    """
+    from lamina.creation import as_tensor
+
+    return as_tensor(np.stack(np.triu_indices(row, offset, col)), dtype=dtype or np.int64)
+
+
 __all__ = sorted([*_METHODS, "cat", "concat", "concatenate", "einsum", "hstack", "stack",
-                  "vstack", "where", "is_tensor", "is_floating_point"])
+                  "vstack", "where", "is_tensor", "is_floating_point", "broadcast_shapes",
+                  "broadcast_tensors", "tril_indices", "triu_indices"])
