@@ -1,0 +1,106 @@
+"""Matrix inverse, linear solve and singular values as differentiable ops (lamina.linalg
+gives them PyTorch's names). Each works on a stack of matrices (..., n, n) or (..., m, n).
+
+Backward, with X the op's output and G its gradient:
+- inv: dA = -X^T G X^T;
+- solve (A X = B): dB = solve(A^T, G), dA = -dB X^T;
+- svdvals (A = U diag(S) V^T): dA = U diag(G) V^T, exact where the singular values are
+  distinct, as PyTorch's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.errors import ShapeError
+
+
+class LinAlgError(RuntimeError):
+    """A matrix the op cannot handle (singular for inv and solve), PyTorch's
+    torch.linalg.LinAlgError.
+
+    Examples:
+        >>> try:
+        ...     lm.linalg.inv(lm.zeros(2, 2))
+        ... except lm.linalg.LinAlgError as e:
+        ...     print("singular" in str(e), isinstance(e, RuntimeError))
+        True True
+    """
+
+
+def _square(op: str, A: Any) -> None:
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ShapeError(f"linalg.{op}: A must be a square matrix or a batch of them, "
+                         f"(*, n, n); got {tuple(A.shape)}")
+    if A.dtype.kind != "f":
+        raise TypeError(f"linalg.{op}: A must be floating point; got {A.dtype}")
+
+
+def _mT(a: Any) -> Any:
+    return np.swapaxes(a, -1, -2)
+
+
+class Inv(Function):
+    def forward(self, A: Any) -> Any:
+        _square("inv", A)
+        try:
+            X = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            raise LinAlgError("linalg.inv: the matrix is singular (not invertible); "
+                              "linalg.pinv or a small ridge (A + eps * I) gives an "
+                              "answer") from None
+        self.save_for_backward(X)
+        return X
+
+    def backward(self, g: Any) -> Any:
+        X = self.saved_tensors[0]
+        return -(_mT(X) @ g @ _mT(X))
+
+
+class Solve(Function):
+    """X with A X = B; B (..., n, k). The vector case is the caller's (lamina.linalg)."""
+
+    def forward(self, A: Any, B: Any) -> Any:
+        _square("solve", A)
+        if B.ndim < 2 or B.shape[-2] != A.shape[-1]:
+            raise ShapeError(f"linalg.solve: B must be (*, {A.shape[-1]}, k) or "
+                             f"({A.shape[-1]},) for A {tuple(A.shape)}; got {tuple(B.shape)}")
+        try:
+            X = np.linalg.solve(A, B)
+        except np.linalg.LinAlgError:
+            raise LinAlgError("linalg.solve: A is singular, the system has no unique "
+                              "solution; linalg.lstsq-style least squares or a ridge "
+                              "(A + eps * I) gives one") from None
+        self.save_for_backward(A, X)
+        self.b_shape = B.shape
+        return X
+
+    def backward(self, g: Any) -> tuple[Any, Any]:
+        A, X = self.saved_tensors
+        gB = np.linalg.solve(_mT(A), g)
+        gA = -(gB @ _mT(X))
+        return _reduce_to(gA, A.shape), _reduce_to(gB, self.b_shape)
+
+
+class Svdvals(Function):
+    def forward(self, A: Any) -> Any:
+        if A.ndim < 2:
+            raise ShapeError(f"linalg.svdvals: A must be (*, m, n); got {tuple(A.shape)}")
+        U, S, Vh = np.linalg.svd(A, full_matrices=False)
+        self.save_for_backward(U, Vh)
+        return S
+
+    def backward(self, g: Any) -> Any:
+        U, Vh = self.saved_tensors
+        return (U * g[..., None, :]) @ Vh
+
+
+def _reduce_to(g: Any, shape: tuple[int, ...]) -> Any:
+    """g summed over the batch axes that broadcasting added or stretched to reach `shape`."""
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if b == 1 and a != 1)
+    return g.sum(axis=axes, keepdims=True) if axes else g
