@@ -1,5 +1,5 @@
 """Every public name of lamina's PyTorch surface (the `lamina` namespace, Tensor's methods,
-`lamina.autograd`, `lamina.nn.utils`) has a docstring with an example, and the example
+`lamina.autograd`, `lamina.nn.utils`, `lamina.linalg`, `lamina.distributions`) has a docstring with an example, and the example
 runs: each `>>>` line is executed and any output it shows is compared."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _public() -> list[tuple[str, object]]:
                 continue  # __slots__ fields: documented in the class docstring
             out.append((f"Tensor.{name}", member.fget if isinstance(member, property)
                         else getattr(Tensor, name)))
-    for module in (lamina.autograd, lamina.nn.utils):
+    for module in (lamina.autograd, lamina.nn.utils, lamina.linalg, lamina.distributions):
         for name in module.__all__:
             out.append((f"{module.__name__}.{name}", getattr(module, name)))
     seen, unique = set(), []

@@ -7,7 +7,7 @@ import pytest
 
 import lamina
 
-LAZY = ["lamina.data", "lamina.distributed", "lamina.io", "lamina.onnx", "lamina.plan",
+LAZY = ["lamina.data", "lamina.distributed", "lamina.distributions", "lamina.io", "lamina.onnx", "lamina.plan",
         "lamina.train", "asyncio", "multiprocessing", "ssl"]
 
 
@@ -35,7 +35,7 @@ def test_lazy_names_resolve_as_attributes_imports_and_in_dir():
     assert lamina.save is save and lamina.load is load
     assert lamina.utils.data.DataLoader is DataLoader is lamina.data.DataLoader
     assert lamina.plan.compile is __import__("lamina.plan").plan.compile
-    assert {"data", "distributed", "io", "onnx", "plan", "train", "save", "load"} <= set(
+    assert {"data", "distributed", "distributions", "io", "onnx", "plan", "train", "save", "load"} <= set(
         dir(lamina))
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         lamina.nonexistent  # noqa: B018

@@ -1,8 +1,8 @@
 """Imports run one way: each layer of the package imports only its own layer and those
 below it (lamina/__init__.py, the facade, imports everything and nothing imports it).
 
-The layers, lowest first: the core (tensors, autograd, dtypes, random numbers), the ops,
-modules, optimizers and data, execution plans and files (checkpoints, and ONNX export, which
+The layers, lowest first: the core (tensors, autograd, dtypes, random numbers), the ops
+(with linalg), modules and distributions, optimizers and data, execution plans and files (checkpoints, and ONNX export, which
 traces as a plan does), training, distribution, running jobs, and the command line.
 """
 
@@ -16,8 +16,8 @@ RANKS = {
     **dict.fromkeys(["autograd", "dtypes", "state", "random", "errors", "backend",
                      "parallel", "fused", "allocator", "runtime", "creation", "return_types",
                      "schema", "version", "registry"], 0),
-    **dict.fromkeys(["functions", "tensor_functions"], 1),
-    "nn": 2,
+    **dict.fromkeys(["functions", "tensor_functions", "linalg"], 1),
+    **dict.fromkeys(["nn", "distributions"], 2),
     **dict.fromkeys(["optim", "data", "amp", "cuda", "accelerator", "backends"], 3),
     **dict.fromkeys(["plan", "compiler", "onnx", "io"], 4),
     **dict.fromkeys(["train", "utils"], 5),

@@ -1,0 +1,22 @@
+"""`lamina.distributions`, as `torch.distributions`: the distributions training scripts
+draw from and score with (a policy's `Categorical`, a VAE's `Normal`, a `Bernoulli`
+decoder), with PyTorch's constructors, properties and methods, and `kl_divergence`
+between two of one kind.
+
+    >>> from lamina.distributions import Categorical
+    >>> d = Categorical(logits=lm.zeros(4))
+    >>> d.log_prob(lm.tensor(2)).exp()
+    tensor(0.25)
+
+Draws come from lamina's generator (NumPy's PCG64), so they follow the same laws as
+PyTorch's, not the same numbers. `rsample` is differentiable where PyTorch's is
+(`Normal`); log-probabilities, entropies and divergences differentiate like any op.
+"""
+
+from lamina.distributions.discrete import Bernoulli, Categorical
+from lamina.distributions.distribution import Distribution
+from lamina.distributions.kl import kl_divergence, register_kl
+from lamina.distributions.normal import Normal, Uniform
+
+__all__ = ["Bernoulli", "Categorical", "Distribution", "Normal", "Uniform", "kl_divergence",
+           "register_kl"]

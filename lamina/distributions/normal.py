@@ -1,0 +1,123 @@
+"""Continuous distributions: `Normal(loc, scale)` and `Uniform(low, high)`, both
+reparameterised (`rsample` carries the gradient to the parameters)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lamina.autograd.tensor import Tensor
+from lamina.creation import rand, randn
+from lamina.distributions.distribution import Distribution, param
+from lamina.tensor_functions import broadcast_tensors
+
+
+class Normal(Distribution):
+    """The normal law N(loc, scale**2), elementwise over the broadcast of its parameters.
+
+    Examples:
+        >>> d = lm.distributions.Normal(lm.zeros(2), 1.0)
+        >>> d.rsample((5,)).shape, d.log_prob(lm.zeros(2))
+        (lamina.Size([5, 2]), tensor([-0.9189..., -0.9189...]))
+    """
+
+    has_rsample = True
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        loc = param(loc, scale if isinstance(scale, Tensor) else None)
+        self.loc, self.scale = broadcast_tensors(loc, param(scale, loc))
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        self._check(self.scale.detach().numpy() > 0, "scale must be positive; got "
+                    f"{self.scale.detach().numpy()}")
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def stddev(self) -> Tensor:
+        return self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        return self.scale.pow(2)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        eps = randn(*self._extended(sample_shape), dtype=self.loc.dtype)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = param(value, self.loc)
+        return (-((value - self.loc) ** 2) / (2 * self.variance) - self.scale.log()
+                - math.log(math.sqrt(2 * math.pi)))
+
+    def cdf(self, value: Any) -> Tensor:
+        value = param(value, self.loc)
+        return 0.5 * (1 + ((value - self.loc) / (self.scale * math.sqrt(2))).erf())
+
+    def entropy(self) -> Tensor:
+        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    def __repr__(self) -> str:
+        return f"Normal(loc: {_show(self.loc)}, scale: {_show(self.scale)})"
+
+
+class Uniform(Distribution):
+    """The uniform law on [low, high), elementwise over the broadcast of its bounds.
+
+    Examples:
+        >>> d = lm.distributions.Uniform(0.0, 4.0)
+        >>> d.mean, d.log_prob(lm.tensor(1.0)).exp()
+        (tensor(2.), tensor(0.25))
+    """
+
+    has_rsample = True
+
+    def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
+        low = param(low, high if isinstance(high, Tensor) else None)
+        self.low, self.high = broadcast_tensors(low, param(high, low))
+        super().__init__(tuple(self.low.shape), (), validate_args)
+        self._check(self.low.detach().numpy() < self.high.detach().numpy(),
+                    "low must be below high")
+
+    @property
+    def mean(self) -> Tensor:
+        return (self.low + self.high) / 2
+
+    @property
+    def mode(self) -> Tensor:
+        return self.high * float("nan")  # every point is one, so none is (PyTorch's answer)
+
+    @property
+    def variance(self) -> Tensor:
+        return (self.high - self.low).pow(2) / 12
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        u = rand(*self._extended(sample_shape), dtype=self.low.dtype)
+        return self.low + u * (self.high - self.low)
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = param(value, self.low)
+        v = value.detach().numpy()
+        self._check((self.low.detach().numpy() <= v) & (v < self.high.detach().numpy()),
+                    f"value must lie in [low, high); got {v}")
+        return -(self.high - self.low).log() + value * 0
+
+    def cdf(self, value: Any) -> Tensor:
+        value = param(value, self.low)
+        return ((value - self.low) / (self.high - self.low)).clamp(0, 1)
+
+    def entropy(self) -> Tensor:
+        return (self.high - self.low).log()
+
+    def __repr__(self) -> str:
+        return f"Uniform(low: {_show(self.low)}, high: {_show(self.high)})"
+
+
+def _show(t: Tensor) -> str:
+    """A parameter in a repr: its value when it is one number, else its shape."""
+    return str(t.item()) if t.numel() == 1 else f"{t.shape!r}"

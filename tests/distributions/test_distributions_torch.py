@@ -1,0 +1,183 @@
+"""lamina.distributions against torch.distributions: the same parameters give the same
+log-probabilities, entropies, moments, CDFs and KL divergences, with the same gradients
+(float64), and draws follow the same laws with the same shapes and dtypes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lamina as lm
+import lamina.distributions as D
+
+torch = pytest.importorskip("torch")
+TD = torch.distributions
+pytestmark = pytest.mark.torch
+
+RNG = np.random.default_rng(0)
+LOGITS = RNG.standard_normal((3, 4))
+PROBS = RNG.uniform(0.05, 1.0, (3, 4))
+LOC, SCALE = RNG.standard_normal((2, 3)), RNG.uniform(0.5, 2.0, (2, 3))
+P01 = RNG.uniform(0.05, 0.95, (5,))
+
+# name, builder(lib, *params), parameter arrays, a value to score
+CASES = [
+    ("normal", lambda d, a, b: d.Normal(a, b), (LOC, SCALE), RNG.standard_normal((2, 3))),
+    ("normal_broadcast", lambda d, a, b: d.Normal(a, b), (LOC[0], SCALE[:, :1]),
+     RNG.standard_normal((2, 3))),
+    ("uniform", lambda d, a, b: d.Uniform(a, b), (LOC, LOC + SCALE), LOC + 0.3 * SCALE),
+    ("categorical_logits", lambda d, a: d.Categorical(logits=a), (LOGITS,),
+     np.array([0, 3, 1])),
+    ("categorical_probs", lambda d, a: d.Categorical(probs=a), (PROBS,), np.array([2, 0, 3])),
+    ("bernoulli_probs", lambda d, a: d.Bernoulli(probs=a), (P01,),
+     np.array([1.0, 0.0, 1.0, 1.0, 0.0])),
+    ("bernoulli_logits", lambda d, a: d.Bernoulli(logits=a), (LOGITS[0],),
+     np.array([1.0, 0.0, 0.0, 1.0])),
+]
+
+
+def _pair(build, params):
+    ours = [lm.tensor(p, requires_grad=True) for p in params]
+    theirs = [torch.tensor(p, requires_grad=True) for p in params]
+    return build(D, *ours), ours, build(TD, *theirs), theirs
+
+
+def _same(a, b, what):
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-9,
+                               atol=1e-12, err_msg=what)
+
+
+def _same_grads(ours, theirs, what):
+    for a, b in zip(ours, theirs):
+        ga = np.zeros(a.shape) if a.grad is None else a.grad.numpy()
+        gb = np.zeros(tuple(b.shape)) if b.grad is None else b.grad.numpy()
+        np.testing.assert_allclose(ga, gb, rtol=1e-9, atol=1e-12, err_msg=what)
+        a.grad, b.grad = None, None
+
+
+@pytest.mark.parametrize("name, build, params, value", CASES, ids=[c[0] for c in CASES])
+def test_scores_and_moments_match_pytorch_with_gradients(name, build, params, value):
+    ours, ov, theirs, tv = _pair(build, params)  # afresh for each quantity below: a
+    # second backward through lamina's broadcast of the parameters raises (see the guide)
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+    assert type(ours).__name__ in repr(ours)
+    w = RNG.standard_normal(tuple(theirs.batch_shape))
+    for what in ("log_prob", "entropy", "cdf", "mean", "variance", "stddev", "probs",
+                 "logits", "mode"):
+        if not hasattr(theirs, what) or (what == "cdf" and "normal" not in name
+                                         and "uniform" not in name):
+            continue
+        ours, ov, theirs, tv = _pair(build, params)
+        if what in ("log_prob", "cdf"):
+            a, b = getattr(ours, what)(lm.tensor(value)), getattr(theirs, what)(
+                torch.tensor(value))
+        else:
+            a, b = getattr(ours, what), getattr(theirs, what)
+            a, b = (a(), b()) if callable(a) else (a, b)
+        assert tuple(a.shape) == tuple(b.shape), what
+        if not b.is_floating_point() or np.isnan(b.detach().numpy()).any():
+            assert np.array_equal(a.detach().numpy(), b.detach().numpy(), equal_nan=True), what
+            continue
+        _same(a, b, what)
+        if b.requires_grad:
+            weights = w if b.shape == w.shape else RNG.standard_normal(tuple(b.shape))
+            (a * lm.tensor(weights)).sum().backward()
+            (b * torch.tensor(weights)).sum().backward()
+            _same_grads(ov, tv, what)
+
+
+@pytest.mark.parametrize("name, build, params, value", CASES, ids=[c[0] for c in CASES])
+def test_draws_have_pytorchs_shapes_dtypes_and_law(name, build, params, value):
+    ours, _, theirs, _ = _pair(build, params)
+    for shape in ((), (7,), (2, 5)):
+        a, b = ours.sample(shape), theirs.sample(shape)
+        assert tuple(a.shape) == tuple(b.shape) and str(a.dtype) == str(b.dtype).split(".")[1]
+        assert not a.requires_grad
+    lm.manual_seed(0)
+    draws = ours.sample((20000,)).numpy()
+    mean = theirs.mean.detach().numpy()
+    if "categorical" in name:  # the frequency of each category against its probability
+        freq = np.stack([(draws == k).mean(0) for k in range(params[0].shape[-1])], -1)
+        np.testing.assert_allclose(freq, theirs.probs.detach().numpy(), atol=0.02)
+    else:
+        np.testing.assert_allclose(draws.mean(0), mean, atol=0.06)
+        np.testing.assert_allclose(draws.std(0), theirs.stddev.detach().numpy(), rtol=0.05)
+
+
+@pytest.mark.parametrize("kind", ["Normal", "Uniform"])
+def test_rsample_carries_the_gradient_to_the_parameters(kind):
+    a, b = lm.tensor(LOC, requires_grad=True), lm.tensor(SCALE, requires_grad=True)
+    d = getattr(D, kind)(a, a + b if kind == "Uniform" else b)
+    assert d.has_rsample and d.rsample((3,)).requires_grad
+    lm.manual_seed(1)
+    x = d.rsample((4000,))
+    x.mean().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.full(LOC.shape, 1 / LOC.size), rtol=1e-6)
+    # d x / d scale (or d high) is the draw's noise: E = 0 (Normal), 1/2 (Uniform's u)
+    expected = (0.0 if kind == "Normal" else 0.5) / LOC.size
+    np.testing.assert_allclose(b.grad.numpy(), expected, atol=0.1 / LOC.size)
+
+
+KL = [(lambda d: (d.Normal(lm_or(d, LOC), lm_or(d, SCALE)),
+                  d.Normal(lm_or(d, LOC[::-1].copy()), lm_or(d, SCALE[::-1].copy())))),
+      (lambda d: (d.Categorical(logits=lm_or(d, LOGITS)),
+                  d.Categorical(probs=lm_or(d, PROBS)))),
+      (lambda d: (d.Bernoulli(probs=lm_or(d, P01)),
+                  d.Bernoulli(logits=lm_or(d, LOGITS[0, :1] + P01)))),
+      (lambda d: (d.Uniform(lm_or(d, LOC), lm_or(d, LOC + SCALE)),
+                  d.Uniform(lm_or(d, LOC - 1), lm_or(d, LOC + 3 * SCALE))))]
+
+
+def lm_or(d, a):
+    return (lm if d is D else torch).tensor(a)
+
+
+@pytest.mark.parametrize("pair", KL, ids=["normal", "categorical", "bernoulli", "uniform"])
+def test_kl_divergence_matches_pytorch(pair):
+    (p, q), (tp, tq) = pair(D), pair(TD)
+    _same(D.kl_divergence(p, q), TD.kl_divergence(tp, tq), "kl")
+
+
+def test_gradients_match_central_differences():
+    loc, scale = lm.tensor(LOC), lm.tensor(SCALE)
+    assert lm.gradcheck(lambda m, s: D.Normal(m, s).log_prob(lm.tensor(LOC[::-1].copy())),
+                        [loc, scale])
+    assert lm.gradcheck(lambda z: D.Categorical(logits=z).entropy(), [lm.tensor(LOGITS)])
+    assert lm.gradcheck(lambda z: D.Categorical(logits=z).log_prob(lm.tensor([0, 3, 1])),
+                        [lm.tensor(LOGITS)])
+    assert lm.gradcheck(lambda m, s: D.kl_divergence(D.Normal(m, s), D.Normal(0.0, 1.0)),
+                        [loc, scale])
+
+
+def test_bad_parameters_and_values_raise_value_error_as_pytorchs():
+    for lib in (D, TD):
+        t = lm.tensor if lib is D else torch.tensor
+        with pytest.raises(ValueError):
+            lib.Normal(t(0.0), t(-1.0))
+        with pytest.raises(ValueError):
+            lib.Categorical(logits=t([0.0, 1.0])).log_prob(t(2))
+        with pytest.raises(ValueError):
+            lib.Bernoulli(probs=t([1.5]))
+        with pytest.raises(ValueError):
+            lib.Categorical(probs=t([0.5, 0.5]), logits=t([0.0, 0.0]))
+    assert D.Normal(0.0, -1.0, validate_args=False).scale.item() == -1.0
+    with pytest.raises(NotImplementedError, match="register_kl"):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Bernoulli(probs=lm.tensor(0.5)))
+
+
+def test_a_policy_gradient_step_matches_pytorch():
+    """REINFORCE, as PyTorch's examples write it: log_prob of the chosen actions times the
+    returns, through a softmax policy."""
+    x = RNG.standard_normal((6, 4))
+    W = RNG.standard_normal((4, 3)) * 0.5
+    actions, returns = np.array([0, 2, 1, 1, 0, 2]), RNG.standard_normal(6)
+    grads = []
+    for lib, dists in ((lm, D), (torch, TD)):
+        w = lib.tensor(W, requires_grad=True)
+        policy = dists.Categorical(logits=lib.tensor(x) @ w)
+        loss = -(policy.log_prob(lib.tensor(actions)) * lib.tensor(returns)).sum()
+        loss = loss - 0.01 * policy.entropy().mean()
+        loss.backward()
+        grads.append(w.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-9, atol=1e-12)
