@@ -21,6 +21,14 @@ torch.full((2,), 7)
 torch.full((2,), True)
 torch.eye(3)
 torch.eye(2, 4)
+torch.tril_indices(3, 4)
+torch.tril_indices(4, 3, -1)
+torch.triu_indices(3, 3, 1)
+torch.broadcast_shapes((2, 1), (3,), (1, 1))
+torch.broadcast_shapes(2, (3, 1))
+torch.broadcast_tensors(x, v)[1]
+torch.broadcast_tensors(u.unsqueeze(1), v)[0] * 2
+torch.broadcast_shapes((2,), (3,)) !RuntimeError
 torch.arange(5)
 torch.arange(1, 7, 2)
 torch.arange(0, 1, 0.25)
