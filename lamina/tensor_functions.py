@@ -35,6 +35,15 @@ _METHODS = [
     "trace", "gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill",
     "masked_fill", "masked_select", "nonzero", "argwhere", "repeat_interleave", "clone",
     "numel", "broadcast_to",
+    # built from other ops (tensor_methods/composite.py, slicing.py, statistics.py)
+    "addcmul", "addcdiv", "clamp_min", "clamp_max", "nan_to_num", "nansum", "nanmean",
+    "logit", "xlogy", "logaddexp", "logaddexp2", "hypot", "deg2rad", "rad2deg", "sgn",
+    "positive", "signbit", "float_power", "fmax", "fmin", "copysign", "heaviside", "acosh",
+    "arccosh", "erfc", "dist", "inner", "inverse", "ravel", "tile", "select", "tensor_split",
+    "hsplit", "vsplit", "dsplit", "split_with_sizes", "take_along_dim", "diff", "rot90",
+    "index_copy", "cummax", "cummin", "aminmax", "msort", "quantile", "unique",
+    "unique_consecutive", "bincount", "histc", "conj", "resolve_conj", "resolve_neg",
+    "is_conj", "is_complex", "adjoint",
 ]
 
 
@@ -57,7 +66,8 @@ def _function(name: str) -> Any:
     return function
 
 
-_FIRST = {"bmm": "x[None]", "dot": "x[0]", "outer": "x[0]", "ger": "x[0]"}
+_FIRST = {"bmm": "x[None]", "dot": "x[0]", "outer": "x[0]", "ger": "x[0]", "dsplit": "x[None]",
+          "bincount": "lm.tensor([0, 2, 2])", "acosh": "x + 1", "arccosh": "x + 1"}
 # The arguments after `input` in each function's example (none where it takes none).
 _ARGS = {
     **dict.fromkeys(["pow", "fmod", "remainder", "add", "sub", "subtract", "mul", "multiply",
@@ -80,6 +90,15 @@ _ARGS = {
     "index_select": ("0", "lm.tensor([1])"), "index_add": ("0", "lm.tensor([1])", "x[:1]"),
     "index_fill": ("1", "lm.tensor([0])", "0.0"), "masked_fill": ("x > 0.3", "0.0"),
     "masked_select": ("x > 0.3",), "broadcast_to": ("(3, 2, 2)",),
+    **dict.fromkeys(["xlogy", "logaddexp", "logaddexp2", "hypot", "fmax", "fmin", "copysign",
+                     "heaviside", "dist", "inner"], ("x",)),
+    **dict.fromkeys(["addcmul", "addcdiv"], ("x", "x")),
+    **dict.fromkeys(["clamp_min", "clamp_max"], ("0.3",)),
+    **dict.fromkeys(["tensor_split", "hsplit", "vsplit", "dsplit", "float_power"], ("2",)),
+    **dict.fromkeys(["cummax", "cummin"], ("1",)),
+    "tile": ("(2,)",), "select": ("0", "1"), "split_with_sizes": ("[1, 1]",),
+    "take_along_dim": ("lm.tensor([[1], [0]])", "1"), "quantile": ("0.5",),
+    "index_copy": ("0", "lm.tensor([1])", "x[:1]"),
 }
 
 

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 from lamina.autograd.tensor import Tensor
 from lamina.functions.tensor_methods.compare import CompareMethods
+from lamina.functions.tensor_methods.composite import CompositeMethods
 from lamina.functions.tensor_methods.convert import ConvertMethods
 from lamina.functions.tensor_methods.index import IndexMethods
+from lamina.functions.tensor_methods.inplace import InplaceMethods
 from lamina.functions.tensor_methods.math import MathMethods
+from lamina.functions.tensor_methods.memory import MemoryMethods
 from lamina.functions.tensor_methods.operators import OperatorMethods
 from lamina.functions.tensor_methods.reduce import ReduceMethods
 from lamina.functions.tensor_methods.shape import ShapeMethods
+from lamina.functions.tensor_methods.slicing import SlicingMethods
+from lamina.functions.tensor_methods.statistics import StatisticsMethods
 
 GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
-          ReduceMethods, ConvertMethods)
+          ReduceMethods, ConvertMethods, InplaceMethods, CompositeMethods,
+          SlicingMethods, StatisticsMethods, MemoryMethods)
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}
 
 

@@ -23,7 +23,8 @@ def _logic(name: str, op: Any) -> Any:
 
 
 class CompareMethods:
-    """eq, ne, lt, le, gt, ge, isnan, isinf, isfinite, isclose, allclose, equal, logical_*."""
+    """eq, ne, lt, le, gt, ge, isnan, isinf, isfinite, isclose, allclose, equal, logical_*,
+    signbit, heaviside."""
 
     __slots__ = ()
 
@@ -131,3 +132,29 @@ class CompareMethods:
         from lamina.functions.elementwise import equal
 
         return equal(self, other)
+
+    def signbit(self) -> Any:
+        """Whether each element's sign bit is set (negative numbers and -0.0).
+
+        Examples:
+            >>> lm.tensor([-1.0, -0.0, 2.0]).signbit()
+            tensor([ True,  True, False])
+        """
+        return _as_tensor(np.signbit(self.detach().numpy()))
+
+    def heaviside(self, values: Any) -> Any:
+        """0 where self < 0, 1 where self > 0, `values` where self is 0 (no gradient).
+
+        Examples:
+            >>> lm.tensor([-1.0, 0.0, 2.0]).heaviside(lm.tensor([0.5]))
+            tensor([0. , 0.5, 1. ])
+        """
+        a = self.detach().numpy()
+        v = values.detach().numpy() if hasattr(values, "detach") else np.asarray(values)
+        return _as_tensor(np.heaviside(a, v).astype(np.result_type(a, v)))
+
+
+def _as_tensor(values: Any) -> Any:
+    from lamina.creation import as_tensor
+
+    return as_tensor(values)

@@ -1,0 +1,90 @@
+"""The rest of PyTorch's in-place methods: the `_` form of every elementwise op, compare
+and cumulative op that has one, and the in-place random fills (`random_`,
+`exponential_`, ...). Each is its out-of-place op written into the tensor through
+`Tensor._inplace` (convert.py), so version counters, the graph and the leaf rule hold
+as for `add_`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.functions.tensor_methods.convert import _inplace
+
+
+def _fill(name: str, doc: str, draw: Any) -> Any:
+    def method(self: Any, *args: Any, generator: Any = None, **kwargs: Any) -> Any:
+        from lamina.random import numpy_rng
+
+        return self._write_constant(draw(numpy_rng(generator), self.shape, *args, **kwargs))
+    method.__name__ = name
+    method.__doc__ = (f"Fill with draws from {doc}, in place.\n\nExample:\n"
+                      f"    >>> lm.empty(3).{name}().shape\n    lamina.Size([3])")
+    return method
+
+
+def _random(rng: Any, shape: Any, low: int = 0, high: int | None = None) -> Any:
+    if high is None:  # random_(to): [0, to); random_(): [0, 2**24], float32's exact range
+        low, high = (0, low) if low else (0, 2**24 + 1)
+    return rng.integers(low, high, shape)
+
+
+class InplaceMethods:
+    __slots__ = ()
+
+    for _name, _example in [
+            *((n, "") for n in ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+                                "asinh", "atanh", "arcsin", "arccos", "arctan", "log1p",
+                                "log2", "log10", "expm1", "exp2", "rsqrt", "sign", "erf",
+                                "frac", "fix", "negative", "absolute", "logical_not", "sgn",
+                                "deg2rad", "rad2deg")),
+            *((n, "0.3") for n in ("eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal",
+                                   "greater", "greater_equal", "not_equal", "clamp_min",
+                                   "clamp_max")),
+            *((n, "2") for n in ("multiply", "divide", "subtract", "true_divide",
+                                 "floor_divide", "float_power")),
+            *((n, "x") for n in ("atan2", "arctan2", "logical_and", "logical_or",
+                                 "logical_xor", "xlogy", "hypot", "copysign")),
+            ("cumsum", "1"), ("cumprod", "1"), ("addcmul", "x, x"), ("addcdiv", "x, x"),
+            ("nan_to_num", ""), ("logit", ""), ("index_copy", "0, lm.tensor([1]), x[:1]")]:
+        locals()[_name + "_"] = _inplace(_name, _example)
+    del _name, _example
+
+    random_ = _fill("random_", "the integers [from, to) (`random_(from, to)`, "
+                    "`random_(to)`)", _random)
+    exponential_ = _fill("exponential_", "the exponential law of rate `lambd`",
+                         lambda rng, shape, lambd=1.0: rng.exponential(1 / lambd, shape))
+    log_normal_ = _fill("log_normal_", "the log-normal law exp(N(mean, std**2))",
+                        lambda rng, shape, mean=1.0, std=2.0: rng.lognormal(mean, std, shape))
+    cauchy_ = _fill("cauchy_", "the Cauchy law at `median` with scale `sigma`",
+                    lambda rng, shape, median=0.0, sigma=1.0:
+                    median + sigma * rng.standard_cauchy(shape))
+    geometric_ = _fill("geometric_", "the geometric law (trials to the first success of "
+                       "probability p; p=0.5 by default)",
+                       lambda rng, shape, p=0.5: rng.geometric(p, shape))
+
+    def fill_diagonal_(self, fill_value: float, wrap: bool = False) -> Any:
+        """Write `fill_value` on the main diagonal (of a 2-D tensor, or of one whose dims are
+        all equal), in place; with `wrap`, a tall matrix's diagonal starts again every
+        cols + 1 rows, as PyTorch's.
+
+        Examples:
+            >>> lm.zeros(2, 3).fill_diagonal_(1.0).tolist()
+            [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+        """
+        shape = tuple(self.shape)
+        if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
+            raise RuntimeError(f"fill_diagonal_: the tensor must be 2-D or have all dims "
+                               f"equal; got shape {shape}")
+        mask = np.zeros(shape, bool)
+        if len(shape) > 2:
+            mask[(np.arange(shape[0]),) * len(shape)] = True
+        else:
+            rows, cols = shape
+            step = rows if wrap else min(rows, cols)
+            flat = np.arange(0, rows * cols if wrap else step * (cols + 1), cols + 1)
+            mask.reshape(-1)[flat[flat < rows * cols]] = True
+        from lamina.creation import as_tensor
+
+        return self.masked_fill_(as_tensor(mask), fill_value)
