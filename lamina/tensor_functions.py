@@ -43,7 +43,9 @@ _METHODS = [
     "hsplit", "vsplit", "dsplit", "split_with_sizes", "take_along_dim", "diff", "rot90",
     "index_copy", "cummax", "cummin", "aminmax", "msort", "quantile", "unique",
     "unique_consecutive", "bincount", "histc", "conj", "resolve_conj", "resolve_neg",
-    "is_conj", "is_complex", "adjoint",
+    "is_conj", "is_complex", "adjoint", "arcsinh", "arctanh", "sinc", "ldexp", "gcd", "lcm",
+    "vdot", "kron", "cross", "diag_embed", "take", "index_put", "masked_scatter", "isreal",
+    "is_nonzero", "is_same_size",
 ]
 
 
@@ -67,7 +69,9 @@ def _function(name: str) -> Any:
 
 
 _FIRST = {"bmm": "x[None]", "dot": "x[0]", "outer": "x[0]", "ger": "x[0]", "dsplit": "x[None]",
-          "bincount": "lm.tensor([0, 2, 2])", "acosh": "x + 1", "arccosh": "x + 1"}
+          "bincount": "lm.tensor([0, 2, 2])", "acosh": "x + 1", "arccosh": "x + 1",
+          "gcd": "lm.tensor([4, 6])", "lcm": "lm.tensor([4, 6])", "vdot": "x[0]",
+          "cross": "lm.ones(2, 3)", "is_nonzero": "x[0, :1]", "diag_embed": "x"}
 # The arguments after `input` in each function's example (none where it takes none).
 _ARGS = {
     **dict.fromkeys(["pow", "fmod", "remainder", "add", "sub", "subtract", "mul", "multiply",
@@ -99,6 +103,10 @@ _ARGS = {
     "tile": ("(2,)",), "select": ("0", "1"), "split_with_sizes": ("[1, 1]",),
     "take_along_dim": ("lm.tensor([[1], [0]])", "1"), "quantile": ("0.5",),
     "index_copy": ("0", "lm.tensor([1])", "x[:1]"),
+    **dict.fromkeys(["gcd", "lcm"], ("lm.tensor([6, 9])",)),
+    "ldexp": ("lm.tensor([2])",), "vdot": ("x[1]",), "kron": ("x",), "take": ("lm.tensor([0, 3])",),
+    "cross": ("lm.ones(2, 3)",), "index_put": ("(lm.tensor([0]),)", "lm.tensor(1.0)"),
+    "masked_scatter": ("x > 0.3", "lm.ones(4)"), "is_same_size": ("x",),
 }
 
 

@@ -725,6 +725,32 @@ x.clone().exponential_().shape
 x.clone().log_normal_().shape
 x.clone().cauchy_().shape
 x.clone().geometric_(0.3).shape
+x.arcsinh()
+(x / 2).arctanh()
+(x + 2).sinc()
+torch.sinc(torch.where(x > 0.1, x, 0.0))
+x.ldexp(i)
+i.gcd(j)
+torch.lcm(i, j)
+v.vdot(v)
+x.kron(y[:2, :2])
+torch.kron(v, u)
+z[:, :, :3].cross(z[:, :, 1:], dim=2)
+torch.cross(sq, sq.t(), dim=0)
+torch.linalg.cross(z[:, :, :3], z[:, :, 1:])
+x.diag_embed()
+v.diag_embed(offset=1)
+z.diag_embed(-1, 0, 2)
+x.take(i)
+x.index_put((idx,), y[:2])
+x.index_put((idx, idx), v[:2])
+x.index_put((torch.tensor([0, 0, 2]),), y, accumulate=True)
+x.clone().index_put_((idx, t[:2]), s, accumulate=True)
+x.masked_scatter(mask, y * 2)
+x.isreal()
+s.is_nonzero()
+x.is_same_size(y)
+x.is_nonzero() !RuntimeError
 """.strip().splitlines()
 
 

@@ -19,11 +19,12 @@ from lamina.functions.tensor_methods.operators import OperatorMethods
 from lamina.functions.tensor_methods.reduce import ReduceMethods
 from lamina.functions.tensor_methods.shape import ShapeMethods
 from lamina.functions.tensor_methods.slicing import SlicingMethods
+from lamina.functions.tensor_methods.special import SpecialMethods
 from lamina.functions.tensor_methods.statistics import StatisticsMethods
 
 GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
           ReduceMethods, ConvertMethods, InplaceMethods, CompositeMethods,
-          SlicingMethods, StatisticsMethods, MemoryMethods)
+          SlicingMethods, StatisticsMethods, MemoryMethods, SpecialMethods)
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}
 
 
