@@ -751,6 +751,23 @@ x.isreal()
 s.is_nonzero()
 x.is_same_size(y)
 x.is_nonzero() !RuntimeError
+torch.nn.functional.relu_(x.clone())
+torch.nn.functional.elu_(x.clone(), 0.5)
+torch.nn.functional.leaky_relu_(x.clone(), 0.2)
+torch.nn.functional.hardtanh_(x.clone(), -0.5, 0.5)
+torch.nn.functional.selu_(x.clone())
+torch.nn.functional.celu_(x.clone(), 2.0)
+torch.nn.functional.threshold_(x.clone(), 0.1, 20.0)
+torch.nn.functional.rrelu_(x.clone(), 0.1, 0.3)
+torch.nn.functional.hardshrink(x, 0.3)
+torch.nn.functional.softshrink(x, 0.3)
+torch.nn.functional.rrelu(x, 0.1, 0.3)
+torch.nn.functional.rrelu(x, 0.1, 0.3, training=True).shape ~
+torch.nn.functional.rms_norm(x, (4,))
+torch.nn.functional.rms_norm(z, (3, 4), x, eps=1e-4)
+torch.nn.functional.rms_norm(x, (3,)) !RuntimeError
+torch.nn.functional.gumbel_softmax(x).shape ~
+torch.nn.functional.gumbel_softmax(x, tau=0.5, hard=True, dim=0).shape ~
 """.strip().splitlines()
 
 

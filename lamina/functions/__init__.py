@@ -28,6 +28,20 @@ from lamina.functions.activation_composite import (
     tanhshrink,
     threshold,
 )
+from lamina.functions.activation_more import (
+    celu_,
+    elu_,
+    gumbel_softmax,
+    hardshrink,
+    hardtanh_,
+    leaky_relu_,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu_,
+    softshrink,
+    threshold_,
+)
 from lamina.functions.array import (
     broadcast_to,
     concat,
@@ -116,7 +130,7 @@ from lamina.functions.pooling import (
 from lamina.functions.recurrent import lstm_cell, lstm_sequence
 from lamina.functions.recurrent_gru import gru_cell, gru_sequence
 from lamina.functions.resample import interpolate
-from lamina.functions.sample_norm import group_norm, layer_norm
+from lamina.functions.sample_norm import group_norm, layer_norm, rms_norm
 from lamina.functions.spatial import affine_grid, fold, pixel_shuffle, pixel_unshuffle, unfold
 from lamina.functions.unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from lamina.functions.volume import (
@@ -154,6 +168,19 @@ __all__ = [
     "max_unpool3d",
     "celu",
     "glu",
+    "gumbel_softmax",
+    "hardshrink",
+    "softshrink",
+    "rrelu",
+    "rrelu_",
+    "relu_",
+    "elu_",
+    "leaky_relu_",
+    "hardtanh_",
+    "selu_",
+    "celu_",
+    "threshold_",
+    "rms_norm",
     "hardsigmoid",
     "hardswish",
     "hardtanh",

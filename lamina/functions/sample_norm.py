@@ -109,6 +109,25 @@ def layer_norm(x: Tensor, normalized_shape: int | tuple[int, ...], weight: Tenso
     return fn.apply(x, weight) if bias is None else fn.apply(x, weight, bias)
 
 
+def rms_norm(input: Tensor, normalized_shape: int | tuple[int, ...],  # noqa: A002
+             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """input / sqrt(mean(input**2) + eps) over its trailing `normalized_shape` axes, times
+    `weight`, as PyTorch's `rms_norm` (eps: the dtype's machine epsilon where None).
+
+    Examples:
+        >>> F.rms_norm(lm.tensor([[3.0, 4.0]]), 2) * (12.5 ** 0.5)
+        tensor([[3., 4.]])
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"rms_norm: the input's last dims must be normalized_shape "
+                           f"{shape}; got input of shape {tuple(input.shape)}")
+    eps = float(np.finfo(input.dtype).eps) if eps is None else eps
+    axes = tuple(range(input.ndim - len(shape), input.ndim))
+    out = input * ((input * input).mean(axes, keepdim=True) + eps).rsqrt()
+    return out if weight is None else out * weight
+
+
 def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise each sample's channels in `num_groups` groups, each over its channels and

@@ -27,6 +27,7 @@ from lamina.nn.activation import (
     Tanhshrink,
     Threshold,
 )
+from lamina.nn.activation_more import Hardshrink, RReLU, Softmax2d, Softshrink
 from lamina.nn.attention import MultiheadAttention, SelfAttention
 from lamina.nn.container import Concat, Identity, LayerList, ModuleList, Residual, Sequential
 from lamina.nn.container_dict import ModuleDict, ParameterDict, ParameterList
@@ -73,6 +74,7 @@ from lamina.nn.loss import (
 from lamina.nn.normalization import (
     BatchNorm1d,
     BatchNorm2d,
+    BatchNorm3d,
     GroupNorm,
     LayerNorm,
     Standardize,
@@ -112,7 +114,9 @@ from lamina.nn.rbm import RBM
 from lamina.nn.rearrange import Fold, PixelShuffle, PixelUnshuffle, Unflatten, Unfold
 from lamina.nn.recurrent import GRU, LSTM, RNN
 from lamina.nn.registry import ConfigError, from_config, layer_types, register_layer
+from lamina.nn.rms_norm import RMSNorm
 from lamina.nn.rnn_cell import GRUCell, LSTMCell, RNNCell
+from lamina.nn.state_dict import Buffer
 from lamina.nn.transformer import (
     TransformerDecoder,
     TransformerDecoderLayer,
@@ -121,8 +125,18 @@ from lamina.nn.transformer import (
 )
 from lamina.nn.transformer_model import Transformer
 from lamina.nn.unpooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
+from lamina.nn.upsampling import UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
+    "BatchNorm3d",
+    "Buffer",
+    "Hardshrink",
+    "RMSNorm",
+    "RReLU",
+    "Softmax2d",
+    "Softshrink",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
     "AlphaDropout",
     "Dropout1d",
     "Dropout2d",

@@ -11,7 +11,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.errors import DTypeError, ShapeError
 from lamina.nn.factory import add_factory_kwargs
 from lamina.nn.module_tree import TreeMethods
-from lamina.nn.state_dict import StateDictMethods
+from lamina.nn.state_dict import Buffer, StateDictMethods
 
 
 class Parameter(Tensor):
@@ -81,6 +81,9 @@ class Layer(TreeMethods, StateDictMethods):
             raise RuntimeError(
                 f"{type(self).__name__}: call super().__init__() before assigning attributes"
             )
+        if isinstance(value, Buffer):
+            self.register_buffer(name, Tensor(value.array), value.persistent)
+            return
         if name in self._buffers and not isinstance(value, Parameter) and (
                 value is None or isinstance(value, Tensor)):
             self._buffers[name] = value  # a registered buffer stays one, as in PyTorch

@@ -78,6 +78,13 @@ class BatchNorm2d(_BatchNorm):
     dims = (4,)
 
 
+@register_layer("BatchNorm3d")
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W) input, per channel C."""
+
+    dims = (5,)
+
+
 @register_layer("LayerNorm")
 class LayerNorm(Layer):
     """Normalise each sample over its trailing `normalized_shape` axes, as PyTorch's

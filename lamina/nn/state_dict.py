@@ -21,6 +21,26 @@ from lamina.backend import to_numpy
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
+class Buffer(Tensor):
+    """A tensor that, assigned to a layer's attribute, registers as a buffer (PyTorch's
+    `nn.Buffer`): `self.mask = nn.Buffer(lm.ones(4), persistent=False)`. The layer keeps
+    a plain tensor of the same memory.
+
+    Examples:
+        >>> layer = nn.Module(); layer.steps = nn.Buffer(lm.zeros(1))
+        >>> list(layer.state_dict())
+        ['steps']
+    """
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data: Any = None, *, persistent: bool = True) -> None:
+        array = data.array if isinstance(data, Tensor) else (
+            np.zeros((0,), np.float32) if data is None else np.asarray(data))
+        super().__init__(array)
+        self.persistent = persistent
+
+
 class StateDictMethods:
     def state_dict(self, *, destination: dict[str, Any] | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Tensor]:

@@ -120,6 +120,22 @@ def test_assigning_a_tensor_to_a_buffer_keeps_it_a_buffer() -> None:
         np.testing.assert_array_equal(model.state_dict()["scale"].numpy(), [5, 5, 5])
 
 
+def test_nn_buffer_registers_as_pytorchs() -> None:
+    names = {}
+    for lib in (lamina, torch):
+        class Net(lib.nn.Module):
+            def __init__(self, lib):
+                super().__init__()
+                self.a = lib.nn.Buffer(lib.ones(2))
+                self.b = lib.nn.Buffer(lib.zeros(1), persistent=False)
+                self.fc = lib.nn.Linear(2, 1)
+
+        net = Net(lib)
+        assert type(net.a) is (lamina.Tensor if lib is lamina else torch.Tensor)
+        names[lib.__name__] = (list(net.state_dict()), [n for n, _ in net.named_buffers()])
+    assert names["lamina"] == names["torch"]
+
+
 def test_parameters_and_buffers_take_pytorchs_recurse_argument() -> None:
     ours, theirs = _pair()
     for kw in ({}, {"recurse": False}):

@@ -84,8 +84,19 @@ LINES = [
     ("Hardtanh(-0.5, 0.7)", [(3, 4)]),
     ("Threshold(0.2, -1.0)", [(3, 4)]),
     ("Upsample(scale_factor=2, mode='bilinear', align_corners=True)", [(1, 2, 3, 4)]),
+    ("UpsamplingNearest2d(scale_factor=2)", [(1, 2, 3, 4)]),
+    ("UpsamplingBilinear2d(size=(5, 7))", [(1, 2, 3, 4)]),
+    ("RMSNorm(4)", [(2, 3, 4)]),
+    ("RMSNorm([3, 4], eps=1e-3)", [(2, 3, 4)]),
+    ("RMSNorm(4, elementwise_affine=False)", [(2, 3, 4)]),
+    ("Hardshrink()", [(2, 5)]),
+    ("Softshrink(0.3)", [(2, 5)]),
+    ("RReLU(0.1, 0.3)", [(2, 5)]),
+    ("Softmax2d()", [(2, 3, 4, 5)]),
+    ("BatchNorm3d(3)", [(2, 3, 2, 3, 4)]),
+    ("BatchNorm3d(3, affine=False, momentum=None)", [(2, 3, 2, 3, 4)]),
 ]
-RANDOM = ("Dropout", "AlphaDropout", "FeatureAlphaDropout")
+RANDOM = ("Dropout", "AlphaDropout", "FeatureAlphaDropout", "RReLU")
 
 
 def _inputs(specs, seed=0):
