@@ -95,6 +95,7 @@ from lamina.dtypes import (
 )
 from lamina.errors import DataError, DTypeError, ShapeError
 from lamina.parallel import get_num_threads, set_num_threads
+from lamina.printing import set_printoptions
 from lamina.random import (
     Generator,
     get_rng_state,
@@ -105,6 +106,34 @@ from lamina.random import (
 )
 from lamina.tensor_functions import *  # noqa: F403  (torch.exp, torch.cat, ...)
 from lamina.tensor_functions import __all__ as _tensor_functions
+from lamina.tensor_functions_extra import (
+    are_deterministic_algorithms_enabled,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    baddbmm,
+    block_diag,
+    bucketize,
+    can_cast,
+    cartesian_prod,
+    cdist,
+    column_stack,
+    combinations,
+    cosine_similarity,
+    diagflat,
+    dstack,
+    isin,
+    meshgrid,
+    pdist,
+    result_type,
+    row_stack,
+    searchsorted,
+    std_mean,
+    tensordot,
+    trapezoid,
+    use_deterministic_algorithms,
+    var_mean,
+)
 from lamina.version import __version__
 
 Variable = Tensor
@@ -223,6 +252,33 @@ __all__ = [
     "zeros",
     "zeros_like",
     *_tensor_functions,
+    "are_deterministic_algorithms_enabled",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "baddbmm",
+    "block_diag",
+    "bucketize",
+    "can_cast",
+    "cartesian_prod",
+    "cdist",
+    "column_stack",
+    "combinations",
+    "cosine_similarity",
+    "diagflat",
+    "dstack",
+    "isin",
+    "meshgrid",
+    "pdist",
+    "result_type",
+    "row_stack",
+    "searchsorted",
+    "set_printoptions",
+    "std_mean",
+    "tensordot",
+    "trapezoid",
+    "use_deterministic_algorithms",
+    "var_mean",
     *_LAZY_MODULES,
     *_LAZY_NAMES,
 ]

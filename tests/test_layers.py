@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "lamina"
 RANKS = {
     **dict.fromkeys(["autograd", "dtypes", "state", "random", "errors", "backend",
                      "parallel", "fused", "allocator", "runtime", "creation", "return_types",
-                     "schema", "version", "registry"], 0),
-    **dict.fromkeys(["functions", "tensor_functions", "linalg"], 1),
+                     "schema", "version", "registry", "printing"], 0),
+    **dict.fromkeys(["functions", "tensor_functions", "tensor_functions_extra", "linalg"], 1),
     **dict.fromkeys(["nn", "distributions"], 2),
     **dict.fromkeys(["optim", "data", "amp", "cuda", "accelerator", "backends"], 3),
     **dict.fromkeys(["plan", "compiler", "onnx", "io"], 4),

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import dtypes, state
+from lamina import dtypes, printing, state
 from lamina.autograd.tensor_autograd import AutogradMethods
 from lamina.backend import get_array_module, is_array, to_numpy
 
@@ -248,7 +248,8 @@ class Tensor(AutogradMethods):
 
     def __repr__(self) -> str:
         arr = to_numpy(self.array)
-        body = np.array2string(arr, separator=", ", prefix="tensor(")
+        body = np.array2string(arr, separator=", ", prefix="tensor(",
+                               **printing.array2string_options())
         extra = ""
         if arr.dtype not in (dtypes.get_default_dtype(), np.dtype(np.int64), np.dtype(bool)):
             extra += f", dtype=lamina.{arr.dtype}"
