@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 
-class ShapeError(ValueError):
+class ShapeError(ValueError, RuntimeError):
     """A tensor's shape does not fit an op or a layer.
 
-    Messages read `"<op or layer path>: <what is wrong>; expected <x>, got <y>"`.
+    Messages read `"<op or layer path>: <what is wrong>; expected <x>, got <y>"`. It is a
+    RuntimeError too, the kind PyTorch raises for shapes, so a PyTorch script's `except
+    RuntimeError` catches it; and a ValueError, as lamina's code has caught it.
 
     Examples:
         >>> lm.ones(2, 3) @ lm.ones(2, 3)  # doctest: +ELLIPSIS
