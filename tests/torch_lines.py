@@ -147,6 +147,12 @@ x.view(2, -1)
 z.view(6, 4)
 x.view_as(y)
 x.t().view(12) !RuntimeError
+x.view(5) !RuntimeError
+x.reshape(5, -1) !RuntimeError
+x @ y !RuntimeError
+torch.cat([x, v]) !RuntimeError
+x + z[:, :2] !RuntimeError
+x.expand(2, 3) !RuntimeError
 x.reshape(2, 6)
 x.reshape(-1)
 x.t().reshape(12)
