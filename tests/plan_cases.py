@@ -58,7 +58,7 @@ def eager_and_planned(model, loss_fn, x, y, seed=7, step=None):
     The plan is `step` if given (compiled before the model changed), else compiled here."""
     if step is None:
         step = compile(model, loss_fn, (x, y))
-    start = model.state_dict()
+    start = {k: v.clone() for k, v in model.state_dict().items()}  # a snapshot: state_dict() shares memory
     results = []
     for planned in (True, False):
         model.load_state_dict(start)
@@ -71,7 +71,7 @@ def eager_and_planned(model, loss_fn, x, y, seed=7, step=None):
             if loss.requires_grad:  # layers without parameters have nothing to backpropagate
                 loss.backward()
         grads = {n: None if p.grad is None else p.grad.copy() for n, p in model.named_parameters()}
-        results.append((loss.item(), grads, model.state_dict()))
+        results.append((loss.item(), grads, {k: v.clone() for k, v in model.state_dict().items()}))
     return results
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lamina import state as lamina_state
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer, edited
@@ -52,8 +53,30 @@ def check_constants(first: Trace, second: Trace) -> None:
                 f"plan: op {n.index} ({n.name}) reads a tensor of shape {a.shape} made during "
                 "the call that differs from one batch to another: it was computed from the "
                 "batch's values outside tensor ops (through .array or NumPy), or drawn at "
-                "random, and a plan would replay the example's. Compute it with tensor ops "
-                "(comparisons and arithmetic on tensors are traced), or train eagerly.")
+                "random (lm.randn_like, lm.rand, Tensor.bernoulli in forward), and a plan "
+                "would replay the example's at every step. Compute it with tensor ops "
+                "(comparisons and arithmetic on tensors are traced; dropout draws anew), "
+                "or train eagerly.")
+
+
+def check_traces(first: Trace, second: Trace) -> None:
+    """Both checks: the same ops, the same constants."""
+    check_same_ops(first, second)
+    check_constants(first, second)
+
+
+@contextlib.contextmanager
+def other_draws() -> Iterator[None]:
+    """lamina's generator moved on by a draw, then put back: the second trace draws other
+    numbers than the first, so a random tensor made outside an op (`lm.randn_like(h)` in
+    a forward) is a constant that differs between them, which check_constants refuses,
+    instead of one draw replayed at every step. Ops that draw (dropout) run each step."""
+    saved = get_rng_state()
+    lamina_state.rng().random()
+    try:
+        yield
+    finally:
+        set_rng_state(saved)
 
 
 def perturbed(a: np.ndarray) -> np.ndarray:

@@ -81,7 +81,7 @@ def test_a_tuned_plan_picks_a_kernel_per_op_and_still_equals_eager() -> None:
     for node in linears:  # every variant was timed; the one kept is shown by describe()
         assert node.fn.variant in node.fn.variants
         assert f"<{node.fn.variant}>" in step.describe()
-    start = model.state_dict()
+    start = {k: v.clone() for k, v in model.state_dict().items()}  # a snapshot: state_dict() shares memory
     for variant in linears[0].fn.variants:  # each kernel gives eager's loss and gradients
         for node in linears:
             node.fn.variant = variant
@@ -366,7 +366,7 @@ def test_a_new_buffer_array_is_seen_with_no_layer_attribute_assigned() -> None:
 def test_compiling_changes_no_state() -> None:
     lm.manual_seed(3)
     model = _cnn()
-    before, rng = model.state_dict(), lm.get_rng_state()
+    before, rng = {k: v.clone() for k, v in model.state_dict().items()}, lm.get_rng_state()
     x = lm.tensor(np.random.default_rng(0).standard_normal((8, 1, 20)).astype(np.float32))
     compile(model, F.cross_entropy, (x, lm.tensor(np.zeros(8, np.int64))))
     after = model.state_dict()

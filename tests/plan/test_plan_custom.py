@@ -30,7 +30,7 @@ def test_a_custom_module_compiles_to_a_plan_equal_to_eager(name) -> None:
     y = lm.tensor(rng.integers(0, out.shape[-1], out.shape[:-1]))
     batch = (xs[0], y, *xs[1:])  # a training plan's batch: the target second
     plan = compile(model, _loss, batch)
-    start = model.state_dict()
+    start = {k: v.clone() for k, v in model.state_dict().items()}  # a snapshot: state_dict() shares memory
     results = []
     for planned in (True, False):
         model.load_state_dict(start)
@@ -42,7 +42,7 @@ def test_a_custom_module_compiles_to_a_plan_equal_to_eager(name) -> None:
             loss = _loss(model(*xs), y)
             loss.backward()
         results.append((loss.item(), {n: p.grad.copy() for n, p in model.named_parameters()
-                                      if p.grad is not None}, model.state_dict()))
+                                      if p.grad is not None}, {k: v.clone() for k, v in model.state_dict().items()}))
     (lp, gp, sp), (le, ge, se) = results
     assert lp == pytest.approx(le, rel=1e-6)
     assert sorted(gp) == sorted(ge) and ge
