@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from lamina import state
+from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as _act
 from lamina.functions import activation_composite as _comp
@@ -34,6 +36,37 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
 
 
+class RandomSlopes(Function):
+    """rrelu in training: x where x >= 0, else x times a slope drawn from U(lower, upper)
+    for the element. An op that draws, so a plan draws anew at every step."""
+
+    draws_random = True
+
+    def __init__(self, lower: float, upper: float) -> None:
+        self.lower, self.upper = lower, upper
+
+    def forward(self, x: Any) -> Any:
+        slopes = self.lower + (self.upper - self.lower) * state.rng().random(x.shape)
+        self.factor = np.where(x >= 0, 1, slopes).astype(x.dtype)
+        return x * self.factor
+
+    def backward(self, gy: Any) -> Any:
+        return gy * self.factor
+
+
+class GumbelNoise(Function):
+    """x plus standard Gumbel noise, -log(E) with E exponential; the gradient passes
+    unchanged. An op that draws, so a plan draws anew at every step."""
+
+    draws_random = True
+
+    def forward(self, x: Any) -> Any:
+        return x - np.log(state.rng().exponential(1.0, x.shape)).astype(x.dtype)
+
+    def backward(self, gy: Any) -> Any:
+        return gy
+
+
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002
           training: bool = False, inplace: bool = False) -> Tensor:
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) for each element in
@@ -45,11 +78,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
     """
     if not training:
         return _act.leaky_relu(input, (lower + upper) / 2)
-    from lamina.creation import as_tensor
-    from lamina.random import numpy_rng
-
-    slopes = numpy_rng(None).uniform(lower, upper, tuple(input.shape)).astype(input.dtype)
-    return where(input >= 0, input, input * as_tensor(slopes))
+    return RandomSlopes(lower, upper).apply(input)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
@@ -64,10 +93,8 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
         [1.0, 1.0]
     """
     from lamina.creation import as_tensor
-    from lamina.random import numpy_rng
 
-    gumbels = -np.log(numpy_rng(None).exponential(1.0, tuple(logits.shape)))
-    y = ((logits + as_tensor(gumbels.astype(logits.dtype))) / tau).softmax(dim)
+    y = (GumbelNoise().apply(logits) / tau).softmax(dim)
     if not hard:
         return y
     index = y.detach().argmax(dim, keepdim=True)
