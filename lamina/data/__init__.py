@@ -5,9 +5,11 @@ from lamina.data.builtin import dataset_names, load_dataset, read_idx, register_
 from lamina.data.collate import default_collate, default_convert
 from lamina.data.dataset import (
     ArrayDataset,
+    ChainDataset,
     ConcatDataset,
     Dataset,
     IterableDataset,
+    StackDataset,
     Subset,
     TensorDataset,
     random_split,
@@ -15,6 +17,7 @@ from lamina.data.dataset import (
 from lamina.data.loader import DataLoader
 from lamina.data.sampler import (
     BatchSampler,
+    DistributedSampler,
     RandomSampler,
     Sampler,
     SequentialSampler,
@@ -24,6 +27,9 @@ from lamina.data.sampler import (
 from lamina.data.workers import WorkerInfo, get_worker_info
 
 __all__ = [
+    "ChainDataset",
+    "DistributedSampler",
+    "StackDataset",
     "ArrayDataset",
     "BatchSampler",
     "ConcatDataset",

@@ -50,6 +50,63 @@ class IterableDataset(Dataset):
         raise TypeError("an IterableDataset cannot be concatenated with +; chain the streams")
 
 
+class ChainDataset(IterableDataset):
+    """Streams one after another.
+
+    Examples:
+        >>> class Count(IterableDataset):
+        ...     def __iter__(self):
+        ...         return iter(range(2))
+        >>> list(ChainDataset([Count(), Count()]))
+        [0, 1, 0, 1]
+    """
+
+    def __init__(self, datasets: Iterable[Any]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            yield from d
+
+    def __len__(self) -> int:
+        try:
+            return sum(len(d) for d in self.datasets)
+        except NotImplementedError:  # a stream without a length: len() says so as a
+            raise TypeError("ChainDataset: a stream in it has no length") from None
+
+
+class StackDataset(Dataset):
+    """Datasets of one length side by side: item i is the tuple (or, given by name, the
+    dict) of their items i.
+
+    Examples:
+        >>> ds = StackDataset(x=[1, 2], y=["a", "b"])
+        >>> len(ds), ds[1]
+        (2, {'x': 2, 'y': 'b'})
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args and kwargs:
+            raise ValueError("StackDataset: give the datasets by position or by name, not both")
+        parts = list(args) or list(kwargs.values())
+        if not parts:
+            raise ValueError("StackDataset: at least one dataset is needed")
+        lengths = {len(d) for d in parts}
+        if len(lengths) != 1:
+            raise ValueError(f"StackDataset: the datasets must have one length; got "
+                             f"{sorted(len(d) for d in parts)}")
+        self.datasets: Any = kwargs or tuple(args)
+        self._length = lengths.pop()
+
+    def __getitem__(self, index: int) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
+
+
 class ConcatDataset(Dataset):
     """Datasets one after another: index i runs through the first, then the second...
 

@@ -150,3 +150,51 @@ class BatchSampler(Sampler):
     def __len__(self) -> int:
         n = len(self.sampler)  # type: ignore[arg-type]
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class DistributedSampler(Sampler):
+    """The indices of rank `rank` of `num_replicas` processes, as PyTorch's: every
+    replica takes every num_replicas-th index of one order (a permutation drawn from
+    seed + epoch where `shuffle`, the same in every replica; call set_epoch each epoch),
+    the order padded with its first indices to a multiple of num_replicas, or cut to
+    one with `drop_last`. Without a process group lamina is one process: replicas 1,
+    rank 0, unless given.
+
+    Examples:
+        >>> list(DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False))
+        [1, 3, 0]
+    """
+
+    def __init__(self, dataset: Sized, num_replicas: int | None = None, rank: int | None = None,
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+        # lamina forms no process group (lamina.distributed.process_group): world size 1
+        num_replicas = 1 if num_replicas is None else num_replicas
+        rank = 0 if rank is None else rank
+        if not 0 <= rank < num_replicas:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
+                             f"[0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = -(-(n - num_replicas) // num_replicas)
+        else:
+            self.num_samples = -(-n // num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.dataset)
+        order = (np.random.default_rng(self.seed + self.epoch).permutation(n) if self.shuffle
+                 else np.arange(n))
+        if self.drop_last:
+            order = order[:self.total_size]
+        elif self.total_size > n:
+            order = np.resize(order, self.total_size)  # wraps round to the first indices
+        return iter(order[self.rank:self.total_size:self.num_replicas].tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch whose order the next pass draws (with shuffle)."""
+        self.epoch = epoch

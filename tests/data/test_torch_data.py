@@ -180,3 +180,45 @@ def test_loader_argument_errors_are_pytorch_s() -> None:
         ldata.DataLoader(Stream(), shuffle=True)
     with pytest.raises(TypeError, match="IterableDataset has no length"):
         len(ldata.DataLoader(Stream()))
+
+
+@pytest.mark.parametrize("n", [5, 6, 7])
+@pytest.mark.parametrize("replicas", [1, 2, 3])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_distributed_sampler_gives_each_rank_pytorchs_share(n, replicas, drop_last):
+    for rank in range(replicas):
+        ours = ldata.DistributedSampler(range(n), replicas, rank, shuffle=False,
+                                        drop_last=drop_last)
+        theirs = torch.utils.data.DistributedSampler(range(n), replicas, rank, shuffle=False,
+                                                     drop_last=drop_last)
+        assert list(ours) == list(theirs) and len(ours) == len(theirs)
+    shuffled = [ldata.DistributedSampler(range(n), replicas, r, seed=3) for r in range(replicas)]
+    for s in shuffled:
+        s.set_epoch(4)
+    seen = [i for s in shuffled for i in s]
+    assert sorted(set(seen)) == list(range(n)) or drop_last  # the ranks cover the dataset
+    assert [list(s) for s in shuffled] == [list(s) for s in shuffled]  # one order per epoch
+    first = list(shuffled[0])
+    shuffled[0].set_epoch(5)
+    assert n < 3 or list(shuffled[0]) != first or replicas == n  # another epoch, another order
+    with pytest.raises(ValueError, match="Invalid rank 2"):
+        ldata.DistributedSampler(range(n), 2, 2)
+
+
+def test_chain_and_stack_datasets_give_pytorchs_items():
+    class Count(ldata.IterableDataset):
+        def __iter__(self):
+            return iter(range(3))
+
+    class TCount(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            return iter(range(3))
+
+    assert list(ldata.ChainDataset([Count(), Count()])) == list(
+        torch.utils.data.ChainDataset([TCount(), TCount()]))
+    ours = ldata.StackDataset(a=[1, 2, 3], b=["x", "y", "z"])
+    theirs = torch.utils.data.StackDataset(a=[1, 2, 3], b=["x", "y", "z"])
+    assert len(ours) == len(theirs) and [ours[i] for i in range(3)] == [theirs[i] for i in range(3)]
+    assert ldata.StackDataset([1, 2], [3, 4])[1] == torch.utils.data.StackDataset([1, 2], [3, 4])[1]
+    with pytest.raises(ValueError, match="one length"):
+        ldata.StackDataset([1], [1, 2])

@@ -281,3 +281,20 @@ def test_clip_grad_norm_matches_pytorch(norm_type) -> None:
     assert total == pytest.approx(float(ttotal), rel=1e-12)
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o.grad, t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, float("inf")])
+def test_the_two_halves_of_clip_grad_norm_match_pytorchs(norm_type) -> None:
+    rng = np.random.default_rng(1)
+    grads = [rng.standard_normal((3, 4)), rng.standard_normal(5)]
+    ours = [lm.tensor(np.zeros_like(g), requires_grad=True) for g in grads]
+    theirs = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
+    for o, t, g in zip(ours, theirs, grads):
+        o.grad, t.grad = lm.tensor(g.copy()), torch.tensor(g)
+    total = lm.nn.utils.get_total_norm([o.grad for o in ours], norm_type)
+    ttotal = torch.nn.utils.get_total_norm([t.grad for t in theirs], norm_type)
+    assert total.item() == pytest.approx(ttotal.item(), rel=1e-12)
+    lm.nn.utils.clip_grads_with_norm_(ours, 0.7, total)
+    torch.nn.utils.clip_grads_with_norm_(theirs, 0.7, ttotal)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-12)

@@ -2,13 +2,20 @@
 one vector and back, and (in `rnn`) padded and packed sequences."""
 
 from lamina.nn.utils import rnn
-from lamina.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
+from lamina.nn.utils.clip_grad import (
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
+)
 from lamina.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = [
     "rnn",
     "clip_grad_norm_",
     "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
     "parameters_to_vector",
     "vector_to_parameters",
 ]

@@ -32,18 +32,35 @@ def clip_grad_norm_(params: Iterable[Any], max_norm: float, norm_type: float = 2
     grads = _grads(params)
     if not grads:
         return 0.0
-    if math.isinf(norm_type):
-        total = max(float(np.abs(g).max()) for g in grads)
-    else:
-        total = float(sum(float((np.abs(g) ** norm_type).sum()) for g in grads)
-                      ** (1.0 / norm_type))
+    total = total_norm(grads, norm_type)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"clip_grad_norm_: the total gradient norm is {total}")
+    _scale(grads, max_norm, total)
+    return total
+
+
+def total_norm(arrays: list[Any], norm_type: float = 2.0) -> float:
+    """The p-norm of all the arrays' elements together (0 for none)."""
+    if not arrays:
+        return 0.0
+    if math.isinf(norm_type):
+        pick = max if norm_type > 0 else min
+        return pick(float(np.abs(a).max() if norm_type > 0 else np.abs(a).min())
+                    for a in arrays)
+    return float(sum(float((np.abs(a) ** norm_type).sum()) for a in arrays)
+                 ** (1.0 / norm_type))
+
+
+def scale_grads(params: Iterable[Any], max_norm: float, total: float) -> None:
+    """The parameters' gradients scaled down to a joint norm of max_norm, given it."""
+    _scale(_grads(params), max_norm, total)
+
+
+def _scale(grads: list[Any], max_norm: float, total: float) -> None:
     coef = max_norm / (total + 1e-6)  # PyTorch's epsilon, so a zero gradient stays zero
     if coef < 1:
         for g in grads:
             g *= g.dtype.type(coef)
-    return total
 
 
 def clip_grad_value_(params: Iterable[Any], clip_value: float) -> None:

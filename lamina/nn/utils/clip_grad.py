@@ -38,3 +38,36 @@ def clip_grad_value_(parameters: Iterable[Any] | Tensor, clip_value: float,
         tensor([2.])
     """
     clip.clip_grad_value_(parameters, clip_value)
+
+
+def get_total_norm(tensors: Iterable[Any] | Tensor, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:
+    """The p-norm of all the tensors' elements together (the first half of
+    clip_grad_norm_: pass the gradients), as a 0-d tensor.
+
+    Examples:
+        >>> nn.utils.get_total_norm([lm.tensor([3.0]), lm.tensor([4.0])]).item()
+        5.0
+    """
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    arrays = [np.asarray(t.array if isinstance(t, Tensor) else t) for t in tensors]
+    total = clip.total_norm(arrays, norm_type)
+    if error_if_nonfinite and not np.isfinite(total):
+        raise RuntimeError(f"get_total_norm: the total norm is {total}")
+    dtype = arrays[0].dtype if arrays else np.float32
+    return Tensor(np.asarray(total, dtype))
+
+
+def clip_grads_with_norm_(parameters: Iterable[Any] | Tensor, max_norm: float,
+                          total_norm: Any, foreach: Any = None) -> None:
+    """Scale the parameters' gradients by max_norm / (total_norm + 1e-6) where that is
+    below 1 (the second half of clip_grad_norm_, given get_total_norm's answer).
+
+    Examples:
+        >>> w = lm.tensor([3.0, 4.0], requires_grad=True); (w * w).sum().backward()
+        >>> nn.utils.clip_grads_with_norm_([w], 1.0, nn.utils.get_total_norm([w.grad]))
+        >>> round(w.grad.norm().item(), 4)
+        1.0
+    """
+    clip.scale_grads(parameters, max_norm, float(np.asarray(getattr(total_norm, "array",
+                                                                     total_norm))))
