@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from lamina import return_types
 from lamina.autograd.tensor import Tensor
-from lamina.functions.decomposition import Inv, LinAlgError, Solve, Svdvals
+from lamina.functions.decomposition import Det, Inv, LinAlgError, Slogdet, Solve, Svdvals
 from lamina.functions.reduction import norm as _vector_norm
 from lamina.functions.shape import stack, wrap_dim
 
-__all__ = ["LinAlgError", "cross", "inv", "matmul", "matrix_norm", "norm", "solve",
-           "svdvals", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cross", "det", "inv", "matmul", "matrix_norm", "norm", "slogdet",
+           "solve", "svdvals", "vecdot", "vector_norm"]
 
 
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
@@ -107,6 +108,29 @@ def inv(A: Tensor) -> Tensor:
                 [0.  , 0.25]])
     """
     return Inv().apply(A)
+
+
+def det(A: Tensor) -> Tensor:
+    """The determinant of a square matrix (or of each in a stack); its gradient is the
+    adjugate's, so a singular matrix has one too.
+
+    Examples:
+        >>> lm.linalg.det(lm.tensor([[2.0, 1.0], [0.0, 3.0]]))
+        tensor(6.)
+    """
+    return Det().apply(A)
+
+
+def slogdet(A: Tensor) -> Any:
+    """(sign, logabsdet) of the determinant, a named tuple: log|det A| without the
+    overflow of det itself. The gradient flows through logabsdet.
+
+    Examples:
+        >>> lm.linalg.slogdet(lm.tensor([[-2.0, 0.0], [0.0, 3.0]])).sign
+        tensor(-1.)
+    """
+    sign, logabsdet = Slogdet().apply(A)
+    return return_types.linalg_slogdet(sign, logabsdet)
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:

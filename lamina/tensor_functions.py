@@ -45,7 +45,7 @@ _METHODS = [
     "unique_consecutive", "bincount", "histc", "conj", "resolve_conj", "resolve_neg",
     "is_conj", "is_complex", "adjoint", "arcsinh", "arctanh", "sinc", "ldexp", "gcd", "lcm",
     "vdot", "kron", "cross", "diag_embed", "take", "index_put", "masked_scatter", "isreal",
-    "is_nonzero", "is_same_size",
+    "is_nonzero", "is_same_size", "det", "slogdet", "logdet",
 ]
 
 
@@ -71,7 +71,8 @@ def _function(name: str) -> Any:
 _FIRST = {"bmm": "x[None]", "dot": "x[0]", "outer": "x[0]", "ger": "x[0]", "dsplit": "x[None]",
           "bincount": "lm.tensor([0, 2, 2])", "acosh": "x + 1", "arccosh": "x + 1",
           "gcd": "lm.tensor([4, 6])", "lcm": "lm.tensor([4, 6])", "vdot": "x[0]",
-          "cross": "lm.ones(2, 3)", "is_nonzero": "x[0, :1]", "diag_embed": "x"}
+          "cross": "lm.ones(2, 3)", "is_nonzero": "x[0, :1]", "diag_embed": "x",
+          **dict.fromkeys(["det", "slogdet", "logdet"], "x + lm.eye(2)")}
 # The arguments after `input` in each function's example (none where it takes none).
 _ARGS = {
     **dict.fromkeys(["pow", "fmod", "remainder", "add", "sub", "subtract", "mul", "multiply",

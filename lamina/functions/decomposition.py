@@ -5,7 +5,9 @@ Backward, with X the op's output and G its gradient:
 - inv: dA = -X^T G X^T;
 - solve (A X = B): dB = solve(A^T, G), dA = -dB X^T;
 - svdvals (A = U diag(S) V^T): dA = U diag(G) V^T, exact where the singular values are
-  distinct, as PyTorch's.
+  distinct, as PyTorch's;
+- det: dA = G adj(A)^T, the adjugate from the SVD (so a singular A has its gradient too);
+- slogdet's log|det|: dA = G A^-T.
 """
 
 from __future__ import annotations
@@ -96,6 +98,45 @@ class Svdvals(Function):
     def backward(self, g: Any) -> Any:
         U, Vh = self.saved_tensors
         return (U * g[..., None, :]) @ Vh
+
+
+class Det(Function):
+    def forward(self, A: Any) -> Any:
+        _square("det", A)
+        self.save_for_backward(A)
+        return np.linalg.det(A)
+
+    def backward(self, g: Any) -> Any:
+        A = self.saved_tensors[0]
+        U, S, Vh = np.linalg.svd(A)
+        # adj(A)^T = det(U) det(V) U diag(prod of the other singular values) V^T, with no
+        # division by a singular value that may be zero
+        ones = np.ones(S.shape[:-1] + (1,), S.dtype)
+        before = np.cumprod(np.concatenate([ones, S[..., :-1]], -1), -1)
+        after = np.cumprod(np.concatenate([ones, S[..., :0:-1]], -1), -1)[..., ::-1]
+        others = before * after
+        sign = np.linalg.det(U) * np.linalg.det(Vh)
+        adj_t = (U * others[..., None, :]) @ Vh * sign[..., None, None]
+        return (g[..., None, None] * adj_t).astype(A.dtype, copy=False)
+
+
+class Slogdet(Function):
+    """(sign, log|det|); only log|det| takes a gradient."""
+
+    def forward(self, A: Any) -> tuple[Any, Any]:
+        _square("slogdet", A)
+        sign, logabs = np.linalg.slogdet(A)
+        self.save_for_backward(A)
+        return sign.astype(A.dtype), logabs.astype(A.dtype)
+
+    def backward(self, g_sign: Any, g_logabs: Any) -> Any:
+        A = self.saved_tensors[0]
+        try:
+            inv_t = _mT(np.linalg.inv(A))
+        except np.linalg.LinAlgError:
+            raise LinAlgError("slogdet backward: A is singular, so log|det A| is -inf and "
+                              "has no gradient there") from None
+        return g_logabs[..., None, None] * inv_t
 
 
 def _reduce_to(g: Any, shape: tuple[int, ...]) -> Any:

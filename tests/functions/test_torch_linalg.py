@@ -48,6 +48,16 @@ CASES = [
     ("L.linalg.solve(a, b[:, :, 0])", (SQ, M)),
     ("L.linalg.solve(a, b[:, :, :3], left=False)", (SQ, M[:, :3].copy())),
     ("L.linalg.vecdot(a, b)", (M, M[::-1].copy())),
+    ("L.linalg.det(a)", (SQ,)),
+    ("L.linalg.det(a[0] - a[0])", (SQ,)),
+    ("L.linalg.det(L.stack([a[0, 0], a[0, 1], a[0, 0]]))", (SQ,)),  # singular, rank 2
+    ("L.linalg.slogdet(a).logabsdet", (SQ,)),
+    ("L.linalg.slogdet(-a[1]).sign * a[1, 0, 0]", (SQ,)),
+    ("L.det(a)", (SQ,)),
+    ("a.det()", (SQ,)),
+    ("a.logdet()", (SQ,)),
+    ("L.logdet(a[0])", (SQ,)),
+    ("a.slogdet().logabsdet", (SQ,)),
     ("L.linalg.cross(a[..., :3], b[..., :3])", (M, M[::-1].copy())),
     ("L.linalg.cross(a[:, :, :3], b[:, :, :3], dim=1)", (M, M[::-1].copy())),
 ]

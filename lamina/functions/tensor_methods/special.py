@@ -197,6 +197,40 @@ class SpecialMethods:
                                f"source has {source.numel()}")
         return setitem(self, where, source.reshape(-1)[:count])
 
+    def det(self) -> Any:
+        """linalg.det(self).
+
+        Examples:
+            >>> lm.tensor([[2.0, 0.0], [0.0, 3.0]]).det()
+            tensor(6.)
+        """
+        from lamina.linalg import det
+
+        return det(self)
+
+    def slogdet(self) -> Any:
+        """(sign, logabsdet) of the determinant, a named tuple.
+
+        Examples:
+            >>> lm.tensor([[2.0, 0.0], [0.0, 3.0]]).slogdet().sign
+            tensor(1.)
+        """
+        from lamina import return_types
+        from lamina.linalg import slogdet
+
+        return return_types.slogdet(*slogdet(self))
+
+    def logdet(self) -> Any:
+        """log(det(self)): NaN where the determinant is negative, -inf where it is 0.
+
+        Examples:
+            >>> lm.tensor([[1.0, 0.0], [0.0, 1.0]]).logdet()
+            tensor(0.)
+        """
+        sign, logabs = self.slogdet()
+        nan_or_inf = _where(sign == 0, float("-inf"), float("nan"))
+        return _where(sign > 0, logabs, nan_or_inf)
+
     def isreal(self) -> Any:
         """True everywhere: lamina's tensors are real.
 
