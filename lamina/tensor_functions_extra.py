@@ -289,8 +289,7 @@ def std_mean(input: Tensor, dim: Any = None, *, correction: Any = 1,  # noqa: A0
         >>> lm.std_mean(lm.tensor([1.0, 3.0]))
         (tensor(1.4142135), tensor(2.))
     """
-    return (input.std(dim, keepdim=keepdim, correction=correction),
-            input.mean(dim, keepdim=keepdim) if dim is not None else input.mean())
+    return _spread_and_mean(input, "std", dim, correction, keepdim)
 
 
 def var_mean(input: Tensor, dim: Any = None, *, correction: Any = 1,  # noqa: A002
@@ -301,8 +300,13 @@ def var_mean(input: Tensor, dim: Any = None, *, correction: Any = 1,  # noqa: A0
         >>> lm.var_mean(lm.tensor([1.0, 3.0]))
         (tensor(2.), tensor(2.))
     """
-    return (input.var(dim, keepdim=keepdim, correction=correction),
-            input.mean(dim, keepdim=keepdim) if dim is not None else input.mean())
+    return _spread_and_mean(input, "var", dim, correction, keepdim)
+
+
+def _spread_and_mean(x: Tensor, spread: str, dim: Any, correction: Any,
+                     keepdim: bool) -> tuple[Tensor, Tensor]:
+    mean = x.mean(dim, keepdim=keepdim) if dim is not None else x.mean()
+    return getattr(x, spread)(dim, keepdim=keepdim, correction=correction), mean
 
 
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,

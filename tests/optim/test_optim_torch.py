@@ -268,14 +268,20 @@ def test_reduce_on_plateau_matches_pytorch() -> None:
     assert a == b
 
 
-@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
-def test_clip_grad_norm_matches_pytorch(norm_type) -> None:
-    rng = np.random.default_rng(0)
+def _with_grads(seed):
+    """Two float64 parameters in each library with the same random gradients."""
+    rng = np.random.default_rng(seed)
     grads = [rng.standard_normal((3, 4)), rng.standard_normal(5)]
     ours = [lm.tensor(np.zeros_like(g), requires_grad=True) for g in grads]
     theirs = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
     for o, t, g in zip(ours, theirs, grads):
-        o.grad, t.grad = g.copy(), torch.tensor(g)
+        o.grad, t.grad = lm.tensor(g.copy()), torch.tensor(g)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_grad_norm_matches_pytorch(norm_type) -> None:
+    ours, theirs = _with_grads(0)
     total = optim.clip_grad_norm_(ours, 0.7, norm_type)
     ttotal = torch.nn.utils.clip_grad_norm_(theirs, 0.7, norm_type)
     assert total == pytest.approx(float(ttotal), rel=1e-12)
@@ -285,12 +291,7 @@ def test_clip_grad_norm_matches_pytorch(norm_type) -> None:
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, float("inf")])
 def test_the_two_halves_of_clip_grad_norm_match_pytorchs(norm_type) -> None:
-    rng = np.random.default_rng(1)
-    grads = [rng.standard_normal((3, 4)), rng.standard_normal(5)]
-    ours = [lm.tensor(np.zeros_like(g), requires_grad=True) for g in grads]
-    theirs = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
-    for o, t, g in zip(ours, theirs, grads):
-        o.grad, t.grad = lm.tensor(g.copy()), torch.tensor(g)
+    ours, theirs = _with_grads(1)
     total = lm.nn.utils.get_total_norm([o.grad for o in ours], norm_type)
     ttotal = torch.nn.utils.get_total_norm([t.grad for t in theirs], norm_type)
     assert total.item() == pytest.approx(ttotal.item(), rel=1e-12)

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from lamina.functions.tensor_methods.shared import constant
+
 
 def _logic(name: str, op: Any) -> Any:
     def method(self: Any, *other: Any) -> Any:
@@ -140,7 +142,7 @@ class CompareMethods:
             >>> lm.tensor([-1.0, -0.0, 2.0]).signbit()
             tensor([ True,  True, False])
         """
-        return _as_tensor(np.signbit(self.detach().numpy()))
+        return constant(np.signbit(self.detach().numpy()))
 
     def heaviside(self, values: Any) -> Any:
         """0 where self < 0, 1 where self > 0, `values` where self is 0 (no gradient).
@@ -151,10 +153,4 @@ class CompareMethods:
         """
         a = self.detach().numpy()
         v = values.detach().numpy() if hasattr(values, "detach") else np.asarray(values)
-        return _as_tensor(np.heaviside(a, v).astype(np.result_type(a, v)))
-
-
-def _as_tensor(values: Any) -> Any:
-    from lamina.creation import as_tensor
-
-    return as_tensor(values)
+        return constant(np.heaviside(a, v).astype(np.result_type(a, v)))

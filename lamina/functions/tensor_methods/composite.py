@@ -11,17 +11,7 @@ from typing import Any
 
 import numpy as np
 
-
-def _where(cond: Any, a: Any, b: Any) -> Any:
-    from lamina.functions.math import where
-
-    return where(cond, a, b)
-
-
-def _const(values: Any) -> Any:
-    from lamina.creation import as_tensor
-
-    return as_tensor(values)
+from lamina.functions.tensor_methods.shared import constant, where
 
 
 class CompositeMethods:
@@ -78,7 +68,7 @@ class CompositeMethods:
         high, low = (info.max if posinf is None else posinf), (info.min if neginf is None
                                                               else neginf)
         fill = np.where(np.isnan(a), nan, np.where(a > 0, high, low)).astype(self.dtype)
-        return _where(self.isfinite(), self, _const(fill))
+        return where(self.isfinite(), self, constant(fill))
 
     def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
         """sum() with NaNs counted as zero.
@@ -87,7 +77,7 @@ class CompositeMethods:
             >>> lm.tensor([1.0, float("nan"), 2.0]).nansum()
             tensor(3.)
         """
-        return _where(self.isnan(), 0.0, self).sum(dim, keepdim, dtype=dtype)
+        return where(self.isnan(), 0.0, self).sum(dim, keepdim, dtype=dtype)
 
     def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
         """mean() over the elements that are not NaN.
@@ -116,11 +106,11 @@ class CompositeMethods:
             >>> lm.tensor([0.0, 2.0]).xlogy(lm.tensor([0.0, 1.0]))
             tensor([0., 0.])
         """
-        other = other if hasattr(other, "isnan") else _const(np.asarray(other, self.dtype))
+        other = other if hasattr(other, "isnan") else constant(np.asarray(other, self.dtype))
         zero = self == 0
-        safe = _where(zero, 1.0, other)  # log(other) where the product keeps it
-        out = _where(zero, 0.0, self * safe.log())
-        return _where(other.isnan(), float("nan"), out)
+        safe = where(zero, 1.0, other)  # log(other) where the product keeps it
+        out = where(zero, 0.0, self * safe.log())
+        return where(other.isnan(), float("nan"), out)
 
     def logaddexp(self, other: Any) -> Any:
         """log(exp(self) + exp(other)), computed stably.
@@ -130,7 +120,7 @@ class CompositeMethods:
             tensor([0.6931472])
         """
         m = self.detach().maximum(other.detach())
-        m = _where(m.isfinite(), m, 0.0)
+        m = where(m.isfinite(), m, 0.0)
         return m + ((self - m).exp() + (other - m).exp()).log()
 
     def logaddexp2(self, other: Any) -> Any:
@@ -208,7 +198,7 @@ class CompositeMethods:
             >>> lm.tensor([1.0, float("nan")]).fmax(lm.tensor([float("nan"), 2.0]))
             tensor([1., 2.])
         """
-        return _where((self >= other) | other.isnan(), self, other)
+        return where((self >= other) | other.isnan(), self, other)
 
     def fmin(self, other: Any) -> Any:
         """The elementwise minimum, taking the number where one side is NaN.
@@ -217,7 +207,7 @@ class CompositeMethods:
             >>> lm.tensor([1.0, float("nan")]).fmin(lm.tensor([0.0, 2.0]))
             tensor([0., 2.])
         """
-        return _where((self <= other) | other.isnan(), self, other)
+        return where((self <= other) | other.isnan(), self, other)
 
     def copysign(self, other: Any) -> Any:
         """|self| with the sign of other (its sign bit: -0.0 counts as negative).
@@ -227,11 +217,11 @@ class CompositeMethods:
             tensor([-1.,  2.])
         """
         if not hasattr(other, "detach"):
-            other = _const(np.asarray(other, self.dtype))
-        same = _const(np.signbit(self.detach().numpy()) == np.signbit(other.detach().numpy()))
-        out = _where(same, self, -self)
+            other = constant(np.asarray(other, self.dtype))
+        same = constant(np.signbit(self.detach().numpy()) == np.signbit(other.detach().numpy()))
+        out = where(same, self, -self)
         # other takes a gradient of zeros, as in PyTorch: a where that never picks it
-        return _where(_const(np.zeros(other.shape, bool)), other, out)
+        return where(constant(np.zeros(other.shape, bool)), other, out)
 
     def acosh(self) -> Any:
         """The inverse hyperbolic cosine, log(x + sqrt(x**2 - 1)).

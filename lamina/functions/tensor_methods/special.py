@@ -9,17 +9,7 @@ from typing import Any
 
 import numpy as np
 
-
-def _const(values: Any) -> Any:
-    from lamina.creation import as_tensor
-
-    return as_tensor(values)
-
-
-def _where(cond: Any, a: Any, b: Any) -> Any:
-    from lamina.functions.math import where
-
-    return where(cond, a, b)
+from lamina.functions.tensor_methods.shared import constant, where
 
 
 class SpecialMethods:
@@ -51,8 +41,8 @@ class SpecialMethods:
             tensor([1.        , 0.63661975])
         """
         zero = self == 0
-        safe = _where(zero, 1.0, self) * math.pi
-        return _where(zero, 1.0, safe.sin() / safe)
+        safe = where(zero, 1.0, self) * math.pi
+        return where(zero, 1.0, safe.sin() / safe)
 
     def ldexp(self, other: Any) -> Any:
         """self * 2 ** other.
@@ -61,7 +51,7 @@ class SpecialMethods:
             >>> lm.tensor([1.5]).ldexp(lm.tensor([3]))
             tensor([12.])
         """
-        two = _const(np.asarray(2.0, self.dtype if self.dtype.kind == "f" else np.float32))
+        two = constant(np.asarray(2.0, self.dtype if self.dtype.kind == "f" else np.float32))
         return self * two ** other
 
     def gcd(self, other: Any) -> Any:
@@ -71,7 +61,7 @@ class SpecialMethods:
             >>> lm.tensor([12, 7]).gcd(lm.tensor([8, 21]))
             tensor([4, 7])
         """
-        return _const(np.gcd(self.numpy(), np.asarray(getattr(other, "array", other))))
+        return constant(np.gcd(self.numpy(), np.asarray(getattr(other, "array", other))))
 
     def lcm(self, other: Any) -> Any:
         """The least common multiple, elementwise, of integer tensors.
@@ -80,7 +70,7 @@ class SpecialMethods:
             >>> lm.tensor([4, 3]).lcm(lm.tensor([6, 5]))
             tensor([12, 15])
         """
-        return _const(np.lcm(self.numpy(), np.asarray(getattr(other, "array", other))))
+        return constant(np.lcm(self.numpy(), np.asarray(getattr(other, "array", other))))
 
     def vdot(self, other: Any) -> Any:
         """dot() of two 1-D tensors (for real ones, the same).
@@ -136,7 +126,7 @@ class SpecialMethods:
         place = np.zeros((self.shape[-1], n, n), self.dtype)
         rows, cols = np.nonzero(np.eye(n, k=offset))
         place[np.arange(self.shape[-1]), rows, cols] = 1
-        out = (self.unsqueeze(-1).unsqueeze(-1) * _const(place)).sum(-3)
+        out = (self.unsqueeze(-1).unsqueeze(-1) * constant(place)).sum(-3)
         nd = out.ndim
         return out.movedim((nd - 2, nd - 1), (dim1 % nd, dim2 % nd))
 
@@ -166,10 +156,10 @@ class SpecialMethods:
         arrays = np.broadcast_arrays(*[np.asarray(getattr(i, "array", i)) for i in indices])
         flat = np.ravel_multi_index(tuple(arrays), tuple(self.shape[:k]), mode="wrap")
         rest = tuple(self.shape[k:])
-        values = values if hasattr(values, "expand") else _const(np.asarray(values, self.dtype))
+        values = values if hasattr(values, "expand") else constant(np.asarray(values, self.dtype))
         values = values.expand(*flat.shape, *rest).reshape(-1, *rest)
         rows = self.reshape(-1, *rest)
-        return rows.index_add(0, _const(flat.reshape(-1)), values).reshape(self.shape)
+        return rows.index_add(0, constant(flat.reshape(-1)), values).reshape(self.shape)
 
     def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
         """index_put written into this tensor; returns self.
@@ -228,8 +218,8 @@ class SpecialMethods:
             tensor(0.)
         """
         sign, logabs = self.slogdet()
-        nan_or_inf = _where(sign == 0, float("-inf"), float("nan"))
-        return _where(sign > 0, logabs, nan_or_inf)
+        nan_or_inf = where(sign == 0, float("-inf"), float("nan"))
+        return where(sign > 0, logabs, nan_or_inf)
 
     def isreal(self) -> Any:
         """True everywhere: lamina's tensors are real.
@@ -238,7 +228,7 @@ class SpecialMethods:
             >>> lm.tensor([1.0, 2.0]).isreal()
             tensor([ True,  True])
         """
-        return _const(np.ones(self.shape, bool))
+        return constant(np.ones(self.shape, bool))
 
     def is_nonzero(self) -> bool:
         """Whether this one-element tensor is not zero.

@@ -11,15 +11,10 @@ from typing import Any
 import numpy as np
 
 from lamina import return_types
+from lamina.functions.tensor_methods.shared import constant
 
 cummax_type = namedtuple("cummax", ["values", "indices"])
 cummin_type = namedtuple("cummin", ["values", "indices"])
-
-
-def _const(values: Any) -> Any:
-    from lamina.creation import as_tensor
-
-    return as_tensor(values)
 
 
 def _running(a: np.ndarray, axis: int, better: Any) -> np.ndarray:
@@ -37,6 +32,16 @@ def _running(a: np.ndarray, axis: int, better: Any) -> np.ndarray:
     return np.moveaxis(out, -1, axis)
 
 
+def _running_best(x: Any, dim: int, better: Any) -> tuple[Any, Any]:
+    """(values, indices) of the running best along `dim`; the values gathered from x by
+    the indices, so the gradient goes to the element each picked."""
+    a = x.detach().numpy()
+    if a.ndim == 0:
+        return x.clone(), constant(np.zeros((), np.int64))
+    index = constant(_running(a, dim, better))
+    return x.gather(dim, index), index
+
+
 class StatisticsMethods:
     __slots__ = ()
 
@@ -47,9 +52,7 @@ class StatisticsMethods:
             >>> lm.tensor([1.0, 3.0, 2.0]).cummax(0).values
             tensor([1., 3., 3.])
         """
-        a = self.detach().numpy()
-        index = _const(_running(a, dim, np.greater) if a.ndim else np.zeros((), np.int64))
-        return cummax_type(self.gather(dim, index) if a.ndim else self.clone(), index)
+        return cummax_type(*_running_best(self, dim, np.greater))
 
     def cummin(self, dim: int) -> Any:
         """The running minimum along `dim` and where it was found: (values, indices).
@@ -58,9 +61,7 @@ class StatisticsMethods:
             >>> lm.tensor([2.0, 1.0, 3.0]).cummin(0).indices
             tensor([0, 1, 1])
         """
-        a = self.detach().numpy()
-        index = _const(_running(a, dim, np.less) if a.ndim else np.zeros((), np.int64))
-        return cummin_type(self.gather(dim, index) if a.ndim else self.clone(), index)
+        return cummin_type(*_running_best(self, dim, np.less))
 
     def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> Any:
         """(min, max) over `dim` (all elements by default), a named tuple.
@@ -136,12 +137,12 @@ class StatisticsMethods:
         """
         values, inverse, counts = np.unique(self.detach().numpy(), return_inverse=True,
                                             return_counts=True, axis=dim)
-        out = [_const(values)]
+        out = [constant(values)]
         if return_inverse:
             shape = self.shape if dim is None else (self.shape[dim],)
-            out.append(_const(inverse.reshape(shape).astype(np.int64)))
+            out.append(constant(inverse.reshape(shape).astype(np.int64)))
         if return_counts:
-            out.append(_const(counts.astype(np.int64)))
+            out.append(constant(counts.astype(np.int64)))
         return out[0] if len(out) == 1 else tuple(out)
 
     def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False,
@@ -157,11 +158,11 @@ class StatisticsMethods:
                                       "first or use unique(dim=)")
         a = self.detach().numpy().reshape(-1)
         starts = np.concatenate([[True], a[1:] != a[:-1]]) if a.size else np.zeros(0, bool)
-        out = [_const(a[starts])]
+        out = [constant(a[starts])]
         if return_inverse:
-            out.append(_const((np.cumsum(starts) - 1).reshape(self.shape)))
+            out.append(constant((np.cumsum(starts) - 1).reshape(self.shape)))
         if return_counts:
-            out.append(_const(np.diff(np.append(np.flatnonzero(starts), a.size))))
+            out.append(constant(np.diff(np.append(np.flatnonzero(starts), a.size))))
         return out[0] if len(out) == 1 else tuple(out)
 
     def bincount(self, weights: Any = None, minlength: int = 0) -> Any:
@@ -180,8 +181,8 @@ class StatisticsMethods:
             weights.detach().numpy() if hasattr(weights, "detach") else weights)
         counts = np.bincount(a, w, minlength)
         if w is None:
-            return _const(counts.astype(np.int64))
-        return _const(counts.astype(w.dtype if w.dtype.kind == "f" else np.float64))
+            return constant(counts.astype(np.int64))
+        return constant(counts.astype(w.dtype if w.dtype.kind == "f" else np.float64))
 
     def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Any:  # noqa: A002
         """Counts of the elements in `bins` equal bins over [min, max] (the elements' own
@@ -196,4 +197,4 @@ class StatisticsMethods:
         if lo == hi:
             lo, hi = lo - 1, hi + 1
         counts, _ = np.histogram(a, bins, (lo, hi))
-        return _const(counts.astype(self.dtype))
+        return constant(counts.astype(self.dtype))
