@@ -94,6 +94,8 @@ from lamina.dtypes import (
     uint8,
 )
 from lamina.errors import DataError, DTypeError, ShapeError
+from lamina.legacy_tensors import *  # noqa: F403  (torch.FloatTensor, torch.LongTensor, ...)
+from lamina.legacy_tensors import __all__ as _legacy_tensors
 from lamina.parallel import get_num_threads, set_num_threads
 from lamina.printing import set_printoptions
 from lamina.random import (
@@ -252,6 +254,7 @@ __all__ = [
     "zeros",
     "zeros_like",
     *_tensor_functions,
+    *_legacy_tensors,
     "are_deterministic_algorithms_enabled",
     "atleast_1d",
     "atleast_2d",

@@ -180,6 +180,8 @@ def tensor_type_name(d: np.dtype) -> str:
 
 def from_type_name(t: Any) -> np.dtype:
     """A dtype from a legacy type name ('torch.LongTensor') or anything `resolve` takes."""
+    if isinstance(t, type) and t.__name__ in _TYPE_NAMES and hasattr(t, "dtype"):
+        return _TYPE_NAMES[t.__name__]  # lamina.FloatTensor, the class
     if isinstance(t, str) and t.endswith("Tensor"):
         name = t.rsplit(".", 1)[-1]
         if name not in _TYPE_NAMES:

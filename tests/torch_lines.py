@@ -825,6 +825,19 @@ torch.can_cast(torch.float64, torch.float32)
 torch.can_cast(torch.float32, torch.int64)
 torch.can_cast(torch.int64, torch.bool)
 torch.are_deterministic_algorithms_enabled()
+torch.FloatTensor([1, 2])
+torch.LongTensor([[1, 2]])
+torch.DoubleTensor([1.5])
+torch.BoolTensor([True, False])
+torch.ByteTensor([1, 2])
+torch.IntTensor([3])
+torch.FloatTensor(2, 3).shape
+torch.LongTensor(torch.Size([4])).shape
+isinstance(x, torch.FloatTensor)
+isinstance(x, torch.DoubleTensor)
+isinstance(i, torch.LongTensor)
+i.type(torch.FloatTensor)
+x.type(torch.DoubleTensor)
 """.strip().splitlines()
 
 

@@ -129,7 +129,7 @@ class MemoryMethods:
         """
         return False
 
-    is_neg = is_complex = is_conj
+    is_neg = is_conj
 
     @property
     def real(self) -> Any:
