@@ -1,5 +1,6 @@
 """`lamina.nn.utils`, as `torch.nn.utils`: gradient clipping, flattening parameters to
-one vector and back, and (in `rnn`) padded and packed sequences."""
+one vector and back, weight and spectral normalisation, and (in `rnn`) padded and packed
+sequences."""
 
 from lamina.nn.utils import rnn
 from lamina.nn.utils.clip_grad import (
@@ -9,6 +10,12 @@ from lamina.nn.utils.clip_grad import (
     get_total_norm,
 )
 from lamina.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from lamina.nn.utils.weight_norms import (
+    remove_spectral_norm,
+    remove_weight_norm,
+    spectral_norm,
+    weight_norm,
+)
 
 __all__ = [
     "rnn",
@@ -18,4 +25,8 @@ __all__ = [
     "get_total_norm",
     "parameters_to_vector",
     "vector_to_parameters",
+    "remove_spectral_norm",
+    "remove_weight_norm",
+    "spectral_norm",
+    "weight_norm",
 ]
