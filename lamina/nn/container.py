@@ -71,7 +71,7 @@ class ModuleList(_Ordered):
     def __repr__(self) -> str:
         """PyTorch's: runs of identical layers as one line, `(0-2): 3 x Linear(...)`."""
         if not self._children:
-            return "ModuleList()"
+            return f"{type(self).__name__}()"
         runs: list[list[Any]] = []
         for name, child in self._children.items():
             text = repr(child)
@@ -81,8 +81,8 @@ class ModuleList(_Ordered):
                 runs.append([name, name, text, 1])
         lines = [f"({first}): {body}" if count == 1 else f"({first}-{last}): {count} x {body}"
                  for first, last, body, count in runs]
-        return "ModuleList(\n  " + "\n  ".join(line.replace("\n", "\n  ")
-                                                 for line in lines) + "\n)"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(line.replace("\n", "\n  ")
+                                                        for line in lines) + "\n)"
 
 
 LayerList = ModuleList  # lamina's earlier name

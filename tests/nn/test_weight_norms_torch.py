@@ -83,3 +83,53 @@ def test_applying_twice_or_removing_what_is_not_there_says_so():
         lm.nn.utils.weight_norm(layer)
     with pytest.raises(ValueError, match="spectral_norm of 'weight' not found"):
         lm.nn.utils.remove_spectral_norm(layer)
+
+
+@pytest.mark.parametrize("source, shape", LAYERS, ids=[s for s, _ in LAYERS])
+@pytest.mark.parametrize("dim", [0, None])
+def test_parametrized_weight_norm_matches_pytorch(source, shape, dim):
+    ours, theirs = _pair(source)
+    lm.nn.utils.parametrizations.weight_norm(ours, dim=dim)
+    torch.nn.utils.parametrizations.weight_norm(theirs, dim=dim)
+    assert type(ours).__name__ == type(theirs).__name__
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for k, v in theirs.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), rtol=1e-12)
+    _step(ours, theirs, shape)
+    assert repr(ours) == repr(theirs).replace("_WeightNorm", "_WeightNorm")
+    lm.nn.utils.parametrize.remove_parametrizations(ours, "weight")
+    torch.nn.utils.parametrize.remove_parametrizations(theirs, "weight")
+    assert type(ours).__name__ == type(theirs).__name__
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(),
+                               rtol=1e-12)
+
+
+def _symmetric(lib):
+    class Symmetric(lib.nn.Module):
+        def forward(self, x):
+            return x.triu() + x.triu(1).mT
+
+    class Scaled(lib.nn.Module):
+        def forward(self, x):
+            return 2 * x
+
+    return Symmetric(), Scaled()
+
+
+@pytest.mark.parametrize("leave", [True, False])
+def test_a_chain_of_user_parametrizations_matches_pytorch(leave):
+    ours, theirs = _pair("Linear(3, 3)")
+    for lib, model in ((lm, ours), (torch, theirs)):
+        for p in _symmetric(lib):
+            lib.nn.utils.parametrize.register_parametrization(model, "weight", p)
+        assert lib.nn.utils.parametrize.is_parametrized(model, "weight")
+        assert not lib.nn.utils.parametrize.is_parametrized(model, "bias")
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy())
+    _step(ours, theirs, (4, 3))
+    lm.nn.utils.parametrize.remove_parametrizations(ours, "weight", leave_parametrized=leave)
+    torch.nn.utils.parametrize.remove_parametrizations(theirs, "weight",
+                                                        leave_parametrized=leave)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy())
+    assert not lm.nn.utils.parametrize.is_parametrized(ours)

@@ -2,7 +2,7 @@
 one vector and back, weight and spectral normalisation, and (in `rnn`) padded and packed
 sequences."""
 
-from lamina.nn.utils import rnn
+from lamina.nn.utils import parametrizations, parametrize, rnn
 from lamina.nn.utils.clip_grad import (
     clip_grad_norm_,
     clip_grad_value_,
@@ -18,6 +18,8 @@ from lamina.nn.utils.weight_norms import (
 )
 
 __all__ = [
+    "parametrizations",
+    "parametrize",
     "rnn",
     "clip_grad_norm_",
     "clip_grad_value_",
