@@ -45,7 +45,7 @@ _METHODS = [
     "unique_consecutive", "bincount", "histc", "conj", "resolve_conj", "resolve_neg",
     "is_conj", "is_complex", "adjoint", "arcsinh", "arctanh", "sinc", "ldexp", "gcd", "lcm",
     "vdot", "kron", "cross", "diag_embed", "take", "index_put", "masked_scatter", "isreal",
-    "is_nonzero", "is_same_size", "det", "slogdet", "logdet",
+    "is_nonzero", "is_same_size", "det", "slogdet", "logdet", "erfinv",
 ]
 
 

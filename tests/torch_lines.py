@@ -838,6 +838,10 @@ isinstance(x, torch.DoubleTensor)
 isinstance(i, torch.LongTensor)
 i.type(torch.FloatTensor)
 x.type(torch.DoubleTensor)
+(x / 4).erfinv()
+torch.erfinv(x.sigmoid() - 0.5)
+(x / 4).clone().erfinv_()
+torch.tensor([1.0, -1.0, 0.0]).erfinv()
 """.strip().splitlines()
 
 

@@ -48,6 +48,24 @@ def _erf(x: Any) -> Any:
     return out.astype(x.dtype, copy=False)
 
 
+def erfinv_array(y: np.ndarray) -> np.ndarray:
+    """The inverse error function by Newton's method (SciPy is not a dependency of
+    lamina's core): from a rough start, a few steps in float64 reach its accuracy; +-inf
+    at +-1 and NaN past them, as PyTorch's."""
+    y64 = np.asarray(y, np.float64)
+    inside = np.abs(y64) < 1
+    v = np.where(inside, y64, 0.0)
+    w = -np.log((1.0 - v) * (1.0 + v))
+    x = np.where(w < 5, 0.886 * v, np.sign(v) * np.sqrt(np.maximum(w - 2.5, 0)))
+    for _ in range(50):
+        step = (_erf(x) - v) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
+        x = x - step
+        if np.abs(step).max(initial=0) < 1e-12:
+            break
+    edge = np.where(y64 == 1, np.inf, np.where(y64 == -1, -np.inf, np.nan))
+    return np.where(inside, x, edge).astype(np.result_type(y, np.float32), copy=False)
+
+
 def _unary(name: str, f: Callable[[Any], Any], grad: Callable[[Any, Any], Any],
            keep: str = "x") -> type[Unary]:
     return type(name, (Unary,), {"f": staticmethod(f), "grad": staticmethod(grad),
@@ -75,6 +93,8 @@ UNARY: dict[str, type[Unary]] = {op.__name__.lower(): op for op in [
     _unary("Atanh", np.arctanh, lambda x, gy: gy / (1 - x * x)),
     _unary("Erf", _erf, lambda x, gy: gy * (2 / math.sqrt(math.pi)) * np.exp(-x * x)),
     _unary("Frac", lambda x: x - np.trunc(x), lambda x, gy: gy),
+    _unary("Erfinv", erfinv_array,
+           lambda y, gy: gy * (math.sqrt(math.pi) / 2) * np.exp(y * y), keep="y"),
 ]}
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from lamina import state
 from lamina.autograd.tensor import Tensor
+from lamina.functions.elementwise import erfinv_array as _erfinv
 
 
 def _fill(t: Tensor, values: Any) -> Tensor:
@@ -163,21 +164,6 @@ def trunc_normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.
     u = state.rng().uniform(2 * lo - 1, 2 * hi - 1, t.shape)
     values = _erfinv(u) * std * math.sqrt(2.0) + mean
     return _fill(t, np.clip(values, a, b))
-
-
-def _erfinv(y: np.ndarray) -> np.ndarray:
-    """The inverse error function by Newton's method (SciPy is not a dependency of
-    lamina's core): from a rough start, a few steps reach float64 accuracy."""
-    from lamina.functions.elementwise import _erf
-
-    w = -np.log((1.0 - y) * (1.0 + y))
-    x = np.where(w < 5, 0.886 * y, np.sign(y) * np.sqrt(np.maximum(w - 2.5, 0)))
-    for _ in range(50):
-        step = (_erf(x) - y) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
-        x = x - step
-        if np.abs(step).max(initial=0) < 1e-12:
-            break
-    return x
 
 
 def sparse_(t: Tensor, sparsity: float, std: float = 0.01) -> Tensor:

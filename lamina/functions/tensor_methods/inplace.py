@@ -38,7 +38,7 @@ class InplaceMethods:
                                 "asinh", "atanh", "arcsin", "arccos", "arctan", "log1p",
                                 "log2", "log10", "expm1", "exp2", "rsqrt", "sign", "erf",
                                 "frac", "fix", "negative", "absolute", "logical_not", "sgn",
-                                "deg2rad", "rad2deg")),
+                                "erfinv", "deg2rad", "rad2deg")),
             *((n, "0.3") for n in ("eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal",
                                    "greater", "greater_equal", "not_equal", "clamp_min",
                                    "clamp_max")),

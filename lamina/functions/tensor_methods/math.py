@@ -167,6 +167,7 @@ class MathMethods:
                                        ("sin", "cos", "tan", "asin", "acos", "atan"))
     sinh, cosh, asinh, atanh, erf, frac = (_unary(n) for n in
                                            ("sinh", "cosh", "asinh", "atanh", "erf", "frac"))
+    erfinv = _unary("erfinv")
     arcsin, arccos, arctan = asin, acos, atan
     floor, ceil, trunc, sign = (_step(n) for n in ("floor", "ceil", "trunc", "sign"))
     fix = trunc
