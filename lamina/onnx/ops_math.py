@@ -33,8 +33,17 @@ def _elementwise(onnx_op: str) -> Any:
 for _op, _onnx_op in [("Add", "Add"), ("Sub", "Sub"), ("Mul", "Mul"), ("Div", "Div"),
                       ("Pow", "Pow"), ("Maximum", "Max"), ("Minimum", "Min"),
                       ("MatMul", "MatMul"), ("Neg", "Neg"), ("Exp", "Exp"), ("Log", "Log"),
-                      ("Sqrt", "Sqrt"), ("Abs", "Abs")]:
+                      ("Sqrt", "Sqrt"), ("Abs", "Abs"), ("Reciprocal", "Reciprocal"),
+                      ("Sin", "Sin"), ("Cos", "Cos"), ("Tan", "Tan"), ("Asin", "Asin"),
+                      ("Acos", "Acos"), ("Atan", "Atan"), ("Sinh", "Sinh"), ("Cosh", "Cosh"),
+                      ("Asinh", "Asinh"), ("Atanh", "Atanh"), ("Erf", "Erf")]:
     register_op_exporter(_op)(_elementwise(_onnx_op))
+
+
+@register_op_exporter("Rsqrt")
+def _rsqrt(ctx: Context, call: Call) -> list[str]:
+    root = ctx.node("Sqrt", typed_inputs(ctx, call, call.out_dtypes[0]), call.hint)[0]
+    return ctx.node("Reciprocal", [root], call.hint)
 
 
 @register_op_exporter("PowScalar")

@@ -126,3 +126,14 @@ def test_what_cannot_export_is_named(tmp_path) -> None:
     assert not (tmp_path / "a.onnx").exists()
     with pytest.raises(ExportError, match=r"opset_version must be 14 to 21; got 13"):
         lm.onnx.export(nn.Linear(2, 2), lm.zeros(1, 2), tmp_path / "b.onnx", opset_version=13)
+
+
+@pytest.mark.parametrize("op", ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+                                "asinh", "atanh", "erf", "reciprocal", "rsqrt"])
+def test_unary_ops_export(op, tmp_path) -> None:
+    class Unary(nn.Module):
+        def forward(self, x):
+            # inputs in (0.1, 0.9): inside every op's domain
+            return getattr(x.sigmoid() * 0.8 + 0.1, op)()
+
+    _check(Unary(), lambda rng: rng.standard_normal((2, 5)).astype(np.float32), tmp_path)
