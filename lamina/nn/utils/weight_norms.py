@@ -45,17 +45,12 @@ def weight_norm(module: Layer, name: str = "weight", dim: int | None = 0) -> Lay
         >>> sorted(layer.state_dict())
         ['bias', 'weight_g', 'weight_v']
     """
-    if any(isinstance(h, _WeightNorm) for h in _pre_hooks(module)):
-        raise RuntimeError(f"weight_norm: {name} of {type(module).__name__} already has one")
-    weight = module._params[name]
+    weight = _take(module, name, _WeightNorm, "weight_norm")
     fn = _WeightNorm(name, dim)
-    del module._params[name]
-    object.__delattr__(module, name)
     module.register_parameter(name + "_g", Parameter(_norm_except_dim(weight, dim).detach()))
     module.register_parameter(name + "_v", Parameter(weight.detach()))
     fn(module, ())
-    handle = module.register_forward_pre_hook(fn)
-    fn.handle = handle
+    fn.handle = module.register_forward_pre_hook(fn)
     return module
 
 
@@ -68,14 +63,7 @@ def remove_weight_norm(module: Layer, name: str = "weight") -> Layer:
         ['bias', 'weight']
     """
     fn = _find(module, _WeightNorm, name, "weight_norm")
-    weight = fn.compute(module).detach()
-    fn.handle.remove()
-    for suffix in ("_g", "_v"):
-        del module._params[name + suffix]
-        object.__delattr__(module, name + suffix)
-    object.__delattr__(module, name)
-    module.register_parameter(name, Parameter(weight))
-    return module
+    return _restore(module, name, fn, fn.compute(module), [name + "_g", name + "_v"], [])
 
 
 class _SpectralNorm:
@@ -120,11 +108,9 @@ def spectral_norm(module: Layer, name: str = "weight", n_power_iterations: int =
         >>> sorted(layer.state_dict())
         ['bias', 'weight_orig', 'weight_u', 'weight_v']
     """
-    if any(isinstance(h, _SpectralNorm) for h in _pre_hooks(module)):
-        raise RuntimeError(f"spectral_norm: {name} of {type(module).__name__} already has one")
     if dim is None:
         dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
-    weight = module._params[name]
+    weight = _take(module, name, _SpectralNorm, "spectral_norm")
     fn = _SpectralNorm(name, n_power_iterations, dim, eps)
     h, w = fn.matrix(weight).shape
     from lamina.random import numpy_rng
@@ -132,14 +118,11 @@ def spectral_norm(module: Layer, name: str = "weight", n_power_iterations: int =
     rng = numpy_rng(None)
     u = _normalize(rng.standard_normal(h), eps).astype(weight.dtype)
     v = _normalize(rng.standard_normal(w), eps).astype(weight.dtype)
-    del module._params[name]
-    object.__delattr__(module, name)
     module.register_parameter(name + "_orig", weight)
     object.__setattr__(module, name, weight.detach())
     module.register_buffer(name + "_u", Tensor(u))
     module.register_buffer(name + "_v", Tensor(v))
-    handle = module.register_forward_pre_hook(fn)
-    fn.handle = handle
+    fn.handle = module.register_forward_pre_hook(fn)
     return module
 
 
@@ -152,15 +135,29 @@ def remove_spectral_norm(module: Layer, name: str = "weight") -> Layer:
         ['bias', 'weight']
     """
     fn = _find(module, _SpectralNorm, name, "spectral_norm")
-    weight = fn.compute(module, False).detach()
-    fn.handle.remove()
-    del module._params[name + "_orig"]
-    object.__delattr__(module, name + "_orig")
-    for suffix in ("_u", "_v"):
-        del module._buffers[name + suffix]
-        object.__delattr__(module, name + suffix)
+    return _restore(module, name, fn, fn.compute(module, False), [name + "_orig"],
+                    [name + "_u", name + "_v"])
+
+
+def _take(module: Layer, name: str, kind: type, what: str) -> Parameter:
+    """The parameter `name`, taken off the module for a reparametrisation of `kind`."""
+    if any(isinstance(h, kind) and h.name == name for h in _pre_hooks(module)):
+        raise RuntimeError(f"{what}: {name} of {type(module).__name__} already has one")
+    weight = module._params.pop(name)
     object.__delattr__(module, name)
-    module.register_parameter(name, Parameter(weight))
+    return weight
+
+
+def _restore(module: Layer, name: str, fn: Any, weight: Tensor, params: list[str],
+             buffers: list[str]) -> Layer:
+    """`name` a plain parameter of value `weight` again; the hook and what it read gone."""
+    fn.handle.remove()
+    for table, names in ((module._params, params), (module._buffers, buffers)):
+        for n in names:
+            del table[n]
+            object.__delattr__(module, n)
+    object.__delattr__(module, name)
+    module.register_parameter(name, Parameter(weight.detach()))
     return module
 
 
