@@ -34,7 +34,7 @@ class ModelKey:
                 return cached[2], False
         layers = _tree(self.model)
         params = [p for layer in layers for p in layer._params.values()]
-        buffers = [b for layer in layers for b in layer._buffers.values()]
+        buffers = [b for layer in layers for b in layer._buffers.values() if b is not None]
         # A program reads each parameter's .array afresh, but binds the parameter itself and
         # each buffer's array (batch norm updates its statistics in place).
         bound = ([(id(p), p.array.dtype, p.array.shape) for p in params],

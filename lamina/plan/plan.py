@@ -219,7 +219,7 @@ class Plan:
         return step
 
     def _trace(self, arrays: Sequence[Any]) -> Trace:
-        params = list(self.model.parameters())
+        params = [*self.model.parameters(), *self.model.buffers()]  # buffers: read afresh
         with preserved(self.model), (contextlib.nullcontext() if self.train else no_grad()):
             traced = trace(self.step_fn(), [Tensor(a) for a in arrays], params)
         traced.drop_activations()

@@ -197,3 +197,26 @@ def test_a_tensor_counted_from_the_ids_is_refused_not_frozen() -> None:
     ids = lm.tensor(np.array([[0, 1], [1, 2], [3, 1], [2, 0]]))
     with pytest.raises(TraceError, match=r"reads a tensor of shape \(4,\) made during the call"):
         compile(Custom(counted), example_batch=(ids,))
+
+
+def test_a_buffer_the_forward_reads_is_read_afresh_at_every_step() -> None:
+    """nanoGPT's registered causal mask, a registered scale: buffers, not constants."""
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+            self.register_buffer("mask", lm.tril(lm.ones(8, 8)))
+            self.register_buffer("scale", lm.ones(3), persistent=False)
+            self.register_buffer("unused", None)
+
+        def forward(self, x):
+            h = self.fc(x) * self.scale
+            return h.masked_fill(self.mask[: len(x), :3] == 0, -1.0)
+
+    model = Masked()
+    x, y = batch()
+    plan = compile(model, F.cross_entropy, (x, y))
+    assert_plan_tracks_eager(model, plan, x, y)
+    model.scale.numpy()[:] = 3.0  # written in place, as a user or a callback may
+    assert_plan_tracks_eager(model, plan, x, y)
+    assert plan.traces == 1
