@@ -110,6 +110,7 @@ from lamina.tensor_functions import *  # noqa: F403  (torch.exp, torch.cat, ...)
 from lamina.tensor_functions import __all__ as _tensor_functions
 from lamina.tensor_functions_extra import (
     are_deterministic_algorithms_enabled,
+    asarray,
     atleast_1d,
     atleast_2d,
     atleast_3d,
@@ -121,7 +122,9 @@ from lamina.tensor_functions_extra import (
     cdist,
     column_stack,
     combinations,
+    corrcoef,
     cosine_similarity,
+    cov,
     diagflat,
     dstack,
     isin,
@@ -256,6 +259,9 @@ __all__ = [
     *_tensor_functions,
     *_legacy_tensors,
     "are_deterministic_algorithms_enabled",
+    "asarray",
+    "corrcoef",
+    "cov",
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",

@@ -369,6 +369,85 @@ def can_cast(from_: Any, to: Any) -> bool:
     return bool(np.can_cast(dtypes.resolve(from_), dtypes.resolve(to), "same_kind"))
 
 
+def cov(input: Tensor, *, correction: int = 1, fweights: Any = None,  # noqa: A002
+        aweights: Any = None) -> Tensor:
+    """The covariance matrix of the variables in input's rows (observations in columns; a
+    1-D input is one variable), with integer frequency and real observation weights, as
+    PyTorch's (NumPy's formula).
+
+    Examples:
+        >>> lm.cov(lm.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    w = None
+    for weights in (fweights, aweights):
+        if weights is not None:
+            weights = _t(weights).to(x.dtype)
+            w = weights if w is None else w * weights
+    if w is None:
+        mean = x.mean(1, keepdim=True)
+        factor: Any = x.shape[1] - correction
+        centred = x - mean
+        out = centred @ centred.t() / factor
+    else:
+        total = w.sum()
+        mean = (x * w).sum(1, keepdim=True) / total
+        if correction == 0:
+            factor = total
+        elif aweights is None:
+            factor = total - correction
+        else:
+            factor = total - correction * (w * _t(aweights).to(x.dtype)).sum() / total
+        centred = x - mean
+        out = (centred * w) @ centred.t() / factor
+    return out.reshape(()) if input.ndim < 2 else out
+
+
+def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
+    """Pearson's correlation coefficients of the variables in input's rows, clipped to
+    [-1, 1] as PyTorch's.
+
+    Examples:
+        >>> lm.corrcoef(lm.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = c.diagonal()
+    return (c / (d.unsqueeze(1) * d.unsqueeze(0)).sqrt()).clamp(-1, 1)
+
+
+def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
+            requires_grad: bool | None = None) -> Tensor:
+    """obj as a tensor, sharing its memory where it can (a tensor or array of the asked
+    dtype) unless `copy=True`; `copy=False` refuses to copy. A tensor keeps its
+    requires_grad unless `requires_grad` says otherwise, as PyTorch's now does.
+
+    Examples:
+        >>> a = np.zeros(2); t = lm.asarray(a); t[0] = 1.0; a
+        array([1., 0.])
+    """
+    from lamina.creation import as_tensor
+
+    out = as_tensor(obj, dtype, device)
+    shared = isinstance(obj, (Tensor, np.ndarray)) and np.shares_memory(
+        out.array, obj.array if isinstance(obj, Tensor) else obj)
+    if copy is False and not shared:
+        raise ValueError("asarray: copy=False, but the data needs a copy (another dtype, or "
+                         "not an array)")
+    if copy:
+        out = out.detach().clone() if shared else out
+    if requires_grad is False and out.requires_grad:
+        out = out.detach()
+    elif requires_grad and not out.requires_grad:
+        out = (out.detach() if out is obj else out).requires_grad_(True)
+    return out
+
+
 _DETERMINISTIC = {"mode": False, "warn_only": False}
 
 

@@ -842,6 +842,19 @@ x.type(torch.DoubleTensor)
 torch.erfinv(x.sigmoid() - 0.5)
 (x / 4).clone().erfinv_()
 torch.tensor([1.0, -1.0, 0.0]).erfinv()
+torch.cov(x)
+torch.cov(x, correction=0)
+torch.cov(v)
+torch.cov(x, fweights=torch.tensor([1, 2, 1, 3]))
+torch.cov(x, aweights=p[0])
+torch.cov(x, fweights=torch.tensor([1, 2, 1, 3]), aweights=p[0], correction=2)
+torch.corrcoef(x)
+torch.corrcoef(z[0])
+torch.asarray(x.detach().numpy()).dtype
+torch.asarray([1, 2])
+torch.asarray(x, dtype=torch.float64, requires_grad=False)
+torch.asarray(x, requires_grad=False).requires_grad
+torch.asarray(x.detach().numpy(), requires_grad=True).requires_grad
 """.strip().splitlines()
 
 
