@@ -18,6 +18,7 @@ import numpy as np
 
 from lamina.autograd.function import Function
 from lamina.errors import ShapeError
+from lamina.functions._util import sum_to
 
 
 class LinAlgError(RuntimeError):
@@ -84,7 +85,7 @@ class Solve(Function):
         A, X = self.saved_tensors
         gB = np.linalg.solve(_mT(A), g)
         gA = -(gB @ _mT(X))
-        return _reduce_to(gA, A.shape), _reduce_to(gB, self.b_shape)
+        return sum_to(gA, A.shape), sum_to(gB, self.b_shape)
 
 
 class Svdvals(Function):
@@ -138,10 +139,3 @@ class Slogdet(Function):
                               "has no gradient there") from None
         return g_logabs[..., None, None] * inv_t
 
-
-def _reduce_to(g: Any, shape: tuple[int, ...]) -> Any:
-    """g summed over the batch axes that broadcasting added or stretched to reach `shape`."""
-    while g.ndim > len(shape):
-        g = g.sum(axis=0)
-    axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if b == 1 and a != 1)
-    return g.sum(axis=axes, keepdims=True) if axes else g
