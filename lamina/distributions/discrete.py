@@ -36,6 +36,8 @@ class Categorical(Distribution):
         (lamina.Size([3]), tensor(0.5623...))
     """
 
+    _shown = ("probs", "logits")
+
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
         _one_of(probs, logits, "Categorical")
@@ -92,9 +94,6 @@ class Categorical(Distribution):
             (-1,) + (1,) * len(self.batch_shape))
         return values.expand(-1, *self.batch_shape) if expand else values
 
-    def __repr__(self) -> str:
-        return f"Categorical(probs: {self.probs.shape!r}, logits: {self.logits.shape!r})"
-
 
 class Bernoulli(Distribution):
     """1 with probability `probs` (or sigmoid(`logits`)), else 0, elementwise.
@@ -103,6 +102,8 @@ class Bernoulli(Distribution):
         >>> lm.distributions.Bernoulli(probs=lm.tensor([0.5])).log_prob(lm.tensor([1.0]))
         tensor([-0.6931...])
     """
+
+    _shown = ("probs",)
 
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
@@ -146,7 +147,3 @@ class Bernoulli(Distribution):
         values = as_tensor(np.arange(2, dtype=self.probs.dtype)).reshape(
             (-1,) + (1,) * len(self.batch_shape))
         return values.expand(-1, *self.batch_shape) if expand else values
-
-    def __repr__(self) -> str:
-        shown = str(self.probs.item()) if self.probs.numel() == 1 else repr(self.probs.shape)
-        return f"Bernoulli(probs: {shown})"

@@ -25,6 +25,7 @@ class Distribution:
 
     has_rsample = False
     _validate_default = True
+    _shown: tuple[str, ...] = ()  # the parameters a repr shows
 
     def __init__(self, batch_shape: tuple[int, ...] = (), event_shape: tuple[int, ...] = (),
                  validate_args: bool | None = None) -> None:
@@ -70,7 +71,12 @@ class Distribution:
             raise ValueError(f"{type(self).__name__}: {what}")
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+        """PyTorch's: each parameter's value where it is one number, else its shape."""
+        shown = []
+        for name in self._shown:
+            t = getattr(self, name)
+            shown.append(f"{name}: {t.item() if t.numel() == 1 else repr(t.shape)}")
+        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 def param(value: Any, like: Tensor | None = None) -> Tensor:

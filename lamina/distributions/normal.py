@@ -22,6 +22,7 @@ class Normal(Distribution):
     """
 
     has_rsample = True
+    _shown = ("loc", "scale")
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         loc = param(loc, scale if isinstance(scale, Tensor) else None)
@@ -62,10 +63,6 @@ class Normal(Distribution):
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
 
-    def __repr__(self) -> str:
-        return f"Normal(loc: {_show(self.loc)}, scale: {_show(self.scale)})"
-
-
 class Uniform(Distribution):
     """The uniform law on [low, high), elementwise over the broadcast of its bounds.
 
@@ -76,6 +73,7 @@ class Uniform(Distribution):
     """
 
     has_rsample = True
+    _shown = ("low", "high")
 
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
         low = param(low, high if isinstance(high, Tensor) else None)
@@ -113,11 +111,3 @@ class Uniform(Distribution):
 
     def entropy(self) -> Tensor:
         return (self.high - self.low).log()
-
-    def __repr__(self) -> str:
-        return f"Uniform(low: {_show(self.low)}, high: {_show(self.high)})"
-
-
-def _show(t: Tensor) -> str:
-    """A parameter in a repr: its value when it is one number, else its shape."""
-    return str(t.item()) if t.numel() == 1 else f"{t.shape!r}"
