@@ -180,12 +180,12 @@ class SpecialMethods:
         """
         from lamina.functions.indexing import setitem
 
-        where = np.broadcast_to(np.asarray(getattr(mask, "array", mask), bool), self.shape)
-        count = int(where.sum())
+        picked = np.broadcast_to(np.asarray(getattr(mask, "array", mask), bool), self.shape)
+        count = int(picked.sum())
         if count > source.numel():
             raise RuntimeError(f"masked_scatter: the mask selects {count} elements but "
                                f"source has {source.numel()}")
-        return setitem(self, where, source.reshape(-1)[:count])
+        return setitem(self, picked, source.reshape(-1)[:count])
 
     def det(self) -> Any:
         """linalg.det(self).
