@@ -123,7 +123,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
 
     Examples:
         >>> lm.linspace(0, 1, 3)
-        tensor([0. , 0.5, 1. ])
+        tensor([0.0000, 0.5000, 1.0000])
     """
     return _new(np.linspace(start, end, steps).astype(_float(dtype)), device,
                 requires_grad)
@@ -186,7 +186,7 @@ def full_like(x: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
 
     Examples:
         >>> lm.full_like(lm.zeros(2), 0.5)
-        tensor([0.5, 0.5])
+        tensor([0.5000, 0.5000])
     """
     shape, d = _like(x, dtype)
     return _new(np.full(shape, fill_value, d), device, requires_grad)

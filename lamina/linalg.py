@@ -104,8 +104,8 @@ def inv(A: Tensor) -> Tensor:
 
     Examples:
         >>> lm.linalg.inv(lm.tensor([[2.0, 0.0], [0.0, 4.0]]))
-        tensor([[0.5 , 0.  ],
-                [0.  , 0.25]])
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.2500]])
     """
     return Inv().apply(A)
 
@@ -141,7 +141,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
 
     Examples:
         >>> lm.linalg.solve(lm.tensor([[2.0, 0.0], [0.0, 4.0]]), lm.tensor([1.0, 1.0]))
-        tensor([0.5 , 0.25])
+        tensor([0.5000, 0.2500])
     """
     if not left:
         return solve(A.mT, B.mT).mT

@@ -146,7 +146,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
 
     Examples:
         >>> lm.pdist(lm.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
-        tensor([5.       , 1.       , 4.2426405])
+        tensor([5.0000, 1.0000, 4.2426])
     """
     n = len(input)
     rows, cols = np.triu_indices(n, 1)
@@ -158,7 +158,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
     Examples:
         >>> lm.cosine_similarity(lm.tensor([[1.0, 0.0]]), lm.tensor([[1.0, 1.0]]))
-        tensor([0.70710677])
+        tensor([0.7071])
     """
     from lamina.functions import cosine_similarity as f
 
@@ -287,7 +287,7 @@ def std_mean(input: Tensor, dim: Any = None, *, correction: Any = 1,  # noqa: A0
 
     Examples:
         >>> lm.std_mean(lm.tensor([1.0, 3.0]))
-        (tensor(1.4142135), tensor(2.))
+        (tensor(1.4142), tensor(2.))
     """
     return _spread_and_mean(input, "std", dim, correction, keepdim)
 

@@ -52,7 +52,7 @@ class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
         >>> with lm.no_grad():
         ...     w -= 0.1 * w.grad      # updates the parameter in place
         >>> w
-        tensor([0.7, 0.7], requires_grad=True)
+        tensor([0.7000, 0.7000], requires_grad=True)
     """
 
     mode = False

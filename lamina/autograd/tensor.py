@@ -248,18 +248,19 @@ class Tensor(AutogradMethods):
 
     def __repr__(self) -> str:
         arr = to_numpy(self.array)
-        body = np.array2string(arr, separator=", ", prefix="tensor(",
-                               **printing.array2string_options())
-        extra = ""
-        if arr.dtype not in (dtypes.get_default_dtype(), np.dtype(np.int64), np.dtype(bool)):
-            extra += f", dtype=lamina.{arr.dtype}"
-        if arr.size == 0 and arr.shape != (0,):
-            extra += f", size={tuple(arr.shape)}"
+        suffixes = []
+        if arr.size == 0 and arr.ndim != 1 or arr.size and not printing.shows_items():
+            suffixes.append(f"size={tuple(arr.shape)}")
+        # an empty tensor has no elements to tell an int64 from a float: it names its dtype
+        plain = (dtypes.get_default_dtype(),) + ((np.dtype(np.int64), np.dtype(bool))
+                                                 if arr.size else ())
+        if arr.dtype not in plain:
+            suffixes.append(f"dtype=lamina.{arr.dtype}")
         if self.creator is not None:
-            extra += f", grad_fn=<{self.creator.name}Backward>"
+            suffixes.append(f"grad_fn=<{self.creator.name}Backward>")
         elif self._requires_grad:
-            extra += ", requires_grad=True"
-        return f"tensor({body}{extra})"
+            suffixes.append("requires_grad=True")
+        return printing.tensor_repr(arr, suffixes)
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,

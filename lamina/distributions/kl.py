@@ -41,7 +41,7 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     Examples:
         >>> N = lm.distributions.Normal
         >>> lm.distributions.kl_divergence(N(0.0, 1.0), N(1.0, 1.0))
-        tensor(0.5)
+        tensor(0.5000)
     """
     for (tp, tq), fn in _RULES.items():
         if isinstance(p, tp) and isinstance(q, tq):

@@ -69,7 +69,7 @@ class Uniform(Distribution):
     Examples:
         >>> d = lm.distributions.Uniform(0.0, 4.0)
         >>> d.mean, d.log_prob(lm.tensor(1.0)).exp()
-        (tensor(2.), tensor(0.25))
+        (tensor(2.), tensor(0.2500))
     """
 
     has_rsample = True

@@ -62,7 +62,7 @@ class CompareMethods:
 
         Examples:
             >>> lm.tensor([1, 2]).le(2)
-            tensor([ True,  True])
+            tensor([True, True])
         """
         return self <= other
 
@@ -149,7 +149,7 @@ class CompareMethods:
 
         Examples:
             >>> lm.tensor([-1.0, 0.0, 2.0]).heaviside(lm.tensor([0.5]))
-            tensor([0. , 0.5, 1. ])
+            tensor([0.0000, 0.5000, 1.0000])
         """
         a = self.detach().numpy()
         v = values.detach().numpy() if hasattr(values, "detach") else np.asarray(values)

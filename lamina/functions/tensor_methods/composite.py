@@ -22,7 +22,7 @@ class CompositeMethods:
 
         Examples:
             >>> lm.ones(2).addcmul(lm.tensor([1.0, 2.0]), lm.tensor([3.0, 4.0]), value=0.5)
-            tensor([2.5, 5. ])
+            tensor([2.5000, 5.0000])
         """
         return self + value * tensor1 * tensor2
 
@@ -31,7 +31,7 @@ class CompositeMethods:
 
         Examples:
             >>> lm.ones(2).addcdiv(lm.tensor([1.0, 2.0]), lm.tensor([4.0, 4.0]))
-            tensor([1.25, 1.5 ])
+            tensor([1.2500, 1.5000])
         """
         return self + value * tensor1 / tensor2
 
@@ -84,7 +84,7 @@ class CompositeMethods:
 
         Examples:
             >>> lm.tensor([1.0, float("nan"), 2.0]).nanmean()
-            tensor(1.5)
+            tensor(1.5000)
         """
         counts = (~self.isnan()).sum(dim, keepdim)
         return self.nansum(dim, keepdim, dtype=dtype) / counts
@@ -94,7 +94,7 @@ class CompositeMethods:
 
         Examples:
             >>> lm.tensor([0.5, 0.75]).logit()
-            tensor([0.       , 1.0986123])
+            tensor([0.0000, 1.0986])
         """
         p = self if eps is None else self.clamp(eps, 1 - eps)
         return (p / (1 - p)).log()
@@ -117,7 +117,7 @@ class CompositeMethods:
 
         Examples:
             >>> lm.tensor([0.0]).logaddexp(lm.tensor([0.0]))
-            tensor([0.6931472])
+            tensor([0.6931])
         """
         m = self.detach().maximum(other.detach())
         m = where(m.isfinite(), m, 0.0)
@@ -147,7 +147,7 @@ class CompositeMethods:
 
         Examples:
             >>> lm.tensor([180.0]).deg2rad()
-            tensor([3.1415927])
+            tensor([3.1416])
         """
         return self * (math.pi / 180)
 
@@ -271,7 +271,7 @@ class CompositeMethods:
 
         Examples:
             >>> lm.tensor([[2.0]]).inverse()
-            tensor([[0.5]])
+            tensor([[0.5000]])
         """
         from lamina.linalg import inv
 

@@ -75,7 +75,7 @@ class MathMethods:
 
         Examples:
             >>> lm.tensor([1, 3]).div(2)
-            tensor([0.5, 1.5])
+            tensor([0.5000, 1.5000])
         """
         from lamina.functions.math import div
 
@@ -188,7 +188,7 @@ class MathMethods:
 
         Examples:
             >>> lm.tensor([0.0]).sigmoid()
-            tensor([0.5])
+            tensor([0.5000])
         """
         from lamina.functions.activation import sigmoid
 
@@ -221,7 +221,7 @@ class MathMethods:
 
         Examples:
             >>> lm.zeros(1, 4).softmax(dim=1)
-            tensor([[0.25, 0.25, 0.25, 0.25]])
+            tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
         """
         from lamina.functions.activation import softmax
 
@@ -232,7 +232,7 @@ class MathMethods:
 
         Examples:
             >>> lm.zeros(1, 2).log_softmax(1).exp()
-            tensor([[0.5, 0.5]])
+            tensor([[0.5000, 0.5000]])
         """
         from lamina.functions.activation import log_softmax
 
@@ -289,7 +289,7 @@ class MathMethods:
 
         Examples:
             >>> lm.tensor([-2.0, 0.5, 3.0]).clamp(min=0, max=1)
-            tensor([0. , 0.5, 1. ])
+            tensor([0.0000, 0.5000, 1.0000])
         """
         from lamina.functions.elementwise import clamp
 
@@ -406,8 +406,8 @@ class MathMethods:
 
         Examples:
             >>> lm.ones(2, 2).addmm(lm.eye(2), lm.eye(2), beta=0.5)
-            tensor([[1.5, 0.5],
-                    [0.5, 1.5]])
+            tensor([[1.5000, 0.5000],
+                    [0.5000, 1.5000]])
         """
         from lamina.functions.linalg import addmm
 

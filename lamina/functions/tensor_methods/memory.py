@@ -137,7 +137,7 @@ class MemoryMethods:
 
         Examples:
             >>> lm.tensor([1.5]).real
-            tensor([1.5])
+            tensor([1.5000])
         """
         return self
 

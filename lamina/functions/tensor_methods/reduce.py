@@ -40,7 +40,7 @@ class ReduceMethods:
 
         Examples:
             >>> lm.tensor([[1.0, 2.0], [3.0, 4.0]]).mean(dim=1)
-            tensor([1.5, 3.5])
+            tensor([1.5000, 3.5000])
         """
         from lamina.functions.reduction import mean
 
@@ -53,7 +53,7 @@ class ReduceMethods:
 
         Examples:
             >>> lm.tensor([1.0, 2.0, 3.0, 4.0]).var()
-            tensor(1.6666667)
+            tensor(1.6667)
         """
         from lamina.functions.reduction import var
 

@@ -38,7 +38,7 @@ class SpecialMethods:
 
         Examples:
             >>> lm.tensor([0.0, 0.5]).sinc()
-            tensor([1.        , 0.63661975])
+            tensor([1.0000, 0.6366])
         """
         zero = self == 0
         safe = where(zero, 1.0, self) * math.pi
@@ -226,7 +226,7 @@ class SpecialMethods:
 
         Examples:
             >>> lm.tensor([1.0, 2.0]).isreal()
-            tensor([ True,  True])
+            tensor([True, True])
         """
         return constant(np.ones(self.shape, bool))
 

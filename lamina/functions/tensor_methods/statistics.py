@@ -91,7 +91,7 @@ class StatisticsMethods:
 
         Examples:
             >>> lm.tensor([1.0, 2.0, 3.0, 4.0]).quantile(0.5)
-            tensor(2.5)
+            tensor(2.5000)
         """
         modes = ("linear", "lower", "higher", "midpoint", "nearest")
         if interpolation not in modes:
