@@ -45,7 +45,8 @@ _METHODS = [
     "unique_consecutive", "bincount", "histc", "conj", "resolve_conj", "resolve_neg",
     "is_conj", "is_complex", "adjoint", "arcsinh", "arctanh", "sinc", "ldexp", "gcd", "lcm",
     "vdot", "kron", "cross", "diag_embed", "take", "index_put", "masked_scatter", "isreal",
-    "is_nonzero", "is_same_size", "det", "slogdet", "logdet", "erfinv",
+    "is_nonzero", "is_same_size", "det", "slogdet", "logdet", "erfinv", "lgamma", "digamma",
+    "mvlgamma",
 ]
 
 
@@ -84,7 +85,7 @@ _ARGS = {
                      "allclose", "equal", "logical_and", "logical_or", "logical_xor"], ("x",)),
     **dict.fromkeys(["bitwise_and", "bitwise_or", "bitwise_xor"], ("x > 0.4",)),
     **dict.fromkeys(["logsumexp", "cumsum", "cumprod", "softmax", "log_softmax", "topk",
-                     "kthvalue", "unsqueeze"], ("1",)),
+                     "kthvalue", "unsqueeze", "mvlgamma"], ("1",)),
     **dict.fromkeys(["transpose", "swapaxes", "swapdims", "movedim", "moveaxis"], ("0", "1")),
     "lerp": ("x.flip(0)", "0.5"), "clamp": ("0.3", "0.6"), "clip": ("0.3", "0.6"),
     "bmm": ("x[None]",), "mv": ("x[0]",), "dot": ("x[1]",), "outer": ("x[1]",),
@@ -207,6 +208,16 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
     return as_tensor(np.stack(np.triu_indices(row, offset, col)), dtype=dtype or np.int64)
 
 
-__all__ = sorted([*_METHODS, "cat", "concat", "concatenate", "einsum", "hstack", "stack",
-                  "vstack", "where", "is_tensor", "is_floating_point", "broadcast_shapes",
+def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
+    """The n-th derivative of digamma: `input.polygamma(n)` (n comes first, as in PyTorch).
+
+    Examples:
+        >>> lm.polygamma(1, lm.tensor([1.0]))
+        tensor([1.6449])
+    """
+    return input.polygamma(n)
+
+
+__all__ = sorted([*_METHODS, "polygamma", "cat", "concat", "concatenate", "einsum", "hstack",
+                  "stack", "vstack", "where", "is_tensor", "is_floating_point", "broadcast_shapes",
                   "broadcast_tensors", "tril_indices", "triu_indices"])

@@ -1,5 +1,6 @@
 """Every public name of lamina's PyTorch surface (the `lamina` namespace, Tensor's methods,
-`lamina.autograd`, `lamina.nn.utils`, `lamina.linalg`, `lamina.distributions`) has a docstring with an example, and the example
+`lamina.autograd`, `lamina.nn.utils`, `lamina.linalg`, `lamina.distributions`,
+`lamina.special`) has a docstring with an example, and the example
 runs: each `>>>` line is executed and any output it shows is compared."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import lamina
 from lamina.autograd.tensor import Tensor
 
 GLOBS = {"lm": lamina, "lamina": lamina, "np": np, "nn": lamina.nn,
-         "F": lamina.nn.functional, "io": io}
+         "F": lamina.nn.functional, "io": io, "special": lamina.special}
 
 
 def _public() -> list[tuple[str, object]]:
@@ -31,7 +32,8 @@ def _public() -> list[tuple[str, object]]:
                 continue  # __slots__ fields: documented in the class docstring
             out.append((f"Tensor.{name}", member.fget if isinstance(member, property)
                         else getattr(Tensor, name)))
-    for module in (lamina.autograd, lamina.nn.utils, lamina.linalg, lamina.distributions):
+    for module in (lamina.autograd, lamina.nn.utils, lamina.linalg, lamina.distributions,
+                   lamina.special):
         for name in module.__all__:
             out.append((f"{module.__name__}.{name}", getattr(module, name)))
     seen, unique = set(), []

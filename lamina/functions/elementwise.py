@@ -18,6 +18,7 @@ from lamina import dtypes
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.functions.activation import _erf_into
+from lamina.functions.gamma import Polygamma, digamma_array, lgamma_array, polygamma_array
 from lamina.functions.math import _to_input, clip, maximum, minimum, where
 from lamina.functions.operands import cast, constant_op, operands
 
@@ -95,6 +96,8 @@ UNARY: dict[str, type[Unary]] = {op.__name__.lower(): op for op in [
     _unary("Frac", lambda x: x - np.trunc(x), lambda x, gy: gy),
     _unary("Erfinv", erfinv_array,
            lambda y, gy: gy * (math.sqrt(math.pi) / 2) * np.exp(y * y), keep="y"),
+    _unary("Lgamma", lgamma_array, lambda x, gy: gy * digamma_array(x)),
+    _unary("Digamma", digamma_array, lambda x, gy: gy * polygamma_array(1, x)),
 ]}
 
 
@@ -103,6 +106,13 @@ def unary(name: str, x: Tensor) -> Tensor:
     if x.array.dtype.kind not in "fc":
         x = cast(x, dtypes.get_default_dtype())
     return UNARY[name]().apply(x)
+
+
+def polygamma(n: int, x: Tensor) -> Tensor:
+    """The n-th derivative of digamma (integers are promoted first)."""
+    if x.array.dtype.kind not in "fc":
+        x = cast(x, dtypes.get_default_dtype())
+    return Polygamma(n).apply(x)
 
 
 # Rounding and sign have zero gradient almost everywhere; PyTorch gives exactly zero.

@@ -11,6 +11,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions.tensor_methods.compare import CompareMethods
 from lamina.functions.tensor_methods.composite import CompositeMethods
 from lamina.functions.tensor_methods.convert import ConvertMethods
+from lamina.functions.tensor_methods.gamma import GammaMethods
 from lamina.functions.tensor_methods.index import IndexMethods
 from lamina.functions.tensor_methods.inplace import InplaceMethods
 from lamina.functions.tensor_methods.math import MathMethods
@@ -24,7 +25,7 @@ from lamina.functions.tensor_methods.statistics import StatisticsMethods
 
 GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
           ReduceMethods, ConvertMethods, InplaceMethods, CompositeMethods,
-          SlicingMethods, StatisticsMethods, MemoryMethods, SpecialMethods)
+          SlicingMethods, StatisticsMethods, MemoryMethods, SpecialMethods, GammaMethods)
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}
 
 
