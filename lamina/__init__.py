@@ -96,6 +96,8 @@ from lamina.dtypes import (
 from lamina.errors import DataError, DTypeError, ShapeError
 from lamina.legacy_tensors import *  # noqa: F403  (torch.FloatTensor, torch.LongTensor, ...)
 from lamina.legacy_tensors import __all__ as _legacy_tensors
+from lamina.nn.torch_functions import *  # noqa: F403  (torch.conv2d, torch.dropout, ...)
+from lamina.nn.torch_functions import __all__ as _nn_functions
 from lamina.parallel import get_num_threads, set_num_threads
 from lamina.printing import set_printoptions
 from lamina.random import (
@@ -258,6 +260,7 @@ __all__ = [
     "zeros_like",
     *_tensor_functions,
     *_legacy_tensors,
+    *_nn_functions,
     "are_deterministic_algorithms_enabled",
     "asarray",
     "corrcoef",

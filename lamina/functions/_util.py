@@ -3,12 +3,15 @@ out memory."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from lamina import allocator
 from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
 
 
 def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
@@ -21,6 +24,31 @@ def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
     )
     g = g.sum(axis=axes, keepdims=True) if axes else g
     return g.reshape(shape) if lead else g
+
+
+def unbatched(nd: int, hint: Callable[..., str] | None = None
+              ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Let an op on (N, C, *nd spatial dims) inputs take one sample, (C, *spatial), as
+    PyTorch's convolutions and poolings do: a batch dim put on before, taken off every
+    result (values and indices) after. A shape error says how the input was read, then
+    `hint(input, *args, **kwargs)`'s words (what the input may have meant instead)."""
+    def wrap(op: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(op)
+        def call(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+            if getattr(input, "ndim", None) != nd + 1:
+                return op(input, *args, **kwargs)
+            try:
+                out = op(input.unsqueeze(0), *args, **kwargs)
+            except ShapeError as e:
+                more = hint(input, *args, **kwargs) if hint is not None else ""
+                raise ShapeError(f"{e}; the input {tuple(input.shape)} was read as one "
+                                 f"sample without a batch dim{more}") from None
+            if isinstance(out, tuple):
+                return type(out)(*(o.squeeze(0) for o in out)) if hasattr(out, "_fields") \
+                    else tuple(o.squeeze(0) for o in out)
+            return out.squeeze(0)
+        return call
+    return wrap
 
 
 def as_tensor(value: Any, like: Tensor | None = None) -> Tensor:

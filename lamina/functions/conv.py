@@ -16,7 +16,7 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions import winograd
-from lamina.functions._util import pair, row_sums
+from lamina.functions._util import pair, row_sums, unbatched
 from lamina.functions.conv_padding import string_padding
 
 
@@ -63,8 +63,16 @@ def _channel_hint(x: Any, W: Any, nd: int, groups: int) -> str:
     if x.ndim != nd + 1 or W.ndim != nd + 2 or W.shape[1] * groups != 1:
         return ""
     sample = list(x.shape[1:])
-    return (f"; the input has no channel axis: one channel is {(x.shape[0], 1, *sample)} "
-            f"(in a job, data.shape: {[1, *sample]})")
+    return (f"; if it is a batch of one-channel samples, give them their channel axis: "
+            f"{(x.shape[0], 1, *sample)} (in a job, data.shape: {[1, *sample]})")
+
+
+def _unbatched_hint(nd: int) -> Any:
+    """unbatched's hint for a convolution: the channel axis a one-channel sample lacks."""
+    def hint(x: Any, W: Any, *args: Any, **kwargs: Any) -> str:
+        groups = kwargs.get("groups", args[4] if len(args) > 4 else 1)
+        return _channel_hint(x, W, nd, groups)
+    return hint
 
 
 def _geometry(op: str, nd: int, stride: Any, padding: Any, dilation: Any
@@ -404,6 +412,7 @@ class ConvTranspose(Function):
         return (gx, gW) if len(need) == 2 else (gx, gW, gb)
 
 
+@unbatched(1)
 def conv_transpose1d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:
@@ -425,6 +434,7 @@ def conv_transpose1d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any 
     return ConvTranspose(1, stride, padding, output_padding, groups, dilation).apply(*args)
 
 
+@unbatched(2)
 def conv_transpose2d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:
@@ -451,6 +461,7 @@ def conv_transpose2d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any 
     return ConvTranspose(2, stride, padding, output_padding, groups, dilation).apply(*args)
 
 
+@unbatched(1, _unbatched_hint(1))
 def conv1d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Tensor:
     """1-D convolution (cross-correlation, as in PyTorch) over NCL input.
@@ -474,6 +485,7 @@ def conv1d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any = 1, paddi
     return Conv(1, stride, padding, dilation, groups).apply(*args)
 
 
+@unbatched(2, _unbatched_hint(2))
 def conv2d(x: Tensor, W: Tensor, b: Tensor | None = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D convolution (cross-correlation, as in PyTorch) over NCHW input.

@@ -12,7 +12,14 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions import volume
-from lamina.functions._util import axis_order, first_max, in_order, laid_out_like, pair
+from lamina.functions._util import (
+    axis_order,
+    first_max,
+    in_order,
+    laid_out_like,
+    pair,
+    unbatched,
+)
 from lamina.functions.conv import out_size, scatter_windows, windows
 
 
@@ -242,6 +249,7 @@ def _along_axes(a: Any, mats: list[Any], axes: tuple[int, ...]) -> Any:
     return np.ascontiguousarray(a)
 
 
+@unbatched(1)
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
                ) -> Tensor:
@@ -252,6 +260,7 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return MaxPool(1, kernel_size, stride, padding).apply(input)
 
 
+@unbatched(2)
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
                ) -> Tensor:
@@ -267,6 +276,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return MaxPool(2, kernel_size, stride, padding).apply(input)
 
 
+@unbatched(1)
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
     """Mean over sliding windows of an (N, C, L) input; zero padding counts in the mean
@@ -277,6 +287,7 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return AvgPool(1, kernel_size, stride, padding).apply(input)
 
 
+@unbatched(2)
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
@@ -288,6 +299,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return AvgPool(2, kernel_size, stride, padding).apply(input)
 
 
+@unbatched(1)
 def adaptive_avg_pool1d(x: Tensor, output_size: int | None) -> Tensor:
     """Mean over `output_size` adaptive bins of an (N, C, L) input, as PyTorch's: bins
     cover L evenly, overlapping where L is not a multiple. 1 gives global average pooling.
@@ -298,6 +310,7 @@ def adaptive_avg_pool1d(x: Tensor, output_size: int | None) -> Tensor:
     return AdaptiveAvgPool(1, output_size).apply(x)
 
 
+@unbatched(2)
 def adaptive_avg_pool2d(x: Tensor, output_size: Any) -> Tensor:
     """Mean over adaptive bins of an (N, C, H, W) input to (N, C, *output_size), as
     PyTorch's. output_size is an int, or (h, w) where None keeps that axis's length.

@@ -18,7 +18,7 @@ import numpy as np
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import first_max
+from lamina.functions._util import first_max, unbatched
 from lamina.functions.array import concat, pad, reshape, stack
 from lamina.functions.math import matmul
 from lamina.functions.operands import constant_op
@@ -77,6 +77,7 @@ def _padded(x: Tensor, padding: tuple[int, ...], value: float = 0.0) -> Tensor:
     return pad(x, widths, value=value) if any(padding) else x
 
 
+@unbatched(3)
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """3-D convolution (cross-correlation), PyTorch's: input (N, C, D, H, W), weight
@@ -111,6 +112,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return y if bias is None else y + reshape(bias, (1, -1, 1, 1, 1))
 
 
+@unbatched(3)
 def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
                ) -> Tensor:
@@ -124,6 +126,7 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                 return_indices=return_indices)
 
 
+@unbatched(3)
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
@@ -212,6 +215,7 @@ def _ceil_extra(n: int, k: int, s: int, p: int, d: int) -> int:
     return max(0, (out - 1) * s + span - (n + 2 * p))
 
 
+@unbatched(1)
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False
                         ) -> Tensor:
     """Max over `output_size` bins of the last axis, as PyTorch sizes them (bin i spans
@@ -225,6 +229,7 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
                          else tuple(output_size), return_indices, "adaptive_max_pool1d")
 
 
+@unbatched(2)
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False
                         ) -> Tensor:
     """Max over an output_size grid of bins of the last two axes (None keeps an axis).

@@ -207,9 +207,9 @@ def test_shape_errors_name_the_layer_path_and_shapes() -> None:
                           nn.Sequential(nn.Linear(8, 8), nn.Linear(5, 2)))
     with pytest.raises(lm.ShapeError, match=r"^2\.1 \(Linear\): linear: .*expected \(\.\.\., 5\).*got \(3, 8\)"):
         model(lm.tensor(np.ones((3, 4), np.float32)))
-    with pytest.raises(lm.ShapeError, match=r"^Conv2d: .*got input \(5, 28, 28\), weight \(4, 1, 3, 3\); the input has no channel axis: one channel is \(5, 1, 28, 28\) \(in a job, data\.shape: \[1, 28, 28\]\)$"):
+    with pytest.raises(lm.ShapeError, match=r"^Conv2d: .*expected 1 channels \(weight \(4, 1, 3, 3\), groups=1\), got input \(1, 5, 28, 28\); the input \(5, 28, 28\) was read as one sample without a batch dim; if it is a batch of one-channel samples, give them their channel axis: \(5, 1, 28, 28\) \(in a job, data\.shape: \[1, 28, 28\]\)$"):
         nn.Conv2d(1, 4, 3)(lm.tensor(np.ones((5, 28, 28), np.float32)))
-    with pytest.raises(lm.ShapeError, match=r"^Conv1d: .*got input \(5, 40\), weight \(4, 2, 3\)$"):
+    with pytest.raises(lm.ShapeError, match=r"^Conv1d: .*expected 2 channels .*got input \(1, 5, 40\); the input \(5, 40\) was read as one sample without a batch dim$"):
         nn.Conv1d(2, 4, 3)(lm.tensor(np.ones((5, 40), np.float32)))  # two channels: no guess
     with pytest.raises(lm.ShapeError, match=r"^BatchNorm2d: expected input of 4 dims with 3 channels.*got shape \(2, 3\)"):
         nn.BatchNorm2d(3)(lm.tensor(np.ones((2, 3), np.float32)))
