@@ -45,6 +45,25 @@ class Unsupported:
 
 bfloat16 = Unsupported("bfloat16")
 
+
+class layout:  # noqa: N801 - PyTorch's name
+    """How a tensor's elements lie in memory (torch.layout). lamina's are all `strided`:
+    dense arrays with a stride per dim.
+
+    Examples:
+        >>> lm.zeros(2).layout == lm.strided
+        True
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"lamina.{self.name}"
+
+
+strided = layout("strided")
+
 _PYTHON = {"float": float64, "int": int64, "bool": bool}
 _NAMES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
           "short": int16, "bool": bool}

@@ -46,7 +46,9 @@ _METHODS = [
     "is_conj", "is_complex", "adjoint", "arcsinh", "arctanh", "sinc", "ldexp", "gcd", "lcm",
     "vdot", "kron", "cross", "diag_embed", "take", "index_put", "masked_scatter", "isreal",
     "is_nonzero", "is_same_size", "det", "slogdet", "logdet", "erfinv", "lgamma", "digamma",
-    "mvlgamma",
+    "mvlgamma", "addmv", "addr", "addbmm", "baddbmm", "matrix_power", "scatter_reduce",
+    "slice_scatter", "select_scatter", "diagonal_scatter", "logcumsumexp", "nanmedian",
+    "nanquantile", "narrow_copy", "unsafe_chunk", "unsafe_split", "frexp", "renorm",
 ]
 
 
@@ -73,6 +75,7 @@ _FIRST = {"bmm": "x[None]", "dot": "x[0]", "outer": "x[0]", "ger": "x[0]", "dspl
           "bincount": "lm.tensor([0, 2, 2])", "acosh": "x + 1", "arccosh": "x + 1",
           "gcd": "lm.tensor([4, 6])", "lcm": "lm.tensor([4, 6])", "vdot": "x[0]",
           "cross": "lm.ones(2, 3)", "is_nonzero": "x[0, :1]", "diag_embed": "x",
+          "addmv": "x[0]", "baddbmm": "x[None]",
           **dict.fromkeys(["det", "slogdet", "logdet"], "x + lm.eye(2)")}
 # The arguments after `input` in each function's example (none where it takes none).
 _ARGS = {
@@ -85,11 +88,18 @@ _ARGS = {
                      "allclose", "equal", "logical_and", "logical_or", "logical_xor"], ("x",)),
     **dict.fromkeys(["bitwise_and", "bitwise_or", "bitwise_xor"], ("x > 0.4",)),
     **dict.fromkeys(["logsumexp", "cumsum", "cumprod", "softmax", "log_softmax", "topk",
-                     "kthvalue", "unsqueeze", "mvlgamma"], ("1",)),
+                     "kthvalue", "unsqueeze", "mvlgamma", "matrix_power"], ("1",)),
     **dict.fromkeys(["transpose", "swapaxes", "swapdims", "movedim", "moveaxis"], ("0", "1")),
     "lerp": ("x.flip(0)", "0.5"), "clamp": ("0.3", "0.6"), "clip": ("0.3", "0.6"),
     "bmm": ("x[None]",), "mv": ("x[0]",), "dot": ("x[1]",), "outer": ("x[1]",),
-    "ger": ("x[1]",), "addmm": ("x", "x"), "reshape": ("(4,)",), "unflatten": ("1", "(2, 1)"),
+    "ger": ("x[1]",), "addmm": ("x", "x"), "addmv": ("x", "x[0]"), "addr": ("x[0]", "x[1]"),
+    "addbmm": ("x[None]", "x[None]"), "baddbmm": ("x[None]", "x[None]"),
+    "scatter_reduce": ("0", "lm.tensor([[1, 0]])", "x", "'sum'"),
+    "slice_scatter": ("x[:1]", "0", "1"), "select_scatter": ("x[0]", "0", "1"),
+    "diagonal_scatter": ("x[0]",),
+    "logcumsumexp": ("0",), "nanquantile": ("0.5",), "narrow_copy": ("1", "0", "1"),
+    "unsafe_chunk": ("2",), "unsafe_split": ("1",), "renorm": ("2", "0", "0.5"),
+    "reshape": ("(4,)",), "unflatten": ("1", "(2, 1)"),
     "permute": ("(1, 0)",), "narrow": ("1", "0", "1"), "flip": ("(0,)",),
     "gather": ("1", "lm.tensor([[1], [0]])"), "scatter": ("1", "lm.tensor([[1], [0]])", "9.0"),
     "scatter_add": ("1", "lm.tensor([[1], [0]])", "x[:, :1]"),

@@ -2,7 +2,7 @@
 and combinations (meshgrid, cartesian_prod, combinations), searches (searchsorted,
 bucketize, isin), distances (cdist, pdist, cosine_similarity), stacking (atleast_*d,
 column_stack, row_stack, dstack, block_diag), tensordot, std_mean / var_mean, trapezoid,
-diagflat, baddbmm, and dtype and determinism queries. Built from existing ops, so the
+diagflat, and dtype and determinism queries. Built from existing ops, so the
 differentiable ones differentiate."""
 
 from __future__ import annotations
@@ -334,17 +334,6 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
         [[1, 0], [0, 2]]
     """
     return input.reshape(-1).diag(offset)
-
-
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,  # noqa: A002
-            alpha: float = 1) -> Tensor:
-    """beta * input + alpha * (batch1 @ batch2), for batches of matrices.
-
-    Examples:
-        >>> lm.baddbmm(lm.zeros(1, 2, 2), lm.ones(1, 2, 3), lm.ones(1, 3, 2)).tolist()
-        [[[3.0, 3.0], [3.0, 3.0]]]
-    """
-    return beta * input + alpha * batch1.bmm(batch2)
 
 
 def result_type(tensor1: Any, tensor2: Any) -> Any:

@@ -179,8 +179,10 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
     given: set[int] = {id(gy)}
     if root.creator is None:
         _deliver(root, gy, given, only, found)
+        _after_accumulating([root] if _hooked(root, only, found) else [])
         yield root
         return
+    hooked: dict[int, Tensor] = {}  # leaves with post-accumulate hooks that got a gradient
     # Pending gradients, per Function, one slot per output. Keyed by the Function (kept
     # alive here), not by the output tensors, which may be gone by the time it runs.
     grads: dict[Function, list[Any]] = {root.creator: _slots(root.creator)}
@@ -209,6 +211,8 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
                 creator, i = _edge(x, f)
             if creator is None:
                 _deliver(x, gx, given, only, found)
+                if _hooked(x, only, found):
+                    hooked[id(x)] = x
                 if pending is not None:
                     pending[id(x)] -= 1
                     if pending[id(x)] == 0:
@@ -221,15 +225,39 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
             slots[i] = gx if slots[i] is None else slots[i] + gx
         if not retain_graph:
             f.release()
+    _after_accumulating(list(hooked.values()))
+
+
+def _hooked(x: Tensor, only: set[Any] | None, found: dict[Any, Any] | None) -> bool:
+    """Whether leaf x has post-accumulate hooks and this backward wrote its .grad."""
+    return (x._extra is not None and "post_accumulate_hooks" in x._extra and found is None
+            and (only is None or id(x) in only))
+
+
+def _after_accumulating(leaves: list[Tensor]) -> None:
+    """Each leaf's post-accumulate hooks, once per backward, its gradient complete (the
+    sum over every path to it), as PyTorch calls them."""
+    for x in leaves:
+        for hook in list(x._extra["post_accumulate_hooks"]):
+            hook(x)
 
 
 def _edge(x: Tensor, f: Function) -> tuple[Any, int]:
     """(creator, output slot) of input x as f read it: where x stood in the graph before
     the first in-place write after f ran, or where it stands now."""
-    for write, creator, i in x._extra.get("past", ()):
+    for write, creator, i, _ in x._extra.get("past", ()):
         if f.seq < write:
             return creator, i
     return x.creator, x.output_index
+
+
+def _shape_seen(x: Tensor, f: Function) -> tuple[int, ...]:
+    """x's shape when f read it: an in-place view op (unsqueeze_) may have changed it."""
+    if x._extra is not None:
+        for write, _, _, shape in x._extra.get("past", ()):
+            if f.seq < write:
+                return shape
+    return x.array.shape
 
 
 def _slots(f: Function) -> list[Any]:
@@ -262,10 +290,10 @@ def _checked_grad(f: Function, x: Tensor, gx: Any) -> Any:
     own dtype, as PyTorch's autograd gives it."""
     if gx is None:
         raise RuntimeError(f"{f.name}.backward returned None for an input that requires grad")
-    want = x.array.dtype
-    if gx.shape == x.array.shape and gx.dtype != want and gx.dtype.kind == want.kind == "f":
+    want, shape = x.array.dtype, _shape_seen(x, f)
+    if gx.shape == shape and gx.dtype != want and gx.dtype.kind == want.kind == "f":
         return gx.astype(want)
-    if gx.shape != x.array.shape or gx.dtype != want:
+    if gx.shape != shape or gx.dtype != want:
         raise ShapeError(
             f"{f.name}.backward: gradient does not match its input; expected shape "
             f"{x.array.shape} dtype {want}, got shape {gx.shape} dtype {gx.dtype}"

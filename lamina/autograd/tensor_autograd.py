@@ -202,13 +202,17 @@ class AutogradMethods:
             self.array = self.array.copy()
         np.copyto(self.array, arr, casting="unsafe")
         self._counter()[0] += 1
+        return self._take_place(result)
+
+    def _take_place(self, result: Tensor) -> Tensor:
+        """Stand where `result` stands in the graph (after taking its value)."""
         if state.grad_enabled and result.creator is not None:
             if self.creator is not None:
                 # ops that read this tensor before the write reach its old place in the
                 # graph: the engine finds it here, by the op numbers
                 extra = self._extras()
                 extra["past"] = [*extra.get("past", ()), (next(state.op_counter), self.creator,
-                                                          self.output_index)]
+                                                          self.output_index, self.array.shape)]
             self.creator = result.creator
             self.generation = result.generation
             self.output_index = result.output_index
@@ -228,10 +232,25 @@ class AutogradMethods:
             return self._write(op(self))
         if self.creator is None and self._requires_grad:
             return self._write(self)  # raises: a leaf that requires grad
-        stand_in = _tensor_class()._from_op(self.array.copy(), self.creator, self.generation,
+        return self._write(op(self._stand_in(self.array.copy())))
+
+    def _inplace_view(self, op: Callable[[Tensor], Tensor]) -> Tensor:
+        """Make this tensor `op(self)`, a view of its memory in another shape (PyTorch's
+        `unsqueeze_`, `t_`, ...): its data stays, its shape and place in the graph change."""
+        if state.grad_enabled and self.creator is None and self._requires_grad:
+            return self._write(self)  # raises: a leaf that requires grad
+        view = op(self._stand_in(self.array) if state.grad_enabled else self)
+        self._take_place(view)  # first: the graph keeps the shape the earlier readers saw
+        self.array = view.array
+        return self
+
+    def _stand_in(self, array: Any) -> Tensor:
+        """A tensor of `array` in this tensor's place in the graph, for an op that is to
+        become this tensor's new value: the op reads it, so the graph has no cycle."""
+        stand_in = _tensor_class()._from_op(array, self.creator, self.generation,
                                             self.output_index)
         stand_in._requires_grad = self._requires_grad
-        return self._write(op(stand_in))
+        return stand_in
 
 
 class _Retain:

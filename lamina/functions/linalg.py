@@ -64,15 +64,24 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa: A002
-          alpha: float = 1) -> Tensor:
-    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
-    product = mm(mat1, mat2)
+def plus_scaled(input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:  # noqa: A002
+    """beta * input + alpha * product, input broadcast to the product's shape (addmm,
+    addmv, addr, baddbmm, addbmm). With beta 0 the input is ignored, as PyTorch's: its NaN
+    and inf do not reach the result, and its gradient is zeros."""
+    from lamina.creation import as_tensor
+    from lamina.functions.math import where
+
     if alpha != 1:
         product = product * alpha
     if beta == 0:
-        return product + input * 0
+        return product + where(as_tensor(np.zeros((), bool)), input, 0.0)
     return (input if beta == 1 else input * beta) + product
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa: A002
+          alpha: float = 1) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
+    return plus_scaled(input, mm(mat1, mat2), beta, alpha)
 
 
 class Einsum(Function):

@@ -14,10 +14,13 @@ from lamina.functions.tensor_methods.convert import ConvertMethods
 from lamina.functions.tensor_methods.gamma import GammaMethods
 from lamina.functions.tensor_methods.index import IndexMethods
 from lamina.functions.tensor_methods.inplace import InplaceMethods
+from lamina.functions.tensor_methods.inplace_views import InplaceViewMethods
 from lamina.functions.tensor_methods.math import MathMethods
 from lamina.functions.tensor_methods.memory import MemoryMethods
 from lamina.functions.tensor_methods.operators import OperatorMethods
+from lamina.functions.tensor_methods.products import ProductMethods
 from lamina.functions.tensor_methods.reduce import ReduceMethods
+from lamina.functions.tensor_methods.scatter import ScatterMethods
 from lamina.functions.tensor_methods.shape import ShapeMethods
 from lamina.functions.tensor_methods.slicing import SlicingMethods
 from lamina.functions.tensor_methods.special import SpecialMethods
@@ -25,7 +28,8 @@ from lamina.functions.tensor_methods.statistics import StatisticsMethods
 
 GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
           ReduceMethods, ConvertMethods, InplaceMethods, CompositeMethods,
-          SlicingMethods, StatisticsMethods, MemoryMethods, SpecialMethods, GammaMethods)
+          SlicingMethods, StatisticsMethods, MemoryMethods, SpecialMethods, GammaMethods,
+          ProductMethods, InplaceViewMethods, ScatterMethods)
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}
 
 

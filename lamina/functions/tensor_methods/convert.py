@@ -23,12 +23,13 @@ def _cast(name: str, dtype: str) -> Any:
     return method
 
 
-def _inplace(name: str, example: str = "") -> Any:
+def _inplace(name: str, example: str = "",
+             tensor: str = "lm.tensor([[0.5, 0.75], [0.2, 0.25]])") -> Any:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         return self._inplace(lambda t: getattr(t, name)(*args, **kwargs))
     method.__name__ = name + "_"
     method.__doc__ = (f"`{name}({example})` written into this tensor's memory; returns self.\n\n"
-                      f"Example:\n    >>> x = lm.tensor([[0.5, 0.75], [0.2, 0.25]])\n"
+                      f"Example:\n    >>> x = {tensor}\n"
                       f"    >>> x.{name}_({example}) is x\n    True")
     return method
 

@@ -38,17 +38,27 @@ class InplaceMethods:
                                 "asinh", "atanh", "arcsin", "arccos", "arctan", "log1p",
                                 "log2", "log10", "expm1", "exp2", "rsqrt", "sign", "erf",
                                 "frac", "fix", "negative", "absolute", "logical_not", "sgn",
-                                "erfinv", "deg2rad", "rad2deg")),
+                                "erfinv", "deg2rad", "rad2deg", "arcsinh", "arctanh", "erfc",
+                                "sinc")),
             *((n, "0.3") for n in ("eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal",
                                    "greater", "greater_equal", "not_equal", "clamp_min",
                                    "clamp_max")),
             *((n, "2") for n in ("multiply", "divide", "subtract", "true_divide",
                                  "floor_divide", "float_power")),
             *((n, "x") for n in ("atan2", "arctan2", "logical_and", "logical_or",
-                                 "logical_xor", "xlogy", "hypot", "copysign")),
+                                 "logical_xor", "xlogy", "hypot", "copysign", "heaviside",
+                                 "ldexp")),
             ("cumsum", "1"), ("cumprod", "1"), ("addcmul", "x, x"), ("addcdiv", "x, x"),
-            ("nan_to_num", ""), ("logit", ""), ("index_copy", "0, lm.tensor([1]), x[:1]")]:
+            ("nan_to_num", ""), ("logit", ""), ("index_copy", "0, lm.tensor([1]), x[:1]"),
+            ("masked_scatter", "x > 0.3, x")]:
         locals()[_name + "_"] = _inplace(_name, _example)
+    del _name, _example
+
+    for _name, _example in [("bitwise_and", "3"), ("bitwise_or", "3"), ("bitwise_xor", "3"),
+                            ("bitwise_not", ""), ("gcd", "4"), ("lcm", "4")]:
+        locals()[_name + "_"] = _inplace(_name, _example, "lm.tensor([[6, 3], [4, 5]])")
+    for _name in ("acosh", "arccosh"):
+        locals()[_name + "_"] = _inplace(_name, "", "lm.tensor([[1.5, 2.0], [3.0, 4.0]])")
     del _name, _example
 
     random_ = _fill("random_", "the integers [from, to) (`random_(from, to)`, "
