@@ -38,6 +38,11 @@ from lamina.autograd import (
     set_grad_enabled,
     tensor,
 )
+from lamina.autograd.anomaly import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from lamina.autograd.function import Function
 from lamina.compiler import (
     compile,
@@ -288,6 +293,9 @@ __all__ = [
     "row_stack",
     "searchsorted",
     "set_printoptions",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+    "set_anomaly_enabled",
     "std_mean",
     "tensordot",
     "trapezoid",

@@ -24,6 +24,10 @@ default_generator: Any = None
 op_counter = itertools.count()
 # The active lamina.plan tracer, or None: Function.apply reports every op to it.
 tracer: Any = None
+# Anomaly detection (lamina.autograd.anomaly): ops keep their forward stack, and backward
+# checks their gradients for NaN.
+anomaly: bool = False
+anomaly_check_nan: bool = True
 
 
 def rng() -> np.random.Generator:

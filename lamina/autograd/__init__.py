@@ -4,6 +4,7 @@ custom op, `lamina.autograd.grad` returns gradients without accumulating them.""
 
 # Tensor's module first: loading it loads the ops its methods call, which need Function.
 from lamina.autograd.tensor import Tensor, tensor  # noqa: I001
+from lamina.autograd.anomaly import detect_anomaly, set_detect_anomaly
 from lamina.autograd.custom import Function, FunctionCtx
 from lamina.autograd.engine import backward, backward_stream, grad
 from lamina.autograd.gradcheck import GradcheckError, gradcheck
@@ -23,6 +24,7 @@ __all__ = [
     "Tensor",
     "backward",
     "backward_stream",
+    "detect_anomaly",
     "enable_grad",
     "grad",
     "gradcheck",
@@ -30,6 +32,7 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "no_grad",
+    "set_detect_anomaly",
     "set_grad_enabled",
     "tensor",
 ]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lamina import state
 from lamina.autograd.tensor import Tensor
 from lamina.backend import is_array
 from lamina.errors import ShapeError
@@ -198,7 +199,7 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
             _capture_outputs(f, gys, only, found)
         if f.saved_mask or f.saved_outputs:
             _check_versions(f)
-        gxs = _call_backward(f, gys)
+        gxs = _checked_backward(f, gys) if state.anomaly else _call_backward(f, gys)
         # Edges as they were when f ran: a tensor written in place since has a new creator,
         # which only the ops after the write may reach.
         for x, gx, need in zip(f.inputs, gxs, f.needs_input_grad):
@@ -267,6 +268,19 @@ def _slots(f: Function) -> list[Any]:
             "call backward(retain_graph=True) the first time to go through a graph twice"
         )
     return [None] * f.n_outputs
+
+
+def _checked_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
+    """_call_backward under anomaly detection: a failure or a NaN shows f's forward line."""
+    from lamina.autograd import anomaly
+
+    try:
+        gxs = _call_backward(f, gys)
+    except Exception:
+        anomaly.report(f)
+        raise
+    anomaly.check(f, gxs)
+    return gxs
 
 
 def _call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:

@@ -115,6 +115,10 @@ class Function:
                 outs = Tensor._from_op(ys, self, gen + 1, 0)
             if self.saved_tensors:
                 self._note_versions(xs, outs)
+            if state.anomaly:
+                from lamina.autograd.anomaly import forward_trace
+
+                self.forward_trace = forward_trace()
         if not one or (ys.ndim > 1 and not ys.flags.c_contiguous):  # see note_layouts
             note_layouts(outs, xs)
         if state.tracer is not None:
