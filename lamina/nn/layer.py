@@ -89,8 +89,13 @@ class Layer(TreeMethods, StateDictMethods):
             self._buffers[name] = value  # a registered buffer stays one, as in PyTorch
             object.__setattr__(self, name, value)
             return
+        # A name that stays in its table keeps its place there (a replaced layer of a
+        # Sequential runs where the old one did, as in PyTorch); else it leaves its table.
+        target = self._params if isinstance(value, Parameter) else \
+            self._children if isinstance(value, Layer) else None
         for table in (self._params, self._buffers, self._children):
-            table.pop(name, None)
+            if table is not target:
+                table.pop(name, None)
         if isinstance(value, Parameter):
             _check_name(self, name)
             self._params[name] = value
