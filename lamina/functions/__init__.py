@@ -78,6 +78,11 @@ from lamina.functions.loss_embedding import (
     pairwise_distance,
     triplet_margin_loss,
 )
+from lamina.functions.loss_margin import (
+    multi_margin_loss,
+    multilabel_margin_loss,
+    triplet_margin_with_distance_loss,
+)
 from lamina.functions.loss_pointwise import (
     binary_cross_entropy,
     gaussian_nll_loss,
@@ -126,6 +131,23 @@ from lamina.functions.pooling import (
     avg_pool2d,
     max_pool1d,
     max_pool2d,
+)
+from lamina.functions.pooling_more import (
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    channel_shuffle,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d_with_indices,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
 )
 from lamina.functions.recurrent import lstm_cell, lstm_sequence
 from lamina.functions.recurrent_gru import gru_cell, gru_sequence
@@ -199,6 +221,24 @@ __all__ = [
     "hinge_embedding_loss",
     "margin_ranking_loss",
     "multilabel_soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool3d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "channel_shuffle",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
     "normalize",
     "pairwise_distance",
     "triplet_margin_loss",

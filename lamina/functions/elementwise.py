@@ -143,7 +143,7 @@ def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's nam
     """Round half to even (as PyTorch and NumPy do), to `decimals` places; zero gradient."""
     if x.array.dtype.kind in "iub":
         return x.clone()
-    return Step(lambda a: np.round(a, decimals)).apply(x)
+    return Step(np.round if decimals == 0 else lambda a: np.round(a, decimals)).apply(x)
 
 
 class Fmod(Function):

@@ -64,12 +64,15 @@ from lamina.nn.loss import (
     L1Loss,
     MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
     PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from lamina.nn.normalization import (
     BatchNorm1d,
@@ -96,6 +99,7 @@ from lamina.nn.padding import (
     ZeroPad2d,
     ZeroPad3d,
 )
+from lamina.nn.parallel import DataParallel
 from lamina.nn.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -109,14 +113,25 @@ from lamina.nn.pooling import (
     MaxPool3d,
     Upsample,
 )
+from lamina.nn.pooling_more import (
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
+    ChannelShuffle,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+)
 from lamina.nn.positional import PositionalEncoding
 from lamina.nn.rbm import RBM
 from lamina.nn.rearrange import Fold, PixelShuffle, PixelUnshuffle, Unflatten, Unfold
 from lamina.nn.recurrent import GRU, LSTM, RNN
+from lamina.nn.recurrent_base import Recurrent as RNNBase
 from lamina.nn.registry import ConfigError, from_config, layer_types, register_layer
 from lamina.nn.rms_norm import RMSNorm
 from lamina.nn.rnn_cell import GRUCell, LSTMCell, RNNCell
+from lamina.nn.rnn_cell import _Cell as RNNCellBase
 from lamina.nn.state_dict import Buffer
+from lamina.nn.sync_batchnorm import SyncBatchNorm
 from lamina.nn.transformer import (
     TransformerDecoder,
     TransformerDecoderLayer,
@@ -128,6 +143,19 @@ from lamina.nn.unpooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from lamina.nn.upsampling import UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d",
+    "ChannelShuffle",
+    "DataParallel",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
+    "MultiLabelMarginLoss",
+    "MultiMarginLoss",
+    "RNNBase",
+    "RNNCellBase",
+    "SyncBatchNorm",
+    "TripletMarginWithDistanceLoss",
     "BatchNorm3d",
     "Buffer",
     "Hardshrink",

@@ -15,6 +15,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions.loss import legacy_reduction
 from lamina.nn.layer import Layer
 from lamina.nn.registry import register_layer
+from lamina.schema import ConfigError
 
 
 class _Loss(Layer):
@@ -173,6 +174,46 @@ MultiLabelSoftMarginLoss = _loss(
     _doc("Binary cross-entropy per label, averaged over labels.",
          "MultiLabelSoftMarginLoss", "lm.zeros(2, 3), lm.ones(2, 3)"),
     ("weight", "size_average", "reduce", "reduction"))
+MultiMarginLoss = _loss(
+    "MultiMarginLoss", F.multi_margin_loss, {"p": 1, "margin": 1.0, "weight": None},
+    ("weight",),
+    _doc("The multi-class hinge of scores against class indices.", "MultiMarginLoss",
+         "lm.zeros(2, 3), lm.tensor([0, 2])"),
+    ("p", "margin", "weight", "size_average", "reduce", "reduction"))
+MultiLabelMarginLoss = _loss(
+    "MultiLabelMarginLoss", F.multilabel_margin_loss, {},
+    doc=_doc("The multi-label hinge; each target row lists classes up to a -1.",
+             "MultiLabelMarginLoss", "lm.zeros(2, 3), lm.tensor([[0, -1, 0], [2, 1, -1]])"))
+
+
+@register_layer("TripletMarginWithDistanceLoss")
+class TripletMarginWithDistanceLoss(_Loss):
+    """A hinge on anchor-positive against anchor-negative distances, for a distance of
+    your choosing (pairwise Euclidean when None). Its config holds no callable: a layer
+    built with a `distance_function` has none.
+
+    Examples:
+        >>> loss = nn.TripletMarginWithDistanceLoss(margin=0.5)
+        >>> loss(lm.zeros(2, 3), lm.zeros(2, 3), lm.ones(2, 3)).shape
+        lamina.Size([])
+    """
+
+    def __init__(self, *, distance_function: Any = None, margin: float = 1.0,
+                 swap: bool = False, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+    def get_config(self) -> dict[str, Any]:
+        if self.distance_function is not None:
+            raise ConfigError("TripletMarginWithDistanceLoss: a distance_function is Python "
+                              "code, which a config does not hold; build this loss in code")
+        return {"margin": self.margin, "swap": self.swap, "reduction": self.reduction}
+
 
 CTCLoss = _loss(
     "CTCLoss", F.ctc_loss, {"blank": 0, "zero_infinity": False},
@@ -188,5 +229,7 @@ CTCLoss = _loss(
 
 __all__ = ["BCELoss", "CTCLoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
            "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
-           "MSELoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "NLLLoss",
-           "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss"]
+           "MSELoss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
+           "MultiMarginLoss", "NLLLoss",
+           "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+           "TripletMarginWithDistanceLoss"]

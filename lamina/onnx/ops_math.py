@@ -92,6 +92,20 @@ def _compare(ctx: Context, call: Call) -> list[str]:
     return _compare_as(ctx, call, onnx_op)
 
 
+@register_op_exporter("Step")
+def _step(ctx: Context, call: Call) -> list[str]:
+    """floor, ceil, sign, round (half to even, as ONNX's Round) and trunc, the
+    piecewise-constant ops; trunc as sign * floor(|x|), which ONNX has no op for."""
+    op, x = call.fn.op, call.inputs[0]
+    if op is np.trunc:
+        magnitude = ctx.node("Floor", ctx.node("Abs", [x], call.hint), call.hint)[0]
+        return ctx.node("Mul", [ctx.node("Sign", [x], call.hint)[0], magnitude], call.hint)
+    onnx_op = _COMPARE.get(op) if op in (np.floor, np.ceil, np.sign, np.round) else None
+    if onnx_op is None:  # round to decimals: a lambda over np.round
+        raise ctx.fail("no ONNX op for rounding to decimals; round() without them exports")
+    return ctx.node(onnx_op, [x], call.hint)
+
+
 def _compare_as(ctx: Context, call: Call, onnx_op: str) -> list[str]:
     logical = onnx_op in ("And", "Or", "Xor", "Not")
     common = bool if logical else np.result_type(*call.in_dtypes)

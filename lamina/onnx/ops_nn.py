@@ -211,10 +211,10 @@ register_op_exporter("AvgPool")(_pool("AveragePool", count_include_pad=1))
 
 @register_op_exporter("AdaptiveAvgPool")
 def _adaptive_avg_pool(ctx: Context, call: Call) -> list[str]:
-    sizes = [int(s) for s in call.fn.sizes]
+    spatial = call.in_dims[0][2:]
+    sizes = [n if s is None else int(s) for n, s in zip(spatial, call.fn.sizes)]
     if all(s == 1 for s in sizes):
         return ctx.node("GlobalAveragePool", call.inputs, call.hint)
-    spatial = call.in_dims[0][2:]
     if not all(isinstance(n, int) and n % m == 0 for n, m in zip(spatial, sizes)):
         raise ctx.fail(f"output_size {tuple(sizes)} from input size {tuple(spatial)}: only "
                        "global pooling (output size 1) or sizes that divide the input's "

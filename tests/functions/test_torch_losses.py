@@ -49,6 +49,10 @@ CASES = {
     "HingeEmbeddingLoss": ({"margin": 0.5}, [SIGN43]),
     "TripletMarginLoss": ({"margin": 0.5, "p": 1.5, "swap": True}, [Y, P]),
     "MultiLabelSoftMarginLoss": ({"weight": W3}, [(P > 0.5).astype(float)]),
+    "MultiMarginLoss": ({}, [LABELS]),
+    "MultiMarginLoss-p2": ({"p": 2, "margin": 0.7, "weight": W3}, [LABELS]),
+    "MultiLabelMarginLoss": ({}, [np.array([[2, 0, -1], [1, -1, 2], [0, 1, 2], [-1, 0, 1]])]),
+    "TripletMarginWithDistanceLoss": ({"margin": 0.5, "swap": True}, [Y, P]),
 }
 
 

@@ -95,6 +95,19 @@ LINES = [
     ("Softmax2d()", [(2, 3, 4, 5)]),
     ("BatchNorm3d(3)", [(2, 3, 2, 3, 4)]),
     ("BatchNorm3d(3, affine=False, momentum=None)", [(2, 3, 2, 3, 4)]),
+    ("AdaptiveAvgPool3d((2, None, 3))", [(2, 3, 5, 4, 7)]),
+    ("AdaptiveAvgPool3d(1)", [(3, 4, 5, 6)]),
+    ("AdaptiveMaxPool3d((2, 3, 2))", [(2, 3, 5, 4, 7)]),
+    ("LPPool1d(2, 3, stride=2)", [(2, 3, 8)]),
+    ("LPPool2d(2, (2, 3), stride=1)", [(2, 3, 5, 7)]),
+    ("LPPool2d(2, 2, ceil_mode=True)", [(2, 3, 5, 5)]),
+    ("LPPool3d(2, 2)", [(1, 2, 4, 4, 4)]),
+    ("ChannelShuffle(3)", [(2, 6, 4, 5)]),
+    ("SyncBatchNorm(3)", [(4, 3, 5)]),
+    ("SyncBatchNorm(3, affine=False)", [(4, 3, 2, 3, 2)]),
+    ("Conv2d(3, 4, 3, padding=1)", [(3, 5, 5)]),
+    ("MaxPool2d(2, return_indices=False)", [(3, 5, 5)]),
+    ("AvgPool1d(2)", [(3, 6)]),
 ]
 RANDOM = ("Dropout", "AlphaDropout", "FeatureAlphaDropout", "RReLU")
 
@@ -228,3 +241,37 @@ def test_max_pooling_sends_a_windows_gradient_where_pytorch_does(source, shape) 
     ly.backward(lm.tensor(gy))
     np.testing.assert_array_equal(ly.detach().numpy(), ty.detach().numpy())
     np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_data_parallel_and_sync_batch_norm_wrap_as_pytorchs():
+    source = "Sequential(Conv2d(3, 4, 3), BatchNorm2d(4), ReLU())"
+    for lib in (torch, lm):
+        model = eval(source, {"__builtins__": {}}, vars(lib.nn))  # noqa: S307
+        wrapped = lib.nn.DataParallel(model)
+        converted = lib.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        if lib is torch:
+            want = (list(wrapped.state_dict()), type(converted[1]).__name__, repr(converted))
+        else:
+            got = (list(wrapped.state_dict()), type(converted[1]).__name__, repr(converted))
+        assert wrapped.module is model
+    assert got == want
+    assert isinstance(nn.LSTM(2, 3), nn.RNNBase) and isinstance(nn.GRUCell(2, 3), nn.RNNCellBase)
+
+
+def test_a_replaced_layer_keeps_its_place_as_in_pytorch():
+    """setattr over an existing child (transfer learning's `model.fc = ...`, a Sequential's
+    middle layer) keeps its position: Sequential runs it where the old one ran."""
+    x = np.random.default_rng(0).standard_normal((2, 3))
+    outs, orders = [], []
+    for lib in (torch, lm):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+        setattr(model, "1", lib.nn.Tanh())
+        model = model.double() if lib is torch else model.to("float64")
+        with lib.no_grad():
+            for p in model.parameters():
+                p.copy_(lib.tensor(np.linspace(-1, 1, p.numel()).reshape(tuple(p.shape))))
+        outs.append(np.asarray(model(lib.tensor(x)).detach().numpy()))
+        orders.append(([n for n, _ in model.named_children()], list(model.state_dict())))
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12)
+    assert orders[1] == orders[0]

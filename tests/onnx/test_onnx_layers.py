@@ -137,3 +137,13 @@ def test_unary_ops_export(op, tmp_path) -> None:
             return getattr(x.sigmoid() * 0.8 + 0.1, op)()
 
     _check(Unary(), lambda rng: rng.standard_normal((2, 5)).astype(np.float32), tmp_path)
+
+
+@pytest.mark.parametrize("op", ["floor", "ceil", "sign", "trunc", "round"])
+def test_the_rounding_ops_export(op, tmp_path) -> None:
+    class Rounding(nn.Module):
+        def forward(self, x):
+            return getattr(x * 3.3, op)()
+
+    _check(Rounding(), lambda rng: (rng.standard_normal((4, 5)) * 2).astype(np.float32),
+           tmp_path, False)
