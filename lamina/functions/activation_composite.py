@@ -16,7 +16,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
 
     Examples:
         >>> F.hardtanh(lm.tensor([-2.0, 0.5, 2.0]))
-        tensor([-1. ,  0.5,  1. ])
+        tensor([-1.0000,  0.5000,  1.0000])
     """
     return input.clamp(min_val, max_val)
 
@@ -36,7 +36,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
     Examples:
         >>> F.hardsigmoid(lm.tensor([-4.0, 0.0, 4.0]))
-        tensor([0. , 0.5, 1. ])
+        tensor([0.0000, 0.5000, 1.0000])
     """
     return (input + 3).clamp(0.0, 6.0) / 6
 
@@ -66,7 +66,7 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
 
     Examples:
         >>> F.softsign(lm.tensor([1.0, -3.0]))
-        tensor([ 0.5 , -0.75])
+        tensor([ 0.5000, -0.7500])
     """
     return input / (input.abs() + 1)
 
@@ -97,7 +97,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa
 
     Examples:
         >>> F.softmin(lm.tensor([0.0, 0.0]), dim=0)
-        tensor([0.5, 0.5])
+        tensor([0.5000, 0.5000])
     """
     return softmax(-input, dim, dtype=dtype)
 
@@ -133,7 +133,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
 
     Examples:
         >>> F.prelu(lm.tensor([[-2.0, 3.0]]), lm.tensor([0.25]))
-        tensor([[-0.5,  3. ]])
+        tensor([[-0.5000,  3.0000]])
     """
     w = weight
     if weight.numel() > 1 and input.ndim > 1:

@@ -21,7 +21,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
 
     Examples:
         >>> F.hardshrink(lm.tensor([-1.0, 0.2, 0.7]))
-        tensor([-1. ,  0. ,  0.7])
+        tensor([-1.0000,  0.0000,  0.7000])
     """
     return where(input.abs() > lambd, input, 0.0)
 
@@ -31,7 +31,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
 
     Examples:
         >>> F.softshrink(lm.tensor([-1.0, 0.2, 0.75]))
-        tensor([-0.5 ,  0.  ,  0.25])
+        tensor([-0.5000,  0.0000,  0.2500])
     """
     return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
 
@@ -74,7 +74,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
 
     Examples:
         >>> F.rrelu(lm.tensor([-2.0, 1.0]), 0.25, 0.25)
-        tensor([-0.5,  1. ])
+        tensor([-0.5000,  1.0000])
     """
     if not training:
         return _act.leaky_relu(input, (lower + upper) / 2)

@@ -43,7 +43,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
 
     Examples:
         >>> F.normalize(lm.tensor([[3.0, 4.0]]))
-        tensor([[0.6, 0.8]])
+        tensor([[0.6000, 0.8000]])
     """
     return input / input.norm(p, dim=dim, keepdim=True).clamp(min=eps)
 
@@ -88,7 +88,7 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0,  # noq
     Examples:
         >>> F.hinge_embedding_loss(lm.tensor([0.3, 0.3]), lm.tensor([1.0, -1.0]),
         ...                        reduction="none")
-        tensor([0.3, 0.7])
+        tensor([0.3000, 0.7000])
     """
     y = _target(target, input, "hinge_embedding_loss")
     loss = where(y == 1, input, (margin - input).clamp(min=0))

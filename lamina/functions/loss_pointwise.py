@@ -56,7 +56,7 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa
 
     Examples:
         >>> F.smooth_l1_loss(lm.tensor([0.5, 3.0]), lm.zeros(2), reduction="none")
-        tensor([0.125, 2.5  ])
+        tensor([0.1250, 2.5000])
     """
     d = (input - _target(target, input, "smooth_l1_loss")).abs()
     loss = d if beta == 0 else where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
@@ -70,7 +70,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean",  # noqa: A00
 
     Examples:
         >>> F.huber_loss(lm.tensor([0.5, 3.0]), lm.zeros(2), reduction="none")
-        tensor([0.125, 2.5  ])
+        tensor([0.1250, 2.5000])
     """
     d = (input - _target(target, input, "huber_loss")).abs()
     loss = where(d <= delta, d * d * 0.5, (d - 0.5 * delta) * delta)
