@@ -147,9 +147,12 @@ from lamina.tensor_functions_extra import (
     use_deterministic_algorithms,
     var_mean,
 )
+from lamina.tensor_functions_misc import *  # noqa: F403  (windows, histogram, ...)
+from lamina.tensor_functions_misc import __all__ as _misc_functions
 from lamina.version import __version__
 
 Variable = Tensor
+trapz = trapezoid  # PyTorch's older name
 finfo, iinfo = __import__("numpy").finfo, __import__("numpy").iinfo
 
 # Imported at first use, not by `import lamina`: files, plans, training and Ray bring in
@@ -269,6 +272,8 @@ __all__ = [
     *_tensor_functions,
     *_legacy_tensors,
     *_nn_functions,
+    *_misc_functions,
+    "trapz",
     "are_deterministic_algorithms_enabled",
     "asarray",
     "corrcoef",

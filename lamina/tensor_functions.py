@@ -49,6 +49,16 @@ _METHODS = [
     "mvlgamma", "addmv", "addr", "addbmm", "baddbmm", "matrix_power", "scatter_reduce",
     "slice_scatter", "select_scatter", "diagonal_scatter", "logcumsumexp", "nanmedian",
     "nanquantile", "narrow_copy", "unsafe_chunk", "unsafe_split", "frexp", "renorm",
+    "arctan2", "detach", "is_inference", "is_signed", "is_neg", "get_device",
+    "unsafe_split_with_sizes", "conj_physical", "bitwise_left_shift", "bitwise_right_shift",
+    # PyTorch's torch.<op>_(x), each x.<op>_()
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
+    "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_",
+    "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "log10_", "log1p_", "log2_", "log_",
+    "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "round_",
+    "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
+    "trunc_", "xlogy_", "zero_", "gcd_", "lcm_", "ldexp_", "addmv_", "resize_as_",
 ]
 
 
@@ -75,7 +85,10 @@ _FIRST = {"bmm": "x[None]", "dot": "x[0]", "outer": "x[0]", "ger": "x[0]", "dspl
           "bincount": "lm.tensor([0, 2, 2])", "acosh": "x + 1", "arccosh": "x + 1",
           "gcd": "lm.tensor([4, 6])", "lcm": "lm.tensor([4, 6])", "vdot": "x[0]",
           "cross": "lm.ones(2, 3)", "is_nonzero": "x[0, :1]", "diag_embed": "x",
-          "addmv": "x[0]", "baddbmm": "x[None]",
+          "addmv": "x[0]", "baddbmm": "x[None]", "addmv_": "x[0]",
+          "acosh_": "x + 1", "arccosh_": "x + 1", "gcd_": "lm.tensor([4, 6])",
+          "lcm_": "lm.tensor([4, 6])", "bitwise_left_shift": "lm.tensor([1, 2])",
+          "bitwise_right_shift": "lm.tensor([4, 8])",
           **dict.fromkeys(["det", "slogdet", "logdet"], "x + lm.eye(2)")}
 # The arguments after `input` in each function's example (none where it takes none).
 _ARGS = {
@@ -97,7 +110,12 @@ _ARGS = {
     "scatter_reduce": ("0", "lm.tensor([[1, 0]])", "x", "'sum'"),
     "slice_scatter": ("x[:1]", "0", "1"), "select_scatter": ("x[0]", "0", "1"),
     "diagonal_scatter": ("x[0]",),
-    "logcumsumexp": ("0",), "nanquantile": ("0.5",), "narrow_copy": ("1", "0", "1"),
+    "logcumsumexp": ("0",), "clamp_": ("0.3",), "clamp_max_": ("0.3",),
+    "clamp_min_": ("0.3",), "clip_": ("0.3",), "fill_": ("1.0",), "gcd_": ("lm.tensor([2, 4])",),
+    "lcm_": ("lm.tensor([2, 4])",), "ldexp_": ("lm.tensor([1])",), "xlogy_": ("x",),
+    "addmv_": ("x", "x[0]"), "resize_as_": ("x",), "arctan2": ("x",),
+    "bitwise_left_shift": ("1",), "bitwise_right_shift": ("1",), "nanquantile": ("0.5",),
+    "narrow_copy": ("1", "0", "1"), "unsafe_split_with_sizes": ("[1, 1]",),
     "unsafe_chunk": ("2",), "unsafe_split": ("1",), "renorm": ("2", "0", "0.5"),
     "reshape": ("(4,)",), "unflatten": ("1", "(2, 1)"),
     "permute": ("(1, 0)",), "narrow": ("1", "0", "1"), "flip": ("(0,)",),

@@ -100,6 +100,28 @@ class CompareMethods:
     bitwise_or = _logic("bitwise_or", np.bitwise_or)
     bitwise_xor = _logic("bitwise_xor", np.bitwise_xor)
 
+    def bitwise_left_shift(self, other: Any) -> Any:
+        """self << other, elementwise on integers (`<<` too).
+
+        Examples:
+            >>> lm.tensor([1, 2]).bitwise_left_shift(2)
+            tensor([4, 8])
+        """
+        from lamina.functions.elementwise import logical
+
+        return logical(np.left_shift, self, other)
+
+    def bitwise_right_shift(self, other: Any) -> Any:
+        """self >> other, elementwise on integers (`>>` too): an arithmetic shift.
+
+        Examples:
+            >>> lm.tensor([-8, 8]).bitwise_right_shift(2)
+            tensor([-2,  2])
+        """
+        from lamina.functions.elementwise import logical
+
+        return logical(np.right_shift, self, other)
+
     def isclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8,
                 equal_nan: bool = False) -> Any:
         """|self - other| <= atol + rtol * |other|, elementwise.

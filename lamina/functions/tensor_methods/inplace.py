@@ -55,7 +55,8 @@ class InplaceMethods:
     del _name, _example
 
     for _name, _example in [("bitwise_and", "3"), ("bitwise_or", "3"), ("bitwise_xor", "3"),
-                            ("bitwise_not", ""), ("gcd", "4"), ("lcm", "4")]:
+                            ("bitwise_not", ""), ("gcd", "4"), ("lcm", "4"),
+                            ("bitwise_left_shift", "1"), ("bitwise_right_shift", "1")]:
         locals()[_name + "_"] = _inplace(_name, _example, "lm.tensor([[6, 3], [4, 5]])")
     for _name in ("acosh", "arccosh"):
         locals()[_name + "_"] = _inplace(_name, "", "lm.tensor([[1.5, 2.0], [3.0, 4.0]])")

@@ -120,6 +120,24 @@ class MemoryMethods:
 
     resolve_conj = resolve_neg = conj
 
+    def conj_physical(self) -> Any:
+        """A copy: the conjugate of a real tensor, made in memory (as PyTorch's).
+
+        Examples:
+            >>> lm.ones(2).conj_physical()
+            tensor([1., 1.])
+        """
+        return self.clone()
+
+    def conj_physical_(self) -> Any:
+        """This tensor: a real tensor is its own conjugate.
+
+        Examples:
+            >>> x = lm.ones(2); x.conj_physical_() is x
+            True
+        """
+        return self
+
     def is_conj(self) -> bool:
         """False: a real tensor is never a lazy conjugate.
 

@@ -107,6 +107,28 @@ class OperatorMethods:
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
+    def __lshift__(self, other: Any) -> Tensor:
+        return self.bitwise_left_shift(other)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return self.bitwise_right_shift(other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        from lamina.functions.elementwise import logical
+
+        return logical(np.left_shift, other, self)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        from lamina.functions.elementwise import logical
+
+        return logical(np.right_shift, other, self)
+
+    def __ilshift__(self, other: Any) -> Tensor:
+        return self.bitwise_left_shift_(other)
+
+    def __irshift__(self, other: Any) -> Tensor:
+        return self.bitwise_right_shift_(other)
+
     # In-place operators change this tensor's memory (PyTorch's `x += y`), so a parameter
     # updated under no_grad stays the object the optimizer and the model hold.
     def __iadd__(self, other: Any) -> Tensor:
