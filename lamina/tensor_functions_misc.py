@@ -201,9 +201,9 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
         >>> lm.chain_matmul(lm.eye(2), lm.ones(2, 3)).shape  # doctest: +SKIP
         lamina.Size([2, 3])
     """
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
-                  "release. Use torch.linalg.multi_dot instead, which accepts a list of two "
-                  "or more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+    warnings.warn("lamina.chain_matmul is deprecated, as torch.chain_matmul is. Use "
+                  "lamina.linalg.multi_dot instead, which accepts a list of two or more "
+                  "tensors rather than multiple parameters.", UserWarning, stacklevel=2)
     out = matrices[0]
     for m in matrices[1:]:
         out = out @ m
@@ -219,10 +219,9 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
         >>> lm.range(1, 4)  # doctest: +SKIP
         tensor([1., 2., 3., 4.])
     """
-    warnings.warn("torch.range is deprecated and will be removed in a future release because "
-                  "its behavior is inconsistent with Python's range builtin. Instead, use "
-                  "torch.arange, which produces values in [start, end).", UserWarning,
-                  stacklevel=2)
+    warnings.warn("lamina.range is deprecated, as torch.range is, because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use lamina.arange, "
+                  "which produces values in [start, end).", UserWarning, stacklevel=2)
     count = int(math.floor((end - start) / step)) + 1
     return arange(count, dtype=_float(dtype)) * step + start
 

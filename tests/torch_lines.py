@@ -1112,6 +1112,68 @@ j.bitwise_left_shift(i)
 torch.bitwise_right_shift(i, 1)
 i.clone().bitwise_left_shift_(1)
 x.conj_physical()
+# -- linalg: factorizations and what is built on them
+torch.linalg.cholesky(sq @ sq.mT + torch.eye(3))
+torch.linalg.cholesky(sq @ sq.mT + torch.eye(3), upper=True)
+torch.linalg.cholesky(z[:, :, :3] @ z[:, :, :3].mT + torch.eye(3))
+torch.linalg.cholesky(-torch.eye(2)) !RuntimeError
+torch.linalg.cholesky_ex(-torch.eye(2)).info
+torch.linalg.cholesky_ex(sq @ sq.mT + torch.eye(3)).L
+torch.linalg.eigh(sq + sq.mT).eigenvalues
+(lambda w, V: V @ torch.diag_embed(w.exp()) @ V.mT)(*torch.linalg.eigh(sq + sq.mT))
+(lambda w, V: V.abs())(*torch.linalg.eigh(z[:, :, :3] + z[:, :, :3].mT))
+torch.linalg.eigh(sq + sq.mT, UPLO="U").eigenvalues
+torch.linalg.eigh(sq.tril() + sq.tril().mT).eigenvalues
+torch.linalg.eigvalsh(sq + sq.mT)
+torch.linalg.svd(x).S
+torch.linalg.svd(x, full_matrices=False).S
+(lambda U, S, Vh: U @ torch.diag_embed(S.exp()) @ Vh)(*torch.linalg.svd(x, full_matrices=False))
+(lambda U, S, Vh: U.abs().sum() + Vh.abs().sum())(*torch.linalg.svd(x.mT, full_matrices=False))
+(lambda U, S, Vh: (U.shape, Vh.shape))(*torch.linalg.svd(x))
+torch.linalg.qr(x.mT)
+torch.linalg.qr(z.mT)
+(lambda Q, R: (Q.shape, R.shape))(*torch.linalg.qr(x.mT.detach(), mode="complete"))
+torch.linalg.qr(x.mT.detach(), mode="r")
+torch.linalg.pinv(x)
+torch.linalg.pinv(sq)
+torch.linalg.pinv(z)
+torch.linalg.lstsq(x.mT, y.mT).solution
+torch.linalg.lstsq(x.mT, y.mT)
+torch.linalg.lstsq(x.mT, y.mT, driver="gelsd")
+torch.linalg.lstsq(x.mT, y.mT, driver="gels")
+torch.linalg.matrix_rank(x)
+torch.linalg.matrix_rank(torch.ones(3, 3))
+torch.linalg.matrix_rank(x, atol=1.0)
+torch.linalg.matrix_exp(sq)
+torch.linalg.matrix_exp(z[:, :, :3] * 3)
+torch.matrix_exp(sq)
+sq.matrix_exp()
+torch.linalg.solve_triangular(sq.triu() + 3 * torch.eye(3), x[:, :2], upper=True)
+torch.linalg.solve_triangular(sq + 3 * torch.eye(3), x[:, :2], upper=False, unitriangular=True)
+torch.linalg.solve_triangular(sq + 3 * torch.eye(3), x[:2, :3], upper=True, left=False)
+torch.linalg.inv_ex(sq).inverse
+torch.linalg.inv_ex(torch.zeros(2, 2)).info
+torch.linalg.solve_ex(sq, u).result
+torch.linalg.multi_dot([v, m, m.mT, v])
+torch.linalg.multi_dot([x, m, m.mT])
+torch.linalg.matrix_power(sq, 3)
+torch.linalg.diagonal(z)
+torch.linalg.vander(u)
+torch.linalg.vander(u, N=2)
+torch.linalg.cond(sq)
+torch.linalg.cond(sq.detach(), "fro")
+torch.linalg.cond(sq.detach(), 1)
+torch.svd(x)
+(lambda U, S, V: U @ torch.diag_embed(S) @ V.mT)(*torch.svd(x.mT))
+torch.svd(x, some=False).S
+x.svd().S
+torch.cholesky_solve(x[:, :2], torch.linalg.cholesky(sq @ sq.mT + torch.eye(3)))
+x[:, :2].cholesky_solve(torch.linalg.cholesky(sq @ sq.mT + torch.eye(3)).mT, upper=True)
+torch.cholesky_inverse(torch.linalg.cholesky(sq @ sq.mT + torch.eye(3)))
+torch.pinverse(x)
+x.pinverse(rcond=0.01)
+torch.linalg.tensorinv(torch.eye(4).reshape(4, 2, 2), ind=1)
+torch.linalg.tensorsolve(torch.eye(4, dtype=x.dtype).reshape(2, 2, 2, 2) + 0.1, x[:2, :2])
 """.strip().splitlines()
 
 

@@ -15,6 +15,7 @@ from lamina.functions.tensor_methods.gamma import GammaMethods
 from lamina.functions.tensor_methods.index import IndexMethods
 from lamina.functions.tensor_methods.inplace import InplaceMethods
 from lamina.functions.tensor_methods.inplace_views import InplaceViewMethods
+from lamina.functions.tensor_methods.linalg_methods import LinalgMethods
 from lamina.functions.tensor_methods.math import MathMethods
 from lamina.functions.tensor_methods.memory import MemoryMethods
 from lamina.functions.tensor_methods.operators import OperatorMethods
@@ -29,7 +30,7 @@ from lamina.functions.tensor_methods.statistics import StatisticsMethods
 GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
           ReduceMethods, ConvertMethods, InplaceMethods, CompositeMethods,
           SlicingMethods, StatisticsMethods, MemoryMethods, SpecialMethods, GammaMethods,
-          ProductMethods, InplaceViewMethods, ScatterMethods)
+          ProductMethods, InplaceViewMethods, ScatterMethods, LinalgMethods)
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}
 
 
