@@ -50,6 +50,22 @@ from lamina.nn.instancenorm import (
     LocalResponseNorm,
 )
 from lamina.nn.layer import Layer, Module, Parameter
+from lamina.nn.lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 from lamina.nn.linear import Bilinear, Linear
 from lamina.nn.loss import (
     BCELoss,
@@ -143,6 +159,20 @@ from lamina.nn.unpooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from lamina.nn.upsampling import UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+    "LazyLinear",
+    "UninitializedBuffer",
+    "UninitializedParameter",
     "AdaptiveAvgPool3d",
     "AdaptiveMaxPool3d",
     "ChannelShuffle",

@@ -94,6 +94,7 @@ class StateDictMethods:
             raise TypeError(f"{type(self).__name__}.load_state_dict: expected a mapping of "
                             f"names to arrays (a state_dict()); got "
                             f"{type(state_dict).__name__}")
+        self._size_lazy_layers(state_dict)
         targets = dict(self.state_dict(keep_vars=True))
         missing = [k for k in targets if k not in state_dict]
         unexpected = [k for k in state_dict if k not in targets]
@@ -115,6 +116,18 @@ class StateDictMethods:
             target = targets[k]
             target.array[...] = v.astype(target.dtype, copy=False)
         return IncompatibleKeys(missing, unexpected)
+
+
+    def _size_lazy_layers(self, state_dict: Mapping[str, Any]) -> None:
+        """Give each lazy layer that has not run yet (nn.LazyLinear, ...) the sizes the state
+        dict's entries for it have, as PyTorch's load does."""
+        for path, layer in list(self.named_layers()):
+            size = getattr(layer, "materialize_from_state", None)
+            if size is None or not layer.has_uninitialized_params():
+                continue
+            head = f"{path}." if path else ""
+            size({k[len(head):]: v for k, v in state_dict.items()
+                  if k.startswith(head) and "." not in k[len(head):]})
 
 
 def state_arrays(model: Any) -> dict[str, np.ndarray]:

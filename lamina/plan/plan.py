@@ -34,6 +34,7 @@ from lamina.plan.tune import pick, split_over_whole, timed_step, tune_variants
 from lamina.plan.verify import (
     check_against_eager,
     check_traces,
+    eval_mode,
     other_draws,
     perturbed,
     preserved,
@@ -218,7 +219,16 @@ class Plan:
 
         return step
 
+    def _size_lazy_layers(self, arrays: Sequence[Any]) -> None:
+        """A lazy layer (nn.LazyLinear, ...) takes its sizes at its first call: make that
+        call now, in evaluation mode and without gradient, so that the trace sees the
+        layer it becomes, and its statistics stay as they were."""
+        if any(hasattr(layer, "initialize_parameters") for _, layer in self.model.named_layers()):
+            with preserved(self.model), no_grad(), eval_mode(self.model, True):
+                self.step_fn()(*[Tensor(a) for a in arrays])
+
     def _trace(self, arrays: Sequence[Any]) -> Trace:
+        self._size_lazy_layers(arrays)
         params = [*self.model.parameters(), *self.model.buffers()]  # buffers: read afresh
         with preserved(self.model), (contextlib.nullcontext() if self.train else no_grad()):
             traced = trace(self.step_fn(), [Tensor(a) for a in arrays], params)

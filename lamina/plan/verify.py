@@ -127,7 +127,8 @@ class preserved:
     def __exit__(self, *exc: Any) -> None:
         set_rng_state(self.rng)
         for b, saved in self.buffers:
-            b.array[...] = saved
+            if b.array.shape == saved.shape:  # else a lazy layer's, sized inside: its own
+                b.array[...] = saved
         for p, grad in self.grads:
             p.grad = grad
         for layer, state in self.states:

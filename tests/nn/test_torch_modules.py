@@ -275,3 +275,33 @@ def test_a_replaced_layer_keeps_its_place_as_in_pytorch():
         orders.append(([n for n, _ in model.named_children()], list(model.state_dict())))
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12)
     assert orders[1] == orders[0]
+
+
+LAZY = [("LazyLinear(3)", (2, 5)), ("LazyLinear(3, bias=False)", (2, 4, 5)),
+        ("LazyConv1d(4, 3, padding=1)", (2, 3, 6)), ("LazyConv2d(4, 3, stride=2)", (2, 3, 7, 7)),
+        ("LazyConv3d(2, 1)", (1, 3, 2, 3, 2)), ("LazyConvTranspose1d(2, 3)", (2, 3, 5)),
+        ("LazyConvTranspose2d(2, 3, stride=2)", (1, 3, 4, 4)), ("LazyBatchNorm1d()", (4, 3)),
+        ("LazyBatchNorm2d(momentum=0.3)", (4, 3, 2, 2)), ("LazyBatchNorm3d()", (2, 3, 2, 2, 2)),
+        ("LazyInstanceNorm1d(affine=True)", (2, 3, 5)), ("LazyInstanceNorm2d()", (2, 3, 4, 4)),
+        ("LazyInstanceNorm3d(track_running_stats=True)", (2, 3, 2, 2, 2))]
+
+
+@pytest.mark.parametrize("source, shape", LAZY, ids=[s for s, _ in LAZY])
+def test_a_lazy_module_becomes_pytorchs_layer(source, shape):
+    """Both take their sizes from a first input, become the same layer (class, repr,
+    state dict), and with torch's values loaded, give its outputs and gradients."""
+    x = np.random.default_rng(0).standard_normal(shape)
+    theirs = eval(source, {"__builtins__": {}}, vars(torch.nn)).double()  # noqa: S307
+    ours = eval(source, {"__builtins__": {}}, vars(nn)).to("float64")  # noqa: S307
+    assert ours.has_uninitialized_params()
+    theirs(torch.tensor(x))
+    ours(lm.tensor(x))
+    assert type(ours).__name__ == type(theirs).__name__ and repr(ours) == repr(theirs)
+    state = {k: v.detach().numpy() for k, v in theirs.state_dict().items()}
+    assert list(ours.state_dict()) == list(state)
+    fresh = eval(source, {"__builtins__": {}}, vars(nn)).to("float64")  # noqa: S307
+    fresh.load_state_dict(state)  # sized by the state dict, as PyTorch's load does
+    for layer in (ours, fresh):
+        layer.load_state_dict(state)
+        theirs.zero_grad()
+        _run(theirs, layer, [x])
