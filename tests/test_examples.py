@@ -1,6 +1,6 @@
 """Every public name of lamina's PyTorch surface (the `lamina` namespace, Tensor's methods,
 `lamina.autograd`, `lamina.nn.utils`, `lamina.linalg`, `lamina.distributions`,
-`lamina.special`) has a docstring with an example, and the example
+`lamina.special`, `lamina.optim.swa_utils`) has a docstring with an example, and the example
 runs: each `>>>` line is executed and any output it shows is compared."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _public() -> list[tuple[str, object]]:
             out.append((f"Tensor.{name}", member.fget if isinstance(member, property)
                         else getattr(Tensor, name)))
     for module in (lamina.autograd, lamina.nn.utils, lamina.linalg, lamina.distributions,
-                   lamina.special):
+                   lamina.special, lamina.optim.swa_utils):
         for name in module.__all__:
             out.append((f"{module.__name__}.{name}", getattr(module, name)))
     seen, unique = set(), []

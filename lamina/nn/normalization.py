@@ -44,6 +44,21 @@ class _BatchNorm(Layer):
                             self.training or not self.track_running_stats, self.momentum,
                             self.eps, num_batches_tracked=self.num_batches_tracked)
 
+    def reset_running_stats(self) -> None:
+        """Running mean 0, variance 1, no batches counted (PyTorch's)."""
+        if self.track_running_stats:
+            self.running_mean.array[...] = 0
+            self.running_var.array[...] = 1
+            self.num_batches_tracked.array[...] = 0
+
+    def reset_parameters(self) -> None:
+        """The running statistics reset, the affine weight 1 and bias 0 (PyTorch's)."""
+        self.reset_running_stats()
+        if self.weight is not None:
+            self.weight.array[...] = 1
+        if self.bias is not None:
+            self.bias.array[...] = 0
+
     def _fits(self, x: Any, *rest: Any) -> str | None:
         shape = getattr(x, "shape", ())
         if len(shape) not in self.dims or shape[1] == self.num_features:

@@ -1,6 +1,6 @@
 """Optimizers, gradient clipping and learning-rate schedules. Import as `lamina.optim`."""
 
-from lamina.optim import lr_scheduler
+from lamina.optim import lr_scheduler, swa_utils
 from lamina.optim.adadelta import Adadelta, Adamax
 from lamina.optim.adagrad import Adagrad
 from lamina.optim.adam import Adam, AdamW
@@ -33,4 +33,5 @@ __all__ = [
     "clip_grad_value_",
     "from_config",
     "lr_scheduler",
+    "swa_utils",
 ]
