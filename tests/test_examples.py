@@ -1,6 +1,7 @@
 """Every public name of lamina's PyTorch surface (the `lamina` namespace, Tensor's methods,
 `lamina.autograd`, `lamina.nn.utils`, `lamina.linalg`, `lamina.distributions`,
-`lamina.special`, `lamina.optim.swa_utils`) has a docstring with an example, and the example
+`lamina.special`, `lamina.optim.swa_utils`, `lamina.func`, `lamina.autograd.functional`,
+`nn.utils.stateless`) has a docstring with an example, and the example
 runs: each `>>>` line is executed and any output it shows is compared."""
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def _public() -> list[tuple[str, object]]:
             out.append((f"Tensor.{name}", member.fget if isinstance(member, property)
                         else getattr(Tensor, name)))
     for module in (lamina.autograd, lamina.nn.utils, lamina.linalg, lamina.distributions,
-                   lamina.special, lamina.optim.swa_utils):
+                   lamina.special, lamina.optim.swa_utils, lamina.func,
+                   lamina.autograd.functional, lamina.nn.utils.stateless):
         for name in module.__all__:
             out.append((f"{module.__name__}.{name}", getattr(module, name)))
     seen, unique = set(), []

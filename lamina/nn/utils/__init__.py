@@ -2,7 +2,7 @@
 one vector and back, weight and spectral normalisation, and (in `rnn`) padded and packed
 sequences."""
 
-from lamina.nn.utils import parametrizations, parametrize, rnn
+from lamina.nn.utils import parametrizations, parametrize, rnn, stateless
 from lamina.nn.utils.clip_grad import (
     clip_grad_norm_,
     clip_grad_value_,
@@ -21,6 +21,7 @@ __all__ = [
     "parametrizations",
     "parametrize",
     "rnn",
+    "stateless",
     "clip_grad_norm_",
     "clip_grad_value_",
     "clip_grads_with_norm_",

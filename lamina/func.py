@@ -1,0 +1,189 @@
+"""`lamina.func`, PyTorch's `torch.func`: function transforms of first order. grad,
+grad_and_value, vjp, jvp, jacrev and jacfwd run on lamina's reverse mode; vmap maps a
+function over a dim by a Python loop (each slice its own call: the values PyTorch's
+vmap gives, at a loop's speed); functional_call swaps a module's parameters for given
+tensors. lamina has no double backward, so transforms of transforms (a hessian, grad of
+grad) raise, saying so.
+
+    >>> from lamina import func
+    >>> func.grad(lambda x: (x ** 2).sum())(lm.tensor([1.0, 2.0]))
+    tensor([2., 4.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lamina.autograd import functional as _functional
+from lamina.autograd.engine import grad as _grad
+from lamina.autograd.tensor import Tensor
+from lamina.nn.utils.stateless import functional_call
+
+_depth = 0  # transforms running: one inside another would need double backward
+
+
+def _argnums(argnums: Any, n: int) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    return tuple(a % n for a in nums)
+
+
+def grad_and_value(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False
+                   ) -> Callable[..., Any]:
+    """A function returning (the gradient of func's one-element output with respect to
+    the arguments `argnums`, that output); with has_aux, func returns (output, aux) and
+    the value is that pair.
+
+    Examples:
+        >>> g, v = lm.func.grad_and_value(lambda x: (x * x).sum())(lm.tensor([3.0]))
+        >>> g, v
+        (tensor([6.]), tensor(9.))
+    """
+    def transformed(*args: Any, **kwargs: Any) -> Any:
+        global _depth
+        if _depth:
+            raise NotImplementedError("func transforms inside func.grad (grad of grad, a "
+                                      "hessian) need double backward, which lamina lacks")
+        nums = _argnums(argnums, len(args))
+        leaves = list(args)
+        for i in nums:
+            leaves[i] = args[i].detach().requires_grad_(True)
+        _depth += 1
+        try:
+            out = func(*leaves, **kwargs)
+        finally:
+            _depth -= 1
+        value, aux = out if has_aux else (out, None)
+        if not isinstance(value, Tensor) or value.numel() != 1:
+            raise RuntimeError("func.grad: the function must return a one-element tensor "
+                               f"(got {getattr(value, 'shape', type(value).__name__)})")
+        grads = _grad(value, [leaves[i] for i in nums], allow_unused=True,
+                      materialize_grads=True)
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return g, ((value.detach(), aux) if has_aux else value.detach())
+    return transformed
+
+
+def grad(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False
+         ) -> Callable[..., Any]:
+    """A function returning the gradient of func's one-element output with respect to
+    the arguments `argnums` (and func's aux with has_aux).
+
+    Examples:
+        >>> lm.func.grad(lambda x, y: (x * y).sum(), argnums=1)(lm.ones(2), lm.ones(2))
+        tensor([1., 1.])
+    """
+    both = grad_and_value(func, argnums, has_aux)
+
+    def transformed(*args: Any, **kwargs: Any) -> Any:
+        g, value = both(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return transformed
+
+
+def jacrev(func: Callable[..., Any], argnums: Any = 0, *, has_aux: bool = False,
+           chunk_size: Any = None) -> Callable[..., Any]:
+    """A function returning the Jacobian of func with respect to the arguments
+    `argnums` (output.shape + input.shape), by reverse mode.
+
+    Examples:
+        >>> lm.func.jacrev(lambda x: x * 2)(lm.tensor([1.0, 3.0]))
+        tensor([[2., 0.],
+                [0., 2.]])
+    """
+    if has_aux:
+        raise NotImplementedError("func.jacrev(has_aux=True) is not supported in lamina")
+
+    def transformed(*args: Any) -> Any:
+        nums = _argnums(argnums, len(args))
+
+        def of(*picked: Tensor) -> Any:
+            full = list(args)
+            for i, t in zip(nums, picked):
+                full[i] = t
+            return func(*full)
+        jac = _functional.jacobian(of, tuple(args[i] for i in nums))
+        if isinstance(argnums, int):
+            return tuple(j[0] for j in jac) if isinstance(jac, tuple) and \
+                isinstance(jac[0], tuple) else jac[0]
+        return jac
+    return transformed
+
+
+jacfwd = jacrev  # the same Jacobian, here by reverse mode
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """(func(*primals), a function of the cotangents giving the vector-Jacobian products
+    with respect to each primal), as torch.func.vjp.
+
+    Examples:
+        >>> out, fn = lm.func.vjp(lambda x: x * 3, lm.tensor([1.0, 2.0]))
+        >>> fn(lm.ones(2))
+        (tensor([3., 3.]),)
+    """
+    out = func(*primals)
+
+    def vjp_fn(*cotangents: Any) -> tuple[Tensor, ...]:
+        v = cotangents[0] if len(cotangents) == 1 else cotangents
+        return tuple(_as_tuple(_functional.vjp(func, tuple(primals), v)[1]))
+    return out, vjp_fn
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def jvp(func: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
+    """(func(*primals), J @ tangents), as torch.func.jvp.
+
+    Examples:
+        >>> lm.func.jvp(lambda x: x * 3, (lm.tensor([1.0]),), (lm.tensor([1.0]),))
+        (tensor([3.]), tensor([3.]))
+    """
+    out, t = _functional.jvp(func, tuple(primals), tuple(tangents))
+    return out, t
+
+
+def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
+         randomness: str = "error", *, chunk_size: Any = None) -> Callable[..., Any]:
+    """func mapped over dim `in_dims` of its arguments (one per argument, None for an
+    argument passed whole), the results stacked along `out_dims`: one call per slice.
+
+    Examples:
+        >>> lm.func.vmap(lambda row: row.sum())(lm.ones(3, 2))
+        tensor([2., 2., 2.])
+    """
+    from lamina.functions.shape import stack
+
+    def transformed(*args: Any) -> Any:
+        dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
+        sizes = {a.shape[d] for a, d in zip(args, dims) if d is not None}
+        if len(sizes) != 1:
+            raise ValueError(f"vmap: the mapped dims must have one size; got {sorted(sizes)}")
+        (n,) = sizes
+        results = [func(*[a if d is None else a.select(d, i) for a, d in zip(args, dims)])
+                   for i in range(n)]
+        if isinstance(results[0], tuple):
+            outs = out_dims if isinstance(out_dims, (tuple, list)) else \
+                (out_dims,) * len(results[0])
+            return tuple(stack([r[k] for r in results], d) for k, d in enumerate(outs))
+        return stack(results, out_dims)
+    return transformed
+
+
+def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
+    """Raises NotImplementedError: a hessian needs double backward, which lamina lacks.
+
+    Examples:
+        >>> lm.func.hessian(lambda x: x.sum())  # doctest: +ELLIPSIS
+        <function hessian.<locals>.transformed at ...>
+    """
+    def transformed(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("func.hessian: second derivatives need double backward, "
+                                  "which lamina does not have")
+    return transformed
+
+
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
+           "vjp", "vmap"]

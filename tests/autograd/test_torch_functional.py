@@ -1,0 +1,89 @@
+"""autograd.functional and lamina.func against PyTorch's: the same functions give the same
+Jacobians, products, gradients, mapped results and functional calls; second order
+raises, naming the missing double backward."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lamina as lm
+
+torch = pytest.importorskip("torch")
+# torch.func's forward mode loads TorchScript, which warns about itself
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
+
+rng = np.random.default_rng(0)
+X, Y, V = rng.standard_normal((3, 2)), rng.standard_normal(2), rng.standard_normal((3, 2))
+
+
+def _f(lib):
+    return lambda x, y: ((x * y).tanh() + x.sin(), (x @ y).exp())
+
+
+def _same(ours, theirs):
+    if isinstance(theirs, (tuple, list)):
+        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
+        for o, t in zip(ours, theirs):
+            _same(o, t)
+        return
+    np.testing.assert_allclose(np.asarray(ours.detach().numpy()), theirs.detach().numpy(),
+                               rtol=1e-10, atol=1e-12)
+
+
+CALLS = {
+    "jacobian, tuples": lambda lib: lib.autograd.functional.jacobian(
+        _f(lib), (lib.tensor(X), lib.tensor(Y))),
+    "jacobian, one in one out": lambda lib: lib.autograd.functional.jacobian(
+        lambda x: x.exp() * 2, lib.tensor(X)),
+    "vjp": lambda lib: lib.autograd.functional.vjp(
+        lambda x: (x ** 2).sum(1), lib.tensor(X), lib.tensor(Y.repeat(2)[:3])),
+    "vjp scalar": lambda lib: lib.autograd.functional.vjp(lambda x: x.sum(), lib.tensor(X)),
+    "jvp": lambda lib: lib.autograd.functional.jvp(
+        lambda x: x.sin() * 3, lib.tensor(X), lib.tensor(V)),
+    "func.grad": lambda lib: lib.func.grad(lambda x, y: (x.exp() * y).sum(), argnums=(0, 1))(
+        lib.tensor(X), lib.tensor(Y)),
+    "func.grad_and_value aux": lambda lib: lib.func.grad_and_value(
+        lambda x: ((x ** 3).sum(), x.mean()), has_aux=True)(lib.tensor(X)),
+    "func.jacrev": lambda lib: lib.func.jacrev(lambda x: x.cumsum(0))(lib.tensor(Y)),
+    "func.jacfwd": lambda lib: lib.func.jacfwd(lambda x: x.softmax(0))(lib.tensor(Y)),
+    "func.vjp": lambda lib: lib.func.vjp(lambda x: x.tanh(), lib.tensor(X))[1](lib.tensor(V)),
+    "func.jvp": lambda lib: lib.func.jvp(lambda x: x.tanh(), (lib.tensor(X),), (lib.tensor(V),)),
+    "func.vmap": lambda lib: lib.func.vmap(lambda r, y: (r * y).sum())(lib.tensor(X),
+                                                                       lib.tensor(X)),
+    "func.vmap in_dims": lambda lib: lib.func.vmap(lambda c, y: c @ y, in_dims=(1, None))(
+        lib.tensor(X.T.copy()), lib.tensor(Y)),
+    "func.vmap tuple out": lambda lib: lib.func.vmap(lambda r: (r.max(), r.min()),
+                                                     out_dims=(0, 0))(lib.tensor(X)),
+}
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_the_transform_gives_pytorchs_result(name):
+    _same(CALLS[name](lm), CALLS[name](torch))
+
+
+def test_functional_call_gives_pytorchs_output_and_gradients():
+    results = []
+    for lib in (torch, lm):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.Tanh(), lib.nn.Linear(3, 1))
+        params = {k: lib.tensor(np.linspace(-1, 1, v.numel()).reshape(tuple(v.shape)),
+                                requires_grad=True)
+                  for k, v in model.state_dict().items()}
+        out = lib.func.functional_call(model.double() if lib is torch else model.to("float64"),
+                                       params, (lib.tensor(X),))
+        out.sum().backward()
+        results.append((out, [params[k].grad for k in sorted(params)]))
+        assert model[0].weight.grad is None  # the module's own parameters untouched
+    _same(results[1][0], results[0][0])
+    _same(results[1][1], results[0][1])
+
+
+def test_second_order_raises_naming_double_backward():
+    with pytest.raises(NotImplementedError, match="double backward"):
+        lm.autograd.functional.hessian(lambda x: x.sum(), lm.ones(2))
+    with pytest.raises(NotImplementedError, match="double backward"):
+        lm.func.grad(lm.func.grad(lambda x: (x ** 3).sum()))(lm.tensor(1.0)[None])
+    with pytest.raises(NotImplementedError, match="double backward"):
+        lm.autograd.functional.jacobian(lambda x: x, lm.ones(2), create_graph=True)
