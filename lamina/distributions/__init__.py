@@ -6,17 +6,30 @@ between two of one kind.
     >>> from lamina.distributions import Categorical
     >>> d = Categorical(logits=lm.zeros(4))
     >>> d.log_prob(lm.tensor(2)).exp()
-    tensor(0.25)
+    tensor(0.2500)
 
 Draws come from lamina's generator (NumPy's PCG64), so they follow the same laws as
 PyTorch's, not the same numbers. `rsample` is differentiable where PyTorch's is
 (`Normal`); log-probabilities, entropies and divergences differentiate like any op.
 """
 
+from lamina.distributions import kl_more  # noqa: F401 (registers its rules)
+from lamina.distributions.continuous import (
+    Cauchy,
+    Exponential,
+    Gumbel,
+    HalfNormal,
+    Laplace,
+    LogNormal,
+)
 from lamina.distributions.discrete import Bernoulli, Categorical
 from lamina.distributions.distribution import Distribution
+from lamina.distributions.gamma_family import Beta, Dirichlet, Gamma, Poisson
 from lamina.distributions.kl import kl_divergence, register_kl
+from lamina.distributions.multivariate import Independent, MultivariateNormal, OneHotCategorical
 from lamina.distributions.normal import Normal, Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Normal", "Uniform", "kl_divergence",
-           "register_kl"]
+__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Dirichlet", "Distribution",
+           "Exponential", "Gamma", "Gumbel", "HalfNormal", "Independent", "Laplace",
+           "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+           "Uniform", "kl_divergence", "register_kl"]

@@ -62,6 +62,15 @@ class Distribution:
     def _draw(self, shape: Size) -> Tensor:
         raise NotImplementedError
 
+    def entropy(self) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no entropy (nor has PyTorch's)")
+
+    def cdf(self, value: Any) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no cdf")
+
+    def icdf(self, value: Any) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no icdf")
+
     def _extended(self, sample_shape: Any) -> Size:
         sample_shape = (sample_shape,) if isinstance(sample_shape, int) else sample_shape
         return Size(tuple(sample_shape) + self._batch_shape + self._event_shape)

@@ -40,7 +40,8 @@ def _out_dtype(x: Any) -> np.dtype:
 def lgamma_array(x: Any) -> Any:
     """log |Gamma(x)|."""
     x = np.asarray(x)
-    return _LGAMMA(x.astype(np.float64)).astype(_out_dtype(x))
+    # frompyfunc returns objects, and a bare float for a 0-d input
+    return np.asarray(_LGAMMA(x.astype(np.float64)), np.float64).astype(_out_dtype(x))
 
 
 def _shifted(x: np.ndarray, term: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -27,6 +27,13 @@ def test_values_at_known_points():
     assert polygamma_array(3, np.array([0.5]))[0] == pytest.approx(math.pi ** 4, rel=1e-13)
 
 
+def test_a_zero_dimensional_input_gives_a_zero_dimensional_array():
+    for fn in (lgamma_array, digamma_array, lambda x: polygamma_array(2, x)):
+        out = fn(np.array(2.5))
+        assert isinstance(out, np.ndarray) and out.shape == ()
+    assert lm.tensor(4.0).lgamma().item() == pytest.approx(math.log(6))
+
+
 def test_lgamma_is_the_c_librarys_and_keeps_the_dtype():
     want = [math.lgamma(v) for v in GRID if not (v <= 0 and v == math.floor(v))]
     got = lgamma_array(GRID[~((GRID <= 0) & (np.floor(GRID) == GRID))])
