@@ -334,3 +334,6 @@ __all__ = [
     "register_layer",
     "utils",
 ]
+
+# PyTorch's module paths (torch.nn.modules.batchnorm, torch.nn.parameter): views of the above
+from lamina.nn import modules, parameter  # noqa: E402, F401
