@@ -159,7 +159,7 @@ finfo, iinfo = __import__("numpy").finfo, __import__("numpy").iinfo
 # asyncio, ssl and multiprocessing, which a script that only builds and trains a model
 # never needs. `lamina.plan` and `import lamina.plan` both work as before.
 _LAZY_MODULES = ("data", "distributed", "distributions", "func", "io", "linalg", "onnx",
-                 "plan", "special", "train")
+                 "plan", "special", "testing", "train")
 _LAZY_NAMES = {"load": "lamina.io.serialize", "save": "lamina.io.serialize"}
 
 

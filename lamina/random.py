@@ -8,6 +8,8 @@ Mersenne Twister: the same seed gives the same numbers in lamina, not the same a
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -104,6 +106,24 @@ def initial_seed() -> int:
         7
     """
     return process.default_generator.initial_seed()
+
+
+@contextlib.contextmanager
+def fork_rng(devices: Any = None, enabled: bool = True, **kwargs: Any) -> Iterator[None]:
+    """A block whose draws leave the default generator's state as it was before it.
+
+    Examples:
+        >>> with lm.random.fork_rng():
+        ...     _ = lm.rand(3)
+    """
+    if not enabled:
+        yield
+        return
+    saved = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(saved)
 
 
 def get_rng_state() -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Every public name of lamina's PyTorch surface (the `lamina` namespace, Tensor's methods,
 `lamina.autograd`, `lamina.nn.utils`, `lamina.linalg`, `lamina.distributions`,
 `lamina.special`, `lamina.optim.swa_utils`, `lamina.func`, `lamina.autograd.functional`,
-`nn.utils.stateless`) has a docstring with an example, and the example
+`nn.utils.stateless`, `lamina.testing`, `lamina.utils.checkpoint`) has a docstring with an example, and the example
 runs: each `>>>` line is executed and any output it shows is compared."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import lamina
+import lamina.utils.checkpoint  # noqa: E402, F401 - a submodule the examples cover
 from lamina.autograd.tensor import Tensor
 
 GLOBS = {"lm": lamina, "lamina": lamina, "np": np, "nn": lamina.nn,
@@ -35,7 +36,8 @@ def _public() -> list[tuple[str, object]]:
                         else getattr(Tensor, name)))
     for module in (lamina.autograd, lamina.nn.utils, lamina.linalg, lamina.distributions,
                    lamina.special, lamina.optim.swa_utils, lamina.func,
-                   lamina.autograd.functional, lamina.nn.utils.stateless):
+                   lamina.autograd.functional, lamina.nn.utils.stateless, lamina.testing,
+                   lamina.utils.checkpoint):
         for name in module.__all__:
             out.append((f"{module.__name__}.{name}", getattr(module, name)))
     seen, unique = set(), []

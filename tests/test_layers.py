@@ -17,7 +17,7 @@ RANKS = {
                      "parallel", "fused", "allocator", "runtime", "creation", "return_types",
                      "schema", "version", "registry", "printing"], 0),
     **dict.fromkeys(["functions", "tensor_functions", "tensor_functions_extra", "linalg",
-                     "legacy_tensors", "special", "tensor_functions_misc"], 1),
+                     "legacy_tensors", "special", "tensor_functions_misc", "testing"], 1),
     **dict.fromkeys(["nn", "distributions", "func"], 2),
     **dict.fromkeys(["optim", "data", "amp", "cuda", "accelerator", "backends"], 3),
     **dict.fromkeys(["plan", "compiler", "onnx", "io"], 4),

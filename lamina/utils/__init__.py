@@ -3,10 +3,10 @@ first use (its loader brings in multiprocessing)."""
 
 import importlib as _importlib
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
 
 
 def __getattr__(name: str) -> object:
-    if name == "data":
-        return _importlib.import_module("lamina.utils.data")
+    if name in ("data", "checkpoint"):
+        return _importlib.import_module(f"lamina.utils.{name}")
     raise AttributeError(f"module 'lamina.utils' has no attribute {name!r}")
