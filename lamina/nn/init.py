@@ -7,6 +7,7 @@ initialisation has the same distribution as PyTorch's for the same layer.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -191,3 +192,22 @@ def default_linear_(weight: Tensor, bias: Tensor | None, fan_in: int) -> None:
     if bias is not None:
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
         uniform_(bias, -bound, bound)
+
+
+def _deprecated(name: str) -> Any:
+    """PyTorch's old name without the trailing underscore: the same fill, with its warning."""
+    fill = globals()[name + "_"]
+
+    def old(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"`nn.init.{name}` is now deprecated in favor of `nn.init.{name}_`.",
+                      FutureWarning, stacklevel=2)
+        return fill(*args, **kwargs)
+    old.__name__ = old.__qualname__ = name
+    old.__doc__ = f"Deprecated: `{name}_`, with PyTorch's warning."
+    return old
+
+
+(normal, uniform, constant, xavier_normal, xavier_uniform, kaiming_normal, kaiming_uniform,
+ orthogonal, sparse, dirac, eye) = (_deprecated(n) for n in (
+     "normal", "uniform", "constant", "xavier_normal", "xavier_uniform", "kaiming_normal",
+     "kaiming_uniform", "orthogonal", "sparse", "dirac", "eye"))

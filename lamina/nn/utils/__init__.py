@@ -10,6 +10,13 @@ from lamina.nn.utils.clip_grad import (
     get_total_norm,
 )
 from lamina.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from lamina.nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+    skip_init,
+)
 from lamina.nn.utils.weight_norms import (
     remove_spectral_norm,
     remove_weight_norm,
@@ -32,4 +39,9 @@ __all__ = [
     "remove_weight_norm",
     "spectral_norm",
     "weight_norm",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
+    "skip_init",
 ]
