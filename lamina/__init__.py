@@ -101,6 +101,7 @@ from lamina.dtypes import (
     uint8,
 )
 from lamina.errors import DataError, DTypeError, ShapeError
+from lamina.finite_differences import gradient
 from lamina.legacy_tensors import *  # noqa: F403  (torch.FloatTensor, torch.LongTensor, ...)
 from lamina.legacy_tensors import __all__ as _legacy_tensors
 from lamina.nn.torch_functions import *  # noqa: F403  (torch.conv2d, torch.dropout, ...)
@@ -273,6 +274,7 @@ __all__ = [
     *_legacy_tensors,
     *_nn_functions,
     *_misc_functions,
+    "gradient",
     "trapz",
     "are_deterministic_algorithms_enabled",
     "asarray",

@@ -52,7 +52,7 @@ _METHODS = [
     "arctan2", "detach", "is_inference", "is_signed", "is_neg", "get_device",
     "unsafe_split_with_sizes", "conj_physical", "bitwise_left_shift", "bitwise_right_shift",
     "svd", "qr", "cholesky", "cholesky_solve", "cholesky_inverse", "pinverse", "matrix_exp",
-    "triangular_solve",
+    "triangular_solve", "put", "index_reduce", "as_strided", "nextafter", "nonzero_static",
     # PyTorch's torch.<op>_(x), each x.<op>_()
     "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
     "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
@@ -127,6 +127,9 @@ _ARGS = {
     "bitwise_left_shift": ("1",), "bitwise_right_shift": ("1",), "nanquantile": ("0.5",),
     "narrow_copy": ("1", "0", "1"), "unsafe_split_with_sizes": ("[1, 1]",),
     "cholesky_solve": ("lm.eye(2)",), "triangular_solve": ("lm.eye(2)",),
+    "put": ("lm.tensor([0])", "lm.tensor([1.0])"), "as_strided": ("(2,)", "(1,)"),
+    "index_reduce": ("0", "lm.tensor([0])", "x[:1]", "'amax'"), "nextafter": ("x",),
+    "nonzero_static": ("size=2",),
     "unsafe_chunk": ("2",), "unsafe_split": ("1",), "renorm": ("2", "0", "0.5"),
     "reshape": ("(4,)",), "unflatten": ("1", "(2, 1)"),
     "permute": ("(1, 0)",), "narrow": ("1", "0", "1"), "flip": ("(0,)",),

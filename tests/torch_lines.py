@@ -1174,6 +1174,32 @@ torch.pinverse(x)
 x.pinverse(rcond=0.01)
 torch.linalg.tensorinv(torch.eye(4).reshape(4, 2, 2), ind=1)
 torch.linalg.tensorsolve(torch.eye(4, dtype=x.dtype).reshape(2, 2, 2, 2) + 0.1, x[:2, :2])
+# -- flat positions and strides
+x.put(torch.tensor([0, 5, -1]), y[0, :3])
+x.put(torch.tensor([0, 0, 11]), y[0, :3], accumulate=True)
+x.clone().put_(torch.tensor([1, 2]), y[1, :2])
+x.index_reduce(0, torch.tensor([0, 2, 0]), y, "amax")
+x.index_reduce(1, torch.tensor([3, 3, 0, 1]), y, "mean", include_self=False)
+x.index_reduce(0, torch.tensor([1, 1, 1]), y, "prod")
+x.index_reduce(0, torch.tensor([0]), y[:1], "sum") !RuntimeError
+x.as_strided((2, 2), (1, 2))
+x.as_strided((3,), (4,), 1)
+torch.as_strided(z, (2, 3), (12, 4), 1)
+x.detach().nextafter(y.detach())
+torch.nextafter(x.detach(), torch.zeros_like(x))
+torch.tensor([0, 3, 0, 5]).nonzero_static(size=3)
+torch.nonzero_static(i, size=20, fill_value=-7)
+x.dim_order()
+x.t().dim_order()
+x.output_nr
+x.new_empty_strided((2, 3), (3, 1)).shape
+torch.gradient(v)
+torch.gradient(x)
+torch.gradient(x, dim=1)
+torch.gradient(x, spacing=0.5, dim=0, edge_order=2)
+torch.gradient(z, spacing=[2.0, 0.5], dim=(0, 2))
+torch.gradient(x, spacing=(v.detach().cumsum(0) + torch.arange(4),), dim=1)
+torch.gradient(i)
 """.strip().splitlines()
 
 

@@ -10,7 +10,9 @@ from torch_lines import entries
 import lamina
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.torch
+# PyTorch warns once of its own: index_reduce is a beta API there
+pytestmark = [pytest.mark.torch,
+              pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")]
 
 ENTRIES = entries()
 

@@ -26,11 +26,12 @@ from lamina.functions.tensor_methods.shape import ShapeMethods
 from lamina.functions.tensor_methods.slicing import SlicingMethods
 from lamina.functions.tensor_methods.special import SpecialMethods
 from lamina.functions.tensor_methods.statistics import StatisticsMethods
+from lamina.functions.tensor_methods.storage import StorageMethods
 
 GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
           ReduceMethods, ConvertMethods, InplaceMethods, CompositeMethods,
           SlicingMethods, StatisticsMethods, MemoryMethods, SpecialMethods, GammaMethods,
-          ProductMethods, InplaceViewMethods, ScatterMethods, LinalgMethods)
+          ProductMethods, InplaceViewMethods, ScatterMethods, LinalgMethods, StorageMethods)
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}
 
 
