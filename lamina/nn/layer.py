@@ -9,6 +9,7 @@ import numpy as np
 
 from lamina.autograd.tensor import Tensor
 from lamina.errors import DTypeError, ShapeError
+from lamina.nn.backward_hooks import BackwardHookMethods
 from lamina.nn.factory import add_factory_kwargs
 from lamina.nn.module_tree import TreeMethods
 from lamina.nn.state_dict import Buffer, StateDictMethods
@@ -50,7 +51,7 @@ def edited() -> None:
     _edit_count += 1
 
 
-class Layer(TreeMethods, StateDictMethods):
+class Layer(TreeMethods, StateDictMethods, BackwardHookMethods):
     """Base class of every layer (`nn.Module` is this class, with PyTorch's methods): a
     forward computation with its parameters and children.
 
@@ -231,7 +232,8 @@ class Layer(TreeMethods, StateDictMethods):
             if self._params:
                 _check_dtypes(self, args)
             d = self.__dict__
-            if "_forward_hooks" in d or "_forward_pre_hooks" in d:
+            if ("_forward_hooks" in d or "_forward_pre_hooks" in d or "_backward_hooks" in d
+                    or "_backward_pre_hooks" in d):
                 return self._call_with_hooks(args, kwargs)
             return self.forward(*args, **kwargs)
         except ShapeError as e:

@@ -77,7 +77,7 @@ class TreeMethods:
 
         Examples:
             >>> nn.Sequential(nn.Linear(2, 3)).get_submodule("0")
-            Linear(in_features=2, out_features=3, bias=True)  [weight (3, 2), bias (3,)]
+            Linear(in_features=2, out_features=3, bias=True)
         """
         module = self
         for part in target.split(".") if target else ():
@@ -86,6 +86,46 @@ class TreeMethods:
                                      f"(in get_submodule({target!r}))")
             module = module._children[part]
         return module
+
+    def set_submodule(self, target: str, module: Layer, strict: bool = False) -> None:
+        """Put `module` at dotted path `target` (its parent must exist; with `strict`, so
+        must a module at the path).
+
+        Examples:
+            >>> net = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+            >>> net.set_submodule("1", nn.Tanh()); net[1]
+            Tanh()
+        """
+        if not target:
+            raise ValueError("set_submodule: the target cannot be empty")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and name not in parent._children:
+            raise AttributeError(f"{type(parent).__name__} has no submodule `{name}` (in "
+                                 f"set_submodule({target!r}, strict=True))")
+        setattr(parent, name, module)
+
+    def cuda(self, device: Any = None) -> Layer:
+        """PyTorch's move to a GPU: raises, naming the CPU lamina computes on.
+
+        Examples:
+            >>> nn.Linear(2, 2).cuda()  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            RuntimeError: device 'cuda': ...
+        """
+        return self.to("cuda")
+
+    def to_empty(self, *, device: Any = None, recurse: bool = True) -> Layer:
+        """PyTorch's move without copying values (after building on the meta device): on
+        the CPU, this module as it is.
+
+        Examples:
+            >>> layer = nn.Linear(2, 2); layer.to_empty(device="cpu") is layer
+            True
+        """
+        if device is not None:
+            self.to(device)
+        return self
 
     def get_parameter(self, target: str) -> Tensor:
         """The parameter at dotted path `target` ("0.weight").
@@ -199,13 +239,18 @@ class TreeMethods:
         """
         return self._hook("_forward_hooks", hook)
 
-    def _hook(self, table: str, hook: Callable[..., Any]) -> _RemovableHandle:
+    def _hook(self, table: str, hook: Callable[..., Any],
+              prepend: bool = False) -> _RemovableHandle:
         hooks = self.__dict__.get(table)
         if hooks is None:
             hooks = {}
             object.__setattr__(self, table, hooks)
         key = max(hooks, default=-1) + 1
         hooks[key] = hook
+        if prepend:  # first in the order the hooks run
+            hooks_in_order = {key: hook, **{k: v for k, v in hooks.items() if k != key}}
+            hooks.clear()
+            hooks.update(hooks_in_order)
         return _RemovableHandle(hooks, key)
 
     def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -214,7 +259,12 @@ class TreeMethods:
             changed = hook(self, args)
             if changed is not None:
                 args = changed if isinstance(changed, tuple) else (changed,)
-        out = self.forward(*args, **kwargs)
+        if "_backward_hooks" in self.__dict__ or "_backward_pre_hooks" in self.__dict__:
+            from lamina.nn.backward_hooks import call_with_backward_hooks
+
+            out = call_with_backward_hooks(self, self.forward, args, kwargs)
+        else:
+            out = self.forward(*args, **kwargs)
         for hook in list(self.__dict__.get("_forward_hooks", {}).values()):
             changed = hook(self, args, out)
             if changed is not None:
