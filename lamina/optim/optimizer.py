@@ -17,9 +17,10 @@ import numpy as np
 from lamina import parallel
 from lamina.autograd.tensor import Tensor
 from lamina.optim import pieces
+from lamina.optim.step_hooks import StepHookMethods, with_step_hooks
 
 
-class Optimizer:
+class Optimizer(StepHookMethods):
     """Base class: holds `param_groups` (lists of tensors with their hyper-parameters).
 
     A subclass whose rule treats each element on its own, and updates its state arrays in
@@ -34,6 +35,12 @@ class Optimizer:
     # Every state array has its parameter's shape (moments, accumulators): load_state_dict
     # checks it. False for a rule whose state is of all parameters at once (L-BFGS).
     state_like_params = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = vars(cls).get("step")
+        if step is not None and not getattr(step, "with_hooks", False):
+            cls.step = with_step_hooks(step)  # type: ignore[method-assign]
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -108,6 +115,7 @@ class Optimizer:
         return buf
 
     # -- the loop -------------------------------------------------------------------------
+    @with_step_hooks
     def step(self, closure: Any = None) -> Any:
         """Update every parameter that has a gradient. An `elementwise` rule runs in pieces,
         at once on `lamina.get_num_threads()` threads (see lamina/optim/pieces.py).

@@ -93,3 +93,29 @@ def test_swalr_gives_pytorchs_learning_rates(strategy, epochs):
             seq.append(opt.param_groups[0]["lr"])
         rates.append(seq)
     np.testing.assert_allclose(rates[1], rates[0], rtol=1e-12)
+
+
+def _hooked_steps(lib, kind):
+    w = lib.tensor([1.0, -2.0], requires_grad=True)
+    opt = {"SGD": lambda: lib.optim.SGD([w], lr=0.1), "Adam": lambda: lib.optim.Adam([w], lr=0.1),
+           "LBFGS": lambda: lib.optim.LBFGS([w], lr=0.1, max_iter=2)}[kind]()
+    seen = []
+    pre = opt.register_step_pre_hook(lambda o, a, k: seen.append(("pre", len(a))))
+    opt.register_step_post_hook(lambda o, a, k: seen.append(("post", len(a))))
+
+    def closure():
+        opt.zero_grad()
+        loss = (w ** 2).sum()
+        loss.backward()
+        return loss
+    opt.step(closure)
+    pre.remove()
+    opt.step(closure)
+    return seen, w.detach().numpy().tolist()
+
+
+@pytest.mark.parametrize("kind", ["SGD", "Adam", "LBFGS"])
+def test_step_hooks_run_as_pytorchs_around_every_kind_of_step(kind):
+    ours, theirs = _hooked_steps(lm, kind), _hooked_steps(torch, kind)
+    assert ours[0] == theirs[0] == [("pre", 2), ("post", 2), ("post", 2)]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
