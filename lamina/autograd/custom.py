@@ -64,7 +64,11 @@ class _CustomOp(_Op):
             needs[p] = need
         self.ctx = FunctionCtx(tuple(needs))
         with no_grad():
-            out = self.fn.forward(self.ctx, *self.args, **self.kwargs)
+            if self.fn.setup_context is Function.setup_context:
+                out = self.fn.forward(self.ctx, *self.args, **self.kwargs)
+            else:  # PyTorch's newer form: forward without ctx, then setup_context
+                out = self.fn.forward(*self.args, **self.kwargs)
+                self.fn.setup_context(self.ctx, self.args, out)
         self.args = None  # the inputs stay reachable through ctx only where saved
         self.single = not isinstance(out, tuple)
         outs = (out,) if self.single else out
@@ -113,12 +117,35 @@ class Function:
     def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
         raise NotImplementedError("autograd.Function: define a static backward(ctx, ...)")
 
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple[Any, ...], output: Any) -> Any:
+        """PyTorch's newer form: a subclass defining it writes forward without ctx
+        (`forward(x)`) and saves what backward needs here, from the inputs and the output.
+
+        Examples:
+            >>> class Square(lm.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(x):
+            ...         return x * x
+            ...     @staticmethod
+            ...     def setup_context(ctx, inputs, output):
+            ...         ctx.save_for_backward(inputs[0])
+            ...     @staticmethod
+            ...     def backward(ctx, g):
+            ...         return 2 * ctx.saved_tensors[0] * g
+            >>> x = lm.tensor([3.0], requires_grad=True)
+            >>> Square.apply(x).sum().backward(); x.grad
+            tensor([6.])
+        """
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward on the arguments and link the result into the graph."""
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         if not positions:
             with no_grad():
+                if cls.setup_context is not Function.setup_context:
+                    return cls.forward(*args, **kwargs)
                 return cls.forward(FunctionCtx(()), *args, **kwargs)
         op = _CustomOp(cls, args, kwargs, positions)
         return op.apply(*[args[i] for i in positions])

@@ -300,3 +300,32 @@ def test_bad_tensor_data_is_refused() -> None:
     for bad in (np.array(["a", "b"]), np.array([1 + 2j]), np.array([object()])):
         with pytest.raises(TypeError, match="not supported"):
             lamina.tensor(bad)
+
+
+def test_a_custom_function_in_the_setup_context_form_gives_pytorchs_gradient():
+    def make(lib):
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(x, k):
+                return x ** 3 * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, k = inputs
+                ctx.save_for_backward(x)
+                ctx.k = k
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 3 * x * x * g * ctx.k, None
+        return Cube
+
+    grads = []
+    for lib in (torch, lamina):
+        x = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        out = make(lib).apply(x, 2.0)
+        (out * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        grads.append((out.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_allclose(grads[1][0], grads[0][0])
+    np.testing.assert_allclose(grads[1][1], grads[0][1])
