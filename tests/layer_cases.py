@@ -193,6 +193,8 @@ LAYER_CASES = {
                  _f(2, 3, 4, 5)),
     "LPPool3d": ({"type": "LPPool3d", "norm_type": 2, "kernel_size": 2}, _f(1, 2, 4, 4, 4)),
     "ChannelShuffle": ({"type": "ChannelShuffle", "groups": 2}, _f(2, 4, 3)),
+    "ConvTranspose3d": ({"type": "ConvTranspose3d", "in_channels": 2, "out_channels": 2,
+                         "kernel_size": 2, "stride": 2, "padding": 1}, _f(2, 2, 2, 3, 2)),
     "LazyLinear": ({"type": "LazyLinear", "out_features": 3}, _f(4, 5)),
     "LazyConv1d": ({"type": "LazyConv1d", "out_channels": 4, "kernel_size": 3}, _f(2, 3, 6)),
     "LazyConv2d": ({"type": "LazyConv2d", "out_channels": 4, "kernel_size": 3, "padding": 1},

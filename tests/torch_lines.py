@@ -911,6 +911,8 @@ torch.conv2d(z[None], z.new_ones(2, 2, 1, 2), stride=(1, 2))
 torch.conv3d(z[None, None], z.new_ones(1, 1, 1, 2, 2))
 torch.conv_transpose1d(z, z.new_ones(3, 2, 2))
 torch.conv_transpose2d(z[None], z.new_ones(2, 1, 2, 2), stride=2)
+torch.conv_transpose3d(z[None, None], z.new_ones(1, 2, 2, 1, 2), stride=(1, 2, 1))
+F.conv_transpose3d(z[None], z.new_ones(1, 2, 1, 2, 2), padding=(0, 1, 0))
 torch.dropout(x, 0.5, False)
 torch.dropout(x, 0.5, True) ~
 torch.alpha_dropout(x, 0.5, False)

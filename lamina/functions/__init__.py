@@ -162,6 +162,7 @@ from lamina.functions.volume import (
     conv3d,
     max_pool3d,
 )
+from lamina.functions.volume_transpose import conv_transpose3d
 
 __all__ = [
     "bilinear",
@@ -239,6 +240,7 @@ __all__ = [
     "upsample",
     "upsample_nearest",
     "upsample_bilinear",
+    "conv_transpose3d",
     "normalize",
     "pairwise_distance",
     "triplet_margin_loss",

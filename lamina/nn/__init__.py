@@ -31,7 +31,14 @@ from lamina.nn.activation_more import Hardshrink, RReLU, Softmax2d, Softshrink
 from lamina.nn.attention import MultiheadAttention, SelfAttention
 from lamina.nn.container import Concat, Identity, LayerList, ModuleList, Residual, Sequential
 from lamina.nn.container_dict import ModuleDict, ParameterDict, ParameterList
-from lamina.nn.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d
+from lamina.nn.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from lamina.nn.distance import CosineSimilarity, PairwiseDistance
 from lamina.nn.dropout import (
     AlphaDropout,
@@ -159,6 +166,7 @@ from lamina.nn.unpooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from lamina.nn.upsampling import UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
+    "ConvTranspose3d",
     "LazyBatchNorm1d",
     "LazyBatchNorm2d",
     "LazyBatchNorm3d",

@@ -195,6 +195,30 @@ class ConvTranspose1d(_ConvNd):
                                   self.output_padding, self.groups, self.dilation)
 
 
+@register_layer("ConvTranspose3d")
+class ConvTranspose3d(_ConvNd):
+    """3-D transposed convolution over (N, C_in, D, H, W) input, as PyTorch's; weight
+    (C_in, C_out / groups, KD, KH, KW): the learned upsampling of 3-D U-Nets.
+
+    Examples:
+        >>> nn.ConvTranspose3d(2, 3, 2, stride=2)(lm.zeros(1, 2, 2, 2, 2)).shape
+        lamina.Size([1, 3, 4, 4, 4])
+    """
+
+    nd = 3
+    transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, output_padding)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
 @register_layer("ConvTranspose2d")
 class ConvTranspose2d(_ConvNd):
     """2-D transposed convolution over (N, C_in, H, W) input, as PyTorch's (argument order

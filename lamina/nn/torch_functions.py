@@ -22,6 +22,7 @@ _SAME = {
     "conv3d": ("x[None, None], lm.ones(3, 1, 1, 1, 2)", "(1, 3, 1, 2, 3)"),
     "conv_transpose1d": ("x, lm.ones(2, 3, 2)", "(1, 3, 5)"),
     "conv_transpose2d": ("x[None], lm.ones(1, 3, 1, 2)", "(1, 3, 2, 5)"),
+    "conv_transpose3d": ("x[None, None], lm.ones(1, 2, 1, 1, 1)", "(1, 2, 1, 2, 4)"),
     "dropout": ("x, 0.5, False", "(1, 2, 4)"),
     "alpha_dropout": ("x, 0.5, False", "(1, 2, 4)"),
     "feature_alpha_dropout": ("x, 0.5, False", "(1, 2, 4)"),
@@ -69,6 +70,7 @@ conv2d = _same("conv2d")
 conv3d = _same("conv3d")
 conv_transpose1d = _same("conv_transpose1d")
 conv_transpose2d = _same("conv_transpose2d")
+conv_transpose3d = _same("conv_transpose3d")
 dropout = _same("dropout")
 alpha_dropout = _same("alpha_dropout")
 feature_alpha_dropout = _same("feature_alpha_dropout")

@@ -95,6 +95,11 @@ LINES = [
     ("Softmax2d()", [(2, 3, 4, 5)]),
     ("BatchNorm3d(3)", [(2, 3, 2, 3, 4)]),
     ("BatchNorm3d(3, affine=False, momentum=None)", [(2, 3, 2, 3, 4)]),
+    ("ConvTranspose3d(2, 3, 2, stride=2)", [(2, 2, 3, 3, 3)]),
+    ("ConvTranspose3d(4, 2, 3, stride=2, padding=1, output_padding=1, groups=2)",
+     [(1, 4, 3, 2, 3)]),
+    ("ConvTranspose3d(2, 2, (2, 3, 1), stride=(1, 2, 1), padding=(0, 1, 0), dilation=(2, 1, 1), "
+     "bias=False)", [(1, 2, 3, 3, 2)]),
     ("AdaptiveAvgPool3d((2, None, 3))", [(2, 3, 5, 4, 7)]),
     ("AdaptiveAvgPool3d(1)", [(3, 4, 5, 6)]),
     ("AdaptiveMaxPool3d((2, 3, 2))", [(2, 3, 5, 4, 7)]),
