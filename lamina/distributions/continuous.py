@@ -12,8 +12,8 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor, rand
 from lamina.distributions.distribution import Distribution, param
-from lamina.distributions.normal import Normal
-from lamina.tensor_functions import broadcast_tensors, where
+from lamina.distributions.normal import LocScale, Normal
+from lamina.tensor_functions import where
 
 _EULER = 0.57721566490153286061
 
@@ -23,23 +23,6 @@ def _uniform(d: Distribution, sample_shape: Any, like: Tensor) -> Tensor:
     u = rand(*d._extended(sample_shape), dtype=like.dtype)
     tiny = float(np.finfo(like.dtype).tiny)
     return u.clamp(tiny, 1 - float(np.finfo(like.dtype).eps))
-
-
-class _LocScale(Distribution):
-    """A location-scale family over the broadcast of loc and scale (scale > 0)."""
-
-    has_rsample = True
-    _shown = ("loc", "scale")
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        loc = param(loc, scale if isinstance(scale, Tensor) else None)
-        self.loc, self.scale = broadcast_tensors(loc, param(scale, loc))
-        super().__init__(tuple(self.loc.shape), (), validate_args)
-        self._check(self.scale.detach().numpy() > 0, "scale must be positive")
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
 
 class Exponential(Distribution):
@@ -93,7 +76,7 @@ class Exponential(Distribution):
         return 1.0 - self.rate.log()
 
 
-class Laplace(_LocScale):
+class Laplace(LocScale):
     """The Laplace law: density exp(-|x - loc| / scale) / (2 scale).
 
     Examples:
@@ -133,7 +116,7 @@ class Laplace(_LocScale):
         return 1 + (2 * self.scale).log()
 
 
-class Cauchy(_LocScale):
+class Cauchy(LocScale):
     """The Cauchy law: density 1 / (pi scale (1 + ((x - loc) / scale)^2)); no mean.
 
     Examples:
@@ -167,7 +150,7 @@ class Cauchy(_LocScale):
         return math.log(4 * math.pi) + self.scale.log()
 
 
-class Gumbel(_LocScale):
+class Gumbel(LocScale):
     """The Gumbel law of maxima: CDF exp(-exp(-(x - loc) / scale)).
 
     Examples:
@@ -244,7 +227,7 @@ class HalfNormal(Distribution):
         return self._normal.entropy() - math.log(2)
 
 
-class LogNormal(_LocScale):
+class LogNormal(LocScale):
     """exp(X) for X ~ N(loc, scale^2).
 
     Examples:

@@ -12,14 +12,9 @@ from lamina.distributions.distribution import Distribution, param
 from lamina.tensor_functions import broadcast_tensors
 
 
-class Normal(Distribution):
-    """The normal law N(loc, scale**2), elementwise over the broadcast of its parameters.
-
-    Examples:
-        >>> d = lm.distributions.Normal(lm.zeros(2), 1.0)
-        >>> d.rsample((5,)).shape, d.log_prob(lm.zeros(2))
-        (lamina.Size([5, 2]), tensor([-0.9189..., -0.9189...]))
-    """
+class LocScale(Distribution):
+    """A location-scale family, elementwise over the broadcast of loc and scale (scale > 0),
+    reparameterised (Normal, and the laws of continuous.py)."""
 
     has_rsample = True
     _shown = ("loc", "scale")
@@ -32,11 +27,21 @@ class Normal(Distribution):
                     f"{self.scale.detach().numpy()}")
 
     @property
-    def mean(self) -> Tensor:
+    def mode(self) -> Tensor:
         return self.loc
 
+
+class Normal(LocScale):
+    """The normal law N(loc, scale**2), elementwise over the broadcast of its parameters.
+
+    Examples:
+        >>> d = lm.distributions.Normal(lm.zeros(2), 1.0)
+        >>> d.rsample((5,)).shape, d.log_prob(lm.zeros(2))
+        (lamina.Size([5, 2]), tensor([-0.9189..., -0.9189...]))
+    """
+
     @property
-    def mode(self) -> Tensor:
+    def mean(self) -> Tensor:
         return self.loc
 
     @property

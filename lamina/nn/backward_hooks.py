@@ -43,27 +43,22 @@ class _Call:
         return tuple(grad_input[slot] for slot in self.positions)
 
 
-def _identity(xs: tuple[Tensor, ...]) -> Any:
-    return xs[0].detach() if len(xs) == 1 else tuple(x.detach() for x in xs)
+class _Marker(Function):
+    """The identity on a hooked call's tensors; its backward is where the hooks run."""
 
-
-class _Inputs(Function):
     @staticmethod
     def forward(ctx: Any, call: _Call, *xs: Tensor) -> Any:
         ctx.call = call
-        return _identity(xs)
+        return xs[0].detach() if len(xs) == 1 else tuple(x.detach() for x in xs)
 
+
+class _Inputs(_Marker):
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple[Any, ...]:
         return (None, *ctx.call.call_hooks(grads))
 
 
-class _Outputs(Function):
-    @staticmethod
-    def forward(ctx: Any, call: _Call, *ys: Tensor) -> Any:
-        ctx.call = call
-        return _identity(ys)
-
+class _Outputs(_Marker):
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple[Any, ...]:
         call = ctx.call

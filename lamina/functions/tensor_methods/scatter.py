@@ -127,41 +127,25 @@ class ScatterMethods:
             >>> lm.tensor([1.0, float("nan"), 3.0, 2.0]).nanquantile(0.5)
             tensor(2.)
         """
-        modes = ("linear", "lower", "higher", "midpoint", "nearest")
-        if interpolation not in modes:
-            raise ValueError(f"nanquantile: interpolation must be one of {modes}; got "
-                             f"{interpolation!r}")
-        qs = np.asarray(q.detach().numpy() if hasattr(q, "detach") else q, np.float64)
-        if qs.ndim > 1 or ((qs < 0) | (qs > 1)).any():
-            raise RuntimeError("nanquantile: q must be a number or a 1-D tensor of numbers "
-                               f"in [0, 1]; got {qs}")
+        from lamina.functions.tensor_methods.statistics import (
+            bracket,
+            quantile_points,
+            stacked_quantiles,
+        )
+
+        qs = quantile_points(q, interpolation, "nanquantile")
         x = self.reshape(-1) if dim is None else self
         d = 0 if dim is None else dim % max(self.ndim, 1)
-        ordered = x.sort(dim=d).values
+        ordered = x.sort(dim=d).values  # NaN sorts last: each slice's first `count` count
         count = (~x.isnan()).sum(d, keepdim=True).numpy()
         out = []
         for qv in qs.reshape(-1):
-            pos = qv * np.maximum(count - 1, 0)
-            lo, hi = np.floor(pos), np.ceil(pos)
-            if interpolation == "lower":
-                hi = lo
-            elif interpolation == "higher":
-                lo = hi
-            elif interpolation == "nearest":
-                lo = hi = np.round(pos)
-            frac = np.full(pos.shape, 0.5) if interpolation == "midpoint" else pos - lo
+            lo, hi, frac = bracket(qv * np.maximum(count - 1, 0), interpolation)
             a = ordered.gather(d, constant(lo.astype(np.int64)))
             b = ordered.gather(d, constant(hi.astype(np.int64)))
             value = a + (b - a) * constant(frac.astype(self.dtype))
             out.append(where(constant(count == 0), float("nan"), value))
-        from lamina.functions.shape import stack
-
-        result = stack(out, 0)
-        if not keepdim:
-            result = result.squeeze(d + 1)
-        elif dim is None:
-            result = result.reshape(len(out), *((1,) * self.ndim))
-        return result.squeeze(0) if qs.ndim == 0 else result
+        return stacked_quantiles(out, qs, d, keepdim, dim is None, self.ndim)
 
     def narrow_copy(self, dim: int, start: int, length: int) -> Any:
         """narrow(dim, start, length), copied.

@@ -42,6 +42,48 @@ def _running_best(x: Any, dim: int, better: Any) -> tuple[Any, Any]:
     return x.gather(dim, index), index
 
 
+_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile_points(q: Any, interpolation: str, op: str) -> np.ndarray:
+    """q (a number or a 1-D tensor of them in [0, 1]) as a float64 array; the mode checked."""
+    if interpolation not in _MODES:
+        raise ValueError(f"{op}: interpolation must be one of {_MODES}; got {interpolation!r}")
+    qs = np.asarray(q.detach().numpy() if hasattr(q, "detach") else q, np.float64)
+    if qs.ndim > 1 or ((qs < 0) | (qs > 1)).any():
+        raise RuntimeError(f"{op}: q must be a number or a 1-D tensor of numbers in [0, 1]; "
+                           f"got {qs}")
+    return qs
+
+
+def bracket(pos: np.ndarray, interpolation: str) -> tuple[Any, Any, Any]:
+    """The sorted positions below and above each fractional position, and the weight of the
+    upper one, by the interpolation mode (nearest: half to even, as PyTorch's round)."""
+    lo, hi = np.floor(pos), np.ceil(pos)
+    if interpolation == "lower":
+        hi = lo
+    elif interpolation == "higher":
+        lo = hi
+    elif interpolation == "nearest":
+        lo = hi = np.round(pos)
+    frac = np.full(np.shape(pos), 0.5) if interpolation == "midpoint" else pos - lo
+    return lo, hi, frac
+
+
+def stacked_quantiles(out: list[Any], qs: np.ndarray, d: int, keepdim: bool, flat: bool,
+                      ndim: int) -> Any:
+    """The per-q results (each keeping dim d) stacked on a leading q dim, as PyTorch
+    shapes them: d dropped unless keepdim, the q dim dropped for a single q."""
+    from lamina.functions.shape import stack
+
+    result = stack(out, 0)
+    if not keepdim:
+        result = result.squeeze(d + 1)
+    elif flat:
+        result = result.reshape(len(out), *((1,) * ndim))
+    return result.squeeze(0) if qs.ndim == 0 else result
+
+
 class StatisticsMethods:
     __slots__ = ()
 
@@ -93,38 +135,16 @@ class StatisticsMethods:
             >>> lm.tensor([1.0, 2.0, 3.0, 4.0]).quantile(0.5)
             tensor(2.5000)
         """
-        modes = ("linear", "lower", "higher", "midpoint", "nearest")
-        if interpolation not in modes:
-            raise ValueError(f"quantile: interpolation must be one of {modes}; got "
-                             f"{interpolation!r}")
-        qs = np.asarray(q.detach().numpy() if hasattr(q, "detach") else q, np.float64)
-        if qs.ndim > 1 or ((qs < 0) | (qs > 1)).any():
-            raise RuntimeError("quantile: q must be a number or a 1-D tensor of numbers in "
-                               f"[0, 1]; got {qs}")
+        qs = quantile_points(q, interpolation, "quantile")
         x = self.reshape(-1) if dim is None else self
         d = 0 if dim is None else dim % max(self.ndim, 1)
         ordered = x.sort(dim=d).values
-        pos = qs * (x.shape[d] - 1)
-        lo, hi = np.floor(pos).astype(np.int64), np.ceil(pos).astype(np.int64)
-        if interpolation == "lower":
-            hi = lo
-        elif interpolation == "higher":
-            lo = hi
-        elif interpolation == "nearest":
-            lo = hi = np.round(pos).astype(np.int64)  # half to even, as PyTorch's round
-        frac = 0.5 if interpolation == "midpoint" else pos - lo
-        out = [ordered.narrow(d, int(a), 1) * (1 - f) + ordered.narrow(d, int(b), 1) * f
-               if a != b else ordered.narrow(d, int(a), 1)
-               for a, b, f in zip(lo.reshape(-1), hi.reshape(-1),
-                                  np.broadcast_to(frac, lo.shape).reshape(-1))]
-        from lamina.functions.shape import stack
-
-        result = stack(out, 0)  # (q, ..., 1 at d, ...)
-        if not keepdim:
-            result = result.squeeze(d + 1)
-        elif dim is None:
-            result = result.reshape(len(out), *((1,) * self.ndim))
-        return result.squeeze(0) if qs.ndim == 0 else result
+        out = []
+        for qv in qs.reshape(-1):
+            lo, hi, frac = bracket(np.asarray(qv * (x.shape[d] - 1)), interpolation)
+            a, b = ordered.narrow(d, int(lo), 1), ordered.narrow(d, int(hi), 1)
+            out.append(a if lo == hi else a * (1 - float(frac)) + b * float(frac))
+        return stacked_quantiles(out, qs, d, keepdim, dim is None, self.ndim)
 
     def unique(self, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
                return_counts: bool = False, dim: int | None = None) -> Any:
