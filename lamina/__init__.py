@@ -151,6 +151,8 @@ from lamina.tensor_functions_extra import (
 from lamina.tensor_functions_misc import *  # noqa: F403  (windows, histogram, ...)
 from lamina.tensor_functions_misc import __all__ as _misc_functions
 from lamina.version import __version__
+from lamina.window_functions import *  # noqa: F403  (hann_window, ...)
+from lamina.window_functions import __all__ as _window_functions
 
 Variable = Tensor
 trapz = trapezoid  # PyTorch's older name
@@ -274,6 +276,7 @@ __all__ = [
     *_legacy_tensors,
     *_nn_functions,
     *_misc_functions,
+    *_window_functions,
     "gradient",
     "trapz",
     "are_deterministic_algorithms_enabled",

@@ -18,7 +18,7 @@ RANKS = {
                      "schema", "version", "registry", "printing"], 0),
     **dict.fromkeys(["functions", "tensor_functions", "tensor_functions_extra", "linalg",
                      "legacy_tensors", "special", "tensor_functions_misc", "testing",
-                     "finite_differences"], 1),
+                     "finite_differences", "window_functions"], 1),
     **dict.fromkeys(["nn", "distributions", "func"], 2),
     **dict.fromkeys(["optim", "data", "amp", "cuda", "accelerator", "backends"], 3),
     **dict.fromkeys(["plan", "compiler", "onnx", "io"], 4),
