@@ -101,7 +101,7 @@ class LazyModuleMixin:
         old = {**self._params, **self._buffers}
         dtype = next((t.array.dtype for t in old.values() if t is not None), np.float32)
         training, hooks = self.training, {k: v for k, v in self.__dict__.items()
-                                          if k.startswith("_forward")}
+                                          if k.startswith(("_forward", "_backward"))}
         target, args = self.cls_to_become, self.__dict__.pop("_args")
         object.__setattr__(self, "__class__", target)
         target.__init__(self, size, **args)  # type: ignore[misc]
