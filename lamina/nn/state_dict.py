@@ -18,7 +18,16 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.backend import to_numpy
 
-IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns: the missing and the unexpected keys (lists)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
 
 
 class Buffer(Tensor):
@@ -94,6 +103,8 @@ class StateDictMethods:
             raise TypeError(f"{type(self).__name__}.load_state_dict: expected a mapping of "
                             f"names to arrays (a state_dict()); got "
                             f"{type(state_dict).__name__}")
+        state_dict = OrderedDict(state_dict)  # the pre-hooks may change it; the caller's stays
+        hooked = self._run_load_pre_hooks(state_dict, strict)
         self._size_lazy_layers(state_dict)
         targets = dict(self.state_dict(keep_vars=True))
         missing = [k for k in targets if k not in state_dict]
@@ -103,6 +114,22 @@ class StateDictMethods:
         errors = [f"size mismatch for {k}: copying a param with shape {values[k].shape} from "
                   f"checkpoint, the shape in current model is {t.shape}."
                   for k, t in targets.items() if k in values and values[k].shape != t.shape]
+        if errors or not hooked:  # without post-hooks, strict errors stop it before a write
+            self._raise_load_errors(errors, strict, missing, unexpected)
+        for k, v in values.items():
+            target = targets[k]
+            target.array[...] = v.astype(target.dtype, copy=False)
+        keys = IncompatibleKeys(missing, unexpected)
+        if hooked:  # PyTorch's order: post-hooks (which may clear keys), then strictness
+            for _, layer in self.named_layers():
+                for hook in list(layer.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                    hook(layer, keys)
+            self._raise_load_errors([], strict, keys.missing_keys, keys.unexpected_keys)
+        return keys
+
+    def _raise_load_errors(self, errors: list[str], strict: bool, missing: list[str],
+                           unexpected: list[str]) -> None:
+        errors = list(errors)
         if strict and unexpected:
             errors.insert(0, "Unexpected key(s) in state_dict: "
                           + ", ".join(f'"{k}"' for k in unexpected) + ". ")
@@ -112,11 +139,48 @@ class StateDictMethods:
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
-        for k, v in values.items():
-            target = targets[k]
-            target.array[...] = v.astype(target.dtype, copy=False)
-        return IncompatibleKeys(missing, unexpected)
 
+    def _run_load_pre_hooks(self, state_dict: dict[str, Any], strict: bool) -> bool:
+        """Each layer's load pre-hooks (which may rename or drop entries, for old
+        checkpoints), with PyTorch's arguments; whether any layer has post-hooks."""
+        errors: list[str] = []
+        post = False
+        for path, layer in self.named_layers():
+            for hook in list(layer.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+                hook(layer, state_dict, f"{path}." if path else "", {}, strict, [], [], errors)
+            post = post or bool(layer.__dict__.get("_load_state_dict_post_hooks"))
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        return post
+
+    def register_load_state_dict_pre_hook(self, hook: Any) -> Any:
+        """Call `hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)` before a load reads this module's entries: it may
+        rename or drop them in state_dict (a copy: the caller's stays), or add error
+        messages, which stop the load.
+
+        Examples:
+            >>> fc = nn.Linear(2, 1)
+            >>> def rename(m, sd, prefix, *rest):
+            ...     if prefix + "w" in sd: sd[prefix + "weight"] = sd.pop(prefix + "w")
+            >>> h = fc.register_load_state_dict_pre_hook(rename)
+            >>> fc.load_state_dict({"w": lm.ones(1, 2), "bias": lm.zeros(1)})
+            <All keys matched successfully>
+        """
+        return self._hook("_load_state_dict_pre_hooks", hook)
+
+    def register_load_state_dict_post_hook(self, hook: Any) -> Any:
+        """Call `hook(module, incompatible_keys)` after a load: it may clear keys from the
+        missing or unexpected lists, and a strict load raises only for what is left.
+
+        Examples:
+            >>> fc = nn.Linear(2, 1)
+            >>> h = fc.register_load_state_dict_post_hook(lambda m, k: k.missing_keys.clear())
+            >>> fc.load_state_dict({"weight": lm.ones(1, 2)})
+            <All keys matched successfully>
+        """
+        return self._hook("_load_state_dict_post_hooks", hook)
 
     def _size_lazy_layers(self, state_dict: Mapping[str, Any]) -> None:
         """Give each lazy layer that has not run yet (nn.LazyLinear, ...) the sizes the state

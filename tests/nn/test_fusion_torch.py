@@ -60,3 +60,4 @@ def test_fusion_refuses_training_mode_and_the_old_init_names_warn():
             warnings.simplefilter("always")
             lib.nn.init.normal(lib.empty(2, 2))
         assert [type(w.message) for w in caught] == [FutureWarning]
+
