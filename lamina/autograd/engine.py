@@ -310,7 +310,7 @@ def _checked_grad(f: Function, x: Tensor, gx: Any) -> Any:
     if gx.shape != shape or gx.dtype != want:
         raise ShapeError(
             f"{f.name}.backward: gradient does not match its input; expected shape "
-            f"{x.array.shape} dtype {want}, got shape {gx.shape} dtype {gx.dtype}"
+            f"{shape} dtype {want}, got shape {gx.shape} dtype {gx.dtype}"
         )
     return gx
 
