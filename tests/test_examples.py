@@ -18,7 +18,8 @@ import lamina.utils.checkpoint  # noqa: E402, F401 - a submodule the examples co
 from lamina.autograd.tensor import Tensor
 
 GLOBS = {"lm": lamina, "lamina": lamina, "np": np, "nn": lamina.nn,
-         "F": lamina.nn.functional, "io": io, "special": lamina.special}
+         "F": lamina.nn.functional, "io": io, "special": lamina.special,
+         "prune": lamina.nn.utils.prune}
 
 
 def _public() -> list[tuple[str, object]]:
@@ -37,7 +38,7 @@ def _public() -> list[tuple[str, object]]:
     for module in (lamina.autograd, lamina.nn.utils, lamina.linalg, lamina.distributions,
                    lamina.special, lamina.optim.swa_utils, lamina.func,
                    lamina.autograd.functional, lamina.nn.utils.stateless, lamina.testing,
-                   lamina.utils.checkpoint):
+                   lamina.utils.checkpoint, lamina.nn.utils.prune):
         for name in module.__all__:
             out.append((f"{module.__name__}.{name}", getattr(module, name)))
     seen, unique = set(), []

@@ -19,7 +19,7 @@ PATHS = ["nn.modules", "nn.modules.module", "nn.modules.loss", "nn.modules.batch
          "nn.modules.upsampling", "nn.modules.distance", "nn.modules.fold",
          "nn.modules.channelshuffle", "nn.parameter", "utils.data.distributed",
          "utils.data.sampler", "utils.data.dataset", "utils.data.dataloader",
-         "nn.utils.stateless", "optim.swa_utils", "autograd.functional", "func", "special",
+         "nn.utils.stateless", "nn.utils.prune", "optim.swa_utils", "autograd.functional", "func", "special",
          "linalg", "distributions", "testing", "utils.checkpoint"]
 # lamina's additions beside PyTorch's names, in the modules above
 OWN = {"Buffer"}

@@ -1,8 +1,8 @@
 """`lamina.nn.utils`, as `torch.nn.utils`: gradient clipping, flattening parameters to
-one vector and back, weight and spectral normalisation, and (in `rnn`) padded and packed
-sequences."""
+one vector and back, weight and spectral normalisation, padded and packed
+sequences (in `rnn`) and pruning (in `prune`)."""
 
-from lamina.nn.utils import parametrizations, parametrize, rnn, stateless
+from lamina.nn.utils import parametrizations, parametrize, prune, rnn, stateless
 from lamina.nn.utils.clip_grad import (
     clip_grad_norm_,
     clip_grad_value_,
@@ -27,6 +27,7 @@ from lamina.nn.utils.weight_norms import (
 __all__ = [
     "parametrizations",
     "parametrize",
+    "prune",
     "rnn",
     "stateless",
     "clip_grad_norm_",
