@@ -161,9 +161,10 @@ finfo, iinfo = __import__("numpy").finfo, __import__("numpy").iinfo
 # Imported at first use, not by `import lamina`: files, plans, training and Ray bring in
 # asyncio, ssl and multiprocessing, which a script that only builds and trains a model
 # never needs. `lamina.plan` and `import lamina.plan` both work as before.
-_LAZY_MODULES = ("data", "distributed", "distributions", "func", "io", "linalg", "onnx",
-                 "plan", "special", "testing", "train")
-_LAZY_NAMES = {"load": "lamina.io.serialize", "save": "lamina.io.serialize"}
+_LAZY_MODULES = ("data", "distributed", "distributions", "func", "io", "jit", "linalg",
+                 "onnx", "plan", "special", "testing", "train")
+_LAZY_NAMES = {"load": "lamina.io.serialize", "save": "lamina.io.serialize",
+               "vmap": "lamina.func"}
 
 
 def __getattr__(name: str) -> object:

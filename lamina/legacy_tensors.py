@@ -49,5 +49,38 @@ CharTensor = _legacy("CharTensor", dtypes.int8)
 ByteTensor = _legacy("ByteTensor", dtypes.uint8)
 BoolTensor = _legacy("BoolTensor", dtypes.bool)
 
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """PyTorch's older `set_default_dtype`: `t` a legacy type (`lm.DoubleTensor`) or its
+    name ("torch.DoubleTensor"). Deprecated, with PyTorch's warning.
+
+    Examples:
+        >>> lm.set_default_tensor_type(lm.DoubleTensor); lm.tensor([1.0]).dtype
+        dtype('float64')
+        >>> lm.set_default_tensor_type("torch.FloatTensor"); lm.tensor([1.0]).dtype
+        dtype('float32')
+    """
+    import warnings
+
+    warnings.warn("set_default_tensor_type() is deprecated, as PyTorch's is since 2.1; "
+                  "use set_default_dtype()", UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        if module not in ("torch", "lamina") or not isinstance(globals().get(name),
+                                                                  _LegacyType):
+            raise TypeError(f"set_default_tensor_type: type {t} not available (lamina "
+                            "computes on the CPU: use 'torch.FloatTensor' or "
+                            "'torch.DoubleTensor')")
+        t = globals()[name]
+    if not isinstance(t, _LegacyType):
+        raise TypeError(f"set_default_tensor_type: expected a tensor type such as "
+                        f"lamina.DoubleTensor or its name; got {t!r}")
+    if t.dtype.kind != "f":
+        raise TypeError("set_default_tensor_type: only floating-point types are supported "
+                        f"as the default type; got {t.__name__}")
+    dtypes.set_default_dtype(t.dtype)
+
+
 __all__ = ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
-           "HalfTensor", "IntTensor", "LongTensor", "ShortTensor"]
+           "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "set_default_tensor_type"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import doctest
 import inspect
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from lamina.autograd.tensor import Tensor
 
 GLOBS = {"lm": lamina, "lamina": lamina, "np": np, "nn": lamina.nn,
          "F": lamina.nn.functional, "io": io, "special": lamina.special,
-         "prune": lamina.nn.utils.prune}
+         "prune": lamina.nn.utils.prune, "jit": lamina.jit}
 
 
 def _public() -> list[tuple[str, object]]:
@@ -38,7 +39,7 @@ def _public() -> list[tuple[str, object]]:
     for module in (lamina.autograd, lamina.nn.utils, lamina.linalg, lamina.distributions,
                    lamina.special, lamina.optim.swa_utils, lamina.func,
                    lamina.autograd.functional, lamina.nn.utils.stateless, lamina.testing,
-                   lamina.utils.checkpoint, lamina.nn.utils.prune):
+                   lamina.utils.checkpoint, lamina.nn.utils.prune, lamina.jit):
         for name in module.__all__:
             out.append((f"{module.__name__}.{name}", getattr(module, name)))
     seen, unique = set(), []
@@ -60,8 +61,11 @@ def test_every_public_name_has_a_runnable_example(name: str, obj: object) -> Non
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     state = lamina.get_rng_state()
     try:
-        lamina.manual_seed(0)
-        runner.run(test, out=lambda s: pytest.fail(s, pytrace=False))
+        with warnings.catch_warnings():
+            # the deprecated names' examples show their use; their warnings are tested apart
+            warnings.filterwarnings("ignore", r"(`lamina\.jit\.|set_default_tensor_type)")
+            lamina.manual_seed(0)
+            runner.run(test, out=lambda s: pytest.fail(s, pytrace=False))
     finally:
         lamina.set_rng_state(state)
         lamina.set_default_dtype(lamina.float32)
