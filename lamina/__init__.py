@@ -150,13 +150,13 @@ from lamina.tensor_functions_extra import (
 )
 from lamina.tensor_functions_misc import *  # noqa: F403  (windows, histogram, ...)
 from lamina.tensor_functions_misc import __all__ as _misc_functions
+from lamina.type_info import finfo, iinfo
 from lamina.version import __version__
 from lamina.window_functions import *  # noqa: F403  (hann_window, ...)
 from lamina.window_functions import __all__ as _window_functions
 
 Variable = Tensor
 trapz = trapezoid  # PyTorch's older name
-finfo, iinfo = __import__("numpy").finfo, __import__("numpy").iinfo
 
 # Imported at first use, not by `import lamina`: files, plans, training and Ray bring in
 # asyncio, ssl and multiprocessing, which a script that only builds and trains a model

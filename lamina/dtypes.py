@@ -89,9 +89,7 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"lamina.Size({list(self)})"
 
-    def __str__(self) -> str:
-        # in messages a shape reads as the tuple it is: "expected (2, 3), got (3, 2)"
-        return tuple.__repr__(self)
+    __str__ = __repr__  # print(x.shape) reads lamina.Size([2, 3]), as PyTorch's
 
 
 class device:  # noqa: N801 - PyTorch's name

@@ -94,7 +94,7 @@ def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = Fals
     else:
         if seq.shape[:-1] != vals.shape[:-1]:
             raise RuntimeError(f"searchsorted: the leading dims of sorted_sequence "
-                               f"{seq.shape} and values {vals.shape} must match")
+                               f"{tuple(seq.shape)} and values {tuple(vals.shape)} must match")
         flat_seq, flat_vals = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
         out = np.stack([np.searchsorted(s, v, side) for s, v in zip(flat_seq, flat_vals)]
                        ).reshape(vals.shape)

@@ -8,16 +8,15 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
-from lamina import dtypes, parallel
+from lamina import dtypes, parallel, return_types
 from lamina.autograd.tensor import Tensor
 from lamina.creation import arange, as_tensor, full_like
 
-histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+histogram_result = return_types.histogram
 _interop_threads: int | None = None
 
 
@@ -32,7 +31,9 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
 
     Examples:
         >>> lm.histogram(lm.tensor([1.0, 2.0, 1.0]), bins=2, range=(0.0, 2.0))
-        histogram(hist=tensor([0., 3.]), bin_edges=tensor([0., 1., 2.]))
+        lamina.return_types.histogram(
+        hist=tensor([0., 3.]),
+        bin_edges=tensor([0., 1., 2.]))
     """
     a = input.detach().numpy()
     edges = bins.detach().numpy() if isinstance(bins, Tensor) else bins

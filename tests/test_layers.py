@@ -15,11 +15,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "lamina"
 RANKS = {
     **dict.fromkeys(["autograd", "dtypes", "state", "random", "errors", "backend",
                      "parallel", "fused", "allocator", "runtime", "creation", "return_types",
-                     "schema", "version", "registry", "printing"], 0),
+                     "schema", "version", "registry", "printing", "type_info"], 0),
     **dict.fromkeys(["functions", "tensor_functions", "tensor_functions_extra", "linalg",
                      "legacy_tensors", "special", "tensor_functions_misc", "testing",
                      "finite_differences", "window_functions"], 1),
-    **dict.fromkeys(["nn", "distributions", "func"], 2),
+    **dict.fromkeys(["nn", "distributions", "func", "jit"], 2),
     **dict.fromkeys(["optim", "data", "amp", "cuda", "accelerator", "backends"], 3),
     **dict.fromkeys(["plan", "compiler", "onnx", "io"], 4),
     **dict.fromkeys(["train", "utils"], 5),

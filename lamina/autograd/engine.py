@@ -150,7 +150,7 @@ def _initial_grad(root: Tensor, grad: Any) -> Any:
         if root.array.size != 1:
             raise RuntimeError(
                 f"backward: grad can be implicit only for a scalar output; got shape "
-                f"{root.shape}. Pass a gradient of that shape, or reduce first (loss.sum())."
+                f"{tuple(root.shape)}. Pass a gradient of that shape, or reduce first (loss.sum())."
             )
         return np.ones_like(root.array)
     if isinstance(grad, Tensor):
@@ -159,8 +159,8 @@ def _initial_grad(root: Tensor, grad: Any) -> Any:
         grad = np.asarray(grad, dtype=root.dtype)
     if grad.shape != root.shape:
         raise ShapeError(
-            f"backward: gradient shape does not match the output; expected {root.shape}, "
-            f"got {grad.shape}"
+            f"backward: gradient shape does not match the output; expected {tuple(root.shape)}, "
+            f"got {tuple(grad.shape)}"
         )
     return grad.astype(root.dtype, copy=False)
 
@@ -310,7 +310,7 @@ def _checked_grad(f: Function, x: Tensor, gx: Any) -> Any:
     if gx.shape != shape or gx.dtype != want:
         raise ShapeError(
             f"{f.name}.backward: gradient does not match its input; expected shape "
-            f"{shape} dtype {want}, got shape {gx.shape} dtype {gx.dtype}"
+            f"{shape} dtype {want}, got shape {tuple(gx.shape)} dtype {gx.dtype}"
         )
     return gx
 

@@ -9,6 +9,26 @@ import numpy as np
 from lamina import dtypes, state
 from lamina.autograd.tensor import Tensor
 
+# lamina's op classes whose PyTorch graph node is named otherwise (Linear runs as addmm)
+_TORCH_NODE = {"PowScalar": "Pow", "ReLU": "Relu", "Reshape": "View", "MatMul": "Mm",
+               "Linear": "Addmm", "GetItem": "Index", "CrossEntropy": "NllLoss",
+               "Concat": "Cat", "Extremum": "Max", "GELU": "Gelu", "BroadcastTo": "Expand",
+               "AsType": "ToCopy"}
+
+
+class OpName(str):
+    """An op's name ("Mul", in lamina's messages); called, PyTorch's name of its graph
+    node ("MulBackward0"), as `y.grad_fn.name()` answers.
+
+    Examples:
+        >>> f = (lm.ones(1, requires_grad=True) * 2).grad_fn
+        >>> f.name, f.name()
+        ('Mul', 'MulBackward0')
+    """
+
+    def __call__(self) -> str:
+        return f"{_TORCH_NODE.get(self, self)}Backward0"
+
 
 class Function:
     """Base class of every differentiable op.
@@ -46,9 +66,9 @@ class Function:
     saved_outputs: tuple[list[int], ...] = ()
 
     @property
-    def name(self) -> str:
-        """The op's name, used in error messages."""
-        return type(self).__name__
+    def name(self) -> OpName:
+        """The op's name, used in error messages; `name()` gives PyTorch's node name."""
+        return OpName(type(self).__name__)
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -158,7 +178,7 @@ class Function:
         self.released = True
 
     def __repr__(self) -> str:
-        return f"<{self.name} generation={self.generation}>"
+        return f"<{self.name()} object at {id(self):#x}>"
 
 
 class AccumulateGrad:

@@ -98,7 +98,7 @@ def _compare(i: int, x: Tensor, objective: Callable[[], float], eps: float, atol
     if bad.any():
         j = np.unravel_index(int(np.argmax(bad)), x.shape) if x.ndim else ()
         raise GradcheckError(
-            f"gradcheck: input {i} (shape {x.shape}) element {tuple(int(k) for k in j)}: "
+            f"gradcheck: input {i} (shape {tuple(x.shape)}) element {tuple(int(k) for k in j)}: "
             f"analytic {analytic[j]:.8g}, numeric {numeric[j]:.8g} "
             f"({int(bad.sum())} of {bad.size} elements disagree)"
         )

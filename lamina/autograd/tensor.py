@@ -57,6 +57,9 @@ class Tensor(AutogradMethods):
         elif not isinstance(data, np.ndarray):
             if isinstance(data, Tensor):
                 data = data.array
+            elif isinstance(data, (list, tuple)):
+                # PyTorch's legacy constructor: Tensor([1, 2]) is a float tensor
+                data = np.asarray(dtypes.as_array(data), dtypes.get_default_dtype())
             elif not is_array(data):
                 data = dtypes.as_array(data)
         self.array = data
@@ -257,7 +260,7 @@ class Tensor(AutogradMethods):
         if arr.dtype not in plain:
             suffixes.append(f"dtype=lamina.{arr.dtype}")
         if self.creator is not None:
-            suffixes.append(f"grad_fn=<{self.creator.name}Backward>")
+            suffixes.append(f"grad_fn=<{self.creator.name()}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         return printing.tensor_repr(arr, suffixes)

@@ -95,7 +95,7 @@ def _labels(y: Any, where: str) -> np.ndarray:
     y = np.asarray(y)
     if y.ndim != 1:
         raise DataError(f"{where}: labels must be one class index per sample; got shape "
-                        f"{y.shape} (one-hot labels? take their argmax)")
+                        f"{tuple(y.shape)} (one-hot labels? take their argmax)")
     if y.dtype.kind not in "biuf":
         raise DataError(f"{where}: labels must be numbers; got dtype {y.dtype}")
     if y.dtype.kind == "f" and (bad := y[~(y == np.round(y))]).size:

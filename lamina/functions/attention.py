@@ -89,12 +89,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         if q.shape[-3] % k.shape[-3] or k.shape[-3] != v.shape[-3]:
             raise ShapeError(f"scaled_dot_product_attention: with enable_gqa, key and value "
                              f"need a head count that divides the query's; got query "
-                             f"{q.shape}, key {k.shape}, value {v.shape}")
+                             f"{tuple(q.shape)}, key {tuple(k.shape)}, value {tuple(v.shape)}")
         group = q.shape[-3] // k.shape[-3]
         k, v = (t.repeat_interleave(group, dim=-3) for t in (k, v))
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ShapeError(f"scaled_dot_product_attention: expected q (..., L, D), k (..., S, D) "
-                         f"and v (..., S, Dv); got q {q.shape}, k {k.shape}, v {v.shape}")
+                         f"and v (..., S, Dv); got q {tuple(q.shape)}, k {tuple(k.shape)}, "
+                         f"v {tuple(v.shape)}")
     mask = _as_mask(attn_mask, q, k)
     allowed = astype(mask, q.dtype) if mask is not None and mask.dtype == bool else None
     return attend(q, k, v, allowed, mask if allowed is None else None, is_causal, scale,
@@ -150,9 +151,10 @@ def _as_mask(mask: Any, q: Tensor, k: Tensor) -> Tensor | None:
     except ValueError:
         fits = False
     if not fits:
-        raise ShapeError(f"scaled_dot_product_attention: attn_mask of shape {mask.shape} does "
-                         f"not broadcast to (..., L, S) = (..., {want[0]}, {want[1]}) for q "
-                         f"{q.shape} and k {k.shape}")
+        raise ShapeError(f"scaled_dot_product_attention: attn_mask of shape "
+                         f"{tuple(mask.shape)} does not broadcast to (..., L, S) = "
+                         f"(..., {want[0]}, {want[1]}) for q "
+                         f"{tuple(q.shape)} and k {tuple(k.shape)}")
     return typed_mask(mask, q.dtype, "scaled_dot_product_attention: attn_mask must be boolean "
                                      "(True where a query may attend)")
 

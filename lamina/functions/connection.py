@@ -32,7 +32,7 @@ class Linear(Function):
         if x.ndim == 0 or x.shape[-1] != W.shape[1]:
             raise ShapeError(
                 f"linear: input features do not match the weight; expected (..., {W.shape[1]}) "
-                f"for W of shape {W.shape}, got {x.shape}"
+                f"for W of shape {tuple(W.shape)}, got {tuple(x.shape)}"
             )
         need_x, need_W = self.needs_input_grad[:2]
         self.save_for_backward(x if need_W else None, W if need_x else None)
@@ -168,8 +168,9 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     if input1.shape[-1] != in1 or input2.shape[-1] != in2 or input1.shape[:-1] != \
             input2.shape[:-1]:
         raise ShapeError(f"bilinear: expected inputs (*, {in1}) and (*, {in2}) with one "
-                         f"leading shape for weight {weight.shape}; got {input1.shape} and "
-                         f"{input2.shape}")
+                         f"leading shape for weight {tuple(weight.shape)}; got "
+                         f"{tuple(input1.shape)} and "
+                         f"{tuple(input2.shape)}")
     # (*, in1) @ (in1, out * in2) -> (*, out, in2), then a dot with x2 per output
     left = input1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)
     y = (left.reshape(*input1.shape[:-1], out, in2) * input2.unsqueeze(-2)).sum(-1)

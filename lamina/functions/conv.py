@@ -92,7 +92,7 @@ def _check_ranks(op: str, nd: int, x: Any, W: Any, hint: str = "") -> None:
     if x.ndim != nd + 2 or W.ndim != nd + 2:
         raise ShapeError(
             f"{op}: expected input of {nd + 2} dims (N, C, {'L' if nd == 1 else 'H, W'}) and "
-            f"weight of {nd + 2} dims; got input {x.shape}, weight {W.shape}" + hint)
+            f"weight of {nd + 2} dims; got input {tuple(x.shape)}, weight {tuple(W.shape)}" + hint)
 
 
 class Conv(Function):
@@ -117,7 +117,7 @@ class Conv(Function):
         if g < 1 or W.shape[0] % g or x.shape[1] != W.shape[1] * g:
             raise ShapeError(
                 f"{op}: input channels do not fit the weight; expected {W.shape[1] * g} "
-                f"channels (weight {W.shape}, groups={g}), got input {x.shape}"
+                f"channels (weight {tuple(W.shape)}, groups={g}), got input {tuple(x.shape)}"
             )
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
@@ -141,7 +141,7 @@ class Conv(Function):
         if oh < 1 or ow < 1:
             raise ShapeError(
                 f"{self.op}: input is smaller than the (dilated) kernel; got input "
-                f"{x.shape}, kernel {(kh, kw)}, padding {(ph, pw)}, dilation {(dh, dw)}"
+                f"{tuple(x.shape)}, kernel {(kh, kw)}, padding {(ph, pw)}, dilation {(dh, dw)}"
             )
         self.meta = (x.shape, W.shape, (oh, ow))
         return x, W
@@ -355,8 +355,8 @@ class ConvTranspose(Function):
         _check_ranks(op, nd, x, W)
         if g < 1 or W.shape[0] % g or x.shape[1] != W.shape[0]:
             raise ShapeError(f"{op}: input channels do not fit the weight; expected "
-                             f"{W.shape[0]} channels (weight {W.shape}: in, out / groups, "
-                             f"kernel), got input {x.shape}")
+                             f"{W.shape[0]} channels (weight {tuple(W.shape)}: in, out / groups, "
+                             f"kernel), got input {tuple(x.shape)}")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         self._check(x, W)

@@ -142,7 +142,7 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
     unbatched = log_probs.ndim == 2
     lp = log_probs.unsqueeze(1) if unbatched else log_probs
     if lp.ndim != 3:
-        raise ShapeError(f"ctc_loss: expected log_probs (T, N, C) or (T, C); got {lp.shape}")
+        raise ShapeError(f"ctc_loss: expected log_probs (T, N, C) or (T, C); got {tuple(lp.shape)}")
     steps, n, _ = lp.shape
     ins = np.asarray(getattr(input_lengths, "array", input_lengths), np.int64).reshape(-1)
     outs = np.asarray(getattr(target_lengths, "array", target_lengths), np.int64).reshape(-1)

@@ -38,7 +38,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                          f"'reflection'; got {padding_mode!r}")
     if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
         raise ShapeError(f"grid_sample: expected input (N, C, H, W) and grid (N, Ho, Wo, 2); "
-                         f"got {input.shape} and {grid.shape}")
+                         f"got {tuple(input.shape)} and {tuple(grid.shape)}")
     align = bool(align_corners)
     h, w = input.shape[2:]
     ix = _source(grid[..., 0], w, align, padding_mode)

@@ -30,7 +30,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     """
     if input.ndim < 3:
         raise ShapeError(f"instance_norm: expected input (N, C, *) with positions; got "
-                         f"{input.shape}")
+                         f"{tuple(input.shape)}")
     c = input.shape[1]
     if not use_input_stats:
         shape = (1, c) + (1,) * (input.ndim - 2)

@@ -32,7 +32,7 @@ def _class_rows(op: str, x: Any, labels: Any) -> tuple[Any, Any]:
                 if x.ndim >= 3 and labels.shape == x.shape[:-1] else "")
         raise ShapeError(
             f"{op}: labels do not fit the input; expected labels of shape {want} for input "
-            f"{x.shape}, got {labels.shape}{hint}"
+            f"{tuple(x.shape)}, got {tuple(labels.shape)}{hint}"
         )
     if x.ndim > 2:
         x = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
@@ -71,7 +71,7 @@ class _Picked(Function):
         if self.weight is not None:
             if self.weight.shape != (c,):
                 raise ShapeError(f"{self.op}: weight must hold one value per class, shape "
-                                 f"({c},); got {self.weight.shape}")
+                                 f"({c},); got {tuple(self.weight.shape)}")
             self.row_weight *= self.weight.astype(rows.dtype, copy=False)[t]
         # 'mean' divides by the weights summed over the rows, as PyTorch does.
         self.count = (float(self.row_weight.sum()) or 1.0) if self.reduction == "mean" else 1
@@ -308,7 +308,7 @@ def mse_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa: A002
     x = input
     target_shape = getattr(target, "shape", np.shape(target))
     if x.shape != tuple(target_shape):
-        raise ShapeError(f"mse_loss: target must match the input; expected {x.shape}, got "
+        raise ShapeError(f"mse_loss: target must match the input; expected {tuple(x.shape)}, got "
                          f"{tuple(target_shape)}")
     diff = x - target
     sq = diff * diff

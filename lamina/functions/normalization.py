@@ -299,5 +299,5 @@ def standardize(x: Tensor, mean: Any, std: Any, axis: int = 1) -> Tensor:
     mean, std = (np.asarray(getattr(a, "array", a)) for a in (mean, std))
     if mean.ndim != 1 or std.shape != mean.shape:
         raise ShapeError(f"standardize: mean and std must be vectors of one length; got "
-                         f"{mean.shape} and {std.shape}")
+                         f"{tuple(mean.shape)} and {tuple(std.shape)}")
     return Standardize(mean, std, axis).apply(x)

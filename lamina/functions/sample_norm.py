@@ -147,12 +147,12 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
     if x.ndim < 2 or not isinstance(num_groups, int) or num_groups < 1 \
             or x.shape[1] % num_groups:
         raise ShapeError(f"group_norm: expected input (N, C, ...) with C a multiple of "
-                         f"num_groups={num_groups!r}; got shape {x.shape}")
+                         f"num_groups={num_groups!r}; got shape {tuple(x.shape)}")
     c = x.shape[1]
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and p.shape != (c,):
             raise ShapeError(f"group_norm: {name} must hold one value per channel, shape "
-                             f"({c},); got {p.shape}")
+                             f"({c},); got {tuple(p.shape)}")
     if bias is not None and weight is None:
         raise ValueError("group_norm: bias without weight is not supported; pass both or neither")
     fn = GroupNorm(num_groups, eps)

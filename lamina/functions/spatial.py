@@ -130,7 +130,8 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
     n, ck, length = input.shape
     if ck % rows.shape[0] or length != bh * bw:
         raise ShapeError(f"fold: expected input (N, C * {rows.shape[0]}, {bh * bw}) for "
-                         f"output_size {size} and kernel_size {kernel_size}; got {input.shape}")
+                         f"output_size {size} and kernel_size {kernel_size}; got "
+                         f"{tuple(input.shape)}")
     shape = (n, ck // rows.shape[0], size[0] + 2 * ph, size[1] + 2 * pw)
     out = _Fold(rows, cols, shape).apply(input)
     return out[:, :, ph:ph + size[0], pw:pw + size[1]]
@@ -148,7 +149,7 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     n, _, h, w = size
     if theta.shape != (n, 2, 3):
         raise ShapeError(f"affine_grid: expected theta of shape ({n}, 2, 3) for size {size}; "
-                         f"got {theta.shape}")
+                         f"got {tuple(theta.shape)}")
     xs, ys = _coordinates(w, bool(align_corners)), _coordinates(h, bool(align_corners))
     base = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None], np.ones((1, 1))), -1)
     base = Tensor(base.reshape(1, h * w, 3).astype(theta.dtype))

@@ -48,11 +48,11 @@ def unpool(input: Tensor, indices: Tensor, nd: int, kernel_size: Any, stride: An
     op = f"max_unpool{nd}d"
     if input.ndim not in (nd + 1, nd + 2):
         raise ShapeError(f"{op}: expected a {nd + 1}-D or {nd + 2}-D input; got shape "
-                         f"{input.shape}")
+                         f"{tuple(input.shape)}")
     if tuple(indices.shape) != tuple(input.shape):
-        raise ShapeError(f"{op}: indices must have the input's shape {input.shape} (as "
+        raise ShapeError(f"{op}: indices must have the input's shape {tuple(input.shape)} (as "
                          f"max_pool{nd}d(..., return_indices=True) gives them); got "
-                         f"{indices.shape}")
+                         f"{tuple(indices.shape)}")
     if input.ndim == nd + 1:
         return unpool(input.unsqueeze(0), indices.unsqueeze(0), nd, kernel_size, stride,
                       padding, output_size).squeeze(0)

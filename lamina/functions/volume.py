@@ -89,8 +89,8 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     """
     if input.ndim != 5 or weight.ndim != 5 or input.shape[1] != weight.shape[1] * groups:
         raise ShapeError(f"conv3d: expected input (N, C, D, H, W) and weight (O, C / groups, "
-                         f"kd, kh, kw) with groups={groups}; got {input.shape} and "
-                         f"{weight.shape}")
+                         f"kd, kh, kw) with groups={groups}; got {tuple(input.shape)} and "
+                         f"{tuple(weight.shape)}")
     kernel = weight.shape[2:]
     dilation = per_axis(dilation, 3, "conv3d: dilation")
     stride = per_axis(stride, 3, "conv3d: stride")
@@ -151,7 +151,7 @@ def pool(input: Tensor, nd: int, mode: str, kernel_size: Any, stride: Any = None
     op = f"{mode}_pool{nd}d"
     if input.ndim not in (nd + 1, nd + 2):
         raise ShapeError(f"{op}: expected a {nd + 1}-D or {nd + 2}-D input; got shape "
-                         f"{input.shape}")
+                         f"{tuple(input.shape)}")
     if input.ndim == nd + 1:  # unbatched
         out = pool(input.unsqueeze(0), nd, mode, kernel_size, stride, padding, dilation,
                    ceil_mode, count_include_pad, divisor_override, return_indices)

@@ -5,23 +5,23 @@ lamina/functions/factorizations.py for the formulas)."""
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
+from lamina import return_types
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 from lamina.functions import factorizations as fz
 from lamina.functions.decomposition import Inv, LinAlgError
 
-linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
-linalg_qr = namedtuple("linalg_qr", ["Q", "R"])
-linalg_cholesky_ex = namedtuple("linalg_cholesky_ex", ["L", "info"])
-linalg_inv_ex = namedtuple("linalg_inv_ex", ["inverse", "info"])
-linalg_solve_ex = namedtuple("linalg_solve_ex", ["result", "info"])
-linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+linalg_eigh = return_types.linalg_eigh
+linalg_svd = return_types.linalg_svd
+linalg_qr = return_types.linalg_qr
+linalg_cholesky_ex = return_types.linalg_cholesky_ex
+linalg_inv_ex = return_types.linalg_inv_ex
+linalg_solve_ex = return_types.linalg_solve_ex
+linalg_lstsq = return_types.linalg_lstsq
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:

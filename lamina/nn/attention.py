@@ -167,8 +167,9 @@ class MultiheadAttention(Layer):
         mask = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask))
         if mask.shape not in shapes:
             raise ShapeError(f"{type(self).__name__}: expected {name} of shape "
-                             f"{' or '.join(map(str, shapes))} for query {query.shape} (batch "
-                             f"first) and {self.num_heads} heads; got {mask.shape}")
+                             f"{' or '.join(map(str, shapes))} for query "
+                             f"{tuple(query.shape)} (batch first) and {self.num_heads} heads; "
+                             f"got {tuple(mask.shape)}")
         return typed_mask(mask, query.dtype, f"{type(self).__name__}: {name} must be boolean "
                                              "(True where attention is not allowed, as in "
                                              "PyTorch)")
@@ -192,7 +193,7 @@ class MultiheadAttention(Layer):
 
     def _check(self, query: Any, key: Any, value: Any) -> None:
         layout = "(B, T, E)" if self.batch_first else "(T, B, E)"
-        shapes = [getattr(t, "shape", ()) for t in (query, key, value)]
+        shapes = [tuple(getattr(t, "shape", ())) for t in (query, key, value)]
         batch_axis = 0 if self.batch_first else 1
         time_axis = 1 - batch_axis
         if (any(len(s) != 3 for s in shapes) or shapes[0][-1] != self.embed_dim

@@ -219,8 +219,9 @@ class Residual(Layer):
             fix = ("make its 'shortcut' layer map the input" if "shortcut" in self._children
                    else "give the block a 'shortcut' layer that maps its input")
             raise ShapeError(
-                f"Residual: the layers give {y.shape} but the shortcut gives {skip.shape}; "
-                f"they are added, so {fix} to {y.shape} (a Linear, or a Conv with "
+                f"Residual: the layers give {tuple(y.shape)} but the shortcut gives "
+                f"{tuple(skip.shape)}; "
+                f"they are added, so {fix} to {tuple(y.shape)} (a Linear, or a Conv with "
                 "kernel_size 1)")
         return y + skip
 

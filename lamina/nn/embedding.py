@@ -39,7 +39,7 @@ class _Table(Layer):
             array = np.asarray(getattr(_weight, "array", _weight))
             if array.shape != (num_embeddings, embedding_dim):
                 raise ValueError(f"{type(self).__name__}: _weight must be ({num_embeddings}, "
-                                 f"{embedding_dim}); got {array.shape}")
+                                 f"{embedding_dim}); got {tuple(array.shape)}")
             self.weight = Parameter(array.copy())
 
     # The settings the repr shows where they differ from their defaults, in PyTorch's order

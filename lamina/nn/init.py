@@ -108,7 +108,7 @@ def kaiming_normal_(t: Tensor, a: float = 0.0, mode: str = "fan_in",
 def orthogonal_(t: Tensor, gain: float = 1.0) -> Tensor:
     """Saxe et al. (2013): a (semi-)orthogonal matrix from the QR of a Gaussian, times gain."""
     if t.ndim < 2:
-        raise ValueError(f"orthogonal_: needs a tensor of 2+ dims; got shape {t.shape}")
+        raise ValueError(f"orthogonal_: needs a tensor of 2+ dims; got shape {tuple(t.shape)}")
     rows, cols = t.shape[0], math.prod(t.shape[1:])
     flat = state.rng().normal(0.0, 1.0, (rows, cols))
     if rows < cols:

@@ -38,7 +38,7 @@ class _BatchNorm(Layer):
         if x.ndim not in self.dims or x.shape[1] != self.num_features:
             raise ShapeError(
                 f"{name}: expected input of {' or '.join(map(str, self.dims))} dims with "
-                f"{self.num_features} channels on axis 1; got shape {x.shape}"
+                f"{self.num_features} channels on axis 1; got shape {tuple(x.shape)}"
             )
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                             self.training or not self.track_running_stats, self.momentum,
@@ -186,7 +186,7 @@ class GroupNorm(Layer):
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim < 2 or x.shape[1] != self.num_channels:
             raise ShapeError(f"GroupNorm: expected input (N, {self.num_channels}, ...) with "
-                             f"the channels on axis 1; got shape {x.shape}")
+                             f"the channels on axis 1; got shape {tuple(x.shape)}")
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def _fits(self, x: Any, *rest: Any) -> str | None:
@@ -295,7 +295,7 @@ class Standardize(Layer):
         if (x.ndim < 2 or not -x.ndim <= self.axis < x.ndim
                 or x.shape[self.axis] != self.num_features):
             raise ShapeError(f"Standardize.adapt: expected {self.num_features} features on "
-                             f"axis {self.axis} of a batch; got shape {x.shape}")
+                             f"axis {self.axis} of a batch; got shape {tuple(x.shape)}")
         return np.moveaxis(x, self.axis, -1).reshape(-1, self.num_features)
 
     def forward(self, x: Tensor) -> Tensor:

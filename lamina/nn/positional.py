@@ -54,7 +54,7 @@ class PositionalEncoding(Layer):
             layout = "(B, T, E)" if self.batch_first else "(T, B, E)"
             raise ShapeError(f"PositionalEncoding: expected input {layout} with E = "
                              f"{self.embedding_dim} and T <= max_len = {self.max_len}; got "
-                             f"{x.shape}")
+                             f"{tuple(x.shape)}")
         length = x.shape[time]
         table = self.weight[:length] if self.learned else self.table[:length]
         if not self.batch_first:  # (T, E) -> (T, 1, E), to broadcast over the batch

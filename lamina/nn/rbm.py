@@ -52,7 +52,8 @@ class RBM(Layer):
 
     def _check(self, v: Any) -> None:
         if v.ndim != 2 or v.shape[1] != self.n_visible:
-            raise ShapeError(f"RBM: expected visible units (N, {self.n_visible}); got {v.shape}")
+            raise ShapeError(f"RBM: expected visible units (N, {self.n_visible}); got "
+                             f"{tuple(v.shape)}")
 
     def forward(self, v: Tensor) -> Tensor:
         self._check(v)

@@ -17,6 +17,7 @@ import numpy as np
 
 from lamina.autograd.tensor import Tensor
 from lamina.backend import to_numpy
+from lamina.dtypes import Size
 
 
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -111,8 +112,8 @@ class StateDictMethods:
         unexpected = [k for k in state_dict if k not in targets]
         values = {k: np.asarray(to_numpy(v.array) if isinstance(v, Tensor) else v)
                   for k, v in state_dict.items() if k in targets}
-        errors = [f"size mismatch for {k}: copying a param with shape {values[k].shape} from "
-                  f"checkpoint, the shape in current model is {t.shape}."
+        errors = [f"size mismatch for {k}: copying a param with shape {Size(values[k].shape)} "
+                  f"from checkpoint, the shape in current model is {t.shape}."  # PyTorch's words
                   for k, t in targets.items() if k in values and values[k].shape != t.shape]
         if errors or not hooked:  # without post-hooks, strict errors stop it before a write
             self._raise_load_errors(errors, strict, missing, unexpected)

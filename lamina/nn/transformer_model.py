@@ -71,12 +71,12 @@ class Transformer(Layer):
         batch = 0 if self.batch_first else 1
         if src.ndim == 3 and (src.ndim != tgt.ndim or src.shape[batch] != tgt.shape[batch]):
             raise RuntimeError(f"Transformer: the batch number of src and tgt must be equal; "
-                               f"got src {src.shape} and tgt {tgt.shape} "
+                               f"got src {tuple(src.shape)} and tgt {tuple(tgt.shape)} "
                                f"(batch_first={self.batch_first})")
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
             raise ShapeError(f"Transformer: the feature number of src and tgt must be equal to "
-                             f"d_model = {self.d_model}; got src {src.shape} and tgt "
-                             f"{tgt.shape}")
+                             f"d_model = {self.d_model}; got src {tuple(src.shape)} and tgt "
+                             f"{tuple(tgt.shape)}")
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                             tgt_key_padding_mask=tgt_key_padding_mask,

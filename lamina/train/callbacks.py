@@ -314,7 +314,7 @@ def _likely_cause(batch: Any) -> str:
         a = getattr(part, "array", part)
         if isinstance(a, np.ndarray) and a.dtype.kind == "f" and not np.isfinite(a).all():
             return (f"The batch itself holds a NaN or infinity (part {i} of the batch, shape "
-                    f"{a.shape}): the data needs cleaning, not the learning rate.")
+                    f"{tuple(a.shape)}): the data needs cleaning, not the learning rate.")
     return "Lower the learning rate or clip gradients (trainer.clip_grad_norm)."
 
 

@@ -19,8 +19,8 @@ def sequence_cross_entropy(scores: Tensor, labels: Any) -> Tensor:
     a sequence model gives them ((B, T, C) against (B, T)), averaged over every position."""
     if scores.shape[:-1] != getattr(labels, "shape", None):
         raise ShapeError(f"sequence_cross_entropy: expected scores (..., C) and labels of "
-                         f"their shape without C; got {scores.shape} and "
-                         f"{getattr(labels, 'shape', labels)}")
+                         f"their shape without C; got {tuple(scores.shape)} and "
+                         f"{tuple(getattr(labels, 'shape', labels))}")
     return F.cross_entropy(F.reshape(scores, (-1, scores.shape[-1])),
                            F.reshape(labels, (-1,)))
 

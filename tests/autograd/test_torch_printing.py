@@ -94,7 +94,7 @@ def test_the_suffixes_wrap_as_pytorchs(printoptions):
 def test_a_parameter_and_a_computed_tensor_print_their_autograd_state():
     w = lm.nn.Parameter(lm.tensor([0.5, 1.0]))
     assert repr(w) == "Parameter containing:\ntensor([0.5000, 1.0000], requires_grad=True)"
-    assert repr(w * 2) == "tensor([1., 2.], grad_fn=<MulBackward>)"
+    assert repr(w * 2) == "tensor([1., 2.], grad_fn=<MulBackward0>)"
 
 
 def test_set_printoptions_without_sci_mode_resets_it_as_pytorchs(printoptions):
@@ -107,3 +107,76 @@ def test_set_printoptions_without_sci_mode_resets_it_as_pytorchs(printoptions):
 def test_an_unknown_profile_is_refused_naming_the_choices():
     with pytest.raises(ValueError, match="default"):
         lm.set_printoptions(profile="long")
+
+
+# ops whose graph node lamina names as PyTorch does (others, such as mean, which lamina
+# computes as a scaled sum, name lamina's own op)
+NODES = ["x * 2", "x + 1", "x - 1", "x / 2", "x ** 2", "-x", "x.sum()", "x.relu()",
+         "x.view(6)", "x @ x.t()", "F.linear(x, x, x[:, 0])", "x.exp()", "x.tanh()", "x.sigmoid()",
+         "F.cross_entropy(x, lib.tensor([0, 1]))", "x.softmax(-1)", "x.log_softmax(-1)",
+         "lib.cat([x, x])", "x.abs()", "F.gelu(x)", "x.expand(2, 2, 3)", "x.to(lib.float64)",
+         "x.transpose(0, 1)", "x.reshape(3, 2)", "F.embedding(lib.tensor([0]), x)"]
+
+
+@pytest.mark.parametrize("expr", NODES)
+def test_grad_fn_prints_and_names_pytorchs_node(expr):
+    import torch
+
+    names, reprs = [], []
+    for lib in (torch, lm):
+        x = lib.tensor([[0.5, 1.0, 2.0], [1.5, 0.25, 3.0]], requires_grad=True)
+        y = eval(expr, {"x": x, "lib": lib, "F": lib.nn.functional})  # noqa: S307
+        names.append(y.grad_fn.name())
+        reprs.append(repr(y.grad_fn).split(" object at ")[0])
+    assert names[0] == names[1] and reprs[0] == reprs[1] == f"<{names[0]}"
+
+
+RESULTS = ["x.max(0)", "x.min(dim=1, keepdim=True)", "x.sort(descending=True)", "x.topk(2)",
+           "x.cummax(0)", "x.kthvalue(2, 1)", "x.median(0)", "x.mode(1)", "x.aminmax()",
+           "lib.linalg.slogdet(x[:, :2] + 3)", "lib.histogram(x, bins=2)",
+           "lib.frexp(x)", "lib.linalg.eigh(x[:, :2].T @ x[:, :2])"]
+
+
+@pytest.mark.parametrize("expr", RESULTS)
+def test_multiple_results_print_as_pytorchs_named_tuples(expr):
+    import torch
+
+    printed = []
+    for lib in (torch, lm):
+        x = lib.tensor([[0.5, 3.0, 2.0], [1.5, 0.25, 2.0]])
+        result = eval(expr, {"x": x, "lib": lib})  # noqa: S307
+        printed.append(repr(result).replace("torch.", "lamina.").replace("-0.", " 0."))
+        assert type(result).__module__ == f"{lib.__name__}.return_types"
+    assert printed[0] == printed[1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", None])
+def test_finfo_answers_pytorchs_numbers(dtype):
+    import torch
+
+    ours, theirs = (lm.finfo(getattr(lm, dtype)) if dtype else lm.finfo(),
+                    torch.finfo(getattr(torch, dtype)) if dtype else torch.finfo())
+    assert repr(ours) == repr(theirs)
+    for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+        assert getattr(ours, field) == getattr(theirs, field)
+        assert type(getattr(ours, field)) is type(getattr(theirs, field))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8"])
+def test_iinfo_answers_pytorchs_numbers(dtype):
+    import torch
+
+    ours, theirs = lm.iinfo(getattr(lm, dtype)), torch.iinfo(getattr(torch, dtype))
+    assert repr(ours) == repr(theirs)
+    assert (ours.bits, ours.max, ours.min, ours.dtype) == (theirs.bits, theirs.max, theirs.min,
+                                                           theirs.dtype)
+
+
+def test_finfo_and_iinfo_refuse_the_other_kind_as_pytorchs():
+    import torch
+
+    for lib in (torch, lm):
+        with pytest.raises(TypeError):
+            lib.finfo(lib.int64)
+        with pytest.raises(TypeError):
+            lib.iinfo(lib.float32)

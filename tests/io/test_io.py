@@ -86,8 +86,9 @@ def test_missing_file_and_shape_mismatch_are_named(tmp_path) -> None:
         lm.io.load(tmp_path / "nope.safetensors")
     path = lm.io.save(tmp_path / "small.safetensors", nn.Linear(3, 2))
     with pytest.raises(CheckpointError, match=r"(?s)small\.safetensors: does not fit the model \("
-                       r".*weight: copying a param with shape \(2, 3\) from checkpoint, "
-                       r"the shape in current model is \(5, 3\).*size mismatch for bias"):
+                       r".*weight: copying a param with shape lamina\.Size\(\[2, 3\]\) from "
+                       r"checkpoint, the shape in current model is lamina\.Size\(\[5, 3\]\).*"
+                       r"size mismatch for bias"):
         lm.io.load(path, nn.Linear(3, 5))  # every mismatch, in the model's order
     with pytest.raises(CheckpointError, match=r"(?s)does not fit the model .*Missing key\(s\) in state_dict: \"0\.weight\""):
         lm.io.load(path, nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 2)))

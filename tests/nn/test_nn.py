@@ -172,7 +172,8 @@ def test_load_state_dict_names_every_problem() -> None:
     state = model.state_dict()
     state["1.weight"] = np.zeros((5, 4))
     with pytest.raises(RuntimeError, match=r"size mismatch for 1.weight: copying a param with "
-                       r"shape \(5, 4\) from checkpoint, the shape in current model is \(2, 4\)"):
+                       r"shape lamina\.Size\(\[5, 4\]\) from checkpoint, the shape in current "
+                       r"model is lamina\.Size\(\[2, 4\]\)"):
         model.load_state_dict(state)
     state = model.state_dict()
     del state["0.bias"]

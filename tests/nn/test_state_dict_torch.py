@@ -144,3 +144,14 @@ def test_parameters_and_buffers_take_pytorchs_recurse_argument() -> None:
         assert ([n for n, _ in ours.named_buffers(**kw)]
                 == [n for n, _ in theirs.named_buffers(**kw)])
         assert len(list(ours.buffers(**kw))) == len(list(theirs.buffers(**kw)))
+
+
+def test_a_mismatched_state_dict_is_refused_in_pytorchs_words():
+    messages = []
+    for lib in (torch, lamina):
+        model = lib.nn.Sequential(lib.nn.Linear(3, 5), lib.nn.ReLU())
+        with pytest.raises(RuntimeError) as caught:
+            model.load_state_dict({"0.weight": lib.zeros(4, 3), "0.bias": lib.zeros(4),
+                                   "x": lib.zeros(1)})
+        messages.append(str(caught.value).replace("torch.", "lamina."))
+    assert messages[0] == messages[1]

@@ -5,12 +5,13 @@ matrix_exp, triangular_solve. Each calls lamina.linalg, so the gradients are its
 from __future__ import annotations
 
 import warnings
-from collections import namedtuple
 from typing import Any
 
-svd_result = namedtuple("svd", ["U", "S", "V"])
-qr_result = namedtuple("qr", ["Q", "R"])
-triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+from lamina import return_types
+
+svd_result = return_types.svd
+qr_result = return_types.qr
+triangular_solve_result = return_types.triangular_solve
 
 
 _warned: set[str] = set()

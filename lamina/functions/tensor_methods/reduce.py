@@ -146,7 +146,9 @@ class ReduceMethods:
 
         Examples:
             >>> lm.tensor([[1.0, 5.0], [7.0, 2.0]]).min(dim=0)
-            min(values=tensor([1., 2.]), indices=tensor([0, 1]))
+            lamina.return_types.min(
+            values=tensor([1., 2.]),
+            indices=tensor([0, 1]))
         """
         return self._extreme("min", dim, keepdim, kwargs)
 
@@ -217,7 +219,9 @@ class ReduceMethods:
 
         Examples:
             >>> lm.tensor([3, 1, 2]).sort()
-            sort(values=tensor([1, 2, 3]), indices=tensor([1, 2, 0]))
+            lamina.return_types.sort(
+            values=tensor([1, 2, 3]),
+            indices=tensor([1, 2, 0]))
         """
         from lamina.functions.reduction import sort
 
@@ -239,7 +243,9 @@ class ReduceMethods:
 
         Examples:
             >>> lm.tensor([3, 1, 2]).topk(2)
-            topk(values=tensor([3, 2]), indices=tensor([0, 2]))
+            lamina.return_types.topk(
+            values=tensor([3, 2]),
+            indices=tensor([0, 2]))
         """
         from lamina.functions.reduction import topk
 
@@ -250,7 +256,9 @@ class ReduceMethods:
 
         Examples:
             >>> lm.tensor([3, 1, 2]).kthvalue(2)
-            kthvalue(values=tensor(2), indices=tensor(2))
+            lamina.return_types.kthvalue(
+            values=tensor(2),
+            indices=tensor(2))
         """
         from lamina.functions.reduction import kthvalue
 
@@ -272,7 +280,9 @@ class ReduceMethods:
 
         Examples:
             >>> lm.tensor([1, 2, 2, 3]).mode()
-            mode(values=tensor(2), indices=tensor(2))
+            lamina.return_types.mode(
+            values=tensor(2),
+            indices=tensor(2))
         """
         from lamina.functions.reduction import mode
 

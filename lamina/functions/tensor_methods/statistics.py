@@ -5,7 +5,6 @@ by index, so the gradient goes to the elements picked."""
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -13,8 +12,8 @@ import numpy as np
 from lamina import return_types
 from lamina.functions.tensor_methods.shared import constant
 
-cummax_type = namedtuple("cummax", ["values", "indices"])
-cummin_type = namedtuple("cummin", ["values", "indices"])
+cummax_type = return_types.cummax
+cummin_type = return_types.cummin
 
 
 def _running(a: np.ndarray, axis: int, better: Any) -> np.ndarray:
@@ -110,7 +109,9 @@ class StatisticsMethods:
 
         Examples:
             >>> lm.tensor([3.0, 1.0, 2.0]).aminmax()
-            aminmax(min=tensor(1.), max=tensor(3.))
+            lamina.return_types.aminmax(
+            min=tensor(1.),
+            max=tensor(3.))
         """
         if dim is None:
             return return_types.aminmax(self.amin(), self.amax())
@@ -196,7 +197,7 @@ class StatisticsMethods:
         a = self.detach().numpy()
         if a.ndim != 1 or a.dtype.kind not in "iu" or (a < 0).any():
             raise RuntimeError("bincount: the tensor must be 1-D of non-negative integers; "
-                               f"got shape {a.shape}, dtype {a.dtype}")
+                               f"got shape {tuple(a.shape)}, dtype {a.dtype}")
         w = None if weights is None else np.asarray(
             weights.detach().numpy() if hasattr(weights, "detach") else weights)
         counts = np.bincount(a, w, minlength)

@@ -84,8 +84,8 @@ class BasePruningMethod:
         scores = weight if importance_scores is None else importance_scores
         scores = scores.detach().numpy() if isinstance(scores, Tensor) else np.asarray(scores)
         if scores.shape != kept.shape:
-            raise ValueError(f"prune: importance_scores of shape {scores.shape} should have "
-                             f"the shape of {name}, {kept.shape}")
+            raise ValueError(f"prune: importance_scores of shape {tuple(scores.shape)} should have "
+                             f"the shape of {name}, {tuple(kept.shape)}")
         mask = _among_kept(method, scores, kept)  # first, so a bad call changes nothing
         if old is None:
             delattr(module, name)  # the same parameter, trained under its new name
@@ -180,7 +180,7 @@ class L1Unstructured(BasePruningMethod):
         ...     _ = layer.weight.copy_(lm.tensor([[0.5, -2.0, 0.1]]))
         >>> _ = prune.L1Unstructured.apply(layer, "weight", amount=2)
         >>> layer.weight
-        tensor([[ 0., -2.,  0.]], grad_fn=<MulBackward>)
+        tensor([[ 0., -2.,  0.]], grad_fn=<MulBackward0>)
     """
 
     def __init__(self, amount: Any) -> None:

@@ -28,7 +28,7 @@ def scalar(tag: str, value: Any) -> Any:
     pb = _protos()
     number = as_array(value)
     if number.size != 1:
-        raise ValueError(f"add_scalar: {tag!r} takes one number; got shape {number.shape}")
+        raise ValueError(f"add_scalar: {tag!r} takes one number; got shape {tuple(number.shape)}")
     return pb.Summary(value=[pb.Summary.Value(tag=tag, simple_value=float(number.item()))])
 
 
@@ -56,7 +56,7 @@ def image(tag: str, img: Any, dataformats: str = "CHW") -> Any:
     array = as_array(img)
     layout = dataformats.upper()
     if array.ndim != len(layout) or set(layout) - set("CHW"):
-        raise ValueError(f"add_image: {tag!r} has shape {array.shape}, which does not fit "
+        raise ValueError(f"add_image: {tag!r} has shape {tuple(array.shape)}, which does not fit "
                          f"dataformats {dataformats!r}")
     if "C" not in layout:
         array, layout = array[None], "C" + layout
