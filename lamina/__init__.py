@@ -162,7 +162,7 @@ trapz = trapezoid  # PyTorch's older name
 # asyncio, ssl and multiprocessing, which a script that only builds and trains a model
 # never needs. `lamina.plan` and `import lamina.plan` both work as before.
 _LAZY_MODULES = ("data", "distributed", "distributions", "func", "io", "jit", "linalg",
-                 "onnx", "plan", "special", "testing", "train")
+                 "onnx", "plan", "profiler", "special", "testing", "train")
 _LAZY_NAMES = {"load": "lamina.io.serialize", "save": "lamina.io.serialize",
                "vmap": "lamina.func"}
 

@@ -24,6 +24,9 @@ default_generator: Any = None
 op_counter = itertools.count()
 # The active lamina.plan tracer, or None: Function.apply reports every op to it.
 tracer: Any = None
+# The active lamina.profiler recorder, or None: Function.apply and backward run each op
+# through it, so that it times them.
+profiler: Any = None
 # Anomaly detection (lamina.autograd.anomaly): ops keep their forward stack, and backward
 # checks their gradients for NaN.
 anomaly: bool = False

@@ -39,7 +39,8 @@ def _public() -> list[tuple[str, object]]:
     for module in (lamina.autograd, lamina.nn.utils, lamina.linalg, lamina.distributions,
                    lamina.special, lamina.optim.swa_utils, lamina.func,
                    lamina.autograd.functional, lamina.nn.utils.stateless, lamina.testing,
-                   lamina.utils.checkpoint, lamina.nn.utils.prune, lamina.jit):
+                   lamina.utils.checkpoint, lamina.nn.utils.prune, lamina.jit,
+                   lamina.profiler, lamina.autograd.profiler):
         for name in module.__all__:
             out.append((f"{module.__name__}.{name}", getattr(module, name)))
     seen, unique = set(), []

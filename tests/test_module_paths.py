@@ -20,7 +20,8 @@ PATHS = ["nn.modules", "nn.modules.module", "nn.modules.loss", "nn.modules.batch
          "nn.modules.channelshuffle", "nn.parameter", "utils.data.distributed",
          "utils.data.sampler", "utils.data.dataset", "utils.data.dataloader",
          "nn.utils.stateless", "nn.utils.prune", "optim.swa_utils", "autograd.functional", "func", "special",
-         "linalg", "distributions", "testing", "utils.checkpoint", "jit"]
+         "linalg", "distributions", "testing", "utils.checkpoint", "jit", "profiler",
+         "autograd.profiler"]
 # lamina's additions beside PyTorch's names, in the modules above
 OWN = {"Buffer"}
 

@@ -38,3 +38,11 @@ __all__ = [
     "set_grad_enabled",
     "tensor",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "profiler":  # it loads json, gzip and socket: at first use, not on import
+        import importlib
+
+        return importlib.import_module("lamina.autograd.profiler")
+    raise AttributeError(f"module 'lamina.autograd' has no attribute {name!r}")

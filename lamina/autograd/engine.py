@@ -287,7 +287,10 @@ def _call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
     for i, gy in enumerate(gys):
         if gy is None:  # an output nobody used still needs a gradient: zeros
             gys[i] = np.zeros(*f.output_meta[i])
-    gxs = f.backward(*gys)
+    if state.profiler is None:
+        gxs = f.backward(*gys)
+    else:
+        gxs = state.profiler.run(f.name(), f.backward, gys)
     if not isinstance(gxs, tuple):
         gxs = (gxs,)
     if len(gxs) != len(f.inputs):

@@ -114,7 +114,10 @@ class Function:
         needs = tuple([x._requires_grad for x in xs])
         record = state.grad_enabled and True in needs
         self.needs_input_grad = needs if record else (False,) * len(xs)
-        ys = self.forward(*[x.array for x in xs])
+        if state.profiler is None:
+            ys = self.forward(*[x.array for x in xs])
+        else:
+            ys = state.profiler.run(self.name, self.forward, [x.array for x in xs])
         # NumPy returns a scalar, not a 0-d array, from a reduction or a ufunc on 0-d arrays;
         # a Tensor's data is always an array (so `t.array[...] = v` works on a loss too).
         one = type(ys) is np.ndarray
