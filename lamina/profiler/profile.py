@@ -49,8 +49,8 @@ class ProfilerAction(enum.Enum):
     """What a `schedule` says to do at a step.
 
     Examples:
-        >>> lm.profiler.schedule(wait=1, warmup=0, active=1)(0)
-        <ProfilerAction.NONE: 0>
+        >>> lm.profiler.schedule(wait=1, warmup=1, active=1)(1)
+        <ProfilerAction.WARMUP: 1>
     """
 
     NONE = 0
