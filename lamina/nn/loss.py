@@ -13,6 +13,7 @@ import numpy as np
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.functions.loss import legacy_reduction
+from lamina.nn.distance import PairwiseDistance
 from lamina.nn.layer import Layer
 from lamina.nn.registry import register_layer
 from lamina.schema import ConfigError
@@ -49,7 +50,7 @@ class _Loss(Layer):
         return {name: getattr(self, name) for name in self._options}
 
     def extra_repr(self) -> str:
-        return "" if self.reduction == "mean" else f"reduction={self.reduction!r}"
+        return ""  # PyTorch's losses print no arguments: MSELoss(reduction="sum") is MSELoss()
 
 
 def _loss(name: str, fn: Any, options: dict[str, Any], weights: tuple[str, ...] = (),
@@ -189,8 +190,8 @@ MultiLabelMarginLoss = _loss(
 @register_layer("TripletMarginWithDistanceLoss")
 class TripletMarginWithDistanceLoss(_Loss):
     """A hinge on anchor-positive against anchor-negative distances, for a distance of
-    your choosing (pairwise Euclidean when None). Its config holds no callable: a layer
-    built with a `distance_function` has none.
+    your choosing (a `PairwiseDistance()` child when None, as PyTorch's). Its config holds
+    no callable: a layer built with a `distance_function` has none.
 
     Examples:
         >>> loss = nn.TripletMarginWithDistanceLoss(margin=0.5)
@@ -201,7 +202,10 @@ class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function: Any = None, margin: float = 1.0,
                  swap: bool = False, reduction: str = "mean") -> None:
         super().__init__(reduction=reduction)
-        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+        self._default_distance = distance_function is None
+        self.distance_function = PairwiseDistance() if distance_function is None \
+            else distance_function
+        self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_with_distance_loss(
@@ -209,7 +213,7 @@ class TripletMarginWithDistanceLoss(_Loss):
             margin=self.margin, swap=self.swap, reduction=self.reduction)
 
     def get_config(self) -> dict[str, Any]:
-        if self.distance_function is not None:
+        if not self._default_distance:
             raise ConfigError("TripletMarginWithDistanceLoss: a distance_function is Python "
                               "code, which a config does not hold; build this loss in code")
         return {"margin": self.margin, "swap": self.swap, "reduction": self.reduction}

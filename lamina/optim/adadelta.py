@@ -28,7 +28,7 @@ class Adadelta(Optimizer):
     elementwise = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9,
-                 eps: float = 1e-6, weight_decay: float = 0.0, foreach: bool | None = None, *,
+                 eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,
                  capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
@@ -73,7 +73,7 @@ class Adamax(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, foreach: bool | None = None, *,
+                 weight_decay: float = 0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,

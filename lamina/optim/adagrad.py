@@ -20,8 +20,8 @@ class Adagrad(Optimizer):
 
     elementwise = True
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
-                 weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, fused: bool | None = None) -> None:
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps,

@@ -26,7 +26,7 @@ class ASGD(Optimizer):
     elementwise = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4,
-                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0.0,
+                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
                  foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,

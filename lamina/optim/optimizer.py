@@ -161,6 +161,14 @@ class Optimizer(StepHookMethods):
         """Chainer's name for `step`."""
         self.step()
 
+    def __repr__(self) -> str:
+        """PyTorch's: the class, then each group's hyper-parameters in name order."""
+        text = f"{type(self).__name__} ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            text += "".join(f"    {k}: {group[k]}\n" for k in sorted(group) if k != "params")
+        return text + ")"
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient: set it to None (PyTorch's default), or with
         `set_to_none=False` fill it with zeros in place."""
