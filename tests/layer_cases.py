@@ -122,6 +122,8 @@ LAYER_CASES = {
                                               "batch_first": True},
                             "norm": {"type": "LayerNorm", "normalized_shape": 4}}, _f(2, 3, 4)),
     "Linear": ({"type": "Linear", "in_features": 4, "out_features": 3}, _f(2, 4)),
+    "NonDynamicallyQuantizableLinear": ({"type": "NonDynamicallyQuantizableLinear",
+                                         "in_features": 4, "out_features": 3}, _f(2, 4)),
     "Conv1d": ({"type": "Conv1d", "in_channels": 2, "out_channels": 4, "kernel_size": 3,
                 "stride": 2, "padding": 1, "dilation": 1, "groups": 2}, _f(2, 2, 7)),
     "Conv2d": ({"type": "Conv2d", "in_channels": 2, "out_channels": 3, "kernel_size": [2, 3],

@@ -13,7 +13,7 @@ from lamina.errors import ShapeError
 from lamina.functions.attention import attention_weights, typed_mask
 from lamina.nn import init
 from lamina.nn.layer import Layer, Parameter
-from lamina.nn.linear import Linear
+from lamina.nn.linear import NonDynamicallyQuantizableLinear
 from lamina.nn.registry import register_layer
 
 
@@ -73,7 +73,7 @@ class MultiheadAttention(Layer):
                 init.xavier_uniform_(weight)
                 setattr(self, f"{part}_proj_weight", weight)
         self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, np.float32)) if bias else None
-        self.out_proj = Linear(embed_dim, embed_dim, bias)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias)
         if bias:
             init.zeros_(self.out_proj.bias)
 

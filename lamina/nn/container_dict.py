@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import legacy_tensors
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer, Parameter
 
@@ -100,6 +101,18 @@ def _parameter(value: Any) -> Parameter:
     return Parameter(value.array if isinstance(value, Tensor) else np.asarray(value))
 
 
+def _size(p: Tensor) -> str:
+    return "x".join(map(str, p.shape))
+
+
+def _legacy_name(p: Tensor) -> str:
+    """PyTorch's legacy type name of a tensor's dtype (FloatTensor), as its ParameterDict
+    prints."""
+    return next((name for name in legacy_tensors.__all__
+                 if getattr(getattr(legacy_tensors, name), "dtype", None) == p.dtype),
+                str(p.dtype))
+
+
 class ParameterList(Layer):
     """Parameters in a list, registered as "0", "1", ...
 
@@ -137,6 +150,10 @@ class ParameterList(Layer):
     def __iter__(self) -> Iterator[Parameter]:
         return iter(self._params.values())
 
+    def extra_repr(self) -> str:
+        return "\n".join(f"  ({k}): Parameter containing: [lamina.{p.dtype} of size "
+                         f"{_size(p)}]" for k, p in enumerate(self))
+
     def forward(self, *args: Any) -> Any:
         """Refused: a ParameterList holds parameters for another module's forward."""
         raise TypeError("ParameterList: it holds parameters but has no forward")
@@ -160,3 +177,7 @@ class ParameterDict(_Keyed):
 
     def _wrap(self, key: str, value: Any) -> Parameter:
         return _parameter(value)
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"  ({k}): Parameter containing: [lamina.{_legacy_name(p)} of size "
+                         f"{_size(p)}]" for k, p in self._params.items())

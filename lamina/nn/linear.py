@@ -52,6 +52,17 @@ class Linear(Layer):
                 "bias": self.bias is not None}
 
 
+@register_layer("NonDynamicallyQuantizableLinear")
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear: PyTorch's class of `MultiheadAttention.out_proj`, named so that its
+    quantization tools leave it alone; here it only keeps `print(model)` as PyTorch's.
+
+    Examples:
+        >>> nn.MultiheadAttention(4, 2).out_proj
+        NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)
+    """
+
+
 @register_layer("Bilinear")
 class Bilinear(Layer):
     """y = x1^T A x2 + b: weight (out_features, in1_features, in2_features), initialised

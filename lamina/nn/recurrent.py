@@ -66,10 +66,6 @@ class RNN(Recurrent):
         pre = xt + F.linear(state[0], W_hh, b_hh)
         return (F.tanh(pre) if self.nonlinearity == "tanh" else F.relu(pre),)
 
-    def extra_repr(self) -> str:
-        text = super().extra_repr()
-        return text if self.nonlinearity == "tanh" else f"{text}, nonlinearity='relu'"
-
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "nonlinearity": self.nonlinearity}
 

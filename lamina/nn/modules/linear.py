@@ -7,5 +7,6 @@ from lamina.nn import (
     LazyLinear,
     Linear,
 )
+from lamina.nn.linear import NonDynamicallyQuantizableLinear
 
-__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear"]
+__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear", "NonDynamicallyQuantizableLinear"]
