@@ -330,15 +330,32 @@ for size, length in [(1, 6), (4, 9), (7, 3)]:
 
 def interpolate_ref(x, outs, scales, mode, align_corners):
     """PyTorch's interpolate, one output cell at a time: per axis a source coordinate,
-    then the nearest sample or the two around it (a product of 1-D weights)."""
+    then the nearest sample, the two around it, the four of a cubic or an area's window
+    (a product of 1-D weights)."""
+    def cubic(d):  # the cubic convolution kernel, a = -0.75
+        d, a = abs(d), -0.75
+        if d <= 1:
+            return (a + 2) * d ** 3 - (a + 3) * d ** 2 + 1
+        return a * d ** 3 - 5 * a * d ** 2 + 8 * a * d - 4 * a if d < 2 else 0.0
+
     def taps(i, n, m, scale):
         step = 1 / scale if scale else n / m
         if mode == "nearest":
             return [(min(math.floor(i * step), n - 1), 1.0)]
+        if mode == "nearest-exact":
+            return [(min(math.floor((i + 0.5) * step), n - 1), 1.0)]
+        if mode == "area":
+            lo, hi = (i * n) // m, -(-(i + 1) * n // m)
+            return [(j, 1 / (hi - lo)) for j in range(lo, hi)]
         if align_corners:
             src = i * (n - 1) / (m - 1) if m > 1 else 0.0
+        elif mode == "bicubic":
+            src = (i + 0.5) * step - 0.5
         else:
             src = max((i + 0.5) * step - 0.5, 0.0)
+        if mode == "bicubic":
+            base = math.floor(src)
+            return [(min(max(base + k, 0), n - 1), cubic(src - base - k)) for k in (-1, 0, 1, 2)]
         lo = min(math.floor(src), n - 1)
         return [(lo, 1 - (src - lo)), (min(lo + 1, n - 1), src - lo)]
 
@@ -360,7 +377,15 @@ for shape, kw, outs in [
         ((1, 2, 5, 4), {"size": (9, 2), "mode": "bilinear", "align_corners": True}, (9, 2)),
         ((2, 3, 6), {"size": 11, "mode": "linear"}, (11,)),
         ((2, 3, 6), {"scale_factor": 0.5, "mode": "linear"}, (3,)),
-        ((2, 3, 4), {"scale_factor": 3}, (12,))]:
+        ((2, 3, 4), {"scale_factor": 3}, (12,)),
+        ((1, 2, 4, 5), {"size": (7, 9), "mode": "bicubic"}, (7, 9)),
+        ((1, 2, 5, 4), {"scale_factor": 0.7, "mode": "bicubic"}, (3, 2)),
+        ((1, 2, 3, 4), {"size": (5, 6), "mode": "bicubic", "align_corners": True}, (5, 6)),
+        ((1, 2, 2, 3, 4), {"size": (3, 4, 2), "mode": "trilinear"}, (3, 4, 2)),
+        ((1, 2, 7, 5), {"size": (3, 2), "mode": "area"}, (3, 2)),
+        ((1, 2, 7), {"size": 5, "mode": "area"}, (5,)),
+        ((1, 2, 5, 4), {"size": (8, 3), "mode": "nearest-exact"}, (8, 3)),
+        ((1, 2, 2, 3, 2), {"scale_factor": 2}, (4, 6, 4))]:
     scales = kw.get("scale_factor")
     scales = None if scales is None else [scales] * len(outs)
     CASES.append(Case(

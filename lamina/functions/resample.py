@@ -1,9 +1,10 @@
-"""Resampling to another spatial size: nearest and (bi)linear interpolation, as PyTorch's
-`interpolate` computes them.
+"""Resampling to another spatial size: nearest, (bi/tri)linear, bicubic and area
+interpolation, as PyTorch's `interpolate` computes them.
 
 Each spatial axis is a product with an (out, in) interpolation matrix (one 1 per row for
-nearest, two weights for linear), and backward is the product with its transpose: exact,
-one GEMM per axis, and the same code for every mode. Nearest at a whole scale factor
+nearest, two weights for linear, four for cubic, a window's mean for area), and backward
+is the product with its transpose: exact, one GEMM per axis, and the same code for every
+mode. Nearest at a whole scale factor
 repeats each element instead, and sums the repeated blocks in backward.
 """
 
@@ -20,7 +21,10 @@ from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.pooling import _along_axes
 
-MODES = {"nearest": (1, 2), "linear": (1,), "bilinear": (2,)}
+# mode: the numbers of spatial axes it resamples
+MODES = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "linear": (1,), "bilinear": (2,),
+         "bicubic": (2,), "trilinear": (3,), "area": (1, 2, 3)}
+_CUBIC_A = -0.75  # PyTorch's (and OpenCV's) cubic convolution coefficient
 
 
 def resample_args(size: Any, scale_factor: Any, mode: str, align_corners: bool | None,
@@ -31,14 +35,15 @@ def resample_args(size: Any, scale_factor: Any, mode: str, align_corners: bool |
     if mode not in MODES:
         raise ValueError(f"{op}: mode must be one of {sorted(MODES)}; got {mode!r}")
     if nd is not None and nd not in MODES[mode]:
-        raise ShapeError(f"{op}: mode {mode!r} resamples {MODES[mode][0] + 2}-d input "
-                         f"(N, C, {'L' if MODES[mode][0] == 1 else 'H, W'}); got {nd + 2}-d")
+        ranks = " or ".join(f"{n + 2}-d" for n in MODES[mode])
+        raise ShapeError(f"{op}: mode {mode!r} resamples {ranks} input (N, C, then "
+                         f"{' or '.join(_AXES[n] for n in MODES[mode])}); got {nd + 2}-d")
     if (size is None) == (scale_factor is None):
         raise ValueError(f"{op}: give exactly one of size and scale_factor; got size={size!r}, "
                          f"scale_factor={scale_factor!r}")
-    if align_corners is not None and mode == "nearest":
-        raise ValueError(f"{op}: align_corners is for the linear modes; leave it unset for "
-                         "mode 'nearest'")
+    if align_corners is not None and mode in ("nearest", "nearest-exact", "area"):
+        raise ValueError(f"{op}: align_corners is for the linear and cubic modes; leave it "
+                         f"unset for mode {mode!r}")
 
     def lifted(v: Any, ok: Any, what: str) -> tuple[Any, ...] | None:
         if v is None:
@@ -54,11 +59,16 @@ def resample_args(size: Any, scale_factor: Any, mode: str, align_corners: bool |
                    "scale_factor must be a number > 0, or one per spatial axis"))
 
 
+_AXES = {1: "L", 2: "H, W", 3: "D, H, W"}
+
+
 class Interpolate(Function):
     def __init__(self, size: Any, scale_factor: Any, mode: str,
-                 align_corners: bool | None) -> None:
+                 align_corners: bool | None, recompute_scale_factor: bool | None = None,
+                 antialias: bool = False) -> None:
         self.size, self.scale_factor = size, scale_factor
         self.mode, self.align_corners = mode, align_corners  # None: unset, as PyTorch's
+        self.recompute, self.antialias = bool(recompute_scale_factor), antialias
 
     def forward(self, x: Any) -> Any:
         nd = x.ndim - 2
@@ -72,9 +82,17 @@ class Interpolate(Function):
         outs = size or tuple(math.floor(n * s) for n, s in zip(ins, scale))
         if min(outs) < 1:
             raise ShapeError(f"{op}: scale_factor {self.scale_factor!r} shrinks {ins} to {outs}")
+        if self.antialias and (self.mode not in ("bilinear", "bicubic")
+                               or any(m < n for n, m in zip(ins, outs))):
+            raise NotImplementedError(
+                f"{op}: antialias=True is built only where it changes nothing (bilinear or "
+                f"bicubic upsampling); {ins} -> {outs} in mode {self.mode!r} would need it. "
+                "Leave antialias False, or blur before downsampling")
+        if self.recompute:  # the coordinates step by in / out, not by 1 / scale_factor
+            scale = None
         self.x_shape, self.axes = x.shape, tuple(range(2, x.ndim))
         self.repeats = None
-        if self.mode == "nearest" and all(m % n == 0 for n, m in zip(ins, outs)) and \
+        if self.mode.startswith("nearest") and all(m % n == 0 for n, m in zip(ins, outs)) and \
                 (scale is None or all(m == n * s for n, m, s in zip(ins, outs, scale))):
             self.repeats = tuple(m // n for n, m in zip(ins, outs))
             y = x
@@ -115,35 +133,67 @@ def _matrix(n: int, m: int, scale_factor: float | None, mode: str, align_corners
     step = 1 / scale_factor if scale_factor is not None else n / m
     dst = np.arange(m, dtype=np.float64)
     out = np.zeros((m, n), dtype)
-    if mode == "nearest":
-        out[np.arange(m), np.minimum(np.floor(dst * step).astype(np.int64), n - 1)] = 1
+    rows = np.arange(m)
+    if mode in ("nearest", "nearest-exact"):
+        at = dst * step if mode == "nearest" else (dst + 0.5) * step
+        out[rows, np.minimum(np.floor(at).astype(np.int64), n - 1)] = 1
+        return out
+    if mode == "area":  # adaptive average pooling: output i averages [i n / m, (i+1) n / m)
+        start, end = (rows * n) // m, -((-(rows + 1) * n) // m)
+        for i, (a, b) in enumerate(zip(start, end)):
+            out[i, a:b] = 1 / (b - a)
         return out
     if align_corners:
         src = dst * ((n - 1) / (m - 1) if m > 1 else 0.0)
+    elif mode == "bicubic":  # not clamped at 0: the cubic reads bounded indices instead
+        src = (dst + 0.5) * step - 0.5
     else:
         src = np.maximum((dst + 0.5) * step - 0.5, 0.0)
+    if mode == "bicubic":
+        base = np.floor(src)
+        t = src - base
+        weights = (_cubic_far(t + 1), _cubic_near(t), _cubic_near(1 - t), _cubic_far(2 - t))
+        for k, w in zip(range(-1, 3), weights):
+            np.add.at(out, (rows, np.clip(base.astype(np.int64) + k, 0, n - 1)), w)
+        return out
     lo = np.minimum(np.floor(src).astype(np.int64), n - 1)
     hi = np.minimum(lo + 1, n - 1)
     frac = src - lo
-    rows = np.arange(m)
     np.add.at(out, (rows, lo), 1 - frac)
     np.add.at(out, (rows, hi), frac)
     return out
 
 
+def _cubic_near(x: Any) -> Any:
+    """The cubic convolution kernel on [0, 1]."""
+    return ((_CUBIC_A + 2) * x - (_CUBIC_A + 3)) * x * x + 1
+
+
+def _cubic_far(x: Any) -> Any:
+    """The cubic convolution kernel on [1, 2]."""
+    return ((_CUBIC_A * x - 5 * _CUBIC_A) * x + 8 * _CUBIC_A) * x - 4 * _CUBIC_A
+
+
 def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-                align_corners: bool | None = None) -> Tensor:
-    """Resample an (N, C, L) or (N, C, H, W) input to `size`, or by `scale_factor` (output
-    size floor(in * scale)), as PyTorch's `interpolate` (recompute_scale_factor unset).
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """Resample an (N, C, L), (N, C, H, W) or (N, C, D, H, W) input to `size`, or by
+    `scale_factor` (output size floor(in * scale)), as PyTorch's `interpolate`.
 
     Args:
-        mode: 'nearest' (source index floor(i / scale)), 'linear' (3-d input) or
-            'bilinear' (4-d).
-        align_corners: for the linear modes: True maps the corner samples onto each other;
-            False (the default) maps the pixel edges, clamping at the border.
+        mode: 'nearest' (source index floor(i / scale)), 'nearest-exact' (floor((i + 0.5)
+            / scale)), 'linear' (3-d input), 'bilinear' or 'bicubic' (4-d), 'trilinear'
+            (5-d) or 'area' (adaptive average pooling to the output size).
+        align_corners: for the linear and cubic modes: True maps the corner samples onto
+            each other; False (the default) maps the pixel edges.
+        recompute_scale_factor: True steps the source coordinates by in / out, the sizes'
+            ratio, rather than by 1 / scale_factor.
+        antialias: accepted where it changes nothing (bilinear and bicubic upsampling);
+            downsampling with it raises NotImplementedError.
 
     Examples:
         >>> F.interpolate(x, scale_factor=2).shape     # x (8, 16, 7, 7)
         (8, 16, 14, 14)
     """
-    return Interpolate(size, scale_factor, mode, align_corners).apply(x)
+    return Interpolate(size, scale_factor, mode, align_corners, recompute_scale_factor,
+                       antialias).apply(x)

@@ -245,8 +245,9 @@ class AdaptiveMaxPool2d(_AdaptiveMax):
 
 @register_layer("Upsample")
 class Upsample(Layer):
-    """Resample (N, C, L) or (N, C, H, W) input to `size`, or by `scale_factor`, as
-    PyTorch's Upsample: 'nearest', 'linear' (1-D) or 'bilinear' (2-D). The usual way up in
+    """Resample (N, C, L), (N, C, H, W) or (N, C, D, H, W) input to `size`, or by
+    `scale_factor`, as PyTorch's Upsample: 'nearest', 'nearest-exact', 'linear' (1-D),
+    'bilinear' or 'bicubic' (2-D), 'trilinear' (3-D) or 'area'. The usual way up in
     a decoder or U-Net is `[Upsample(scale_factor=2), Conv2d(C, C', 3, padding=1)]`,
     without the checkerboard a strided transposed convolution can leave.
 
@@ -257,14 +258,17 @@ class Upsample(Layer):
 
     def __init__(self, size: int | tuple[int, ...] | None = None,
                  scale_factor: float | tuple[float, ...] | None = None,
-                 mode: str = "nearest", align_corners: bool | None = None) -> None:
+                 mode: str = "nearest", align_corners: bool | None = None,
+                 recompute_scale_factor: bool | None = None) -> None:
         super().__init__()
         resample_args(size, scale_factor, mode, align_corners, None, "Upsample")
         self.size, self.scale_factor = size, scale_factor
         self.mode, self.align_corners = mode, align_corners
+        self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
+                             self.recompute_scale_factor)
 
     def extra_repr(self) -> str:
         scale = self.scale_factor
@@ -275,4 +279,5 @@ class Upsample(Layer):
 
     def get_config(self) -> dict[str, Any]:
         return {"size": config_value(self.size), "scale_factor": config_value(self.scale_factor),
-                "mode": self.mode, "align_corners": self.align_corners}
+                "mode": self.mode, "align_corners": self.align_corners,
+                "recompute_scale_factor": self.recompute_scale_factor}

@@ -261,13 +261,16 @@ def _interpolate(ctx: Context, call: Call) -> list[str]:
     if fn.mode == "nearest":
         attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
                  "nearest_mode": "floor"}
-    elif fn.mode in ("linear", "bilinear", "trilinear"):
-        attrs = {"mode": "linear", "coordinate_transformation_mode":
+    elif fn.mode in ("linear", "bilinear", "trilinear", "bicubic"):
+        attrs = {"mode": "cubic" if fn.mode == "bicubic" else "linear",
+                 "coordinate_transformation_mode":
                  "align_corners" if fn.align_corners else "pytorch_half_pixel"}
+        if fn.mode == "bicubic":
+            attrs["cubic_coeff_a"] = -0.75  # PyTorch's, where ONNX defaults to -0.5
     else:
-        raise ctx.fail(f"mode {fn.mode!r} has no ONNX Resize rule here; use nearest or "
-                       "(bi/tri)linear")
-    if fn.scale_factor is not None:
+        raise ctx.fail(f"mode {fn.mode!r} has no ONNX Resize rule here; use nearest, "
+                       "(bi/tri)linear or bicubic")
+    if fn.scale_factor is not None and not fn.recompute:
         factors = fn.scale_factor if isinstance(fn.scale_factor, (list, tuple)) else (
             [fn.scale_factor] * nd)
         scales = ctx.constant(call.hint, np.array([1, 1, *factors], np.float32))

@@ -462,7 +462,7 @@ def test_upsample_decoder_doubles_each_side_and_refuses_bad_configs() -> None:
     np.testing.assert_array_equal(up, x.array.repeat(2, axis=2).repeat(2, axis=3))
     for bad, words in [({}, "give exactly one of size and scale_factor"),
                        ({"size": 4, "scale_factor": 2}, "give exactly one of size and"),
-                       ({"scale_factor": 2, "mode": "bicubic"}, "mode must be one of"),
+                       ({"scale_factor": 2, "mode": "cubic"}, "mode must be one of"),
                        ({"size": 4, "align_corners": True}, "align_corners is for the linear"),
                        ({"size": 0}, "size must be an int >= 1")]:
         with pytest.raises(nn.ConfigError, match=f"Upsample: {words}"):

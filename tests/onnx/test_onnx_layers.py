@@ -78,7 +78,10 @@ def test_only_layers_no_op_maps_to_have_layer_exporters() -> None:
     (lambda: nn.Upsample(size=[6, 7], mode="bilinear", align_corners=True), (1, 2, 4, 3)),
     (lambda: nn.Upsample(scale_factor=1.5, mode="bilinear"), (2, 2, 4, 6)),
     (lambda: nn.Upsample(scale_factor=3, mode="linear"), (2, 3, 5)),
-    (lambda: nn.Upsample(size=4), (2, 3, 7))])
+    (lambda: nn.Upsample(size=4), (2, 3, 7)),
+    (lambda: nn.Upsample(size=(7, 9), mode="bicubic"), (1, 2, 4, 5)),
+    (lambda: nn.Upsample(scale_factor=2, mode="bicubic", align_corners=True), (1, 2, 3, 4)),
+    (lambda: nn.Upsample(scale_factor=(2, 1.5, 2), mode="trilinear"), (1, 2, 2, 4, 3))])
 def test_upsample_exports_each_mode(layer, shape, tmp_path) -> None:
     _check(layer(), lambda rng: rng.standard_normal(shape).astype(np.float32), tmp_path)
 
