@@ -22,14 +22,17 @@ from lamina.distributions.continuous import (
     Laplace,
     LogNormal,
 )
+from lamina.distributions.counts import Binomial, Geometric, Multinomial
 from lamina.distributions.discrete import Bernoulli, Categorical
 from lamina.distributions.distribution import Distribution
-from lamina.distributions.gamma_family import Beta, Dirichlet, Gamma, Poisson
+from lamina.distributions.gamma_family import Beta, Chi2, Dirichlet, Gamma, Poisson
 from lamina.distributions.kl import kl_divergence, register_kl
+from lamina.distributions.mixtures import MixtureSameFamily, StudentT
 from lamina.distributions.multivariate import Independent, MultivariateNormal, OneHotCategorical
 from lamina.distributions.normal import Normal, Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Dirichlet", "Distribution",
-           "Exponential", "Gamma", "Gumbel", "HalfNormal", "Independent", "Laplace",
-           "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+           "Distribution", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "StudentT",
            "Uniform", "kl_divergence", "register_kl"]

@@ -74,6 +74,25 @@ class Gamma(Distribution):
         return a - self.rate.log() + a.lgamma() + (1 - a) * a.digamma()
 
 
+class Chi2(Gamma):
+    """The chi-square law with `df` degrees of freedom: Gamma(df / 2, 1 / 2).
+
+    Examples:
+        >>> d = lm.distributions.Chi2(lm.tensor([4.0]))
+        >>> d.mean, d.df
+        (tensor([4.]), tensor([4.]))
+    """
+
+    _shown = ()
+
+    def __init__(self, df: Any, validate_args: bool | None = None) -> None:
+        super().__init__(0.5 * param(df), 0.5, validate_args)
+
+    @property
+    def df(self) -> Tensor:
+        return self.concentration * 2
+
+
 class Dirichlet(Distribution):
     """The Dirichlet law over the simplex of the last axis of `concentration`.
 
