@@ -133,3 +133,42 @@ def test_a_chain_of_user_parametrizations_matches_pytorch(leave):
                                                         leave_parametrized=leave)
     np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy())
     assert not lm.nn.utils.parametrize.is_parametrized(ours)
+
+
+@pytest.mark.parametrize("source, shape", LAYERS, ids=[s for s, _ in LAYERS])
+def test_parametrized_spectral_norm_matches_pytorch_in_training_and_evaluation(source, shape):
+    ours, theirs = _pair(source)
+    lm.nn.utils.parametrizations.spectral_norm(ours, n_power_iterations=2)
+    torch.nn.utils.parametrizations.spectral_norm(theirs, n_power_iterations=2)
+    assert type(ours).__name__ == type(theirs).__name__
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    # the vectors start at random draws: start from PyTorch's
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    u, v = "parametrizations.weight.0._u", "parametrizations.weight.0._v"
+    for step in range(3):  # each training forward iterates u and v as PyTorch's does
+        _step(ours, theirs, shape, seed=step)
+        for k in (u, v):
+            np.testing.assert_allclose(ours.state_dict()[k].numpy(),
+                                       theirs.state_dict()[k].numpy(), rtol=1e-9, atol=1e-12)
+    ours.eval(), theirs.eval()
+    before = ours.state_dict()[u].numpy().copy()
+    _step(ours, theirs, shape, seed=5)
+    np.testing.assert_array_equal(ours.state_dict()[u].numpy(), before)  # none in eval
+    # the iteration converges: sigma becomes the largest singular value
+    fresh = lm.nn.utils.parametrizations.spectral_norm(_pair(source)[0])
+    for _ in range(50):
+        matrix = fresh.weight.detach().numpy()
+    matrix = (matrix.swapaxes(0, 1) if source.startswith("ConvTranspose") else matrix)
+    assert np.linalg.norm(matrix.reshape(matrix.shape[0], -1), 2) == pytest.approx(1, rel=1e-3)
+
+
+def test_parametrized_spectral_norm_of_a_vector_normalises_it():
+    theirs, ours = torch.nn.Linear(3, 4).double(), lm.nn.Linear(3, 4).to(lm.float64)
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    torch.nn.utils.parametrizations.spectral_norm(theirs, name="bias")
+    lm.nn.utils.parametrizations.spectral_norm(ours, name="bias")
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    np.testing.assert_allclose(ours.bias.detach().numpy(), theirs.bias.detach().numpy(),
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="n_power_iterations"):
+        lm.nn.utils.parametrizations.spectral_norm(lm.nn.Linear(2, 2), n_power_iterations=0)
