@@ -13,7 +13,7 @@ PyTorch's, not the same numbers. `rsample` is differentiable where PyTorch's is
 (`Normal`); log-probabilities, entropies and divergences differentiate like any op.
 """
 
-from lamina.distributions import kl_more  # noqa: F401 (registers its rules)
+from lamina.distributions import constraints, kl_more, transforms  # noqa: F401 (kl_more registers its rules)
 from lamina.distributions.continuous import (
     Cauchy,
     Exponential,
@@ -30,9 +30,11 @@ from lamina.distributions.kl import kl_divergence, register_kl
 from lamina.distributions.mixtures import MixtureSameFamily, StudentT
 from lamina.distributions.multivariate import Independent, MultivariateNormal, OneHotCategorical
 from lamina.distributions.normal import Normal, Uniform
+from lamina.distributions.transformed import TransformedDistribution, biject_to, transform_to
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
            "Distribution", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfNormal",
            "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial",
            "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "StudentT",
-           "Uniform", "kl_divergence", "register_kl"]
+           "TransformedDistribution", "Uniform", "biject_to", "constraints", "kl_divergence",
+           "register_kl", "transform_to", "transforms"]

@@ -65,6 +65,10 @@ class Normal(LocScale):
         value = param(value, self.loc)
         return 0.5 * (1 + ((value - self.loc) / (self.scale * math.sqrt(2))).erf())
 
+    def icdf(self, value: Any) -> Tensor:
+        value = param(value, self.loc)
+        return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
+
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
 

@@ -1,0 +1,122 @@
+"""`TransformedDistribution`: a base distribution pushed through transforms, its
+log-probability corrected by their log-Jacobians, as PyTorch's; and `biject_to` /
+`transform_to`, the transforms from the reals onto a constraint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamina.autograd.tensor import Tensor
+from lamina.distributions import constraints
+from lamina.distributions.distribution import Distribution, param
+from lamina.distributions.transforms import (
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    SigmoidTransform,
+    Transform,
+    _sum_rightmost,
+    identity_transform,
+)
+
+
+class TransformedDistribution(Distribution):
+    """Draws of `base_distribution` sent through `transforms` in order.
+
+    Examples:
+        >>> D, T = lm.distributions, lm.distributions.transforms
+        >>> squashed = D.TransformedDistribution(D.Normal(0.0, 1.0), [T.TanhTransform()])
+        >>> squashed.log_prob(lm.tensor(0.0))
+        tensor(-0.9189)
+    """
+
+    def __init__(self, base_distribution: Distribution, transforms: Any,
+                 validate_args: bool | None = None) -> None:
+        if isinstance(transforms, Transform):
+            transforms = [transforms]
+        if not all(isinstance(t, Transform) for t in transforms):
+            raise ValueError("TransformedDistribution: transforms must be a Transform or a "
+                             f"list of them; got {transforms!r}")
+        self.base_dist, self.transforms = base_distribution, list(transforms)
+        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        event_dim = len(base_distribution.event_shape)
+        for t in self.transforms:
+            event_dim = max(event_dim, t.codomain.event_dim)
+            shape = t.forward_shape(shape)
+        cut = len(shape) - event_dim
+        super().__init__(shape[:cut], shape[cut:], validate_args)
+        self.has_rsample = base_distribution.has_rsample
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        x = self.base_dist.sample(sample_shape)
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        x = self.base_dist.rsample(sample_shape)
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+    def log_prob(self, value: Any) -> Tensor:
+        y = param(value)
+        event_dim = len(self.event_shape)
+        log_prob: Any = 0.0
+        for t in reversed(self.transforms):
+            x = t.inv(y)
+            event_dim += t.domain.event_dim - t.codomain.event_dim
+            log_prob = log_prob - _sum_rightmost(t.log_abs_det_jacobian(x, y),
+                                                 event_dim - t.domain.event_dim)
+            y = x
+        return log_prob + _sum_rightmost(self.base_dist.log_prob(y),
+                                         event_dim - len(self.base_dist.event_shape))
+
+    def _monotonized(self, cdf: Tensor) -> Tensor:
+        """The cdf of a decreasing map counts from the other end."""
+        sign: Any = 1
+        for t in self.transforms:
+            sign = sign * t.sign
+        return cdf if isinstance(sign, int) and sign == 1 else sign * (cdf - 0.5) + 0.5
+
+    def cdf(self, value: Any) -> Tensor:
+        value = param(value)
+        for t in reversed(self.transforms):
+            value = t.inv(value)
+        return self._monotonized(self.base_dist.cdf(value))
+
+    def icdf(self, value: Any) -> Tensor:
+        value = self.base_dist.icdf(self._monotonized(param(value)))
+        for t in self.transforms:
+            value = t(value)
+        return value
+
+    def __repr__(self) -> str:
+        return "TransformedDistribution()"
+
+
+def biject_to(constraint: constraints.Constraint) -> Transform:
+    """A bijection from the reals onto `constraint`'s set, as PyTorch's registry gives.
+
+    Examples:
+        >>> C = lm.distributions.constraints
+        >>> lm.distributions.biject_to(C.positive)(lm.tensor([0.0]))
+        tensor([1.])
+    """
+    kind = type(constraint).__name__
+    if kind == "_Real":
+        return identity_transform
+    if kind in ("_GreaterThan", "_GreaterThanEq"):
+        return ComposeTransform([ExpTransform(), AffineTransform(constraint.lower_bound, 1)])
+    if kind == "_LessThan":
+        return ComposeTransform([ExpTransform(), AffineTransform(constraint.upper_bound, -1)])
+    if kind in ("_Interval", "_HalfOpenInterval"):
+        lo, hi = constraint.lower_bound, constraint.upper_bound
+        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and (lo, hi) == (0, 1):
+            return SigmoidTransform()
+        return ComposeTransform([SigmoidTransform(), AffineTransform(lo, hi - lo)])
+    raise NotImplementedError(f"biject_to: no transform onto {constraint!r} in lamina "
+                              "(the reals, bounds and intervals have one)")
+
+
+transform_to = biject_to
