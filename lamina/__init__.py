@@ -102,6 +102,7 @@ from lamina.dtypes import (
 )
 from lamina.errors import DataError, DTypeError, ShapeError
 from lamina.finite_differences import gradient
+from lamina.functions.loss_embedding import pdist
 from lamina.legacy_tensors import *  # noqa: F403  (torch.FloatTensor, torch.LongTensor, ...)
 from lamina.legacy_tensors import __all__ as _legacy_tensors
 from lamina.nn.torch_functions import *  # noqa: F403  (torch.conv2d, torch.dropout, ...)
@@ -138,7 +139,6 @@ from lamina.tensor_functions_extra import (
     dstack,
     isin,
     meshgrid,
-    pdist,
     result_type,
     row_stack,
     searchsorted,

@@ -1,6 +1,6 @@
 """PyTorch's top-level functions that are not a Tensor method of the same name: grids
 and combinations (meshgrid, cartesian_prod, combinations), searches (searchsorted,
-bucketize, isin), distances (cdist, pdist, cosine_similarity), stacking (atleast_*d,
+bucketize, isin), distances (cdist, cosine_similarity), stacking (atleast_*d,
 column_stack, row_stack, dstack, block_diag), tensordot, std_mean / var_mean, trapezoid,
 diagflat, and dtype and determinism queries. Built from existing ops, so the
 differentiable ones differentiate."""
@@ -139,18 +139,6 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         raise RuntimeError(f"cdist: x1 and x2 must have the same last dim; got "
                            f"{tuple(x1.shape)} and {tuple(x2.shape)}")
     return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, dim=-1)
-
-
-def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
-    """The p-norm distance between every pair of rows i < j of (N, M), in row order.
-
-    Examples:
-        >>> lm.pdist(lm.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
-        tensor([5.0000, 1.0000, 4.2426])
-    """
-    n = len(input)
-    rows, cols = np.triu_indices(n, 1)
-    return (input[_t(rows)] - input[_t(cols)]).norm(p, dim=-1)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:

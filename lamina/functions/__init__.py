@@ -76,6 +76,7 @@ from lamina.functions.loss_embedding import (
     multilabel_soft_margin_loss,
     normalize,
     pairwise_distance,
+    pdist,
     triplet_margin_loss,
 )
 from lamina.functions.loss_margin import (
@@ -243,6 +244,7 @@ __all__ = [
     "conv_transpose3d",
     "normalize",
     "pairwise_distance",
+    "pdist",
     "triplet_margin_loss",
     "binary_cross_entropy",
     "gaussian_nll_loss",

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from lamina.autograd.tensor import Tensor
+from lamina.errors import ShapeError
 from lamina.functions.activation import softplus
 from lamina.functions.loss import legacy_reduction
 from lamina.functions.loss_pointwise import _target, reduce_loss
@@ -24,6 +27,20 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     dot = (x1 * x2).sum(dim)
     squares = (x1 * x1).sum(dim) * (x2 * x2).sum(dim)
     return dot / squares.clamp(min=eps * eps).sqrt()
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
+    """The p-norm distance between every pair of rows i < j of (N, M), in row order; the
+    gradient at a zero distance is zero, as PyTorch's.
+
+    Examples:
+        >>> F.pdist(lm.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+        tensor([5.0000, 1.0000, 4.2426])
+    """
+    if input.ndim != 2:
+        raise ShapeError(f"pdist: expected a 2-D input (N, M); got shape {tuple(input.shape)}")
+    rows, cols = np.triu_indices(input.shape[0], 1)
+    return (input[Tensor(rows)] - input[Tensor(cols)]).norm(p, dim=-1)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,

@@ -227,9 +227,9 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
         return _max(_abs(x), axes, keepdim)
     if p == float("-inf"):
         return _min(_abs(x), axes, keepdim)
-    if p == 0:
-        return sum(x != 0, axes, keepdim).to(x.dtype)
-    return _sum(_abs(x) ** p, axes, keepdim) ** (1.0 / p)
+    from lamina.functions.pnorm import PNorm  # it imports this module's helpers
+
+    return PNorm(p, axes, keepdim).apply(x)
 
 
 def amax(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
