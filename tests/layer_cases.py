@@ -207,6 +207,8 @@ LAYER_CASES = {
                              "kernel_size": 3}, _f(2, 3, 5)),
     "LazyConvTranspose2d": ({"type": "LazyConvTranspose2d", "out_channels": 2,
                              "kernel_size": 2, "stride": 2}, _f(2, 3, 3, 3)),
+    "LazyConvTranspose3d": ({"type": "LazyConvTranspose3d", "out_channels": 2,
+                             "kernel_size": 2}, _f(1, 3, 2, 2, 2)),
     "LazyBatchNorm1d": ({"type": "LazyBatchNorm1d"}, _f(5, 3)),
     "LazyBatchNorm2d": ({"type": "LazyBatchNorm2d"}, _f(4, 3, 2, 2)),
     "LazyBatchNorm3d": ({"type": "LazyBatchNorm3d"}, _f(3, 2, 2, 3, 2)),

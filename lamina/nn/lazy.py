@@ -15,7 +15,14 @@ import numpy as np
 
 from lamina import dtypes
 from lamina.autograd.tensor import Tensor
-from lamina.nn.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d
+from lamina.nn.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from lamina.nn.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.linear import Linear
@@ -208,6 +215,10 @@ LazyConvTranspose2d = _lazy("LazyConvTranspose2d", ConvTranspose2d, ["weight", "
                             _channels(2), _state_dim("weight", 0),
                             _doc("LazyConvTranspose2d(4, 3)", "ConvTranspose2d",
                                  "lm.ones(2, 3, 5, 5)", "2, 4, 7, 7"))
+LazyConvTranspose3d = _lazy("LazyConvTranspose3d", ConvTranspose3d, ["weight", "bias"], [],
+                            _channels(3), _state_dim("weight", 0),
+                            _doc("LazyConvTranspose3d(4, 2)", "ConvTranspose3d",
+                                 "lm.ones(1, 3, 2, 2, 2)", "1, 4, 3, 3, 3"))
 def _NORM_STATE(shapes: dict[str, Any]) -> Any:  # noqa: N802 - a constant of the table
     return next((s[0] for k, s in shapes.items() if k in ("weight", "running_mean")), None)
 LazyBatchNorm1d = _lazy("LazyBatchNorm1d", BatchNorm1d, ["weight", "bias"],
@@ -241,6 +252,7 @@ LazyInstanceNorm3d = _lazy("LazyInstanceNorm3d", InstanceNorm3d, ["weight", "bia
                            defaults=_LAZY_INSTANCE_NORM)
 
 __all__ = ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d",
-           "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyInstanceNorm1d",
+           "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+           "LazyInstanceNorm1d",
            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear", "LazyModuleMixin",
            "UninitializedBuffer", "UninitializedParameter"]

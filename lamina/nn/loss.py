@@ -6,6 +6,7 @@ move with `.to(dtype)` and appear in the state dict."""
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any
 
 import numpy as np
@@ -110,6 +111,26 @@ NLLLoss = _loss("NLLLoss", F.nll_loss, {"weight": None, "ignore_index": -100}, (
                 _doc("Negative log-likelihood of class indices given log-probabilities.",
                      "NLLLoss", "lm.zeros(2, 3).log_softmax(1), lm.tensor([0, 2])"),
                 ("weight", "size_average", "ignore_index", "reduce", "reduction"))
+
+
+class NLLLoss2d(NLLLoss):  # type: ignore[valid-type,misc]
+    """NLLLoss under its deprecated name, with PyTorch's FutureWarning.
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as seen:
+        ...     warnings.simplefilter("always")
+        ...     loss = nn.NLLLoss2d()
+        >>> seen[0].category.__name__, isinstance(loss, nn.NLLLoss)
+        ('FutureWarning', True)
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement", FutureWarning, stacklevel=2)
+        super().__init__(*args, **kwargs)
+
+
 MSELoss = _loss("MSELoss", F.mse_loss, {},
                 doc=_doc("Mean squared error.", "MSELoss", "lm.zeros(3), lm.ones(3)"))
 L1Loss = _loss("L1Loss", F.l1_loss, {},
@@ -234,6 +255,6 @@ CTCLoss = _loss(
 __all__ = ["BCELoss", "CTCLoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
            "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
            "MSELoss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
-           "MultiMarginLoss", "NLLLoss",
+           "MultiMarginLoss", "NLLLoss", "NLLLoss2d",
            "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
            "TripletMarginWithDistanceLoss"]

@@ -285,7 +285,8 @@ def test_a_replaced_layer_keeps_its_place_as_in_pytorch():
 LAZY = [("LazyLinear(3)", (2, 5)), ("LazyLinear(3, bias=False)", (2, 4, 5)),
         ("LazyConv1d(4, 3, padding=1)", (2, 3, 6)), ("LazyConv2d(4, 3, stride=2)", (2, 3, 7, 7)),
         ("LazyConv3d(2, 1)", (1, 3, 2, 3, 2)), ("LazyConvTranspose1d(2, 3)", (2, 3, 5)),
-        ("LazyConvTranspose2d(2, 3, stride=2)", (1, 3, 4, 4)), ("LazyBatchNorm1d()", (4, 3)),
+        ("LazyConvTranspose2d(2, 3, stride=2)", (1, 3, 4, 4)),
+        ("LazyConvTranspose3d(2, 2, stride=2)", (1, 3, 2, 3, 2)), ("LazyBatchNorm1d()", (4, 3)),
         ("LazyBatchNorm2d(momentum=0.3)", (4, 3, 2, 2)), ("LazyBatchNorm3d()", (2, 3, 2, 2, 2)),
         ("LazyInstanceNorm1d(affine=True)", (2, 3, 5)), ("LazyInstanceNorm2d()", (2, 3, 4, 4)),
         ("LazyInstanceNorm3d(track_running_stats=True)", (2, 3, 2, 2, 2))]

@@ -13,9 +13,10 @@ from lamina.nn import (
     LazyConv3d,
     LazyConvTranspose1d,
     LazyConvTranspose2d,
+    LazyConvTranspose3d,
 )
 from lamina.nn.conv import _ConvNd  # noqa: F401
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
-           "LazyConvTranspose2d"]
+           "LazyConvTranspose2d", "LazyConvTranspose3d"]
