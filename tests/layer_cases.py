@@ -46,6 +46,9 @@ def _pooled_with_indices(*shape):
 LOSS_CASES = {
     "CrossEntropyLoss": ({"type": "CrossEntropyLoss", "weight": [1.0, 2.0, 0.5],
                           "label_smoothing": 0.1}, _pair(_f(4, 3), _labels(4, 3))),
+    "LinearCrossEntropyLoss": ({"type": "LinearCrossEntropyLoss", "in_features": 4,
+                                "num_classes": 3, "bias": True},
+                               _pair(_f(2, 4), _labels(2, 3))),
     "NLLLoss": ({"type": "NLLLoss", "ignore_index": 1}, _pair(_f(4, 3), _labels(4, 3))),
     "MSELoss": ({"type": "MSELoss", "reduction": "sum"}, _pair(_f(3, 2), _f(3, 2))),
     "L1Loss": ({"type": "L1Loss"}, _pair(_f(3, 2), _f(3, 2))),

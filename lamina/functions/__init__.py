@@ -62,6 +62,10 @@ from lamina.functions.embedding_bag import embedding_bag
 from lamina.functions.grid_sample import grid_sample
 from lamina.functions.indexing import one_hot
 from lamina.functions.instance_norm import instance_norm, local_response_norm
+from lamina.functions.linear_cross_entropy import (
+    LinearCrossEntropyOptions,
+    linear_cross_entropy,
+)
 from lamina.functions.loss import (
     binary_cross_entropy_with_logits,
     cross_entropy,
@@ -245,6 +249,8 @@ __all__ = [
     "normalize",
     "pairwise_distance",
     "pdist",
+    "LinearCrossEntropyOptions",
+    "linear_cross_entropy",
     "triplet_margin_loss",
     "binary_cross_entropy",
     "gaussian_nll_loss",

@@ -253,10 +253,20 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
         2.3026
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if input.ndim == 1:  # one unbatched sample (C,): a batch of one, as PyTorch reads it
+        out = cross_entropy(input.unsqueeze(0), _batch_of_one(target), weight,
+                            ignore_index=ignore_index, reduction=reduction,
+                            label_smoothing=label_smoothing)
+        return out.squeeze(0) if reduction == "none" else out
     if isinstance(target, Tensor) and target.array.dtype.kind == "f":
         return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
     return CrossEntropy("cross_entropy", reduction, ignore_index, weight,
                         label_smoothing).apply(input, target)
+
+
+def _batch_of_one(target: Any) -> Any:
+    target = target if isinstance(target, Tensor) else Tensor(np.asarray(target))
+    return target.unsqueeze(0)
 
 
 def _cross_entropy_probabilities(x: Tensor, p: Tensor, weight: Any, reduction: str,
@@ -291,8 +301,12 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
         >>> F.nll_loss(lm.tensor([[-1.0, -2.0]]), lm.tensor([1])).item()
         2.0
     """
-    return NLL("nll_loss", legacy_reduction(size_average, reduce, reduction), ignore_index,
-               weight).apply(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if input.ndim == 1:  # one unbatched sample (C,)
+        out = nll_loss(input.unsqueeze(0), _batch_of_one(target), weight,
+                       ignore_index=ignore_index, reduction=reduction)
+        return out.squeeze(0) if reduction == "none" else out
+    return NLL("nll_loss", reduction, ignore_index, weight).apply(input, target)
 
 
 def mse_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa: A002

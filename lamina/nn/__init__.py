@@ -1,5 +1,6 @@
 """Layers, built from configs and written back to them. Import as `import lamina.nn as nn`."""
 
+from lamina.functions.linear_cross_entropy import LinearCrossEntropyOptions
 from lamina.nn import functional, init, parallel, utils
 from lamina.nn.activation import (
     CELU,
@@ -75,6 +76,7 @@ from lamina.nn.lazy import (
     UninitializedParameter,
 )
 from lamina.nn.linear import Bilinear, Linear
+from lamina.nn.linear_cross_entropy import LinearCrossEntropyLoss
 from lamina.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -312,6 +314,8 @@ __all__ = [
     "TransformerEncoder",
     "NLLLoss",
     "NLLLoss2d",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
     "PReLU",
     "Parameter",
     "PoissonNLLLoss",
