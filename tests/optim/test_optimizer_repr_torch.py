@@ -31,7 +31,8 @@ def test_an_optimizer_prints_its_groups_as_pytorchs(name):
 
 
 LOSSES = sorted(n for n in dir(torch.nn) if n.endswith("Loss") and hasattr(lm.nn, n)
-                and n not in ("AdaptiveLogSoftmaxWithLoss",))
+                and n not in ("AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyLoss"))
+# (those two take sizes; tests/nn compares their reprs)
 
 
 @pytest.mark.parametrize("name", LOSSES)
