@@ -46,6 +46,9 @@ def _pooled_with_indices(*shape):
 LOSS_CASES = {
     "CrossEntropyLoss": ({"type": "CrossEntropyLoss", "weight": [1.0, 2.0, 0.5],
                           "label_smoothing": 0.1}, _pair(_f(4, 3), _labels(4, 3))),
+    "AdaptiveLogSoftmaxWithLoss": ({"type": "AdaptiveLogSoftmaxWithLoss", "in_features": 8,
+                                    "n_classes": 10, "cutoffs": [3, 6], "div_value": 2.0,
+                                    "head_bias": True}, _pair(_f(4, 8), _labels(4, 10))),
     "LinearCrossEntropyLoss": ({"type": "LinearCrossEntropyLoss", "in_features": 4,
                                 "num_classes": 3, "bias": True},
                                _pair(_f(2, 4), _labels(2, 3))),

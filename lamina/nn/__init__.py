@@ -29,6 +29,7 @@ from lamina.nn.activation import (
     Threshold,
 )
 from lamina.nn.activation_more import Hardshrink, RReLU, Softmax2d, Softshrink
+from lamina.nn.adaptive import AdaptiveLogSoftmaxWithLoss
 from lamina.nn.attention import MultiheadAttention, SelfAttention
 from lamina.nn.container import Concat, Identity, LayerList, ModuleList, Residual, Sequential
 from lamina.nn.container_dict import ModuleDict, ParameterDict, ParameterList
@@ -315,6 +316,7 @@ __all__ = [
     "NLLLoss",
     "NLLLoss2d",
     "LinearCrossEntropyLoss",
+    "AdaptiveLogSoftmaxWithLoss",
     "LinearCrossEntropyOptions",
     "PReLU",
     "Parameter",
