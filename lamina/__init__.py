@@ -103,6 +103,7 @@ from lamina.dtypes import (
 from lamina.errors import DataError, DTypeError, ShapeError
 from lamina.finite_differences import gradient
 from lamina.functions.loss_embedding import pdist
+from lamina.interop import empty_permuted, empty_strided, from_dlpack, frombuffer, to_dlpack
 from lamina.legacy_tensors import *  # noqa: F403  (torch.FloatTensor, torch.LongTensor, ...)
 from lamina.legacy_tensors import __all__ as _legacy_tensors
 from lamina.nn.torch_functions import *  # noqa: F403  (torch.conv2d, torch.dropout, ...)
@@ -213,6 +214,11 @@ __all__ = [
     "enable_grad",
     "eye",
     "finfo",
+    "from_dlpack",
+    "frombuffer",
+    "to_dlpack",
+    "empty_strided",
+    "empty_permuted",
     "float",
     "float16",
     "float32",

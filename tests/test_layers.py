@@ -15,7 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "lamina"
 RANKS = {
     **dict.fromkeys(["autograd", "dtypes", "state", "random", "errors", "backend",
                      "parallel", "fused", "allocator", "runtime", "creation", "return_types",
-                     "schema", "version", "registry", "printing", "type_info", "profiler"], 0),
+                     "schema", "version", "registry", "printing", "type_info", "profiler",
+                     "interop"], 0),
     **dict.fromkeys(["functions", "tensor_functions", "tensor_functions_extra", "linalg",
                      "legacy_tensors", "special", "tensor_functions_misc", "testing",
                      "finite_differences", "window_functions"], 1),

@@ -21,7 +21,7 @@ PATHS = ["nn.modules", "nn.modules.module", "nn.modules.loss", "nn.modules.batch
          "utils.data.sampler", "utils.data.dataset", "utils.data.dataloader",
          "nn.utils.stateless", "nn.utils.prune", "optim.swa_utils", "autograd.functional", "func", "special",
          "linalg", "distributions", "testing", "utils.checkpoint", "jit", "profiler",
-         "autograd.profiler"]
+         "autograd.profiler", "utils.dlpack"]
 # lamina's additions beside PyTorch's names, in the modules above
 OWN = {"Buffer"}
 

@@ -274,6 +274,14 @@ class ConvertMethods:
             state.tracer.converted(self, "numpy()")
         return to_numpy(self.array)
 
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """This tensor's memory as a DLPack capsule, for `torch.from_dlpack(t)` or
+        `np.from_dlpack(t)` (a detached view: no gradient crosses)."""
+        return np.ascontiguousarray(to_numpy(self.array)).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # DLPack's CPU
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if state.tracer is not None:
             state.tracer.converted(self, "np.asarray()")
