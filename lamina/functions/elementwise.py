@@ -26,21 +26,31 @@ _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 
 class Unary(Function):
-    """One elementwise function with its derivative `grad(x or y, gy)`."""
+    """One elementwise function with its derivative `grad(x or y, gy)`. A `quiet` one has
+    a domain edge (log's 0, atanh's 1) where it gives inf or NaN without NumPy's warning,
+    as PyTorch gives them."""
 
     f: Callable[[Any], Any]
     grad: Callable[[Any, Any], Any]
     keep = "x"
+    quiet = False
 
     def forward(self, x: Any) -> Any:
-        y = self.f(x)
+        if self.quiet:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                y = self.f(x)
+        else:
+            y = self.f(x)
         if self.needs_input_grad[0]:
             self.save_for_backward(x if self.keep == "x" else y)
         return y
 
     def backward(self, gy: Any) -> Any:
         (v,) = self.saved_tensors
-        return self.grad(v, gy).astype(gy.dtype, copy=False)
+        if not self.quiet:
+            return self.grad(v, gy).astype(gy.dtype, copy=False)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.grad(v, gy).astype(gy.dtype, copy=False)
 
 
 def _erf(x: Any) -> Any:
@@ -68,36 +78,37 @@ def erfinv_array(y: np.ndarray) -> np.ndarray:
 
 
 def _unary(name: str, f: Callable[[Any], Any], grad: Callable[[Any, Any], Any],
-           keep: str = "x") -> type[Unary]:
+           keep: str = "x", quiet: bool = False) -> type[Unary]:
     return type(name, (Unary,), {"f": staticmethod(f), "grad": staticmethod(grad),
-                                 "keep": keep})
+                                 "keep": keep, "quiet": quiet})
 
 
 UNARY: dict[str, type[Unary]] = {op.__name__.lower(): op for op in [
     _unary("Expm1", np.expm1, lambda y, gy: gy * (y + 1), keep="y"),
     _unary("Exp2", np.exp2, lambda y, gy: gy * y * _LN2, keep="y"),
-    _unary("Log1p", np.log1p, lambda x, gy: gy / (1 + x)),
-    _unary("Log2", np.log2, lambda x, gy: gy / (x * _LN2)),
-    _unary("Log10", np.log10, lambda x, gy: gy / (x * _LN10)),
-    _unary("Rsqrt", lambda x: 1 / np.sqrt(x), lambda y, gy: -0.5 * gy * y * y * y, keep="y"),
+    _unary("Log1p", np.log1p, lambda x, gy: gy / (1 + x), quiet=True),
+    _unary("Log2", np.log2, lambda x, gy: gy / (x * _LN2), quiet=True),
+    _unary("Log10", np.log10, lambda x, gy: gy / (x * _LN10), quiet=True),
+    _unary("Rsqrt", lambda x: 1 / np.sqrt(x), lambda y, gy: -0.5 * gy * y * y * y, keep="y",
+           quiet=True),
     _unary("Square", np.square, lambda x, gy: 2 * x * gy),
-    _unary("Reciprocal", lambda x: 1 / x, lambda y, gy: -gy * y * y, keep="y"),
+    _unary("Reciprocal", lambda x: 1 / x, lambda y, gy: -gy * y * y, keep="y", quiet=True),
     _unary("Sin", np.sin, lambda x, gy: gy * np.cos(x)),
     _unary("Cos", np.cos, lambda x, gy: -gy * np.sin(x)),
     _unary("Tan", np.tan, lambda y, gy: gy * (1 + y * y), keep="y"),
-    _unary("Asin", np.arcsin, lambda x, gy: gy / np.sqrt(1 - x * x)),
-    _unary("Acos", np.arccos, lambda x, gy: -gy / np.sqrt(1 - x * x)),
+    _unary("Asin", np.arcsin, lambda x, gy: gy / np.sqrt(1 - x * x), quiet=True),
+    _unary("Acos", np.arccos, lambda x, gy: -gy / np.sqrt(1 - x * x), quiet=True),
     _unary("Atan", np.arctan, lambda x, gy: gy / (1 + x * x)),
     _unary("Sinh", np.sinh, lambda x, gy: gy * np.cosh(x)),
     _unary("Cosh", np.cosh, lambda x, gy: gy * np.sinh(x)),
     _unary("Asinh", np.arcsinh, lambda x, gy: gy / np.sqrt(x * x + 1)),
-    _unary("Atanh", np.arctanh, lambda x, gy: gy / (1 - x * x)),
+    _unary("Atanh", np.arctanh, lambda x, gy: gy / (1 - x * x), quiet=True),
     _unary("Erf", _erf, lambda x, gy: gy * (2 / math.sqrt(math.pi)) * np.exp(-x * x)),
     _unary("Frac", lambda x: x - np.trunc(x), lambda x, gy: gy),
     _unary("Erfinv", erfinv_array,
            lambda y, gy: gy * (math.sqrt(math.pi) / 2) * np.exp(y * y), keep="y"),
-    _unary("Lgamma", lgamma_array, lambda x, gy: gy * digamma_array(x)),
-    _unary("Digamma", digamma_array, lambda x, gy: gy * polygamma_array(1, x)),
+    _unary("Lgamma", lgamma_array, lambda x, gy: gy * digamma_array(x), quiet=True),
+    _unary("Digamma", digamma_array, lambda x, gy: gy * polygamma_array(1, x), quiet=True),
 ]}
 
 

@@ -173,14 +173,16 @@ class PowScalar(Function):
 
     def forward(self, x: Any) -> Any:
         self.save_for_backward(x)
-        return x**self.c
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1, (-1) ** 0.5: quietly
+            return x**self.c
 
     def backward(self, gy: Any) -> Any:
         (x,) = self.saved_tensors
         c = self.c
         if c == 2:
             return (gy * 2 * x).astype(x.dtype, copy=False)
-        return (gy * c * x ** (c - 1)).astype(x.dtype, copy=False)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (gy * c * x ** (c - 1)).astype(x.dtype, copy=False)
 
 
 def add(a: Any, b: Any) -> Tensor:
@@ -287,22 +289,27 @@ class Exp(Function):
 
 
 class Log(Function):
+    # log(0) is -inf and log(-1) NaN, quietly, as in PyTorch (and their gradients inf)
     def forward(self, x: Any) -> Any:
         self.save_for_backward(x)
-        return np.log(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(x)
 
     def backward(self, gy: Any) -> Any:
-        return gy / self.saved_tensors[0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return gy / self.saved_tensors[0]
 
 
 class Sqrt(Function):
     def forward(self, x: Any) -> Any:
-        y = np.sqrt(x)
+        with np.errstate(invalid="ignore"):  # sqrt(-1) is NaN, quietly, as in PyTorch
+            y = np.sqrt(x)
         self.save_for_backward(y)
         return y
 
     def backward(self, gy: Any) -> Any:
-        return gy / (2 * self.saved_tensors[0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return gy / (2 * self.saved_tensors[0])
 
 
 class Abs(Function):
