@@ -100,7 +100,7 @@ from lamina.dtypes import (
     strided,
     uint8,
 )
-from lamina.errors import DataError, DTypeError, ShapeError
+from lamina.errors import DataError, DTypeError, OutOfMemoryError, ShapeError
 from lamina.finite_differences import gradient
 from lamina.functions.loss_embedding import pdist
 from lamina.interop import empty_permuted, empty_strided, from_dlpack, frombuffer, to_dlpack
@@ -184,6 +184,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "DTypeError",
+    "OutOfMemoryError",
     "DataError",
     "Function",
     "Generator",

@@ -96,3 +96,42 @@ class GradScaler:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Accepts a saved state; nothing to restore."""
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether autocast can run on `device_type`: the CPU only here.
+
+    Examples:
+        >>> lm.amp.is_autocast_available("cpu"), lm.amp.is_autocast_available("cuda")
+        (True, False)
+    """
+    return device_type == "cpu"
+
+
+def custom_fwd(fwd: Any = None, *, device_type: str, cast_inputs: Any = None) -> Any:
+    """Decorate a custom Function's forward for autocast, as PyTorch's: lamina's autocast
+    computes in full precision, so forward runs as written.
+
+    Examples:
+        >>> @lm.amp.custom_fwd(device_type="cpu")
+        ... def forward(ctx, x):
+        ...     return x * 2
+        >>> forward(None, lm.ones(1))
+        tensor([2.])
+    """
+    if fwd is None:
+        return lambda f: custom_fwd(f, device_type=device_type, cast_inputs=cast_inputs)
+    return fwd
+
+
+def custom_bwd(bwd: Any = None, *, device_type: str) -> Any:
+    """Decorate a custom Function's backward to match its forward's autocast state: here,
+    backward runs as written.
+
+    Examples:
+        >>> lm.amp.custom_bwd(abs, device_type="cpu")(-2)
+        2
+    """
+    if bwd is None:
+        return lambda f: custom_bwd(f, device_type=device_type)
+    return bwd

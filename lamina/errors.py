@@ -43,3 +43,14 @@ class DataError(ValueError):
 class Terminated(KeyboardInterrupt):
     """The process was asked to stop (SIGTERM, as a scheduler, systemd or Kubernetes sends
     first): training stopped after the current batch, as for Ctrl-C, and saved its place."""
+
+
+class OutOfMemoryError(RuntimeError):
+    """PyTorch's `torch.OutOfMemoryError` (also `torch.cuda.OutOfMemoryError`), so that a
+    script's `except torch.cuda.OutOfMemoryError:` finds the name. lamina raises NumPy's
+    MemoryError when the CPU runs out.
+
+    Examples:
+        >>> issubclass(lm.cuda.OutOfMemoryError, RuntimeError)
+        True
+    """

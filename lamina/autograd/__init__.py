@@ -18,11 +18,14 @@ from lamina.autograd.grad_mode import (
     set_grad_enabled,
 )
 
+Variable = Tensor  # PyTorch's old wrapper: Variable(x, requires_grad=True) makes a tensor
+
 __all__ = [
     "Function",
     "FunctionCtx",
     "GradcheckError",
     "Tensor",
+    "Variable",
     "backward",
     "backward_stream",
     "detect_anomaly",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lamina.cuda import amp as amp
+from lamina.errors import OutOfMemoryError as OutOfMemoryError
 
 
 def is_available() -> bool:

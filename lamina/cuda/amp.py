@@ -10,6 +10,7 @@ Examples:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from lamina import amp
@@ -31,3 +32,35 @@ class GradScaler(amp.GradScaler):
                  enabled: bool = True) -> None:
         super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
                          enabled)
+
+
+def custom_fwd(fwd: Any = None, *, cast_inputs: Any = None) -> Any:
+    """`lamina.amp.custom_fwd(device_type="cuda")`, deprecated as PyTorch's.
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True):
+        ...     warnings.simplefilter("always")
+        ...     lm.cuda.amp.custom_fwd(abs)(-2)
+        2
+    """
+    warnings.warn("`lamina.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+                  "`lamina.amp.custom_fwd(args..., device_type='cuda')` instead.",
+                  FutureWarning, stacklevel=2)
+    return amp.custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd: Any = None) -> Any:
+    """`lamina.amp.custom_bwd(device_type="cuda")`, deprecated as PyTorch's.
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True):
+        ...     warnings.simplefilter("always")
+        ...     lm.cuda.amp.custom_bwd(abs)(-2)
+        2
+    """
+    warnings.warn("`lamina.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+                  "`lamina.amp.custom_bwd(args..., device_type='cuda')` instead.",
+                  FutureWarning, stacklevel=2)
+    return amp.custom_bwd(bwd, device_type="cuda")

@@ -4,6 +4,7 @@ sequences (in `rnn`) and pruning (in `prune`)."""
 
 from lamina.nn.utils import parametrizations, parametrize, prune, rnn, stateless
 from lamina.nn.utils.clip_grad import (
+    clip_grad_norm,
     clip_grad_norm_,
     clip_grad_value_,
     clip_grads_with_norm_,
@@ -30,6 +31,7 @@ __all__ = [
     "prune",
     "rnn",
     "stateless",
+    "clip_grad_norm",
     "clip_grad_norm_",
     "clip_grad_value_",
     "clip_grads_with_norm_",

@@ -3,6 +3,7 @@ arrays by `clip_arrays`, which the Trainer calls with plain floats."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -71,3 +72,21 @@ def clip_grads_with_norm_(parameters: Iterable[Any] | Tensor, max_norm: float,
     """
     clip.scale_grads(parameters, max_norm, float(np.asarray(getattr(total_norm, "array",
                                                                      total_norm))))
+
+
+def clip_grad_norm(parameters: Any, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:
+    """`clip_grad_norm_` under its deprecated name, with PyTorch's FutureWarning.
+
+    Examples:
+        >>> import warnings
+        >>> layer = nn.Linear(2, 1); layer(lm.ones(1, 2)).sum().backward()
+        >>> with warnings.catch_warnings(record=True):
+        ...     warnings.simplefilter("always")
+        ...     total = nn.utils.clip_grad_norm(layer.parameters(), 1.0)
+        >>> total.shape
+        lamina.Size([])
+    """
+    warnings.warn("`nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

@@ -84,6 +84,18 @@ def pack_padded_sequence(input: Tensor, lengths: Any, batch_first: bool = False,
     return PackedSequence(x[time, batch], Tensor(sizes), *_permutation(order))
 
 
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The permutation that undoes `permutation` (None stays None).
+
+    Examples:
+        >>> nn.utils.rnn.invert_permutation(lm.tensor([2, 0, 1]))
+        tensor([1, 2, 0])
+    """
+    if permutation is None:
+        return None
+    return Tensor(np.argsort(permutation.numpy()).astype(np.int64))
+
+
 def _permutation(order: np.ndarray | None) -> tuple[Tensor | None, Tensor | None]:
     if order is None:
         return None, None
