@@ -77,10 +77,7 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
                       "would fail (copy the data first, or pass a bytearray)", UserWarning,
                       stacklevel=2)
     array = np.frombuffer(buffer, dtype=dtypes.resolve(dtype), count=count, offset=offset)
-    t = Tensor(array)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return Tensor(array, requires_grad=requires_grad)
 
 
 def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
@@ -101,10 +98,7 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = No
     extent = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
     base = np.zeros(extent, d)
     view = np.lib.stride_tricks.as_strided(base, size, tuple(s * d.itemsize for s in stride))
-    t = Tensor(view)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return Tensor(view, requires_grad=requires_grad)
 
 
 def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, device: Any = None,
@@ -123,7 +117,4 @@ def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, device
                            f"{size}")
     d = dtypes.resolve(dtype) if dtype is not None else dtypes.get_default_dtype()
     base = np.zeros(tuple(size[i] for i in order), d)
-    t = Tensor(np.transpose(base, np.argsort(order)))
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return Tensor(np.transpose(base, np.argsort(order)), requires_grad=requires_grad)
