@@ -2,8 +2,9 @@
 grad_and_value, vjp, jvp, jacrev and jacfwd run on lamina's reverse mode; vmap maps a
 function over a dim by a Python loop (each slice its own call: the values PyTorch's
 vmap gives, at a loop's speed); functional_call swaps a module's parameters for given
-tensors. lamina has no double backward, so transforms of transforms (a hessian, grad of
-grad) raise, saying so.
+tensors. Transforms compose with each other and with autograd: an argument that
+requires grad (from an outer transform or the user's own graph) stays in its graph, its
+gradient taken with create_graph=True, so grad of grad and hessian work.
 
     >>> from lamina import func
     >>> func.grad(lambda x: (x ** 2).sum())(lm.tensor([1.0, 2.0]))
@@ -19,8 +20,6 @@ from lamina.autograd import functional as _functional
 from lamina.autograd.engine import grad as _grad
 from lamina.autograd.tensor import Tensor
 from lamina.nn.utils.stateless import functional_call
-
-_depth = 0  # transforms running: one inside another would need double backward
 
 
 def _argnums(argnums: Any, n: int) -> tuple[int, ...]:
@@ -40,25 +39,21 @@ def grad_and_value(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = F
         (tensor([6.]), tensor(9.))
     """
     def transformed(*args: Any, **kwargs: Any) -> Any:
-        global _depth
-        if _depth:
-            raise NotImplementedError("func transforms inside func.grad (grad of grad, a "
-                                      "hessian) need double backward, which lamina lacks")
         nums = _argnums(argnums, len(args))
         leaves = list(args)
+        # An argument in a graph already (an outer transform's, a MAML step's) is viewed,
+        # not cut: its gradient is recorded and differentiable in that graph.
+        outer = any(args[i].requires_grad for i in nums)
         for i in nums:
-            leaves[i] = args[i].detach().requires_grad_(True)
-        _depth += 1
-        try:
-            out = func(*leaves, **kwargs)
-        finally:
-            _depth -= 1
+            leaves[i] = (args[i].view_as(args[i]) if args[i].requires_grad
+                         else args[i].detach().requires_grad_(True))
+        out = func(*leaves, **kwargs)
         value, aux = out if has_aux else (out, None)
         if not isinstance(value, Tensor) or value.numel() != 1:
             raise RuntimeError("func.grad: the function must return a one-element tensor "
                                f"(got {getattr(value, 'shape', type(value).__name__)})")
         grads = _grad(value, [leaves[i] for i in nums], allow_unused=True,
-                      materialize_grads=True)
+                      materialize_grads=True, create_graph=outer)
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return g, ((value.detach(), aux) if has_aux else value.detach())
     return transformed
@@ -102,7 +97,8 @@ def jacrev(func: Callable[..., Any], argnums: Any = 0, *, has_aux: bool = False,
             for i, t in zip(nums, picked):
                 full[i] = t
             return func(*full)
-        jac = _functional.jacobian(of, tuple(args[i] for i in nums))
+        jac = _functional.jacobian(of, tuple(args[i] for i in nums),
+                                   create_graph=any(args[i].requires_grad for i in nums))
         if isinstance(argnums, int):
             return tuple(j[0] for j in jac) if isinstance(jac, tuple) and \
                 isinstance(jac[0], tuple) else jac[0]
@@ -173,16 +169,16 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
 
 
 def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
-    """Raises NotImplementedError: a hessian needs double backward, which lamina lacks.
+    """A function returning the Hessian of func's one-element output with respect to the
+    arguments `argnums` (input.shape + input.shape), as torch.func.hessian: the Jacobian
+    of the gradient.
 
     Examples:
-        >>> lm.func.hessian(lambda x: x.sum())  # doctest: +ELLIPSIS
-        <function hessian.<locals>.transformed at ...>
+        >>> lm.func.hessian(lambda x: (x ** 3).sum())(lm.tensor([1.0, 2.0]))
+        tensor([[ 6.,  0.],
+                [ 0., 12.]])
     """
-    def transformed(*args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("func.hessian: second derivatives need double backward, "
-                                  "which lamina does not have")
-    return transformed
+    return jacrev(jacrev(func, argnums), argnums)
 
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",

@@ -118,6 +118,7 @@ def check(f: Any, grads: tuple[Any, ...]) -> None:
     if not state.anomaly_check_nan:
         return
     for i, g in enumerate(grads):
+        g = getattr(g, "array", g)  # a Tensor under create_graph
         if g is not None and np.asarray(g).dtype.kind in "fc" and np.isnan(g).any():
             report(f)
             raise RuntimeError(f"Function '{f.name}Backward' returned nan values in its "

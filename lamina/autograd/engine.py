@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lamina import state
+from lamina.autograd import higher_order
 from lamina.autograd.tensor import Tensor
 from lamina.backend import is_array
 from lamina.errors import ShapeError
@@ -33,28 +35,32 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False, inputs:
         >>> lm.backward((x * x).sum()); x.grad
         tensor([2., 4.])
     """
-    if create_graph:
-        raise NotImplementedError(
-            "backward(create_graph=True): lamina's gradients are not themselves differentiable "
-            "(no double backward); compute higher derivatives by finite differences"
-        )
+    if create_graph:  # PyTorch's warning, word for word: the same cycle forms here
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between "
+            "the parameter and its gradient which can cause a memory leak. We recommend "
+            "using autograd.grad when creating the graph to avoid this. If you have to use "
+            "this function, make sure to reset the .grad fields of your parameters to None "
+            "after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
     only = None
     if inputs is not None:
         only = _capture_set([inputs] if isinstance(inputs, Tensor) else inputs, "backward")
-    for _ in _run(root, grad, retain_graph, pending=None, only=only):
+    for _ in _run(root, grad, retain_graph, pending=None, only=only, graph=create_graph):
         pass
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
          create_graph: bool = False, allow_unused: bool | None = None,
-         materialize_grads: bool = False) -> tuple[Tensor | None, ...]:
+         materialize_grads: bool = False, stop: Any = None) -> tuple[Tensor | None, ...]:
     """The gradients of `outputs` with respect to `inputs`, returned, not accumulated.
 
     Args:
         outputs: a tensor or a sequence of tensors.
         inputs: the tensors (leaves or not) to differentiate with respect to.
         grad_outputs: dL/d(output) for each output; None for one-element outputs.
-        retain_graph: keep the graph for another backward.
+        retain_graph: keep the graph for another backward (by default when create_graph).
+        create_graph: record the gradients as ops, so they can be differentiated again
+            (lamina.autograd.higher_order).
         allow_unused: return None for an input the outputs do not depend on, instead of
             raising; `materialize_grads=True` returns zeros instead.
 
@@ -67,20 +73,18 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         >>> g
         tensor([2., 4.])
     """
-    if create_graph:
-        raise NotImplementedError(
-            "autograd.grad(create_graph=True): lamina's gradients are not themselves "
-            "differentiable (no double backward)"
-        )
     outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     gos = ([grad_outputs] if isinstance(grad_outputs, Tensor) or grad_outputs is None
            and len(outs) == 1 else list(grad_outputs or [None] * len(outs)))
     capture = _capture_set(ins, "autograd.grad")
     found: dict[Any, Any] = {}
+    if retain_graph is None:
+        retain_graph = create_graph  # PyTorch's default: a graph to differentiate is kept
     for i, (out, go) in enumerate(zip(outs, gos)):
         keep = bool(retain_graph) or i < len(outs) - 1
-        for _ in _run(out, go, keep, pending=None, only=capture, found=found):
+        for _ in _run(out, go, keep, pending=None, only=capture, found=found,
+                      graph=create_graph, stop=stop):
             pass
     results = []
     for x in ins:
@@ -92,7 +96,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             )
         if g is None and materialize_grads:
             g = np.zeros_like(x.array)
-        results.append(None if g is None else Tensor(g))
+        results.append(g if g is None or isinstance(g, Tensor) else Tensor(g))
     return tuple(results)
 
 
@@ -166,10 +170,14 @@ def _initial_grad(root: Tensor, grad: Any) -> Any:
 
 
 def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | None,
-         only: set[Any] | None = None, found: dict[Any, Any] | None = None):
+         only: set[Any] | None = None, found: dict[Any, Any] | None = None,
+         graph: bool = False, stop: Any = None):
     """The backward walk. `only`: the leaves (by id) and non-leaf outputs (by creator and
     slot) whose gradients are wanted; with `found`, they are stored there instead of in
-    `.grad` (autograd.grad), else only those leaves accumulate (backward(inputs=...))."""
+    `.grad` (autograd.grad), else only those leaves accumulate (backward(inputs=...)).
+    `graph` (create_graph): gradients are Tensors made by recorded ops, and the graph is
+    kept, since they read it. `stop`: ops whose outputs' gradients are captured, not
+    propagated further (a derivative rule differentiating its own recomputation)."""
     if not root.requires_grad:
         raise RuntimeError(
             "element 0 of tensors does not require grad and does not have a grad_fn: "
@@ -177,6 +185,8 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
             "no_grad()"
         )
     gy = _initial_grad(root, grad)
+    if graph:
+        gy = grad if isinstance(grad, Tensor) else Tensor(gy)
     given: set[int] = {id(gy)}
     if root.creator is None:
         _deliver(root, gy, given, only, found)
@@ -197,9 +207,12 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
             _run_output_hooks(f, gys)
         if found is not None:
             _capture_outputs(f, gys, only, found)
+            if stop is not None and f in stop:
+                continue
         if f.saved_mask or f.saved_outputs:
             _check_versions(f)
-        gxs = _checked_backward(f, gys) if state.anomaly else _call_backward(f, gys)
+        call = higher_order.call_backward if graph else _call_backward
+        gxs = _checked_backward(f, gys, call) if state.anomaly else call(f, gys)
         # Edges as they were when f ran: a tensor written in place since has a new creator,
         # which only the ops after the write may reach.
         for x, gx, need in zip(f.inputs, gxs, f.needs_input_grad):
@@ -224,7 +237,7 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
                 slots = grads[creator] = _slots(creator)
                 heapq.heappush(heap, (-creator.generation, next(order), creator))
             slots[i] = gx if slots[i] is None else slots[i] + gx
-        if not retain_graph:
+        if not (retain_graph or graph):
             f.release()
     _after_accumulating(list(hooked.values()))
 
@@ -270,12 +283,12 @@ def _slots(f: Function) -> list[Any]:
     return [None] * f.n_outputs
 
 
-def _checked_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
-    """_call_backward under anomaly detection: a failure or a NaN shows f's forward line."""
+def _checked_backward(f: Function, gys: list[Any], call: Any) -> tuple[Any, ...]:
+    """call(f, gys) under anomaly detection: a failure or a NaN shows f's forward line."""
     from lamina.autograd import anomaly
 
     try:
-        gxs = _call_backward(f, gys)
+        gxs = call(f, gys)
     except Exception:
         anomaly.report(f)
         raise
@@ -337,6 +350,12 @@ def accumulate_grad(x: Tensor, gx: Any, given: set[int]) -> None:
     # A leaf must own its .grad, since optimizers and clipping update grads in place: an
     # op may hand one array to several inputs (add returns gy twice) or return a view.
     g = x._grad
+    if isinstance(gx, Tensor):  # create_graph: .grad keeps the gradient's graph
+        if g is None and id(gx) in given:
+            gx = gx.clone()
+        x._grad = gx if g is None else g + gx
+        given.add(id(x._grad))
+        return
     if g is None:
         if id(gx) in given or not gx.flags.owndata:
             gx = gx.copy()
@@ -347,9 +366,15 @@ def accumulate_grad(x: Tensor, gx: Any, given: set[int]) -> None:
 
 
 def _apply_hooks(hooks: list[Any], g: Any) -> Any:
+    """g through the hooks: an array, or a Tensor under create_graph."""
+    graph = isinstance(g, Tensor)
     for hook in list(hooks):
-        out = hook(Tensor(g))
-        if out is not None:
+        out = hook(g if graph else Tensor(g))
+        if out is None:
+            continue
+        if graph:
+            g = out if isinstance(out, Tensor) else Tensor(np.asarray(out))
+        else:
             g = out.array if isinstance(out, Tensor) else np.asarray(out)
     return g
 

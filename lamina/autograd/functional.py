@@ -1,8 +1,8 @@
-"""`lamina.autograd.functional`, PyTorch's: vjp, jvp and jacobian of a function of
-tensors, from reverse-mode backward passes (a Jacobian row per output element).
-
-lamina's gradients are not themselves differentiable (no double backward), so the
-second-order functions (hessian, hvp, vhp) and create_graph=True raise, saying so.
+"""`lamina.autograd.functional`, PyTorch's: vjp, jvp, jacobian, hessian, vhp and hvp of
+a function of tensors, from reverse-mode backward passes (a Jacobian row per output
+element); the second-order ones differentiate gradients taken with create_graph=True
+(lamina.autograd.higher_order). With create_graph=True the results stay differentiable
+with respect to the inputs.
 
     >>> from lamina.autograd.functional import jacobian
     >>> jacobian(lambda x: x.sum(), lm.ones(2))
@@ -24,35 +24,36 @@ def _as_tuple(x: Any) -> tuple[bool, tuple[Tensor, ...]]:
     return (True, tuple(x)) if isinstance(x, (tuple, list)) else (False, (x,))
 
 
-def _fresh(inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-    """Leaves of the inputs' values that require grad: the function is differentiated with
-    respect to these, whatever graph the inputs came from."""
-    return tuple(t.detach().requires_grad_(True) for t in inputs)
+def _fresh(inputs: tuple[Tensor, ...], create_graph: bool = False) -> tuple[Tensor, ...]:
+    """The inputs as tensors to differentiate with respect to: new leaves of their values,
+    or, with create_graph, views that keep an input's own graph (PyTorch's way), so that
+    the results can be differentiated with respect to the inputs."""
+    return tuple(t.view_as(t) if create_graph and t.requires_grad
+                 else t.detach().requires_grad_(True) for t in inputs)
 
 
-def _no_second_order(name: str, create_graph: bool) -> None:
-    if create_graph:
-        raise NotImplementedError(
-            f"autograd.functional.{name}(create_graph=True): lamina's gradients are not "
-            "themselves differentiable (no double backward)")
-
-
-def _run(func: Callable[..., Any], inputs: Any) -> tuple[bool, tuple[Tensor, ...], bool,
-                                                         tuple[Tensor, ...]]:
+def _run(func: Callable[..., Any], inputs: Any, create_graph: bool = False
+         ) -> tuple[bool, tuple[Tensor, ...], bool, tuple[Tensor, ...]]:
     in_tuple, ins = _as_tuple(inputs)
-    ins = _fresh(ins)
+    ins = _fresh(ins, create_graph)
     out_tuple, outs = _as_tuple(func(*ins))
     return in_tuple, ins, out_tuple, outs
 
 
 def _grads(outs: tuple[Tensor, ...], ins: tuple[Tensor, ...], vs: tuple[Any, ...],
-           retain: bool) -> tuple[Tensor, ...]:
+           retain: bool, create_graph: bool = False) -> tuple[Tensor, ...]:
     wanted = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]
     if not wanted:
         return tuple(t.new_zeros(*t.shape) for t in ins)
     got = grad([o for o, _ in wanted], list(ins), [v for _, v in wanted],
-               retain_graph=retain, allow_unused=True)
+               retain_graph=retain or create_graph, create_graph=create_graph,
+               allow_unused=True)
     return tuple(t.new_zeros(*t.shape) if g is None else g for g, t in zip(got, ins))
+
+
+def _out(ts: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ...]:
+    """Results as PyTorch returns them: detached unless create_graph."""
+    return ts if create_graph else tuple(t.detach() for t in ts)
 
 
 def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
@@ -65,12 +66,11 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         >>> g
         tensor([2., 4.])
     """
-    _no_second_order("vjp", create_graph)
-    in_tuple, ins, out_tuple, outs = _run(func, inputs)
+    in_tuple, ins, out_tuple, outs = _run(func, inputs, create_graph)
     _, vs = _as_tuple(v) if v is not None else (False, (None,) * len(outs))
-    grads = _grads(outs, ins, vs, retain=False)
-    detached = tuple(o.detach() for o in outs)
-    return (detached if out_tuple else detached[0]), (grads if in_tuple else grads[0])
+    grads = _out(_grads(outs, ins, vs, retain=False, create_graph=create_graph), create_graph)
+    values = _out(outs, create_graph)
+    return (values if out_tuple else values[0]), (grads if in_tuple else grads[0])
 
 
 def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
@@ -85,23 +85,38 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
         tensor([[2., 0.],
                 [0., 2.]])
     """
-    _no_second_order("jacobian", create_graph)
-    in_tuple, ins, out_tuple, outs = _run(func, inputs)
+    in_tuple, ins, out_tuple, outs = _run(func, inputs, create_graph)
     table = []
     for o in outs:
-        rows = [[] for _ in ins]
+        rows: list[list[Tensor]] = [[] for _ in ins]
         for k in range(o.numel()):
             seed = np.zeros(o.numel(), o.detach().numpy().dtype)
             seed[k] = 1
-            grads = _grads((o,), ins, (Tensor(seed.reshape(o.shape)),), retain=True)
-            for r, g in zip(rows, grads):
-                r.append(g.detach().numpy())
+            grads = _grads((o,), ins, (Tensor(seed.reshape(o.shape)),), retain=True,
+                           create_graph=create_graph)
+            for r, g in zip(rows, _out(grads, create_graph)):
+                r.append(g)
         table.append(tuple(
-            Tensor(np.stack(r).reshape(*o.shape, *t.shape) if r else
-                   np.zeros((*o.shape, *t.shape), t.detach().numpy().dtype))
+            _stacked(r, create_graph).reshape(*o.shape, *t.shape) if r else
+            Tensor(np.zeros((*o.shape, *t.shape), t.detach().numpy().dtype))
             for r, t in zip(rows, ins)))
     per_output = [row if in_tuple else row[0] for row in table]
     return tuple(per_output) if out_tuple else per_output[0]
+
+
+def _stacked(rows: list[Tensor], create_graph: bool) -> Tensor:
+    """The rows stacked along a new first axis; with create_graph, as a recorded sum of
+    each row put in its place (Tensor's operators alone: autograd sits below the ops
+    module that has stack)."""
+    if not create_graph:
+        return Tensor(np.stack([r.detach().numpy() for r in rows]))
+    total = None
+    for k, r in enumerate(rows):
+        place = np.zeros((len(rows),) + (1,) * r.ndim, r.detach().numpy().dtype)
+        place[k] = 1
+        term = r.reshape(1, *r.shape) * Tensor(place)
+        total = term if total is None else total + term
+    return total
 
 
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
@@ -115,7 +130,10 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         >>> t
         tensor([3., 0.])
     """
-    _no_second_order("jvp", create_graph)
+    if create_graph:
+        raise NotImplementedError(
+            "autograd.functional.jvp(create_graph=True) is not supported in lamina: its jvp "
+            "is a product with the Jacobian's values; use vjp or hvp, which take it")
     in_tuple, ins = _as_tuple(inputs)
     _, vs = _as_tuple(v) if v is not None else (False, tuple(t.new_ones(*t.shape) for t in ins))
     jac = jacobian(lambda *xs: func(*xs), tuple(ins))
@@ -133,18 +151,73 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     return ((detached, tuple(products)) if out_tuple else (detached[0], products[0]))
 
 
-def _second_order(name: str) -> Callable[..., Any]:
-    def function(*args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(
-            f"autograd.functional.{name}: second derivatives need double backward, which "
-            "lamina does not have (its gradients are not themselves differentiable)")
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = (f"PyTorch's {name}: raises NotImplementedError (lamina has no double "
-                        f"backward).\n\nExamples:\n    >>> lm.autograd.functional.{name}"
-                        f"  # doctest: +ELLIPSIS\n    <function {name} at ...>")
-    return function
+def _scalar_output(name: str, out: Any) -> Tensor:
+    if not isinstance(out, Tensor) or out.numel() != 1:
+        raise RuntimeError(f"autograd.functional.{name}: the function must return a "
+                           "single-element Tensor")
+    return out
 
 
-hessian, hvp, vhp = (_second_order(n) for n in ("hessian", "hvp", "vhp"))
+def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
+            strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode") -> Any:
+    """The Hessian of a function with a one-element output: for one input, a tensor of
+    shape input.shape + input.shape; for a tuple of inputs, a tuple of tuples (block
+    i, j: d2 out / d input_i d input_j), as PyTorch's.
+
+    Examples:
+        >>> lm.autograd.functional.hessian(lambda x: (x ** 3).sum(), lm.tensor([1.0, 2.0]))
+        tensor([[ 6.,  0.],
+                [ 0., 12.]])
+    """
+    in_tuple, _ = _as_tuple(inputs)
+
+    def gradient(*xs: Tensor) -> Any:
+        out = _scalar_output("hessian", func(*xs))
+        gs = _grads((out,), xs, (None,), retain=True, create_graph=True)
+        return gs if in_tuple else gs[0]
+    return jacobian(gradient, inputs, create_graph=create_graph)
+
+
+def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """(func(inputs), v^T H): the vector-Hessian product of a function with a one-element
+    output, v shaped as the inputs.
+
+    Examples:
+        >>> out, p = lm.autograd.functional.vhp(lambda x: (x ** 3).sum(),
+        ...                                     lm.tensor([1.0, 2.0]), lm.tensor([1.0, 1.0]))
+        >>> p
+        tensor([ 6., 12.])
+    """
+    in_tuple, ins, _, outs = _run(func, inputs, create_graph)
+    out = _scalar_output("vhp", outs[0])
+    _, vs = _as_tuple(v) if v is not None else (False, (None,))
+    gs = _grads((out,), ins, (None,), retain=True, create_graph=True)
+    wanted = [(g, vv) for g, vv in zip(gs, vs) if g.requires_grad]
+    if wanted:
+        got = grad([g for g, _ in wanted], list(ins), [vv for _, vv in wanted],
+                   create_graph=create_graph, allow_unused=True)
+        products = tuple(t.new_zeros(*t.shape) if p is None else p for p, t in zip(got, ins))
+    else:  # the gradient is a constant: the Hessian is zero
+        products = tuple(t.new_zeros(*t.shape) for t in ins)
+    products = _out(products, create_graph)
+    value = out if create_graph else out.detach()
+    return value, (products if in_tuple else products[0])
+
+
+def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """(func(inputs), H v): the Hessian-vector product; the Hessian of a twice
+    differentiable function is symmetric, so it equals vhp's v^T H.
+
+    Examples:
+        >>> out, p = lm.autograd.functional.hvp(lambda x: (x ** 3).sum(),
+        ...                                     lm.tensor([1.0, 2.0]), lm.tensor([1.0, 0.0]))
+        >>> p
+        tensor([6., 0.])
+    """
+    return vhp(func, inputs, v, create_graph, strict)
+
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]

@@ -34,7 +34,8 @@ class AutogradMethods:
         Args:
             gradient: dL/d(self), of self's shape; may be omitted only for one element.
             retain_graph: keep saved arrays so backward can run through the graph again.
-            create_graph: not supported (lamina's gradients are not differentiable).
+            create_graph: record the gradients as ops, so that `.grad` can be
+                differentiated again (lamina.autograd.higher_order).
             inputs: accumulate only into these tensors' `.grad`.
 
         Raises:

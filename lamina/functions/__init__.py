@@ -333,3 +333,7 @@ __all__ = [
 from lamina.functions.tensor_methods import install as _install  # noqa: E402
 
 _install()
+
+# The ops' differentiable backward rules (create_graph=True), registered with autograd.
+from lamina.functions import derivatives as _derivatives  # noqa: E402, F401
+from lamina.functions import derivatives_layers as _derivatives_layers  # noqa: E402, F401

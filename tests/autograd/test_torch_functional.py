@@ -1,6 +1,6 @@
 """autograd.functional and lamina.func against PyTorch's: the same functions give the same
-Jacobians, products, gradients, mapped results and functional calls; second order
-raises, naming the missing double backward."""
+Jacobians, products, gradients, Hessians, mapped results and functional calls; results
+taken with create_graph=True differentiate further as PyTorch's do."""
 
 from __future__ import annotations
 
@@ -55,6 +55,22 @@ CALLS = {
         lib.tensor(X.T.copy()), lib.tensor(Y)),
     "func.vmap tuple out": lambda lib: lib.func.vmap(lambda r: (r.max(), r.min()),
                                                      out_dims=(0, 0))(lib.tensor(X)),
+    "hessian": lambda lib: lib.autograd.functional.hessian(
+        lambda x: (x.sin() * x[0, 0] + x.tanh() ** 2).sum(), lib.tensor(X)),
+    "hessian, tuples": lambda lib: lib.autograd.functional.hessian(
+        lambda x, y: ((x @ y).exp() * y[0]).sum(), (lib.tensor(X), lib.tensor(Y))),
+    "hvp": lambda lib: lib.autograd.functional.hvp(
+        lambda x: (x.exp() * x.cos()).sum(), lib.tensor(X), lib.tensor(V)),
+    "vhp, tuples": lambda lib: lib.autograd.functional.vhp(
+        lambda x, y: (x.sigmoid() @ y.tanh()).sum(), (lib.tensor(X), lib.tensor(Y)),
+        (lib.tensor(V), lib.tensor(Y))),
+    "func.hessian": lambda lib: lib.func.hessian(
+        lambda x: (x.log_softmax(0) * x).sum())(lib.tensor(Y)),
+    "func.grad of grad": lambda lib: lib.func.grad(
+        lambda x: lib.func.grad(lambda z: (z ** 3 * z.sin()).sum())(x).cos().sum())(
+        lib.tensor(X)),
+    "func.jacrev of jacrev": lambda lib: lib.func.jacrev(lib.func.jacrev(
+        lambda x: x.softmax(0)))(lib.tensor(Y)),
 }
 
 
@@ -80,10 +96,33 @@ def test_functional_call_gives_pytorchs_output_and_gradients():
     _same(results[1][1], results[0][1])
 
 
-def test_second_order_raises_naming_double_backward():
-    with pytest.raises(NotImplementedError, match="double backward"):
-        lm.autograd.functional.hessian(lambda x: x.sum(), lm.ones(2))
-    with pytest.raises(NotImplementedError, match="double backward"):
-        lm.func.grad(lm.func.grad(lambda x: (x ** 3).sum()))(lm.tensor(1.0)[None])
-    with pytest.raises(NotImplementedError, match="double backward"):
-        lm.autograd.functional.jacobian(lambda x: x, lm.ones(2), create_graph=True)
+def test_create_graph_results_differentiate_further_as_pytorchs():
+    results = []
+    for lib in (torch, lm):
+        x = lib.tensor(X, requires_grad=True)
+        _, g = lib.autograd.functional.vjp(lambda z: z.tanh() * z, x, lib.tensor(V),
+                                           create_graph=True)
+        h = lib.autograd.functional.hessian(lambda z: (z ** 3).sum(), x, create_graph=True)
+        _, p = lib.autograd.functional.hvp(lambda z: (z.sin() ** 2).sum(), x, lib.tensor(V),
+                                           create_graph=True)
+        j = lib.autograd.functional.jacobian(lambda z: z.exp(), x, create_graph=True)
+        (g.sum() + (h * h).sum() + p.sum() + j.sum()).backward()
+        results.append(x.grad)
+    _same(results[1], results[0])
+
+
+def test_a_maml_step_through_func_grad_matches_pytorch():
+    """func.grad inside an outer backward: the argument's graph is kept, as torch.func's."""
+    results = []
+    for lib in (torch, lm):
+        w, v = lib.tensor(X, requires_grad=True), lib.tensor(V)
+        inner = lib.func.grad(lambda p, v=v: ((v @ p.T).tanh() ** 2).sum())(w)
+        fast = w - 0.3 * inner
+        ((lib.tensor(X) @ fast.T).sin().sum()).backward()
+        results.append(w.grad)
+    _same(results[1], results[0])
+
+
+def test_jvp_create_graph_raises_naming_the_alternative():
+    with pytest.raises(NotImplementedError, match="jvp.*vjp or hvp"):
+        lm.autograd.functional.jvp(lambda x: x, lm.ones(2), lm.ones(2), create_graph=True)

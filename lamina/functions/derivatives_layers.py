@@ -1,0 +1,235 @@
+"""Differentiable backward rules of the activations, layers and losses (see
+lamina.functions.derivatives, whose helpers they use), and the linear ops marked as such:
+each differentiates itself (lamina.autograd.higher_order)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.engine import grad
+from lamina.autograd.higher_order import derivative, linear_op
+from lamina.autograd.tensor import Tensor
+from lamina.functions import activation as act
+from lamina.functions import array, indexing, loss, pooling, shape, spatial
+from lamina.functions import math as m
+from lamina.functions.connection import Linear
+from lamina.functions.conv import Conv
+from lamina.functions.derivatives import constant
+from lamina.functions.elementwise import unary
+from lamina.functions.operands import AsType, cast
+from lamina.functions.reduction import Norm
+from lamina.functions.sample_norm import GroupNorm, LayerNorm
+
+# -- activations ---------------------------------------------------------------------------
+
+
+@derivative(act.ReLU)
+def _relu(f: Any, gy: Tensor) -> Tensor:
+    return gy * constant(f.inputs[0].array > 0, gy)
+
+
+@derivative(act.LeakyReLU)
+def _leaky_relu(f: Any, gy: Tensor) -> Tensor:
+    return gy * constant(np.where(f.inputs[0].array > 0, 1.0, f.slope), gy)
+
+
+@derivative(act.ELU)
+def _elu(f: Any, gy: Tensor) -> Tensor:
+    x = f.inputs[0]
+    positive = x.array > 0
+    slope = m.where(positive, constant(1, x), f.alpha * m.exp(m.clip(x, None, 0)))
+    return gy * slope
+
+
+@derivative(act.Sigmoid)
+def _sigmoid(f: Any, gy: Tensor) -> Tensor:
+    s = act.Sigmoid().apply(f.inputs[0])
+    return gy * s * (1 - s)
+
+
+@derivative(act.SiLU)
+def _silu(f: Any, gy: Tensor) -> Tensor:
+    x = f.inputs[0]
+    s = act.Sigmoid().apply(x)
+    return gy * s * (1 + x * (1 - s))
+
+
+@derivative(act.Tanh)
+def _tanh(f: Any, gy: Tensor) -> Tensor:
+    t = act.Tanh().apply(f.inputs[0])
+    return gy * (1 - t * t)
+
+
+@derivative(act.Softplus)
+def _softplus(f: Any, gy: Tensor) -> Tensor:
+    return gy * act.Sigmoid().apply(f.inputs[0])
+
+
+@derivative(act.GELU)
+def _gelu(f: Any, gy: Tensor) -> Tensor:
+    x = cast(f.inputs[0], gy.dtype)
+    if f.approximate == "tanh":  # d/dx x (1 + t) / 2, t = tanh(k (x + a x^3))
+        k, a = math.sqrt(2 / math.pi), 0.044715
+        t = act.Tanh().apply(k * (x + a * m.PowScalar(3).apply(x)))
+        return gy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * a * x * x))
+    phi = unary("erf", x * (1 / math.sqrt(2))) * 0.5 + 0.5  # d/dx x Phi(x) = Phi + x phi
+    return gy * (phi + x * m.exp(x * x * -0.5) * (1 / math.sqrt(2 * math.pi)))
+
+
+@derivative(act.Softmax)
+def _softmax(f: Any, gy: Tensor) -> Tensor:
+    y = act.Softmax(f.axis).apply(f.inputs[0])
+    gx = y * gy
+    return gx - y * m.sum(gx, f.axis, keepdims=True)
+
+
+@derivative(act.LogSoftmax)
+def _log_softmax(f: Any, gy: Tensor) -> Tensor:
+    y = act.Softmax(f.axis).apply(f.inputs[0])
+    return gy - y * m.sum(gy, f.axis, keepdims=True)
+
+
+# -- layers and losses ---------------------------------------------------------------------
+
+
+@derivative(Linear)
+def _linear(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    x, W = f.inputs[:2]
+    need = f.needs_input_grad
+    rows = array.reshape(gy, (-1, gy.shape[-1]))
+    gx = m.matmul(gy, W) if need[0] else None
+    gW = (m.matmul(rows.transpose(0, 1), array.reshape(x, (-1, x.shape[-1])))
+          if need[1] else None)
+    if len(need) == 2:
+        return gx, gW
+    return gx, gW, m.sum(rows, 0) if need[2] else None
+
+
+
+
+@derivative(loss.CrossEntropy)
+def _cross_entropy(f: Any, gy: Tensor) -> tuple[Any, None]:
+    """d(loss)/d(log-probabilities) is a constant G (the picked classes' weights, the
+    smoothing's spread), so the gradient is log-softmax's backward of G * gy."""
+    x = f.inputs[0]
+    n_rows, c = f.t.size, x.shape[1]
+    e, rows = f.smoothing, np.arange(n_rows)
+    row_weight, valid = f.weights(x.dtype)
+    g = np.zeros((n_rows, c), x.dtype)
+    g[rows, f.t] -= (1 - e) * row_weight
+    if e:
+        w = f._class_weight(x.dtype)
+        g -= (e / c) * valid[:, None] * (1 if w is None else w)
+    ones = np.ones(f.labels_shape if f.reduction == "none" else (), x.dtype)
+    gl = f.scatter(g, ones)  # laid out like x, divided by the count for 'mean'
+    if f.reduction == "none":
+        gy = array.reshape(gy, (gy.shape[0], 1, *gy.shape[1:]))
+    h = constant(gl, x) * gy
+    y = act.Softmax(1).apply(x)
+    return h - y * m.sum(h, 1, keepdims=True), None
+
+
+@derivative(m.Sum)
+def _sum(f: Any, gy: Tensor) -> Tensor:
+    if not f.keepdims and f.axes:
+        kept = list(f.x_shape)
+        for a in f.axes:
+            kept[a] = 1
+        gy = array.reshape(gy, tuple(kept))
+    return array.broadcast_to(gy, f.x_shape)
+
+
+@derivative(Norm)
+def _norm(f: Any, gy: Tensor) -> Tensor:
+    """x / |x| (0 where the norm is 0), from the norm recomputed."""
+    x = f.inputs[0]
+    y = type(f)(f.axes, True).apply(x)
+    zero = y.array == 0
+    safe = m.where(zero, constant(1, y), y)
+    if not f.keepdims:
+        gy = array.reshape(gy, y.shape)
+    return m.where(zero, constant(0, x), x / safe) * gy
+
+
+
+def _through(f: Any, gys: tuple[Tensor, ...], build: Any) -> tuple[Any, ...]:
+    """f's input gradients as those of `build`, f's forward written in differentiable ops
+    and run again on f's inputs: for a fused op, whose derivative is its parts'. The walk
+    stops at f's inputs, so nothing before them is visited."""
+    need = [i for i, x in enumerate(f.inputs) if f.needs_input_grad[i]]
+    out = build(*f.inputs)
+    stop = {x.creator for x in f.inputs if x.creator is not None}
+    got = grad(out, [f.inputs[i] for i in need], gys[0], create_graph=True,
+               allow_unused=True, materialize_grads=True, stop=stop)
+    result: list[Any] = [None] * len(f.inputs)
+    for i, g in zip(need, got):
+        result[i] = g
+    return tuple(result)
+
+
+def _normalized(x: Tensor, axes: tuple[int, ...], eps: float) -> Tensor:
+    centred = x - m.mean(x, axes, keepdims=True)
+    var = m.mean(centred * centred, axes, keepdims=True)
+    return centred / m.sqrt(var + eps)
+
+
+@derivative(LayerNorm)
+def _layer_norm(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    def build(x: Tensor, weight: Any = None, bias: Any = None) -> Tensor:
+        k = len(f.normalized_shape)
+        y = _normalized(x, tuple(range(x.ndim - k, x.ndim)), f.eps)
+        y = y if weight is None else y * weight
+        return y if bias is None else y + bias
+    return _through(f, (gy,), build)
+
+
+@derivative(GroupNorm)
+def _group_norm(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    def build(x: Tensor, weight: Any = None, bias: Any = None) -> Tensor:
+        n, c = x.shape[:2]
+        y = array.reshape(_normalized(array.reshape(x, (n, f.groups, -1)), (2,), f.eps),
+                          tuple(x.shape))
+        plane = (c,) + (1,) * (x.ndim - 2)
+        y = y if weight is None else y * array.reshape(weight, plane)
+        return y if bias is None else y + array.reshape(bias, plane)
+    return _through(f, (gy,), build)
+
+
+@derivative(loss.BCEWithLogits)
+def _bce_with_logits(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    def build(x: Tensor, y: Tensor) -> Tensor:
+        losses = act.Softplus().apply(x) - x * y
+        if f.reduction == "none":
+            return losses
+        return m.mean(losses) if f.reduction == "mean" else m.sum(losses)
+    return _through(f, (gy,), build)
+
+
+@derivative(Conv)
+def _conv(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    """A convolution as im2col (unfold) and a product per group, differentiated."""
+    oh, ow = f.meta[2]
+
+    def build(x: Tensor, W: Tensor, b: Any = None) -> Tensor:
+        if f.nd == 1:
+            x, W = x.unsqueeze(2), W.unsqueeze(2)
+        n, o, g = x.shape[0], W.shape[0], f.groups
+        cols = spatial.unfold(x, tuple(W.shape[2:]), f.dilation, f.padding, f.stride)
+        width = cols.shape[1] // g
+        parts = [m.matmul(array.reshape(W[i * (o // g):(i + 1) * (o // g)], (o // g, -1)),
+                          cols[:, i * width:(i + 1) * width]) for i in range(g)]
+        y = array.reshape(parts[0] if g == 1 else array.concat(parts, 1), (n, o, oh, ow))
+        if b is not None:
+            y = y + array.reshape(b, (o, 1, 1))
+        return y[:, :, 0, :] if f.nd == 1 else y
+    return _through(f, (gy,), build)
+
+
+linear_op(array.Reshape, array.Transpose, array.BroadcastTo, array.GetItem, array.Concat,
+          array.Stack, array.Split, array.Unbind, array.Pad, AsType, loss.NLL,
+          shape.Tile, shape.Roll, indexing.Gather, indexing.IndexSelect,
+          indexing.Diagonal, indexing.Triangle, indexing.DiagEmbed, spatial._Unfold,
+          spatial._Fold, pooling.AvgPool, pooling.AdaptiveAvgPool)
