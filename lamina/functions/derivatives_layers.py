@@ -19,6 +19,7 @@ from lamina.functions.connection import Linear
 from lamina.functions.conv import Conv
 from lamina.functions.derivatives import constant
 from lamina.functions.elementwise import unary
+from lamina.functions.normalization import BatchNorm
 from lamina.functions.operands import AsType, cast
 from lamina.functions.reduction import Norm
 from lamina.functions.sample_norm import GroupNorm, LayerNorm
@@ -205,6 +206,45 @@ def _bce_with_logits(f: Any, gy: Tensor) -> tuple[Any, ...]:
         if f.reduction == "none":
             return losses
         return m.mean(losses) if f.reduction == "mean" else m.sum(losses)
+    return _through(f, (gy,), build)
+
+
+@derivative(BatchNorm)
+def _batch_norm(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    """Training: normalised by the batch's statistics, which depend on x; eval: by the
+    running ones, constants. The running statistics are not updated again."""
+    def build(x: Tensor, gamma: Any = None, beta: Any = None) -> Tensor:
+        plane = (x.shape[1],) + (1,) * (x.ndim - 2)
+        if f.training:
+            y = _normalized(x, (0, *range(2, x.ndim)), f.eps)
+        else:
+            mean, var = (np.asarray(getattr(a, "array", a)).reshape(plane)
+                         for a in (f.running_mean, f.running_var))
+            y = (x - constant(mean, x)) / constant(np.sqrt(var + f.eps), x)
+        y = y if gamma is None else y * array.reshape(gamma, plane)
+        return y if beta is None else y + array.reshape(beta, plane)
+    return _through(f, (gy,), build)
+
+
+@derivative(pooling.MaxPool)
+def _max_pool(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    """Max pooling as the sum, over kernel offsets, of each offset's strided slice of x
+    times where that offset held the window's maximum: the same function near x, made of
+    linear ops, so its gradient is recorded and routes as the pooling's did."""
+    (kh, kw), (sh, sw), (ph, pw) = f.k, f.s, f.p
+    oh, ow = f.out_hw
+    idx = f.idx
+
+    def build(x: Tensor) -> Tensor:
+        x4 = x.unsqueeze(2) if f.nd == 1 else x
+        xp = array.pad(x4, (pw, pw, ph, ph)) if ph or pw else x4
+        y = None
+        for k in range(kh * kw):
+            i, j = divmod(k, kw)
+            plane = xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+            term = plane * constant(idx == k, x)
+            y = term if y is None else y + term
+        return y[:, :, 0, :] if f.nd == 1 else y
     return _through(f, (gy,), build)
 
 

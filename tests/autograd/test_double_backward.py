@@ -75,6 +75,14 @@ CASES = [
      [_x(1, 4, 6, 5), _x(2, 2, 2, 2)]),
     ("conv1d pools", lambda t, f, a, w: f.avg_pool1d(f.conv1d(a, w, padding=1), 2) ** 2
      + f.adaptive_avg_pool2d(a.unsqueeze(1), (2, 3)).sum() * a.sum(), [_x(2, 2, 6), _x(3, 2, 3)]),
+    ("max pools", lambda t, f, a: (f.max_pool2d(a, 2) ** 2).sum() * a
+     + f.max_pool2d(a, 3, 2, 1).sum() * a
+     + f.max_pool1d(a[0], 2, 1).sum(), [_x(2, 2, 4, 4)]),
+    ("batch_norm", lambda t, f, a, w, b: f.batch_norm(a * a, None, None, w, b, training=True)
+     ** 3, [_x(4, 3, 2), _x(3), _x(3)]),
+    ("batch_norm eval", lambda t, f, a, w: f.batch_norm(
+        a * a, t.tensor([0.1, -0.2, 0.3], dtype=t.float64),
+        t.tensor([0.5, 1.5, 2.0], dtype=t.float64), w, training=False) ** 2, [_x(4, 3), _x(3)]),
     ("nll mse", lambda t, f, a: f.nll_loss(f.log_softmax(a, 1), t.tensor([1, 0, 3]))
      + f.mse_loss(a * a, t.ones_like(a)), [_x(3, 4)]),
 ]
@@ -215,6 +223,32 @@ def test_maml_second_order_step_matches_pytorch():
         out.append([p.grad.numpy() for p in model.parameters()])
     for a, b in zip(*out):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_maml_on_a_conv_net_with_batch_norm_and_max_pooling_matches_pytorch():
+    """MAML's Omniglot-style network (conv, batch norm in training mode, ReLU, 2x2 max
+    pooling), float32 as trained: its second-order step against PyTorch's."""
+    out, state = [], {}
+    lm.manual_seed(1)
+    x, y = RNG.standard_normal((5, 1, 8, 8)).astype(np.float32), np.array([0, 1, 2, 0, 1])
+    for module, f in ((lm, F), (torch, TF)):
+        nn = module.nn
+        net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                            nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64, 3))
+        if module is torch:
+            net.load_state_dict({k: torch.tensor(v.numpy()) for k, v in state.items()})
+        else:
+            state.update(net.state_dict())
+        params = dict(net.named_parameters())
+        loss = f.cross_entropy(module.func.functional_call(net, params, (module.tensor(x),)),
+                               module.tensor(y))
+        grads = module.autograd.grad(loss, list(params.values()), create_graph=True)
+        fast = {n: p - 0.5 * g for (n, p), g in zip(params.items(), grads)}
+        query = module.func.functional_call(net, fast, (module.tensor(x[::-1].copy()),))
+        f.cross_entropy(query, module.tensor(y)).backward()
+        out.append([p.grad.numpy() for p in net.parameters()])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-6)
 
 
 def test_an_op_without_a_rule_gives_the_first_gradient_and_names_itself_on_the_second():
