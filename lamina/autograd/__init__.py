@@ -8,7 +8,7 @@ from lamina.autograd import functional
 from lamina.autograd.anomaly import detect_anomaly, set_detect_anomaly
 from lamina.autograd.custom import Function, FunctionCtx
 from lamina.autograd.engine import backward, backward_stream, grad
-from lamina.autograd.gradcheck import GradcheckError, gradcheck
+from lamina.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from lamina.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -33,6 +33,7 @@ __all__ = [
     "functional",
     "grad",
     "gradcheck",
+    "gradgradcheck",
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from lamina.autograd import higher_order
 from lamina.autograd.function import Function as _Op
 from lamina.autograd.grad_mode import no_grad
+from lamina.autograd.higher_order import derivative
 from lamina.autograd.tensor import Tensor
 
 
@@ -72,6 +74,10 @@ class _CustomOp(_Op):
         self.args = None  # the inputs stay reachable through ctx only where saved
         self.single = not isinstance(out, tuple)
         outs = (out,) if self.single else out
+        # Saved outputs, by place: a differentiable backward (create_graph) reads them as
+        # this op's outputs, in the graph, as PyTorch's saved variables are.
+        self.saved_outputs_at = {i: k for i, s in enumerate(self.ctx.to_save)
+                                 for k, o in enumerate(outs) if s is o}
         self.out_meta = [(o.shape, o.dtype) for o in outs]
         arrays = tuple(o.array if isinstance(o, Tensor) else o for o in outs)
         return arrays[0] if self.single else arrays
@@ -90,6 +96,32 @@ class _CustomOp(_Op):
             out.append(None if not need or g is None else
                        (g.array if isinstance(g, Tensor) else g))
         return tuple(out)
+
+
+@derivative(_CustomOp)
+def _differentiable_backward(op: _CustomOp, *gys: Tensor) -> tuple[Any, ...]:
+    """The user's backward run in grad mode on recorded gradients: written with lamina's
+    ops, it is differentiable as it stands (PyTorch's double backward of a custom
+    Function). Saved inputs are the input tensors themselves; saved outputs are rebuilt as
+    this op's outputs, so the graph runs through them too."""
+    if getattr(op.fn.backward, "once_differentiable", False):
+        if not any(g.requires_grad for g in gys):  # as PyTorch's: constants, no graph
+            grads = op.backward(*[g.array for g in gys])
+            return tuple(None if g is None else Tensor(g) for g in grads)
+        return higher_order.opaque(op, list(gys), "trying to differentiate twice a function "
+                                   "that was marked with @once_differentiable")
+    ctx, saved = op.ctx, op.ctx.to_save
+    ctx.to_save = tuple(
+        Tensor._from_op(s.array, op, op.generation + 1, op.saved_outputs_at[i])
+        if i in op.saved_outputs_at else s for i, s in enumerate(saved))
+    try:
+        grads = op.fn.backward(ctx, *gys)
+    finally:
+        ctx.to_save = saved
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    return tuple(None if not need or grads[p] is None else
+                 grads[p] if isinstance(grads[p], Tensor) else Tensor(grads[p])
+                 for p, need in zip(op.positions, op.needs_input_grad))
 
 
 class Function:

@@ -184,6 +184,29 @@ class Function:
         return f"<{self.name()} object at {id(self):#x}>"
 
 
+def once_differentiable(backward: Any) -> Any:
+    """Mark a custom autograd.Function's backward as not differentiable, as PyTorch's
+    decorator does: under create_graph=True it runs on the arrays, and differentiating
+    its result again raises.
+
+    Examples:
+        >>> class Cube(lm.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x ** 3
+        ...     @staticmethod
+        ...     @lm.autograd.function.once_differentiable
+        ...     def backward(ctx, g):
+        ...         return 3 * ctx.saved_tensors[0] ** 2 * g
+        >>> x = lm.tensor([2.0], requires_grad=True)
+        >>> Cube.apply(x).backward(); x.grad
+        tensor([12.])
+    """
+    backward.once_differentiable = True
+    return backward
+
+
 class AccumulateGrad:
     """A leaf's end of the graph in `next_functions`, as PyTorch's: `variable` is the leaf,
     whose .grad backward accumulates into."""

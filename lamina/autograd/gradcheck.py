@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,8 +19,9 @@ class GradcheckError(AssertionError):
     """
 
 
-def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6,
-              atol: float = 1e-5, rtol: float = 1e-4, seed: int = 0) -> bool:
+def gradcheck(fn: Callable[..., Any], inputs: Any, eps: float = 1e-6,
+              atol: float = 1e-5, rtol: float = 1e-4, seed: int = 0, *,
+              raise_exception: bool = True, **options: Any) -> bool:
     """Compare backward's gradients of `fn` with central differences, in float64.
 
     Float64 tensors that require grad are used as they are (perturbed in place, then
@@ -31,9 +32,13 @@ def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6,
 
     Args:
         fn: takes the inputs as Tensors, returns a Tensor or a tuple of Tensors.
-        inputs: Tensors or arrays; integer ones (labels, ids) pass through unchanged.
+        inputs: a Tensor, or Tensors or arrays; integer ones (labels, ids) pass through
+            unchanged.
         eps: the finite-difference step.
         atol, rtol: tolerances, |analytic - numeric| <= atol + rtol * |numeric|.
+        raise_exception: False returns False instead of raising, as PyTorch's does.
+        options: PyTorch's other checks (nondet_tol, check_undefined_grad, fast_mode,
+            ...), accepted and not run.
 
     Returns:
         True when every element agrees.
@@ -45,7 +50,48 @@ def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6,
         >>> lm.gradcheck(lambda x: (x * x).sum(), [lm.tensor(np.ones(3), requires_grad=True)])
         True
     """
-    xs = [_as_float64(x) for x in inputs]
+    try:
+        return _check(fn, inputs, eps, atol, rtol, seed)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = None, *,
+                  eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  raise_exception: bool = True, **options: Any) -> bool:
+    """Check second derivatives, as PyTorch's gradgradcheck: the gradient of func's
+    vector-Jacobian product (with `grad_outputs`, or fixed random ones), taken with
+    create_graph=True, is compared with central differences of that product, in float64.
+
+    Examples:
+        >>> lm.autograd.gradgradcheck(lambda x: x.sin() * x, lm.tensor([0.5, 2.0]))
+        True
+    """
+    from lamina.autograd.engine import grad
+
+    xs = [_as_float64(x) for x in ((inputs,) if isinstance(inputs, Tensor) else inputs)]
+    if not any(x.requires_grad for x in xs):
+        for x in xs:
+            x.requires_grad = x.dtype.kind == "f"
+    outs = _outputs(func(*xs))
+    if grad_outputs is None:
+        rng = np.random.default_rng(1)
+        gos = [Tensor(rng.standard_normal(y.shape)) for y in outs]
+    else:
+        gos = [_as_float64(g) for g in _outputs(grad_outputs)]
+    wrt = [i for i, x in enumerate(xs) if x.requires_grad]
+
+    def vjp(*values: Tensor) -> tuple[Tensor, ...]:
+        return grad(_outputs(func(*values)), [values[i] for i in wrt], gos,
+                    create_graph=True, allow_unused=True, materialize_grads=True)
+    return gradcheck(vjp, xs, eps, atol, rtol, raise_exception=raise_exception)
+
+
+def _check(fn: Callable[..., Any], inputs: Any, eps: float, atol: float, rtol: float,
+           seed: int) -> bool:
+    xs = [_as_float64(x) for x in ((inputs,) if isinstance(inputs, Tensor) else inputs)]
     checked = [i for i, x in enumerate(xs) if x.requires_grad]
     if not checked:
         checked = [i for i, x in enumerate(xs) if x.dtype.kind == "f"]
@@ -61,7 +107,8 @@ def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6,
     for x in xs:
         x.grad = None
     total = sum((y * Tensor(w)).sum() for y, w in zip(outs, weights))
-    total.backward()
+    if total.requires_grad:  # else no output depends on the inputs: gradients are zero
+        total.backward()
     for i in checked:
         _compare(i, xs[i], objective, eps, atol, rtol)
     return True

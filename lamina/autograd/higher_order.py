@@ -60,7 +60,7 @@ def call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
     previous = state.grad_enabled
     state.grad_enabled = True
     try:
-        gxs = rule(f, *gys) if rule is not None else _opaque(f, gys)
+        gxs = rule(f, *gys) if rule is not None else opaque(f, gys)
     finally:
         state.grad_enabled = previous
     return gxs if isinstance(gxs, tuple) else (gxs,)
@@ -69,15 +69,17 @@ def call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
 class Opaque(Function):
     """The gradients op `f`'s array backward made, entering the graph as outputs of an op
     whose inputs are f's output gradients and f's inputs. They are right; their own
-    gradient is not known, and asking for it raises, naming f."""
+    gradient is not known, and asking for it raises, naming f (or saying `why`)."""
 
-    def __init__(self, f: Function, arrays: list[Any]) -> None:
-        self.op, self.arrays = f.name, arrays
+    def __init__(self, f: Function, arrays: list[Any], why: str | None = None) -> None:
+        self.op, self.arrays, self.why = f.name, arrays, why
 
     def forward(self, *inputs: Any) -> Any:
         return tuple(self.arrays) if len(self.arrays) > 1 else self.arrays[0]
 
     def backward(self, *grads: Any) -> Any:
+        if self.why is not None:
+            raise RuntimeError(self.why)
         raise NotImplementedError(
             f"double backward through {self.op}: lamina has no differentiable gradient for "
             f"{self.op} yet, so its gradient taken with create_graph=True cannot be "
@@ -92,13 +94,14 @@ class Opaque(Function):
         return OpName(f"{self.op}Backward")
 
 
-def _opaque(f: Function, gys: list[Tensor]) -> tuple[Any, ...]:
+def opaque(f: Function, gys: list[Tensor], why: str | None = None) -> tuple[Any, ...]:
+    """f's input gradients from its array backward, in the graph through `Opaque`."""
     gxs = f.backward(*[g.array for g in gys])
     gxs = gxs if isinstance(gxs, tuple) else (gxs,)
     made = [i for i, g in enumerate(gxs) if g is not None]
     if not made:
         return gxs
-    outs = Opaque(f, [np.asarray(gxs[i]) for i in made]).apply(*gys, *f.inputs)
+    outs = Opaque(f, [np.asarray(gxs[i]) for i in made], why).apply(*gys, *f.inputs)
     outs = outs if isinstance(outs, tuple) else (outs,)
     result: list[Any] = [None] * len(gxs)
     for i, out in zip(made, outs):

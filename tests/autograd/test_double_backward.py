@@ -283,3 +283,98 @@ def test_float32_second_derivative_stays_float32():
     (gt,) = torch.autograd.grad(TF.gelu(xt).sum(), xt, create_graph=True)
     (ht,) = torch.autograd.grad(gt.sum(), xt)
     np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=1e-5)
+
+
+def _custom_functions(module):
+    class Exp(module.autograd.Function):  # saves its output: the graph must run through it
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, gy):
+            (y,) = ctx.saved_tensors
+            return gy * y
+
+    class ScaledSquare(module.autograd.Function):  # the newer form, a non-tensor argument
+        @staticmethod
+        def forward(x, k):
+            return k * x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * ctx.k * x * g, None
+
+    return Exp, ScaledSquare
+
+
+def test_custom_functions_differentiate_twice_as_pytorchs():
+    results = []
+    for module in (lm, torch):
+        exp, square = _custom_functions(module)
+        x = module.tensor([0.3, -0.7, 1.1], dtype=module.float64, requires_grad=True)
+        y = (exp.apply(x * 2) * square.apply(x, 1.5)).sum()
+        (g,) = module.autograd.grad(y, x, create_graph=True)
+        (h,) = module.autograd.grad((g * g).sum(), x)
+        results.append((g.detach().numpy(), h.numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_once_differentiable_raises_pytorchs_error_on_the_second_derivative():
+    messages = []
+    for module in (lm, torch):
+        class Cube(module.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            @module.autograd.function.once_differentiable
+            def backward(ctx, g):
+                return 3 * ctx.saved_tensors[0] ** 2 * g
+
+        x = module.tensor([2.0], dtype=module.float64, requires_grad=True)
+        (g,) = module.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+        assert g.item() == 12.0 and not g.requires_grad  # a constant seed: no graph at all
+        seed = module.ones(1, dtype=module.float64, requires_grad=True)
+        (g,) = module.autograd.grad(Cube.apply(x), x, seed, create_graph=True)
+        assert g.requires_grad
+        with pytest.raises(RuntimeError) as err:
+            g.sum().backward()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+def test_gradgradcheck_passes_right_rules_and_catches_a_wrong_one():
+    assert lm.autograd.gradgradcheck(lambda x, w: F.conv2d(x, w, padding=1).tanh(),
+                                     (lm.randn(1, 2, 4, 4), lm.randn(3, 2, 3, 3)))
+    assert torch.autograd.gradgradcheck(lambda x: x.sin() * x,
+                                        torch.tensor([0.5, 2.0], dtype=torch.float64,
+                                                     requires_grad=True))
+
+    class Wrong(lm.autograd.Function):  # right first derivative, second derivative 0
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x.detach()  # x detached: its own gradient is lost
+
+    assert lm.autograd.gradcheck(Wrong.apply, lm.tensor([0.5, 2.0]))
+    assert not lm.autograd.gradgradcheck(Wrong.apply, lm.tensor([0.5, 2.0]),
+                                         raise_exception=False)
+    with pytest.raises(lm.GradcheckError, match="analytic"):
+        lm.autograd.gradgradcheck(Wrong.apply, lm.tensor([0.5, 2.0]))
