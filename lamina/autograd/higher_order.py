@@ -48,7 +48,7 @@ def linear_op(*ops: type) -> None:
     """Mark ops as linear in their inputs, with a backward that reads no input array: the
     transpose of a linear map; `Adjoint` and `Reapply` differentiate them."""
     for op in ops:
-        RULES[op] = _adjoint_rule
+        RULES[op] = adjoint
 
 
 def call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
@@ -156,7 +156,8 @@ def _reforward(f: Function, made: list[int], xs: tuple[Any, ...]) -> Any:
     return ys
 
 
-def _adjoint_rule(f: Function, *gys: Tensor) -> tuple[Any, ...]:
+def adjoint(f: Function, *gys: Tensor) -> tuple[Any, ...]:
+    """The rule of a linear op (see `linear_op`): its backward as the op `Adjoint`."""
     adjoint = Adjoint(f)
     outs = adjoint.apply(*gys)
     outs = outs if isinstance(outs, tuple) else (outs,)

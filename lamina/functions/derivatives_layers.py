@@ -156,7 +156,7 @@ def _norm(f: Any, gy: Tensor) -> Tensor:
 
 
 
-def _through(f: Any, gys: tuple[Tensor, ...], build: Any) -> tuple[Any, ...]:
+def through(f: Any, gys: tuple[Tensor, ...], build: Any) -> tuple[Any, ...]:
     """f's input gradients as those of `build`, f's forward written in differentiable ops
     and run again on f's inputs: for a fused op, whose derivative is its parts'. The walk
     stops at f's inputs, so nothing before them is visited."""
@@ -184,7 +184,7 @@ def _layer_norm(f: Any, gy: Tensor) -> tuple[Any, ...]:
         y = _normalized(x, tuple(range(x.ndim - k, x.ndim)), f.eps)
         y = y if weight is None else y * weight
         return y if bias is None else y + bias
-    return _through(f, (gy,), build)
+    return through(f, (gy,), build)
 
 
 @derivative(GroupNorm)
@@ -196,7 +196,7 @@ def _group_norm(f: Any, gy: Tensor) -> tuple[Any, ...]:
         plane = (c,) + (1,) * (x.ndim - 2)
         y = y if weight is None else y * array.reshape(weight, plane)
         return y if bias is None else y + array.reshape(bias, plane)
-    return _through(f, (gy,), build)
+    return through(f, (gy,), build)
 
 
 @derivative(loss.BCEWithLogits)
@@ -206,7 +206,7 @@ def _bce_with_logits(f: Any, gy: Tensor) -> tuple[Any, ...]:
         if f.reduction == "none":
             return losses
         return m.mean(losses) if f.reduction == "mean" else m.sum(losses)
-    return _through(f, (gy,), build)
+    return through(f, (gy,), build)
 
 
 @derivative(BatchNorm)
@@ -223,7 +223,7 @@ def _batch_norm(f: Any, gy: Tensor) -> tuple[Any, ...]:
             y = (x - constant(mean, x)) / constant(np.sqrt(var + f.eps), x)
         y = y if gamma is None else y * array.reshape(gamma, plane)
         return y if beta is None else y + array.reshape(beta, plane)
-    return _through(f, (gy,), build)
+    return through(f, (gy,), build)
 
 
 @derivative(pooling.MaxPool)
@@ -245,7 +245,7 @@ def _max_pool(f: Any, gy: Tensor) -> tuple[Any, ...]:
             term = plane * constant(idx == k, x)
             y = term if y is None else y + term
         return y[:, :, 0, :] if f.nd == 1 else y
-    return _through(f, (gy,), build)
+    return through(f, (gy,), build)
 
 
 @derivative(Conv)
@@ -265,7 +265,7 @@ def _conv(f: Any, gy: Tensor) -> tuple[Any, ...]:
         if b is not None:
             y = y + array.reshape(b, (o, 1, 1))
         return y[:, :, 0, :] if f.nd == 1 else y
-    return _through(f, (gy,), build)
+    return through(f, (gy,), build)
 
 
 linear_op(array.Reshape, array.Transpose, array.BroadcastTo, array.GetItem, array.Concat,

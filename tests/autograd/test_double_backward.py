@@ -83,6 +83,20 @@ CASES = [
     ("batch_norm eval", lambda t, f, a, w: f.batch_norm(
         a * a, t.tensor([0.1, -0.2, 0.3], dtype=t.float64),
         t.tensor([0.5, 1.5, 2.0], dtype=t.float64), w, training=False) ** 2, [_x(4, 3), _x(3)]),
+    ("attention", lambda t, f, q, k, v: f.scaled_dot_product_attention(q, k, v, is_causal=True)
+     * q, [_x(2, 3, 4), _x(2, 3, 4), _x(2, 3, 4)]),
+    ("embedding", lambda t, f, w: f.embedding(t.tensor([[0, 2], [2, 3]]), w).tanh(),
+     [_x(4, 3)]),
+    ("logsumexp cumsum", lambda t, f, a: t.logsumexp(a * a, 1) * a.cumsum(1)[:, -1]
+     + t.logsumexp(a, (0, 1), keepdim=True) ** 2, [_x(3, 4)]),
+    ("conv_transpose2d", lambda t, f, a, w, b: f.conv_transpose2d(
+        a, w, b, stride=2, padding=1, output_padding=1).sin(),
+     [_x(2, 2, 3, 3), _x(2, 3, 3, 3), _x(3)]),
+    ("conv_transpose groups 1-D", lambda t, f, a, w: f.conv_transpose1d(
+        a, w, stride=2, groups=2, dilation=2) ** 2, [_x(1, 4, 5), _x(4, 1, 3)]),
+    ("interpolate", lambda t, f, a: (f.interpolate(a, scale_factor=2, mode="bilinear") ** 2
+                                     ).sum() * a
+     + f.interpolate(a, size=(5, 3), mode="nearest").sum() * a, [_x(1, 2, 3, 3)]),
     ("nll mse", lambda t, f, a: f.nll_loss(f.log_softmax(a, 1), t.tensor([1, 0, 3]))
      + f.mse_loss(a * a, t.ones_like(a)), [_x(3, 4)]),
 ]
@@ -116,7 +130,8 @@ def test_second_derivatives_equal_pytorchs(name, fn, arrays):
 SMALL = [c for c in CASES if c[0] not in {"matmul broadcast batch", "matmul vectors",
                                           "sum mean", "amax", "shape ops", "pad expand",
                                           "cross_entropy none 3-D", "conv2d groups dilation",
-                                          "conv1d pools"}]
+                                          "conv1d pools", "conv_transpose groups 1-D",
+                                          "interpolate"}]
 
 
 @pytest.mark.parametrize("name,fn,arrays", SMALL, ids=[c[0] for c in SMALL])
@@ -249,6 +264,55 @@ def test_maml_on_a_conv_net_with_batch_norm_and_max_pooling_matches_pytorch():
         out.append([p.grad.numpy() for p in net.parameters()])
     for a, b in zip(*out):
         np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-6)
+
+
+def _layer(module, name):
+    nn = module.nn
+    if name == "transformer":
+        return nn.Sequential(nn.Embedding(7, 8), nn.TransformerEncoderLayer(
+            8, 2, 16, dropout=0.0, batch_first=True), nn.Linear(8, 7)).double()
+    return nn.Sequential(nn.ConvTranspose2d(3, 4, 3, stride=2), nn.InstanceNorm2d(4, affine=True),
+                         nn.GELU(), nn.Upsample(scale_factor=2, mode="bilinear"),
+                         nn.Conv2d(4, 2, 3)).double()
+
+
+@pytest.mark.parametrize("name", ["transformer", "generator"])
+def test_a_gradient_norm_penalty_on_whole_networks_matches_pytorch(name):
+    """Every parameter's gradient of sum(|dL/dp|^2): the second derivative through every
+    op of a transformer layer (embedding, attention, layer norm, feed-forward) and of a
+    generator (transposed convolution, instance norm, GELU, upsampling)."""
+    lm.manual_seed(2)
+    net, net_t = _layer(lm, name), _layer(torch, name)
+    net_t.load_state_dict({k: torch.tensor(v.numpy()) for k, v in net.state_dict().items()})
+    x = (np.array([[1, 4, 2, 6, 0], [3, 3, 5, 1, 2]]) if name == "transformer"
+         else _x(2, 3, 3, 3))
+    out = []
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    for module, model in ((lm, net), (torch, net_t)):
+        params = list(model.parameters())
+        # PyTorch's CPU flash attention has no double backward; its math kernel has.
+        with sdpa_kernel(SDPBackend.MATH):
+            loss = (model(module.tensor(x)) ** 2).mean()
+            grads = module.autograd.grad(loss, params, create_graph=True)
+            sum((g * g).sum() for g in grads).backward()
+        out.append([p.grad.numpy() for p in params])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-12)
+
+
+def test_dropout_differentiates_through_its_own_mask():
+    """The second derivative of sum(dropout(x) ** 2) is 2 m^2 v for dropout's mask m (as
+    drawn in forward), not a new draw's."""
+    lm.manual_seed(0)
+    x = lm.tensor(_x(200), requires_grad=True)
+    y = F.dropout(x, 0.3)
+    mask = (y.detach().numpy() / x.detach().numpy())
+    (g,) = lm.autograd.grad((y ** 2).sum(), x, create_graph=True)
+    v = np.cos(np.arange(200))
+    (h,) = lm.autograd.grad((g * lm.tensor(v)).sum(), x)
+    np.testing.assert_allclose(h.numpy(), 2 * mask ** 2 * v, rtol=1e-12)
+    assert 0 < (mask == 0).sum() < 200
 
 
 def test_an_op_without_a_rule_gives_the_first_gradient_and_names_itself_on_the_second():

@@ -1,0 +1,77 @@
+"""Differentiable backward rules of the ops transformers and generators add: attention's
+softmax, embedding, dropout, transposed convolution, logsumexp, interpolation and the
+cumulative sum (see lamina.functions.derivatives for what a rule is)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamina.autograd.higher_order import adjoint, derivative, linear_op, opaque
+from lamina.autograd.tensor import Tensor
+from lamina.functions import array, spatial
+from lamina.functions import math as m
+from lamina.functions.attention import AttentionSoftmax
+from lamina.functions.connection import Embedding
+from lamina.functions.conv import ConvTranspose
+from lamina.functions.derivatives import constant
+from lamina.functions.derivatives_layers import through
+from lamina.functions.noise import Dropout
+from lamina.functions.reduction import CumSum, LogSumExp
+from lamina.functions.resample import Interpolate
+
+
+@derivative(AttentionSoftmax)
+def _attention_softmax(f: Any, gy: Tensor) -> Tensor:
+    """softmax(x * scale + mask): softmax's gradient, times the scale."""
+    y = AttentionSoftmax(f.scale, f.causal).apply(f.inputs[0])
+    gz = y * gy
+    return (gz - y * m.sum(gz, -1, keepdims=True)) * f.scale
+
+
+@derivative(Dropout)
+def _dropout(f: Any, gy: Tensor) -> Tensor:
+    return gy * constant(f.mask, gy)  # the mask drawn in forward, not a new one
+
+
+@derivative(Embedding)
+def _embedding(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    """Linear in the table: its backward's adjoint is the lookup. With padding_idx or
+    scale_grad_by_freq the backward is not the lookup's transpose; those first gradients
+    stay right, and differentiating them again raises."""
+    if f.padding_idx is None and not f.scale_grad_by_freq:
+        return adjoint(f, gy)
+    return opaque(f, [gy])
+
+
+@derivative(LogSumExp)
+def _logsumexp(f: Any, gy: Tensor) -> Tensor:
+    x = f.inputs[0]
+    y = LogSumExp(f.axes, True).apply(x)
+    if not f.keepdims:
+        gy = array.reshape(gy, tuple(y.shape))
+    return gy * m.exp(x - y)
+
+
+@derivative(ConvTranspose)
+def _conv_transpose(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    """A transposed convolution as a product per group and fold (col2im), differentiated."""
+    def build(x: Tensor, W: Tensor, b: Any = None) -> Tensor:
+        if f.nd == 1:
+            x, W = x.unsqueeze(2), W.unsqueeze(2)
+        (n, c, h, w), (og, kh, kw), g = x.shape, W.shape[1:], f.groups
+        s, d, p, q = f.stride, f.dilation, f.padding, f.output_padding
+        out = [(i - 1) * si + di * (k - 1) + 1 + qi - 2 * pi
+               for i, si, di, k, qi, pi in zip((h, w), s, d, (kh, kw), q, p)]
+        rows = array.reshape(x, (n, c, h * w))
+        parts = [m.matmul(array.reshape(W[i * (c // g):(i + 1) * (c // g)],
+                                        (c // g, og * kh * kw)).transpose(0, 1),
+                          rows[:, i * (c // g):(i + 1) * (c // g)]) for i in range(g)]
+        cols = parts[0] if g == 1 else array.concat(parts, 1)  # channel-major, as fold reads
+        y = spatial.fold(cols, tuple(out), (kh, kw), d, p, s)
+        if b is not None:
+            y = y + array.reshape(b, (g * og, 1, 1))
+        return y[:, :, 0, :] if f.nd == 1 else y
+    return through(f, (gy,), build)
+
+
+linear_op(Interpolate, CumSum)
