@@ -91,6 +91,9 @@ LOSS_CASES = {
 # Losses whose first input is log-probabilities, and whose gradient is PyTorch's: exact
 # only through a log_softmax, so the gradient checks put one in front.
 LOG_PROB_INPUTS = {"CTCLoss"}
+# Layers whose gradient is PyTorch's, which is not the derivative of their forward (the
+# legacy CrossMapLRN2d's backward): checked against PyTorch instead of by differences.
+NOT_DERIVATIVES = {"CrossMapLRN2d"}
 
 # Layers that take more than one input (PyTorch's attention and decoders)
 MULTI_INPUT_CASES = {
@@ -201,6 +204,12 @@ LAYER_CASES = {
                  _f(2, 3, 4, 5)),
     "LPPool3d": ({"type": "LPPool3d", "norm_type": 2, "kernel_size": 2}, _f(1, 2, 4, 4, 4)),
     "ChannelShuffle": ({"type": "ChannelShuffle", "groups": 2}, _f(2, 4, 3)),
+    "FractionalMaxPool2d": ({"type": "FractionalMaxPool2d", "kernel_size": 2,
+                             "output_size": [3, 4]}, _f(2, 3, 7, 8)),
+    "FractionalMaxPool3d": ({"type": "FractionalMaxPool3d", "kernel_size": [2, 1, 2],
+                             "output_ratio": 0.5}, _f(1, 2, 6, 4, 6)),
+    "CrossMapLRN2d": ({"type": "CrossMapLRN2d", "size": 3, "alpha": 0.3, "k": 1.5},
+                      _f(2, 5, 3, 3)),
     "ConvTranspose3d": ({"type": "ConvTranspose3d", "in_channels": 2, "out_channels": 2,
                          "kernel_size": 2, "stride": 2, "padding": 1}, _f(2, 2, 2, 3, 2)),
     "LazyLinear": ({"type": "LazyLinear", "out_features": 3}, _f(4, 5)),

@@ -59,6 +59,7 @@ from lamina.functions.connection import bilinear, embedding, linear
 from lamina.functions.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from lamina.functions.ctc import ctc_loss
 from lamina.functions.embedding_bag import embedding_bag
+from lamina.functions.fractional_pool import fractional_max_pool2d, fractional_max_pool3d
 from lamina.functions.grid_sample import grid_sample
 from lamina.functions.indexing import one_hot
 from lamina.functions.instance_norm import instance_norm, local_response_norm
@@ -176,6 +177,8 @@ __all__ = [
     "grid_sample",
     "instance_norm",
     "local_response_norm",
+    "fractional_max_pool2d",
+    "fractional_max_pool3d",
     "alpha_dropout",
     "dropout1d",
     "dropout2d",

@@ -85,3 +85,56 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     padded = pad(moved, (size // 2, (size - 1) // 2)).movedim(-1, 1)
     window = stack([padded[:, i:i + c] for i in range(size)], 0).sum(0)
     return input / (window * (alpha / size) + k) ** beta
+
+
+class CrossMapLRN(Function):
+    """PyTorch's legacy CrossMapLRN2d on (N, C, H, W), values and gradients as its own:
+    its running window never drops channel 0 once past it (the first removal comes one
+    channel late), and its backward uses a window of its own, not the derivative of that
+    forward; both are kept, for scripts ported from it to compute the same."""
+
+    def __init__(self, size: int, alpha: float, beta: float, k: float) -> None:
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, x: Any) -> Any:
+        if x.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {x.ndim}D instead.")
+        c, pre = x.shape[1], int((self.size - 1) / 2 + 1)
+        squares = x * x
+        sums = np.cumsum(squares, axis=1)
+        channel = np.arange(c)
+        scale = sums[:, np.minimum(channel + pre - 1, c - 1)]
+        late = channel > pre  # channels 1 .. c - pre dropped, channel 0 kept
+        scale[:, late] += squares[:, :1] - sums[:, channel[late] - pre]
+        scale = scale * x.dtype.type(self.alpha / self.size) + x.dtype.type(self.k)
+        y = x * scale ** -self.beta
+        self.save_for_backward(x, y)
+        self.scale = scale
+        return y
+
+    def backward(self, gy: Any) -> Any:
+        x, y = self.saved_tensors
+        c, size = x.shape[1], self.size
+        if size < 2:
+            raise RuntimeError("CrossMapLRN2d backward: size 1 leaves its padded window no "
+                               "room, as in PyTorch, whose backward fails too; use "
+                               "nn.LocalResponseNorm(1)")
+        before = int(size - (size - 1) / 2)  # PyTorch's padding before channel 0
+        ratio = gy * y / self.scale
+        padded = np.zeros((x.shape[0], c + size - 1, *x.shape[2:]), x.dtype)
+        padded[:, before:before + c] = ratio
+        sums = np.concatenate([np.zeros_like(padded[:, :1]), np.cumsum(padded, axis=1)], 1)
+        window = sums[:, size:size + c] - sums[:, :c]  # padded channels c .. c + size - 1
+        return (self.scale ** -self.beta * gy
+                - (2 * self.alpha * self.beta / size) * x * window).astype(x.dtype, copy=False)
+
+
+def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,  # noqa: A002
+                    k: float = 1.0) -> Tensor:
+    """PyTorch's legacy cross-channel normalisation (nn.CrossMapLRN2d), on 4-D input.
+
+    Examples:
+        >>> F.cross_map_lrn2d(lm.ones(1, 4, 2, 2), 3).shape
+        lamina.Size([1, 4, 2, 2])
+    """
+    return CrossMapLRN(size, alpha, beta, k).apply(input)

@@ -32,7 +32,7 @@ from lamina.nn.activation_more import Hardshrink, RReLU, Softmax2d, Softshrink
 from lamina.nn.adaptive import AdaptiveLogSoftmaxWithLoss
 from lamina.nn.attention import MultiheadAttention, SelfAttention
 from lamina.nn.container import Concat, Identity, LayerList, ModuleList, Residual, Sequential
-from lamina.nn.container_dict import ModuleDict, ParameterDict, ParameterList
+from lamina.nn.container_dict import Container, ModuleDict, ParameterDict, ParameterList
 from lamina.nn.conv import (
     Conv1d,
     Conv2d,
@@ -53,6 +53,7 @@ from lamina.nn.dropout import (
 from lamina.nn.embedding import Embedding, EmbeddingBag
 from lamina.nn.flatten import Flatten
 from lamina.nn.instancenorm import (
+    CrossMapLRN2d,
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
@@ -145,6 +146,8 @@ from lamina.nn.pooling_more import (
     AdaptiveAvgPool3d,
     AdaptiveMaxPool3d,
     ChannelShuffle,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
     LPPool1d,
     LPPool2d,
     LPPool3d,
@@ -194,6 +197,10 @@ __all__ = [
     "LPPool1d",
     "LPPool2d",
     "LPPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
+    "CrossMapLRN2d",
+    "Container",
     "MultiLabelMarginLoss",
     "MultiMarginLoss",
     "RNNBase",

@@ -7,6 +7,7 @@ PyTorch gives it (`heads.cls.weight`, `scales.0`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -181,3 +182,26 @@ class ParameterDict(_Keyed):
     def extra_repr(self) -> str:
         return "\n".join(f"  ({k}): Parameter containing: [lamina.{_legacy_name(p)} of size "
                          f"{_size(p)}]" for k, p in self._params.items())
+
+
+class Container(Layer):
+    """PyTorch's deprecated container: keyword arguments become children. Warns, as
+    PyTorch's does; subclass nn.Module instead.
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     nn.Container(act=nn.ReLU())
+        Container(
+          (act): ReLU()
+        )
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

@@ -10,7 +10,7 @@ import numpy as np
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.instance_norm import RunningStats
+from lamina.functions.instance_norm import RunningStats, cross_map_lrn2d
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.registry import register_layer
 
@@ -120,3 +120,22 @@ class LocalResponseNorm(Layer):
 
     def get_config(self) -> dict[str, Any]:
         return {"size": self.size, "alpha": self.alpha, "beta": self.beta, "k": self.k}
+
+
+@register_layer("CrossMapLRN2d")
+class CrossMapLRN2d(LocalResponseNorm):
+    """PyTorch's legacy cross-channel normalisation of (N, C, H, W), with its values and
+    gradients (which differ slightly from LocalResponseNorm's; see
+    lamina.functions.instance_norm.CrossMapLRN).
+
+    Examples:
+        >>> nn.CrossMapLRN2d(3)
+        CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1
+                 ) -> None:
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)

@@ -1,5 +1,5 @@
-"""More pooling layers: the 3-D adaptive poolings, power-average (LP) pooling and
-ChannelShuffle."""
+"""More pooling layers: the 3-D adaptive poolings, power-average (LP) pooling,
+ChannelShuffle and fractional max pooling."""
 
 from __future__ import annotations
 
@@ -124,3 +124,60 @@ class ChannelShuffle(Layer):
 
 __all__ = ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "ChannelShuffle", "LPPool1d", "LPPool2d",
            "LPPool3d"]
+
+
+class _FractionalMaxPool(Layer):
+    op: Callable[..., Any]
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Any = None) -> None:
+        super().__init__()
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output "
+                             "size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        ratios = (output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,))
+        if output_ratio is not None and not all(0 < r < 1 for r in ratios):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+        self.kernel_size, self.output_size = kernel_size, output_size
+        self.output_ratio, self.return_indices = output_ratio, return_indices
+        self._random_samples = _random_samples
+
+    def forward(self, x: Tensor) -> Any:
+        return type(self).op(x, self.kernel_size, self.output_size, self.output_ratio,
+                             self.return_indices, _random_samples=self._random_samples)
+
+    def extra_repr(self) -> str:
+        return ""  # PyTorch's prints nothing between the parentheses
+
+    def get_config(self) -> dict[str, Any]:
+        return {"kernel_size": config_value(self.kernel_size),
+                "output_size": config_value(self.output_size),
+                "output_ratio": config_value(self.output_ratio),
+                "return_indices": self.return_indices}
+
+
+@register_layer("FractionalMaxPool2d")
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """Max pooling with windows at pseudo-random fractional steps (Graham's), to
+    `output_size` or `output_ratio` of the input's (N, C, H, W) size.
+
+    Examples:
+        >>> nn.FractionalMaxPool2d(3, output_ratio=0.5)(lm.randn(1, 2, 10, 10)).shape
+        lamina.Size([1, 2, 5, 5])
+    """
+
+    op = staticmethod(F.fractional_max_pool2d)
+
+
+@register_layer("FractionalMaxPool3d")
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """FractionalMaxPool2d over (N, C, D, H, W).
+
+    Examples:
+        >>> nn.FractionalMaxPool3d(2, output_size=3)(lm.randn(1, 1, 6, 6, 6)).shape
+        lamina.Size([1, 1, 3, 3, 3])
+    """
+
+    op = staticmethod(F.fractional_max_pool3d)

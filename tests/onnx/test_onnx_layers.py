@@ -47,9 +47,13 @@ def _check(model, make, tmp_path, time_major=False, tol=1e-5):
             np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
 
-# What does not export, and the op its error names: folds have no ONNX op, and an
-# EmbeddingBag's offsets follow the batch in no whole multiple.
+# What does not export, and the op its error names: folds, fractional pooling and the
+# legacy cross-map normalisation have no ONNX op, and an EmbeddingBag's offsets follow
+# the batch in no whole multiple.
 NOT_EXPORTED = {"Fold": "the op _Fold", "Unfold": "the op _Unfold",
+                "FractionalMaxPool2d": "the op FractionalMaxPool",
+                "FractionalMaxPool3d": "the op FractionalMaxPool",
+                "CrossMapLRN2d": "the op CrossMapLRN",
                 "EmbeddingBag": "neither one value, a progression nor a triangle"}
 
 
