@@ -144,7 +144,9 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
          randomness: str = "error", *, chunk_size: Any = None) -> Callable[..., Any]:
     """func mapped over dim `in_dims` of its arguments (one per argument, None for an
-    argument passed whole), the results stacked along `out_dims`: one call per slice.
+    argument passed whole; an argument may be a dict, list or tuple of tensors, each
+    mapped over that dim, as a model's stacked parameters are), the results stacked
+    along `out_dims`: one call per slice.
 
     Examples:
         >>> lm.func.vmap(lambda row: row.sum())(lm.ones(3, 2))
@@ -154,11 +156,12 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
 
     def transformed(*args: Any) -> Any:
         dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
-        sizes = {a.shape[d] for a, d in zip(args, dims) if d is not None}
+        sizes = {t.shape[d] for a, d in zip(args, dims) if d is not None
+                 for t in _leaves(a)}
         if len(sizes) != 1:
             raise ValueError(f"vmap: the mapped dims must have one size; got {sorted(sizes)}")
         (n,) = sizes
-        results = [func(*[a if d is None else a.select(d, i) for a, d in zip(args, dims)])
+        results = [func(*[a if d is None else _slice(a, d, i) for a, d in zip(args, dims)])
                    for i in range(n)]
         if isinstance(results[0], tuple):
             outs = out_dims if isinstance(out_dims, (tuple, list)) else \
@@ -166,6 +169,49 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
             return tuple(stack([r[k] for r in results], d) for k, d in enumerate(outs))
         return stack(results, out_dims)
     return transformed
+
+
+def _leaves(tree: Any) -> list[Tensor]:
+    if isinstance(tree, dict):
+        return [t for v in tree.values() for t in _leaves(v)]
+    if isinstance(tree, (list, tuple)):
+        return [t for v in tree for t in _leaves(v)]
+    return [tree]
+
+
+def _slice(tree: Any, d: int, i: int) -> Any:
+    """Slice i along dim d of every tensor in a dict, list or tuple of them."""
+    if isinstance(tree, dict):
+        return {k: _slice(v, d, i) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_slice(v, d, i) for v in tree)
+    return tree.select(d, i)
+
+
+def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """(params, buffers): each parameter and buffer of the models (of one architecture)
+    stacked along a new first dim, by state-dict name, for an ensemble run by vmap and
+    functional_call. The stacked parameters are new leaves an optimizer can train.
+
+    Examples:
+        >>> models = [lm.nn.Linear(3, 2) for _ in range(4)]
+        >>> params, buffers = lm.func.stack_module_state(models)
+        >>> params["weight"].shape, params["weight"].requires_grad
+        (lamina.Size([4, 2, 3]), True)
+    """
+    from lamina.functions.shape import stack
+
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({type(m) for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to be of the same "
+                           "class.")
+    params = {name: stack([dict(m.named_parameters())[name].detach() for m in models])
+              .requires_grad_(p.requires_grad) for name, p in models[0].named_parameters()}
+    buffers = {name: stack([dict(m.named_buffers())[name] for m in models])
+               for name, _ in models[0].named_buffers()}
+    return params, buffers
 
 
 def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
@@ -182,4 +228,4 @@ def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
 
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "vjp", "vmap"]
+           "stack_module_state", "vjp", "vmap"]

@@ -59,7 +59,12 @@ from lamina.functions.connection import bilinear, embedding, linear
 from lamina.functions.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from lamina.functions.ctc import ctc_loss
 from lamina.functions.embedding_bag import embedding_bag
-from lamina.functions.fractional_pool import fractional_max_pool2d, fractional_max_pool3d
+from lamina.functions.fractional_pool import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 from lamina.functions.grid_sample import grid_sample
 from lamina.functions.indexing import one_hot
 from lamina.functions.instance_norm import instance_norm, local_response_norm
@@ -179,6 +184,9 @@ __all__ = [
     "local_response_norm",
     "fractional_max_pool2d",
     "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
+    "native_channel_shuffle",
     "alpha_dropout",
     "dropout1d",
     "dropout2d",
@@ -341,3 +349,5 @@ _install()
 from lamina.functions import derivatives as _derivatives  # noqa: E402, F401
 from lamina.functions import derivatives_layers as _derivatives_layers  # noqa: E402, F401
 from lamina.functions import derivatives_more as _derivatives_more  # noqa: E402, F401
+
+native_channel_shuffle = channel_shuffle  # PyTorch's name for the same op

@@ -146,3 +146,34 @@ def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = No
     """
     return _fractional(3, input, kernel_size, output_size, output_ratio, return_indices,
                        _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,  # noqa: A002
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Any = None) -> tuple[Tensor, Tensor]:
+    """fractional_max_pool2d's (output, indices), whatever return_indices says, as
+    PyTorch's function of that name.
+
+    Examples:
+        >>> y, i = F.fractional_max_pool2d_with_indices(lm.randn(1, 1, 6, 6), 2, 3)
+        >>> i.dtype
+        dtype('int64')
+    """
+    return _fractional(2, input, kernel_size, output_size, output_ratio, True,
+                       _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any,  # noqa: A002
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Any = None) -> tuple[Tensor, Tensor]:
+    """fractional_max_pool3d's (output, indices), as PyTorch's function of that name.
+
+    Examples:
+        >>> y, i = F.fractional_max_pool3d_with_indices(lm.randn(1, 1, 4, 4, 4), 2, 2)
+        >>> y.shape
+        lamina.Size([1, 1, 2, 2, 2])
+    """
+    return _fractional(3, input, kernel_size, output_size, output_ratio, True,
+                       _random_samples)

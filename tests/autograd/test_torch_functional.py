@@ -126,3 +126,32 @@ def test_a_maml_step_through_func_grad_matches_pytorch():
 def test_jvp_create_graph_raises_naming_the_alternative():
     with pytest.raises(NotImplementedError, match="jvp.*vjp or hvp"):
         lm.autograd.functional.jvp(lambda x: x, lm.ones(2), lm.ones(2), create_graph=True)
+
+
+def test_an_ensemble_by_stack_module_state_vmap_and_functional_call_matches_pytorch():
+    """torch.func's model-ensembling recipe: stacked parameters and buffers mapped by
+    vmap over dicts, each model's slice run by functional_call; outputs and the stacked
+    parameters' gradients equal PyTorch's."""
+    results, states = [], []
+    for lib in (torch, lm):
+        lib.manual_seed(0)
+        models = [lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4),
+                                    lib.nn.Linear(4, 2)).double().eval() for _ in range(3)]
+        if lib is lm:
+            for m, state in zip(models, states):
+                m.load_state_dict({k: lm.tensor(v) for k, v in state.items()})
+        else:
+            states = [{k: v.detach().numpy() for k, v in m.state_dict().items()}
+                      for m in models]
+        params, buffers = lib.func.stack_module_state(models)
+        assert sorted(params) == ["0.bias", "0.weight", "1.bias", "1.weight", "2.bias",
+                                  "2.weight"]
+        assert params["0.weight"].requires_grad and params["0.weight"].is_leaf
+
+        def wrapper(p, b, x, models=models, lib=lib):
+            return lib.func.functional_call(models[0], (p, b), (x,))
+        data = lib.tensor(np.linspace(-1, 1, 15).reshape(5, 3))
+        y = lib.func.vmap(wrapper, (0, 0, None))(params, buffers, data)
+        (y ** 2).sum().backward()
+        results.append([y] + [params[k].grad for k in sorted(params)])
+    _same(results[1], results[0])

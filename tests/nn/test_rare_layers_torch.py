@@ -108,3 +108,16 @@ def test_container_warns_and_prints_as_pytorchs():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         nn.Module()  # the warning is Container's own
+
+
+def test_functional_names_pytorch_has_for_these_ops():
+    x = RNG.standard_normal((1, 2, 7, 7)).astype(np.float32)
+    u = RNG.random((1, 2, 2)).astype(np.float32)
+    got = [lib.nn.functional.fractional_max_pool2d_with_indices(
+        lib.tensor(x), 2, 4, _random_samples=lib.tensor(u)) for lib in (torch, lm)]
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(b.numpy(), a.numpy())
+    v = np.arange(12.0).reshape(1, 6, 2)
+    np.testing.assert_array_equal(F.native_channel_shuffle(lm.tensor(v), 3).numpy(),
+                                  torch.nn.functional.native_channel_shuffle(
+                                      torch.tensor(v), 3).numpy())
