@@ -388,10 +388,12 @@ def _run_output_hooks(f: Function, gys: list[Any]) -> None:
 
 def _capture_outputs(f: Function, gys: list[Any], only: set[Any], found: dict[Any, Any]
                      ) -> None:
-    """autograd.grad: keep the gradients of the asked-for outputs of f."""
+    """autograd.grad: keep the gradients of the asked-for outputs of f, summed over the
+    outputs differentiated (one walk each)."""
     for i, gy in enumerate(gys):
         if (f, i) in only and gy is not None:
-            found[(f, i)] = gy
+            prev = found.get((f, i))
+            found[(f, i)] = gy if prev is None else prev + gy
 
 
 def _check_versions(f: Function) -> None:

@@ -122,7 +122,10 @@ def _stacked(rows: list[Tensor], create_graph: bool) -> Tensor:
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """(func(inputs), J v): the Jacobian-vector product, v shaped as the inputs (None for
-    a one-element input), from the Jacobian's rows.
+    a one-element input). Two backward passes, as PyTorch's: g(u) = J^T u taken with
+    create_graph=True, then the gradient of g . v with respect to u is J v. Through an op
+    with no differentiable backward, the product of the Jacobian's rows instead (one
+    backward per output element), which create_graph=True cannot take.
 
     Examples:
         >>> out, t = lm.autograd.functional.jvp(lambda x: x * 3, lm.tensor([1.0, 2.0]),
@@ -130,12 +133,36 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         >>> t
         tensor([3., 0.])
     """
-    if create_graph:
-        raise NotImplementedError(
-            "autograd.functional.jvp(create_graph=True) is not supported in lamina: its jvp "
-            "is a product with the Jacobian's values; use vjp or hvp, which take it")
     in_tuple, ins = _as_tuple(inputs)
     _, vs = _as_tuple(v) if v is not None else (False, tuple(t.new_ones(*t.shape) for t in ins))
+    try:
+        out_tuple, outs, products = _jvp_by_double_vjp(func, ins, vs, create_graph)
+    except NotImplementedError:
+        if create_graph:
+            raise
+        out_tuple, outs, products = _jvp_by_jacobian(func, ins, vs)
+    values, products = _out(outs, create_graph), _out(products, create_graph)
+    return ((values, products) if out_tuple else (values[0], products[0]))
+
+
+def _jvp_by_double_vjp(func: Callable[..., Any], ins: tuple[Tensor, ...], vs: Any,
+                       create_graph: bool) -> tuple[bool, tuple[Tensor, ...], tuple[Tensor, ...]]:
+    _, xs, out_tuple, outs = _run(func, ins, create_graph)
+    # g is linear in u: any value of u gives the same derivative; zeros cost nothing.
+    us = tuple(Tensor(np.zeros(tuple(o.shape), o.detach().numpy().dtype),
+                      requires_grad=True) for o in outs)
+    gs = _grads(outs, xs, us, retain=True, create_graph=True)
+    wanted = [(g, vv) for g, vv in zip(gs, vs) if g.requires_grad]
+    products = tuple(o.detach().new_zeros(*o.shape) for o in outs)
+    if wanted:
+        got = grad([g for g, _ in wanted], list(us), [vv for _, vv in wanted],
+                   create_graph=create_graph, allow_unused=True)
+        products = tuple(z if p is None else p for p, z in zip(got, products))
+    return out_tuple, outs, products
+
+
+def _jvp_by_jacobian(func: Callable[..., Any], ins: tuple[Tensor, ...], vs: Any
+                     ) -> tuple[bool, tuple[Tensor, ...], tuple[Tensor, ...]]:
     jac = jacobian(lambda *xs: func(*xs), tuple(ins))
     out_tuple, outs = _as_tuple(func(*[t.detach() for t in ins]))
     rows = jac if out_tuple else (jac,)
@@ -147,8 +174,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
             vec = np.asarray(vv.detach().numpy() if isinstance(vv, Tensor) else vv)
             total = total + (flat @ vec.reshape(-1)).reshape(tuple(o.shape))
         products.append(Tensor(total))
-    detached = tuple(o.detach() for o in outs)
-    return ((detached, tuple(products)) if out_tuple else (detached[0], products[0]))
+    return out_tuple, outs, tuple(products)
 
 
 def _scalar_output(name: str, out: Any) -> Tensor:

@@ -191,6 +191,18 @@ def test_autograd_grad_and_backward_inputs_match_pytorch() -> None:
                              lamina.ones(1, requires_grad=True))
 
 
+def test_autograd_grad_of_several_outputs_sums_them_at_a_non_leaf() -> None:
+    """Each output's gradient reaches the non-leaf input: their sum, as PyTorch's (the
+    last output's alone before the fix)."""
+    got = []
+    for lib in (torch, lamina):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        (g,) = lib.autograd.grad([y.sum(), (y * y).sum(), (y ** 3).mean()], y)
+        got.append(g.detach().numpy())
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-6)
+
+
 def test_grad_modes_as_context_managers_and_decorators() -> None:
     for lib in (torch, lamina):
         x = lib.ones(2, requires_grad=True)
