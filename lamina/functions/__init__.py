@@ -349,5 +349,6 @@ _install()
 from lamina.functions import derivatives as _derivatives  # noqa: E402, F401
 from lamina.functions import derivatives_layers as _derivatives_layers  # noqa: E402, F401
 from lamina.functions import derivatives_more as _derivatives_more  # noqa: E402, F401
+from lamina.functions import derivatives_recurrent as _derivatives_recurrent  # noqa: E402, F401
 
 native_channel_shuffle = channel_shuffle  # PyTorch's name for the same op

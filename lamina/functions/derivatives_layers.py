@@ -162,8 +162,9 @@ def through(f: Any, gys: tuple[Tensor, ...], build: Any) -> tuple[Any, ...]:
     stops at f's inputs, so nothing before them is visited."""
     need = [i for i, x in enumerate(f.inputs) if f.needs_input_grad[i]]
     out = build(*f.inputs)
+    outs = list(out) if isinstance(out, tuple) else [out]
     stop = {x.creator for x in f.inputs if x.creator is not None}
-    got = grad(out, [f.inputs[i] for i in need], gys[0], create_graph=True,
+    got = grad(outs, [f.inputs[i] for i in need], list(gys[:len(outs)]), create_graph=True,
                allow_unused=True, materialize_grads=True, stop=stop)
     result: list[Any] = [None] * len(f.inputs)
     for i, g in zip(need, got):

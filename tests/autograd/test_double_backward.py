@@ -442,3 +442,39 @@ def test_gradgradcheck_passes_right_rules_and_catches_a_wrong_one():
                                          raise_exception=False)
     with pytest.raises(lm.GradcheckError, match="analytic"):
         lm.autograd.gradgradcheck(Wrong.apply, lm.tensor([0.5, 2.0]))
+
+
+@pytest.mark.parametrize("kind,layers", [("LSTM", 1), ("LSTM", 2), ("GRU", 1), ("GRU", 2),
+                                         ("LSTMCell", 1), ("GRUCell", 1)])
+def test_recurrent_layers_differentiate_twice_as_pytorchs(kind, layers):
+    """A gradient penalty on the input of nn.LSTM / nn.GRU (their fused sequence ops,
+    nn.LSTM's x-gates overwritten in place by its op) and of the cells."""
+    x0, out, state = _x(2, 5, 3), [], {}
+    for module in (torch, lm):
+        module.manual_seed(0)
+        cls = getattr(module.nn, kind)
+        net = (cls(3, 4) if "Cell" in kind else
+               cls(3, 4, num_layers=layers, batch_first=True)).double()
+        if module is lm:
+            net.load_state_dict({k: lm.tensor(v) for k, v in state.items()})
+        else:
+            state.update({k: v.detach().numpy() for k, v in net.state_dict().items()})
+        x = module.tensor(x0[:, 0] if "Cell" in kind else x0, requires_grad=True)
+        y = net(x)
+        y = y[0] if isinstance(y, tuple) else y
+        (g,) = module.autograd.grad((y ** 2).sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        out.append([g.detach().numpy(), x.grad.numpy()] + [p.grad.numpy()
+                                                           for p in net.parameters()])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_the_fused_sequence_functions_pass_gradgradcheck():
+    h0, c0 = lm.tensor(_x(2, 3)), lm.tensor(_x(2, 3))
+    assert lm.autograd.gradgradcheck(
+        lambda xg, w: F.lstm_sequence(xg, h0, c0, w)[0], (lm.tensor(_x(4, 2, 12)),
+                                                           lm.tensor(_x(12, 3))))
+    assert lm.autograd.gradgradcheck(
+        lambda xg, w, b: F.gru_sequence(xg, h0, w, b)[1],
+        (lm.tensor(_x(4, 2, 9)), lm.tensor(_x(9, 3)), lm.tensor(_x(9))))
