@@ -1,6 +1,7 @@
 """Differentiable backward rules of the ops transformers and generators add: attention's
-softmax, embedding, dropout, transposed convolution, logsumexp, interpolation and the
-cumulative sum (see lamina.functions.derivatives for what a rule is)."""
+softmax, einsum, embedding, dropout, transposed convolution, logsumexp, and the linear
+ops among interpolation, cumsum, scatter and index_add (see lamina.functions.derivatives
+for what a rule is)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,13 @@ from lamina.functions.connection import Embedding
 from lamina.functions.conv import ConvTranspose
 from lamina.functions.derivatives import constant
 from lamina.functions.derivatives_layers import through
+from lamina.functions.indexing import IndexAdd, IndexFill, Scatter
+from lamina.functions.linalg import Einsum
 from lamina.functions.noise import Dropout
+from lamina.functions.operands import cast
 from lamina.functions.reduction import CumSum, LogSumExp
 from lamina.functions.resample import Interpolate
+from lamina.functions.shape import RepeatInterleave
 
 
 @derivative(AttentionSoftmax)
@@ -74,4 +79,22 @@ def _conv_transpose(f: Any, gy: Tensor) -> tuple[Any, ...]:
     return through(f, (gy,), build)
 
 
-linear_op(Interpolate, CumSum)
+@derivative(Einsum)
+def _einsum(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    """Each operand's gradient is the einsum of the output's gradient with the others,
+    broadcast along the letters only that operand has (as Einsum.backward computes it)."""
+    grads: list[Any] = []
+    for k, (sub, x) in enumerate(zip(f.subs, f.inputs)):
+        if not f.needs_input_grad[k]:
+            grads.append(None)
+            continue
+        others = [(s, v) for j, (s, v) in enumerate(zip(f.subs, f.inputs)) if j != k]
+        present = set(f.out).union(*[set(s) for s, _ in others])
+        kept = "".join(c for c in dict.fromkeys(sub) if c in present)
+        g = Einsum([f.out] + [s for s, _ in others], kept).apply(gy, *[v for _, v in others])
+        g = array.reshape(g, tuple(n if c in kept else 1 for c, n in zip(sub, x.shape)))
+        grads.append(cast(array.broadcast_to(g, tuple(x.shape)), x.dtype))
+    return tuple(grads)
+
+
+linear_op(Interpolate, CumSum, Scatter, IndexAdd, IndexFill, RepeatInterleave)

@@ -97,6 +97,13 @@ CASES = [
     ("interpolate", lambda t, f, a: (f.interpolate(a, scale_factor=2, mode="bilinear") ** 2
                                      ).sum() * a
      + f.interpolate(a, size=(5, 3), mode="nearest").sum() * a, [_x(1, 2, 3, 3)]),
+    ("einsum", lambda t, f, a, b: t.einsum("bij,jk->bik", a, b).tanh()
+     * t.einsum("bij,bij->b", a, a).unsqueeze(1).unsqueeze(2), [_x(2, 3, 4), _x(4, 2)]),
+    ("scatter index_add", lambda t, f, a, s: (a.scatter(1, t.tensor([[0, 2], [1, 0]]), s)
+                                              .index_add(0, t.tensor([1, 0]), a * a)
+                                              .index_fill(1, t.tensor([3]), 0.5)
+                                              .repeat_interleave(2, 0)) ** 2,
+     [_x(2, 4), _x(2, 2)]),
     ("nll mse", lambda t, f, a: f.nll_loss(f.log_softmax(a, 1), t.tensor([1, 0, 3]))
      + f.mse_loss(a * a, t.ones_like(a)), [_x(3, 4)]),
 ]
