@@ -21,7 +21,8 @@ from lamina.autograd.higher_order import derivative
 from lamina.autograd.tensor import Tensor
 from lamina.functions import array
 from lamina.functions import math as m
-from lamina.functions.elementwise import UNARY, Step, polygamma, unary
+from lamina.functions.elementwise import UNARY, Atan2, Fmod, Step, polygamma, unary
+from lamina.functions.gamma import Polygamma
 from lamina.functions.operands import cast
 
 
@@ -216,6 +217,28 @@ _UNARY_RULES = {
     "lgamma": lambda x, gy, u: gy * u("digamma", x),
     "digamma": lambda x, gy, u: gy * polygamma(1, x),
 }
+
+
+@derivative(Polygamma)
+def _polygamma(f: Any, gy: Tensor) -> Tensor:
+    return gy * polygamma(f.n + 1, f.inputs[0])
+
+
+@derivative(Atan2)
+def _atan2(f: Any, gy: Tensor) -> tuple[Any, Any]:
+    a, b = f.inputs
+    r2 = a * a + b * b
+    return (summed_to(gy * b / r2, (a.shape, a.dtype)),
+            summed_to(-gy * a / r2, (b.shape, b.dtype)))
+
+
+@derivative(Fmod)
+def _fmod(f: Any, gy: Tensor) -> tuple[Any, Any]:
+    a, b = f.inputs
+    need_a, need_b = f.needs_input_grad
+    q = (np.floor if f.floor else np.trunc)(a.array / b.array)  # constant between jumps
+    return (summed_to(gy, (a.shape, a.dtype)) if need_a else None,
+            summed_to(-gy * constant(q, gy), (b.shape, b.dtype)) if need_b else None)
 
 
 def _unary_rule(name: str) -> Any:

@@ -11,6 +11,7 @@ from lamina.autograd.higher_order import adjoint, derivative, linear_op, opaque
 from lamina.autograd.tensor import Tensor
 from lamina.functions import array, spatial
 from lamina.functions import math as m
+from lamina.functions.activation_more import GumbelNoise, RandomSlopes
 from lamina.functions.attention import AttentionSoftmax
 from lamina.functions.connection import Embedding
 from lamina.functions.conv import ConvTranspose
@@ -18,7 +19,7 @@ from lamina.functions.derivatives import constant
 from lamina.functions.derivatives_layers import through
 from lamina.functions.indexing import IndexAdd, IndexFill, Scatter
 from lamina.functions.linalg import Einsum
-from lamina.functions.noise import Dropout
+from lamina.functions.noise import AlphaDropout, ChannelDropout, Dropout, FeatureAlphaDropout
 from lamina.functions.operands import cast
 from lamina.functions.reduction import CumSum, LogSumExp
 from lamina.functions.resample import Interpolate
@@ -33,9 +34,19 @@ def _attention_softmax(f: Any, gy: Tensor) -> Tensor:
     return (gz - y * m.sum(gz, -1, keepdims=True)) * f.scale
 
 
-@derivative(Dropout)
+@derivative(Dropout, ChannelDropout, AlphaDropout, FeatureAlphaDropout)
 def _dropout(f: Any, gy: Tensor) -> Tensor:
     return gy * constant(f.mask, gy)  # the mask drawn in forward, not a new one
+
+
+@derivative(RandomSlopes)
+def _random_slopes(f: Any, gy: Tensor) -> Tensor:
+    return gy * constant(f.factor, gy)  # rrelu's slopes as drawn in forward
+
+
+@derivative(GumbelNoise)
+def _gumbel_noise(f: Any, gy: Tensor) -> Tensor:
+    return gy
 
 
 @derivative(Embedding)
