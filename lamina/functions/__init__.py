@@ -348,6 +348,7 @@ _install()
 # The ops' differentiable backward rules (create_graph=True), registered with autograd.
 from lamina.functions import derivatives as _derivatives  # noqa: E402, F401
 from lamina.functions import derivatives_layers as _derivatives_layers  # noqa: E402, F401
+from lamina.functions import derivatives_linalg as _derivatives_linalg  # noqa: E402, F401
 from lamina.functions import derivatives_more as _derivatives_more  # noqa: E402, F401
 from lamina.functions import derivatives_recurrent as _derivatives_recurrent  # noqa: E402, F401
 

@@ -106,6 +106,9 @@ CASES = [
      [_x(2, 4), _x(2, 2)]),
     ("atan2 fmod polygamma", lambda t, f, a, b: t.atan2(a, b) * a + t.fmod(a * 3, b) * b
      + t.remainder(a * 5, b) ** 2 + t.polygamma(1, b + 2) * a, [_x(6), _x(6, low=0.5, high=2)]),
+    ("inv det slogdet solve", lambda t, f, a, b: t.linalg.inv(a) * t.linalg.det(a)
+     + t.linalg.slogdet(a)[1] * a + t.linalg.solve(a, b) @ b.T,
+     [_x(3, 3) + 3 * np.eye(3), _x(3, 2)]),
     ("nll mse", lambda t, f, a: f.nll_loss(f.log_softmax(a, 1), t.tensor([1, 0, 3]))
      + f.mse_loss(a * a, t.ones_like(a)), [_x(3, 4)]),
 ]
@@ -492,3 +495,12 @@ def test_the_fused_sequence_functions_pass_gradgradcheck():
     assert lm.autograd.gradgradcheck(
         lambda xg, w, b: F.gru_sequence(xg, h0, w, b)[1],
         (lm.tensor(_x(4, 2, 9)), lm.tensor(_x(9, 3)), lm.tensor(_x(9))))
+
+
+def test_standardize_differentiates_twice():
+    mean, std = np.array([0.5, -1.0, 2.0]), np.array([2.0, 0.5, 4.0])
+    x = lm.tensor(_x(4, 3), requires_grad=True)
+    (g,) = lm.autograd.grad((F.standardize(x, mean, std) ** 2).sum(), x, create_graph=True)
+    v = np.cos(np.arange(12)).reshape(4, 3)
+    (h,) = lm.autograd.grad((g * lm.tensor(v)).sum(), x)
+    np.testing.assert_allclose(h.numpy(), 2 * v / std ** 2, rtol=1e-12)
