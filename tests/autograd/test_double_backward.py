@@ -109,6 +109,13 @@ CASES = [
     ("inv det slogdet solve", lambda t, f, a, b: t.linalg.inv(a) * t.linalg.det(a)
      + t.linalg.slogdet(a)[1] * a + t.linalg.solve(a, b) @ b.T,
      [_x(3, 3) + 3 * np.eye(3), _x(3, 2)]),
+    ("prod cumprod", lambda t, f, a: a.prod(1) * a.sum(1) + a.cumprod(0).sin().sum(1)
+     + a.prod(), [_x(3, 4)]),
+    ("prod with zeros", lambda t, f, a: (a * t.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]],
+                                                      dtype=t.float64)).prod(1).sum() * a
+     + (a * t.tensor([1.0, 0.0, 1.0], dtype=t.float64)).cumprod(1) ** 2, [_x(2, 3)]),
+    ("p-norms", lambda t, f, a: t.linalg.vector_norm(a, 3, dim=1) ** 2 * a[:, 0]
+     + t.linalg.vector_norm(a, 1.5) * a.sum(1) + t.norm(a, p=0.5, dim=0).sum(), [_x(3, 4)]),
     ("nll mse", lambda t, f, a: f.nll_loss(f.log_softmax(a, 1), t.tensor([1, 0, 3]))
      + f.mse_loss(a * a, t.ones_like(a)), [_x(3, 4)]),
 ]
@@ -333,13 +340,14 @@ def test_random_ops_differentiate_through_their_own_draws(drop):
 
 
 def test_an_op_without_a_rule_gives_the_first_gradient_and_names_itself_on_the_second():
-    x = lm.tensor(_x(2, 3), requires_grad=True)
-    (g,) = lm.autograd.grad(x.cumprod(1).sum(), x, create_graph=True)
-    xt = torch.tensor(x.detach().numpy(), requires_grad=True)
-    (gt,) = torch.autograd.grad(xt.cumprod(1).sum(), xt)
-    np.testing.assert_allclose(g.detach().numpy(), gt.numpy(), rtol=1e-12)
+    a = _x(3, 3) + 3 * np.eye(3)
+    x = lm.tensor(a, requires_grad=True)
+    (g,) = lm.autograd.grad(lm.linalg.svdvals(x).sum(), x, create_graph=True)
+    xt = torch.tensor(a, requires_grad=True)
+    (gt,) = torch.autograd.grad(torch.linalg.svdvals(xt).sum(), xt)
+    np.testing.assert_allclose(g.detach().numpy(), gt.numpy(), rtol=1e-10)
     assert g.requires_grad
-    with pytest.raises(NotImplementedError, match="double backward through CumProd"):
+    with pytest.raises(NotImplementedError, match="double backward through Svdvals"):
         g.sum().backward()
 
 
