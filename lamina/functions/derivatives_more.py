@@ -1,11 +1,13 @@
 """Differentiable backward rules of the ops transformers and generators add: attention's
-softmax, einsum, embedding, dropout, transposed convolution, logsumexp, and the linear
-ops among interpolation, cumsum, scatter and index_add (see lamina.functions.derivatives
-for what a rule is)."""
+softmax, einsum, embedding, the dropouts, transposed convolution, logsumexp and
+logcumsumexp, 3-D and fractional max pooling, and the linear ops among interpolation,
+cumsum, scatter and index_add (see lamina.functions.derivatives for what a rule is)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from lamina.autograd.higher_order import adjoint, derivative, linear_op, opaque
 from lamina.autograd.tensor import Tensor
@@ -17,13 +19,16 @@ from lamina.functions.connection import Embedding
 from lamina.functions.conv import ConvTranspose
 from lamina.functions.derivatives import constant
 from lamina.functions.derivatives_layers import through
+from lamina.functions.fractional_pool import FractionalMaxPool
 from lamina.functions.indexing import IndexAdd, IndexFill, Scatter
 from lamina.functions.linalg import Einsum
 from lamina.functions.noise import AlphaDropout, ChannelDropout, Dropout, FeatureAlphaDropout
 from lamina.functions.operands import cast
 from lamina.functions.reduction import CumSum, LogSumExp
 from lamina.functions.resample import Interpolate
+from lamina.functions.scatter_reduce import LogCumSumExp
 from lamina.functions.shape import RepeatInterleave
+from lamina.functions.volume import WindowMax
 
 
 @derivative(AttentionSoftmax)
@@ -109,3 +114,34 @@ def _einsum(f: Any, gy: Tensor) -> tuple[Any, ...]:
 
 
 linear_op(Interpolate, CumSum, Scatter, IndexAdd, IndexFill, RepeatInterleave)
+
+
+@derivative(WindowMax)
+def _window_max(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    """The picked element of each window (3-D max pooling's), a gather: linear in the
+    cells, its routing fixed."""
+    def build(cells: Tensor) -> Tensor:
+        return cells.gather(2, Tensor(f.pick[:, :, None].astype(np.int64))).squeeze(2)
+    return through(f, (gy,), build)
+
+
+@derivative(FractionalMaxPool)
+def _fractional_max_pool(f: Any, gy: Tensor, gidx: Any = None) -> tuple[Any, ...]:
+    (idx,) = f.saved_tensors
+
+    def build(x: Tensor, samples: Any = None) -> Tensor:
+        n, c = x.shape[:2]
+        flat = x.reshape(n, c, -1).gather(2, Tensor(idx.reshape(n, c, -1)))
+        return flat.reshape(tuple(gy.shape))
+    return through(f, (gy,), build)
+
+
+@derivative(LogCumSumExp)
+def _logcumsumexp(f: Any, gy: Tensor) -> tuple[Any, ...]:
+    """log(cumsum(exp(x - m))) + m, m each slice's maximum (a constant: the value does
+    not depend on it)."""
+    def build(x: Tensor) -> Tensor:
+        top = np.max(x.array, axis=f.axis, keepdims=True)
+        top = constant(np.where(np.isfinite(top), top, 0), x)
+        return m.log(CumSum(f.axis).apply(m.exp(x - top))) + top
+    return through(f, (gy,), build)

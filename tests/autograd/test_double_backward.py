@@ -116,6 +116,11 @@ CASES = [
      + (a * t.tensor([1.0, 0.0, 1.0], dtype=t.float64)).cumprod(1) ** 2, [_x(2, 3)]),
     ("p-norms", lambda t, f, a: t.linalg.vector_norm(a, 3, dim=1) ** 2 * a[:, 0]
      + t.linalg.vector_norm(a, 1.5) * a.sum(1) + t.norm(a, p=0.5, dim=0).sum(), [_x(3, 4)]),
+    ("fractional_max_pool2d", lambda t, f, a: f.fractional_max_pool2d(
+        a * a, 2, output_size=3, _random_samples=t.tensor([[[0.3, 0.8]]], dtype=t.float64))
+     .sum() * a, [_x(1, 1, 5, 5)]),
+    ("max_pool3d logcumsumexp", lambda t, f, a: f.max_pool3d(a, 2, 1).sum() * a
+     + t.logcumsumexp(a * a, 2) ** 2, [_x(1, 2, 3, 3, 3)]),
     ("nll mse", lambda t, f, a: f.nll_loss(f.log_softmax(a, 1), t.tensor([1, 0, 3]))
      + f.mse_loss(a * a, t.ones_like(a)), [_x(3, 4)]),
 ]
