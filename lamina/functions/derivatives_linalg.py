@@ -16,6 +16,7 @@ from lamina.functions import math as m
 from lamina.functions.decomposition import Det, Inv, Slogdet, Solve
 from lamina.functions.derivatives import constant, summed_to
 from lamina.functions.derivatives_layers import through
+from lamina.functions.instance_norm import RunningStats
 from lamina.functions.normalization import Standardize
 from lamina.functions.pnorm import PNorm
 from lamina.functions.reduction import CumProd, Prod
@@ -56,6 +57,11 @@ def _slogdet(f: Any, g_sign: Tensor, g_logabs: Tensor) -> Tensor:
 @derivative(Standardize)
 def _standardize(f: Any, gy: Tensor) -> Tensor:
     return gy / constant(f.scale, gy)
+
+
+@derivative(RunningStats)
+def _running_stats(f: Any, gy: Tensor) -> Tensor:
+    return gy  # the identity, which updates instance norm's statistics on the way
 
 
 @derivative(Prod)
