@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from lamina.autograd import functional as _functional
 from lamina.autograd.engine import grad as _grad
 from lamina.autograd.tensor import Tensor
@@ -141,6 +143,31 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any
     return out, t
 
 
+def linearize(func: Callable[..., Any], *primals: Tensor) -> tuple[Any, Callable[..., Any]]:
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the Jacobian-vector product at the
+    primals, as torch.func.linearize; each call takes one backward pass over the graph
+    kept from the first (J^T u taken with create_graph=True).
+
+    Examples:
+        >>> out, jvp_fn = lm.func.linearize(lambda x: x.sin(), lm.tensor([0.0, 1.0]))
+        >>> jvp_fn(lm.tensor([1.0, 1.0]))
+        tensor([1.0000, 0.5403])
+    """
+    xs = [p.detach().requires_grad_(True) for p in primals]
+    out = func(*xs)
+    u = Tensor(np.zeros(tuple(out.shape), out.detach().numpy().dtype), requires_grad=True)
+    pulled = _grad(out, xs, u, create_graph=True, allow_unused=True)
+
+    def jvp_fn(*tangents: Tensor) -> Tensor:
+        moving = [(g, t) for g, t in zip(pulled, tangents) if g is not None and g.requires_grad]
+        if not moving:
+            return out.detach().new_zeros(*out.shape)
+        (jt,) = _grad([g for g, _ in moving], [u], [t for _, t in moving], retain_graph=True,
+                      allow_unused=True, materialize_grads=True)
+        return jt.detach()
+    return out.detach(), jvp_fn
+
+
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
          randomness: str = "error", *, chunk_size: Any = None) -> Callable[..., Any]:
     """func mapped over dim `in_dims` of its arguments (one per argument, None for an
@@ -228,4 +255,4 @@ def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
 
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "stack_module_state", "vjp", "vmap"]
+           "linearize", "stack_module_state", "vjp", "vmap"]

@@ -4,7 +4,7 @@ custom op, `lamina.autograd.grad` returns gradients without accumulating them.""
 
 # Tensor's module first: loading it loads the ops its methods call, which need Function.
 from lamina.autograd.tensor import Tensor, tensor  # noqa: I001
-from lamina.autograd import functional
+from lamina.autograd import forward_ad, functional
 from lamina.autograd.anomaly import detect_anomaly, set_detect_anomaly
 from lamina.autograd.custom import Function, FunctionCtx
 from lamina.autograd.engine import backward, backward_stream, grad
@@ -30,6 +30,7 @@ __all__ = [
     "backward_stream",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "functional",
     "grad",
     "gradcheck",
