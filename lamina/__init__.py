@@ -106,6 +106,8 @@ from lamina.functions.loss_embedding import pdist
 from lamina.interop import empty_permuted, empty_strided, from_dlpack, frombuffer, to_dlpack
 from lamina.legacy_tensors import *  # noqa: F403  (torch.FloatTensor, torch.LongTensor, ...)
 from lamina.legacy_tensors import __all__ as _legacy_tensors
+from lamina.nn.torch_cells import *  # noqa: F403  (torch.lstm_cell, torch.ctc_loss, ...)
+from lamina.nn.torch_cells import __all__ as _nn_cells
 from lamina.nn.torch_functions import *  # noqa: F403  (torch.conv2d, torch.dropout, ...)
 from lamina.nn.torch_functions import __all__ as _nn_functions
 from lamina.parallel import get_num_threads, set_num_threads
@@ -283,6 +285,7 @@ __all__ = [
     *_tensor_functions,
     *_legacy_tensors,
     *_nn_functions,
+    *_nn_cells,
     *_misc_functions,
     *_window_functions,
     "gradient",

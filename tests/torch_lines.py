@@ -932,6 +932,19 @@ torch.conv_transpose3d(z[None, None], z.new_ones(1, 2, 2, 1, 2), stride=(1, 2, 1
 F.conv_transpose3d(z[None], z.new_ones(1, 2, 1, 2, 2), padding=(0, 1, 0))
 torch.dropout(x, 0.5, False)
 torch.dropout(x, 0.5, True) ~
+torch.lstm_cell(x, (y[:, :2], y[:, 2:]), torch.linspace(-1, 1, 32, dtype=x.dtype).reshape(8, 4), torch.linspace(1, -1, 16, dtype=x.dtype).reshape(8, 2))[0]
+torch.lstm_cell(x, (y[:, :2], y[:, 2:]), torch.linspace(-1, 1, 32, dtype=x.dtype).reshape(8, 4), torch.linspace(1, -1, 16, dtype=x.dtype).reshape(8, 2), v.repeat(2), v.repeat(2) * 2)[1]
+torch.gru_cell(x, y[:, :2], torch.linspace(-1, 1, 24, dtype=x.dtype).reshape(6, 4), torch.linspace(1, -1, 12, dtype=x.dtype).reshape(6, 2))
+torch.rnn_tanh_cell(x, y[:, :3], torch.linspace(-1, 1, 12, dtype=x.dtype).reshape(3, 4), torch.linspace(1, -1, 9, dtype=x.dtype).reshape(3, 3), u, u)
+torch.rnn_relu_cell(x, y[:, :3], torch.linspace(-1, 1, 12, dtype=x.dtype).reshape(3, 4), torch.linspace(1, -1, 9, dtype=x.dtype).reshape(3, 3))
+torch.constant_pad_nd(z, (1, 2, 0, 1), 3.0)
+torch.max_pool1d_with_indices(z, 2)[0]
+torch.max_pool1d_with_indices(z, 2, 1)[1]
+torch.ctc_loss(z.transpose(0, 1).log_softmax(2), torch.tensor([[1, 2], [3, 0]]), [3, 3], [2, 1])
+torch.ctc_loss(z.transpose(0, 1).log_softmax(2), torch.tensor([[1, 2], [3, 0]]), [3, 2], [2, 1], 0, 1)
+torch.ctc_loss(z.transpose(0, 1).log_softmax(2), torch.tensor([[1, 2], [3, 0]]), [3, 3], [2, 1], reduction=2)
+torch.channel_shuffle(z.reshape(1, 6, 4), 3)
+torch.native_channel_shuffle(z.detach().reshape(1, 6, 4), 2)
 torch.alpha_dropout(x, 0.5, False)
 torch.feature_alpha_dropout(z, 0.5, False)
 torch.layer_norm(x, (4,))
