@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from lamina.autograd import functional as _functional
 from lamina.autograd.engine import grad as _grad
 from lamina.autograd.tensor import Tensor
@@ -155,16 +153,11 @@ def linearize(func: Callable[..., Any], *primals: Tensor) -> tuple[Any, Callable
     """
     xs = [p.detach().requires_grad_(True) for p in primals]
     out = func(*xs)
-    u = Tensor(np.zeros(tuple(out.shape), out.detach().numpy().dtype), requires_grad=True)
-    pulled = _grad(out, xs, u, create_graph=True, allow_unused=True)
+    _, push = _functional.pushforward([out], xs)
 
     def jvp_fn(*tangents: Tensor) -> Tensor:
-        moving = [(g, t) for g, t in zip(pulled, tangents) if g is not None and g.requires_grad]
-        if not moving:
-            return out.detach().new_zeros(*out.shape)
-        (jt,) = _grad([g for g, _ in moving], [u], [t for _, t in moving], retain_graph=True,
-                      allow_unused=True, materialize_grads=True)
-        return jt.detach()
+        (jt,) = push(*tangents)
+        return out.detach().new_zeros(*out.shape) if jt is None else jt.detach()
     return out.detach(), jvp_fn
 
 

@@ -79,8 +79,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
            and len(outs) == 1 else list(grad_outputs or [None] * len(outs)))
     capture = _capture_set(ins, "autograd.grad")
     found: dict[Any, Any] = {}
-    if retain_graph is None:
-        retain_graph = create_graph  # PyTorch's default: a graph to differentiate is kept
     for i, (out, go) in enumerate(zip(outs, gos)):
         keep = bool(retain_graph) or i < len(outs) - 1
         for _ in _run(out, go, keep, pending=None, only=capture, found=found,

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lamina.autograd.engine import grad
+from lamina.autograd.functional import pushforward
 from lamina.autograd.tensor import Tensor
 
 # One list a dual level, innermost last: the dual tensors made in it, with their tangents.
@@ -115,16 +115,9 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
             return UnpackedDualTensor(primal, tangent)
     if not tensor.requires_grad or not duals:
         return UnpackedDualTensor(primal, None)
-    u = Tensor(np.zeros(tuple(tensor.shape), tensor.detach().numpy().dtype),
-               requires_grad=True)
-    pulled = grad(tensor, [d for d, _ in duals], u, retain_graph=True, create_graph=True,
-                  allow_unused=True)
-    pairs = [(g, t) for g, (_, t) in zip(pulled, duals) if g is not None]
-    if not pairs:
+    reached, push = pushforward([tensor], [d for d, _ in duals])
+    if not reached:
         return UnpackedDualTensor(primal, None)  # depends on no dual tensor
-    moving = [(g, t) for g, t in pairs if g.requires_grad]
-    if not moving:  # J^T u does not depend on u: J is zero
-        return UnpackedDualTensor(primal, Tensor(np.zeros_like(primal.numpy())))
-    (jt,) = grad([g for g, _ in moving], [u], [t for _, t in moving], allow_unused=True,
-                 materialize_grads=True)
-    return UnpackedDualTensor(primal, jt.detach())
+    (jt,) = push(*[t for _, t in duals])
+    return UnpackedDualTensor(primal, Tensor(np.zeros_like(primal.numpy())) if jt is None
+                              else jt.detach())

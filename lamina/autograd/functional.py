@@ -148,17 +148,32 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 def _jvp_by_double_vjp(func: Callable[..., Any], ins: tuple[Tensor, ...], vs: Any,
                        create_graph: bool) -> tuple[bool, tuple[Tensor, ...], tuple[Tensor, ...]]:
     _, xs, out_tuple, outs = _run(func, ins, create_graph)
-    # g is linear in u: any value of u gives the same derivative; zeros cost nothing.
-    us = tuple(Tensor(np.zeros(tuple(o.shape), o.detach().numpy().dtype),
-                      requires_grad=True) for o in outs)
-    gs = _grads(outs, xs, us, retain=True, create_graph=True)
-    wanted = [(g, vv) for g, vv in zip(gs, vs) if g.requires_grad]
-    products = tuple(o.detach().new_zeros(*o.shape) for o in outs)
-    if wanted:
-        got = grad([g for g, _ in wanted], list(us), [vv for _, vv in wanted],
-                   create_graph=create_graph, allow_unused=True)
-        products = tuple(z if p is None else p for p, z in zip(got, products))
-    return out_tuple, outs, products
+    _, push = pushforward(outs, xs)
+    got = push(*vs, create_graph=create_graph)
+    return out_tuple, outs, tuple(o.detach().new_zeros(*o.shape) if p is None else p
+                                  for p, o in zip(got, outs))
+
+
+def pushforward(outs: Any, xs: Any) -> tuple[bool, Callable[..., tuple[Any, ...]]]:
+    """(whether any of xs reaches outs, push): push(*tangents) gives J t for each output,
+    J its Jacobian in xs, by two reverse passes. u -> J^T u is recorded once (with
+    create_graph=True, so through every op's derivative rule); each push takes its
+    gradient in u along t. None for an output whose J t is zero (or that no x reaches).
+    forward-mode jvp, func.linearize and forward_ad's tangents are this."""
+    # J^T u is linear in u: any value of u gives the same derivative; zeros cost nothing.
+    us = [Tensor(np.zeros(tuple(o.shape), o.detach().numpy().dtype), requires_grad=True)
+          for o in outs]
+    live = [(o, u) for o, u in zip(outs, us) if o.requires_grad]
+    pulled = (grad([o for o, _ in live], list(xs), [u for _, u in live], retain_graph=True,
+                   create_graph=True, allow_unused=True) if live else (None,) * len(xs))
+
+    def push(*tangents: Any, create_graph: bool = False) -> tuple[Any, ...]:
+        moving = [(g, t) for g, t in zip(pulled, tangents) if g is not None and g.requires_grad]
+        if not moving:  # J^T u does not depend on u: J is zero
+            return (None,) * len(us)
+        return grad([g for g, _ in moving], us, [t for _, t in moving], retain_graph=True,
+                    create_graph=create_graph, allow_unused=True)
+    return any(g is not None for g in pulled), push
 
 
 def _jvp_by_jacobian(func: Callable[..., Any], ins: tuple[Tensor, ...], vs: Any
