@@ -84,18 +84,19 @@ class _CustomOp(_Op):
 
     def backward(self, *gys: Any) -> tuple[Any, ...]:
         grads = self.fn.backward(self.ctx, *[Tensor(g) for g in gys])
+        return self.per_input(grads, lambda g: g.array if isinstance(g, Tensor) else g)
+
+    def per_input(self, grads: Any, kind: Any) -> tuple[Any, ...]:
+        """The user's backward's results, one per tensor input of the op (None where none
+        is needed), each made by `kind` (an array, or a Tensor under create_graph)."""
         grads = grads if isinstance(grads, tuple) else (grads,)
         if len(grads) < max(self.positions) + 1:
             raise RuntimeError(
                 f"function {self.name}Backward returned an incorrect number of gradients "
                 f"(expected one per forward argument, {max(self.positions) + 1} at least, got "
                 f"{len(grads)})")
-        out = []
-        for p, need in zip(self.positions, self.needs_input_grad):
-            g = grads[p]
-            out.append(None if not need or g is None else
-                       (g.array if isinstance(g, Tensor) else g))
-        return tuple(out)
+        return tuple(None if not need or grads[p] is None else kind(grads[p])
+                     for p, need in zip(self.positions, self.needs_input_grad))
 
 
 @derivative(_CustomOp)
@@ -118,10 +119,7 @@ def _differentiable_backward(op: _CustomOp, *gys: Tensor) -> tuple[Any, ...]:
         grads = op.fn.backward(ctx, *gys)
     finally:
         ctx.to_save = saved
-    grads = grads if isinstance(grads, tuple) else (grads,)
-    return tuple(None if not need or grads[p] is None else
-                 grads[p] if isinstance(grads[p], Tensor) else Tensor(grads[p])
-                 for p, need in zip(op.positions, op.needs_input_grad))
+    return op.per_input(grads, lambda g: g if isinstance(g, Tensor) else Tensor(g))
 
 
 class Function:

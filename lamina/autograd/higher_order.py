@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from lamina import state
-from lamina.autograd.function import Function
+from lamina.autograd.function import Function, OpName
 from lamina.autograd.tensor import Tensor
 
 Rule = Callable[..., tuple[Any, ...]]
@@ -63,7 +63,7 @@ def call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
         gxs = rule(f, *gys) if rule is not None else opaque(f, gys)
     finally:
         state.grad_enabled = previous
-    return gxs if isinstance(gxs, tuple) else (gxs,)
+    return _tuple(gxs)
 
 
 class Opaque(Function):
@@ -89,24 +89,17 @@ class Opaque(Function):
 
     @property
     def name(self) -> Any:
-        from lamina.autograd.function import OpName
-
         return OpName(f"{self.op}Backward")
 
 
 def opaque(f: Function, gys: list[Tensor], why: str | None = None) -> tuple[Any, ...]:
     """f's input gradients from its array backward, in the graph through `Opaque`."""
-    gxs = f.backward(*[g.array for g in gys])
-    gxs = gxs if isinstance(gxs, tuple) else (gxs,)
+    gxs = _tuple(f.backward(*[g.array for g in gys]))
     made = [i for i, g in enumerate(gxs) if g is not None]
     if not made:
         return gxs
     outs = Opaque(f, [np.asarray(gxs[i]) for i in made], why).apply(*gys, *f.inputs)
-    outs = outs if isinstance(outs, tuple) else (outs,)
-    result: list[Any] = [None] * len(gxs)
-    for i, out in zip(made, outs):
-        result[i] = out
-    return tuple(result)
+    return placed(len(gxs), made, _tuple(outs))
 
 
 class Adjoint(Function):
@@ -117,8 +110,7 @@ class Adjoint(Function):
         self.f = f
 
     def forward(self, *gys: Any) -> Any:
-        gxs = self.f.backward(*gys)
-        gxs = gxs if isinstance(gxs, tuple) else (gxs,)
+        gxs = _tuple(self.f.backward(*gys))
         # Only the linear inputs (f's first ones) are outputs here: index tensors get None.
         self.made = [i for i, g in enumerate(gxs) if g is not None]
         outs = tuple(np.ascontiguousarray(gxs[i]) for i in self.made)
@@ -139,8 +131,7 @@ class Reapply(Function):
         return _reforward(self.f, self.made, xs)
 
     def backward(self, *gys: Any) -> Any:
-        gxs = self.f.backward(*gys)
-        gxs = gxs if isinstance(gxs, tuple) else (gxs,)
+        gxs = _tuple(self.f.backward(*gys))
         return tuple(gxs[i] for i in self.made)
 
 
@@ -158,13 +149,9 @@ def _reforward(f: Function, made: list[int], xs: tuple[Any, ...]) -> Any:
 
 def adjoint(f: Function, *gys: Tensor) -> tuple[Any, ...]:
     """The rule of a linear op (see `linear_op`): its backward as the op `Adjoint`."""
-    adjoint = Adjoint(f)
-    outs = adjoint.apply(*gys)
-    outs = outs if isinstance(outs, tuple) else (outs,)
-    result: list[Any] = [None] * len(f.inputs)
-    for i, out in zip(adjoint.made, outs):
-        result[i] = out
-    return tuple(result)
+    op = Adjoint(f)
+    outs = _tuple(op.apply(*gys))
+    return placed(len(f.inputs), op.made, outs)
 
 
 def _adjoint_of_adjoint(f: Adjoint, *ggs: Tensor) -> tuple[Any, ...]:
@@ -177,6 +164,15 @@ def _reapply_rule(f: Reapply, *gys: Tensor) -> tuple[Any, ...]:
 
 def _tuple(out: Any) -> tuple[Any, ...]:
     return out if isinstance(out, tuple) else (out,)
+
+
+def placed(n: int, where: list[int], values: Any) -> tuple[Any, ...]:
+    """n gradients, `values` at the places `where`, None elsewhere (inputs that take
+    none)."""
+    result: list[Any] = [None] * n
+    for i, v in zip(where, values):
+        result[i] = v
+    return tuple(result)
 
 
 RULES[Adjoint] = _adjoint_of_adjoint

@@ -18,12 +18,17 @@ def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
     """Sum a broadcast gradient back to `shape` (the one place broadcasting is undone)."""
     if g.shape == shape:
         return g
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(shape) if n == 1 and g.shape[i + lead] != 1
-    )
+    lead, axes = broadcast_axes(g.shape, shape)
     g = g.sum(axis=axes, keepdims=True) if axes else g
     return g.reshape(shape) if lead else g
+
+
+def broadcast_axes(big: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
+    """(how many leading axes broadcasting added, the axes to sum) to take a gradient of
+    shape `big` back to `shape`: sum_to's, and the recorded one's of create_graph."""
+    lead = len(big) - len(shape)
+    return lead, tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and big[i + lead] != 1)
 
 
 def unbatched(nd: int, hint: Callable[..., str] | None = None

@@ -21,6 +21,7 @@ from lamina.autograd.higher_order import derivative
 from lamina.autograd.tensor import Tensor
 from lamina.functions import array
 from lamina.functions import math as m
+from lamina.functions._util import broadcast_axes
 from lamina.functions.elementwise import UNARY, Atan2, Fmod, Step, polygamma, unary
 from lamina.functions.gamma import Polygamma
 from lamina.functions.operands import cast
@@ -35,9 +36,7 @@ def summed_to(g: Tensor, meta: tuple[tuple[int, ...], Any]) -> Tensor:
     """A broadcast result's gradient summed back to an input's (shape, dtype)."""
     shape_, dtype = meta
     if tuple(g.shape) != tuple(shape_):
-        lead = g.ndim - len(shape_)
-        axes = tuple(range(lead)) + tuple(
-            i + lead for i, n in enumerate(shape_) if n == 1 and g.shape[i + lead] != 1)
+        lead, axes = broadcast_axes(tuple(g.shape), tuple(shape_))
         if axes:
             g = m.sum(g, axes, keepdims=True)
         if lead:
@@ -133,6 +132,16 @@ def _matmul(f: Any, gy: Tensor) -> tuple[Any, Any]:
         gb = array.reshape(summed_to(m.matmul(a2.transpose(-1, -2), g2), (b2.shape, b.dtype)),
                            b.shape)
     return ga, gb
+
+
+@derivative(m.Sum)
+def _sum(f: Any, gy: Tensor) -> Tensor:
+    if not f.keepdims and f.axes:
+        kept = list(f.x_shape)
+        for a in f.axes:
+            kept[a] = 1
+        gy = array.reshape(gy, tuple(kept))
+    return array.broadcast_to(gy, f.x_shape)
 
 
 @derivative(m.Extremum)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.engine import grad
-from lamina.autograd.higher_order import derivative, linear_op
+from lamina.autograd.higher_order import derivative, linear_op, placed
 from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
 from lamina.functions import array, indexing, loss, pooling, shape, spatial
@@ -109,8 +109,6 @@ def _linear(f: Any, gy: Tensor) -> tuple[Any, ...]:
     return gx, gW, m.sum(rows, 0) if need[2] else None
 
 
-
-
 @derivative(loss.CrossEntropy)
 def _cross_entropy(f: Any, gy: Tensor) -> tuple[Any, None]:
     """d(loss)/d(log-probabilities) is a constant G (the picked classes' weights, the
@@ -133,16 +131,6 @@ def _cross_entropy(f: Any, gy: Tensor) -> tuple[Any, None]:
     return h - y * m.sum(h, 1, keepdims=True), None
 
 
-@derivative(m.Sum)
-def _sum(f: Any, gy: Tensor) -> Tensor:
-    if not f.keepdims and f.axes:
-        kept = list(f.x_shape)
-        for a in f.axes:
-            kept[a] = 1
-        gy = array.reshape(gy, tuple(kept))
-    return array.broadcast_to(gy, f.x_shape)
-
-
 @derivative(Norm)
 def _norm(f: Any, gy: Tensor) -> Tensor:
     """x / |x| (0 where the norm is 0), from the norm recomputed."""
@@ -155,7 +143,6 @@ def _norm(f: Any, gy: Tensor) -> Tensor:
     return m.where(zero, constant(0, x), x / safe) * gy
 
 
-
 def through(f: Any, gys: tuple[Tensor, ...], build: Any) -> tuple[Any, ...]:
     """f's input gradients as those of `build`, f's forward written in differentiable ops
     and run again on f's inputs: for a fused op, whose derivative is its parts'. The walk
@@ -166,10 +153,7 @@ def through(f: Any, gys: tuple[Tensor, ...], build: Any) -> tuple[Any, ...]:
     stop = {x.creator for x in f.inputs if x.creator is not None}
     got = grad(outs, [f.inputs[i] for i in need], list(gys[:len(outs)]), create_graph=True,
                allow_unused=True, materialize_grads=True, stop=stop)
-    result: list[Any] = [None] * len(f.inputs)
-    for i, g in zip(need, got):
-        result[i] = g
-    return tuple(result)
+    return placed(len(f.inputs), need, got)
 
 
 def _normalized(x: Tensor, axes: tuple[int, ...], eps: float) -> Tensor:
