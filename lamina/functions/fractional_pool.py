@@ -18,7 +18,7 @@ from lamina import state
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import pair
+from lamina.functions._util import pair, unbatched
 
 
 def _starts(u: Any, n: int, m: int, k: int) -> Any:
@@ -58,9 +58,10 @@ class FractionalMaxPool(Function):
             flat = flat * size[axis] + pos
         flat = np.broadcast_to(flat, (n, c, *self.out, *self.kernel)).reshape(
             n, c, *self.out, -1)
-        windows = np.take_along_axis(x.reshape(n, c, -1), flat.reshape(n, c, -1), 2)
-        pick = np.argmax(windows.reshape(flat.shape), axis=-1)[..., None]
-        y = np.take_along_axis(windows.reshape(flat.shape), pick, -1)[..., 0]
+        windows = np.take_along_axis(x.reshape(n, c, -1), flat.reshape(n, c, -1), 2).reshape(
+            flat.shape)
+        pick = np.argmax(windows, axis=-1)[..., None]
+        y = np.take_along_axis(windows, pick, -1)[..., 0]
         idx = np.take_along_axis(flat, pick, -1)[..., 0]
         self.save_for_backward(idx)
         self.x_meta = (x.shape, x.dtype)
@@ -89,13 +90,11 @@ def _place(pos: Any, axis: int, nd: int) -> Any:
 def _fractional(nd: int, x: Tensor, kernel_size: Any, output_size: Any, output_ratio: Any,
                 return_indices: bool, samples: Any) -> Any:
     op = f"fractional_max_pool{nd}d"
-    if x.ndim not in (nd + 1, nd + 2):
+    if x.ndim != nd + 2:  # one sample, nd + 1 dims, is unbatched's
         raise ShapeError(f"{op}: expected input of {nd + 1} or {nd + 2} dims; got shape "
                          f"{tuple(x.shape)}")
-    unbatched = x.ndim == nd + 1
-    xb = x.unsqueeze(0) if unbatched else x
     kernel = pair(kernel_size, "kernel_size", op, nd)
-    size = tuple(xb.shape[2:])
+    size = tuple(x.shape[2:])
     if output_size is None:
         if output_ratio is None:
             raise ValueError(f"{op} requires specifying either an output_size or an "
@@ -112,13 +111,12 @@ def _fractional(nd: int, x: Tensor, kernel_size: Any, output_size: Any, output_r
             raise ShapeError(f"{op}: output size {out} is too large for input {size} and "
                              f"kernel {kernel}; each needs output + kernel - 1 <= input")
     pool = FractionalMaxPool(nd, kernel, out, draws=samples is None)
-    y, idx = pool.apply(xb) if samples is None else pool.apply(xb, samples)
+    y, idx = pool.apply(x) if samples is None else pool.apply(x, samples)
     idx = idx.detach()  # integers: no gradient, as PyTorch's indices
-    if unbatched:
-        y, idx = y[0], idx[0]
     return (y, idx) if return_indices else y
 
 
+@unbatched(2)
 def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None,  # noqa: A002
                           output_ratio: Any = None, return_indices: bool = False,
                           _random_samples: Any = None) -> Any:
@@ -134,6 +132,7 @@ def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = No
                        _random_samples)
 
 
+@unbatched(3)
 def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None,  # noqa: A002
                           output_ratio: Any = None, return_indices: bool = False,
                           _random_samples: Any = None) -> Any:
@@ -148,6 +147,7 @@ def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = No
                        _random_samples)
 
 
+@unbatched(2)
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,  # noqa: A002
                                        output_size: Any = None, output_ratio: Any = None,
                                        return_indices: bool = False,
@@ -164,6 +164,7 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,  # noqa:
                        _random_samples)
 
 
+@unbatched(3)
 def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any,  # noqa: A002
                                        output_size: Any = None, output_ratio: Any = None,
                                        return_indices: bool = False,
