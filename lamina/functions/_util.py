@@ -119,18 +119,42 @@ def laid_out_like(memory: Any, like: Any) -> Any:
     return in_order(memory.reshape(-1), like.shape, axis_order(like))
 
 
-def gemm_rows(x: Any, m: Any, out: Any = None) -> Any:
-    """x (..., K) @ m (K, N) as one GEMM over x's rows laid end to end, shaped (..., N).
+# Rows of x for which gemm_rows computes x @ W.T as (W @ x.T).T. On a few rows, OpenBLAS's
+# GEMM with the transposed weight on the right runs 1.2-3x slower than the same product
+# with the operands swapped, plus a transposing copy; from about a hundred rows on, the
+# swap is the slower (benchmarks/RESULTS.md, 2026-11-27 session 40). One row is a GEMV
+# either way.
+SWAP_ROWS = (2, 32)
+
+
+def gemm_rows(x: Any, m: Any, out: Any = None, add: Any = None) -> Any:
+    """x (..., K) @ m (K, N) (+ add, a row broadcast over the result's rows) as one GEMM
+    over x's rows laid end to end, shaped (..., N).
 
     np.matmul runs a stacked x as one GEMM per leading index: many small products, about
     2.5x slower than one large one for an LSTM's (T, B, K) inputs. The flat view costs
-    nothing where x is contiguous, and one copy where it is not.
+    nothing where x is contiguous, and one copy where it is not. m transposed (a linear
+    layer's W.T) on a few rows: see SWAP_ROWS; the copy back adds `add` in its pass.
     """
-    if x.ndim <= 2 or (out is not None and not out.flags.c_contiguous):
-        return np.matmul(x, m, out=out)
-    flat = np.matmul(x.reshape(-1, x.shape[-1]), m,
-                     out=None if out is None else out.reshape(-1, m.shape[-1]))
-    return flat.reshape(*x.shape[:-1], m.shape[-1])
+    k, n = m.shape
+    rows = x.size // k if k else 0
+    contiguous_out = out is None or out.flags.c_contiguous
+    if SWAP_ROWS[0] <= rows <= SWAP_ROWS[1] and m.flags.f_contiguous and contiguous_out:
+        swapped = np.matmul(m.T, x.reshape(rows, k).T)  # (N, rows)
+        y = np.empty((rows, n), swapped.dtype) if out is None else out.reshape(rows, n)
+        if add is None:
+            np.copyto(y, swapped.T)
+        else:
+            np.add(swapped.T, add, out=y)
+        return y.reshape(*x.shape[:-1], n)
+    if x.ndim <= 2 or not contiguous_out:
+        y = np.matmul(x, m, out=out)
+    else:
+        flat = np.matmul(x.reshape(-1, k), m, out=None if out is None else out.reshape(-1, n))
+        y = flat.reshape(*x.shape[:-1], n)
+    if add is not None:
+        y += add
+    return y
 
 
 def column_sums(a: Any) -> Any:

@@ -22,10 +22,7 @@ class Linear(Function):
         # A non-finite input gives non-finite outputs and no NumPy warning, as in PyTorch
         # (some BLAS kernels multiply it by padding zeros): the NaN guard reports it.
         with np.errstate(invalid="ignore", over="ignore"):
-            y = gemm_rows(x, W.T, out=out)
-        if b is not None:
-            y += b
-        return y
+            return gemm_rows(x, W.T, out=out, add=b)
 
     def check_and_keep(self, x: Any, W: Any) -> None:
         """Check the shapes; keep what backward needs."""
