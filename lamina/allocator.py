@@ -22,6 +22,7 @@ ops that make such arrays at every step (a convolution's window matrices).
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import sys
 import threading
@@ -80,7 +81,10 @@ def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """np.empty(shape, dtype), its memory reused from an earlier array of the same size
     that is no longer referenced where it is past MMAP_THRESHOLD bytes."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
+    # math.prod: np.prod converts the tuple to an array first, costing as much as a
+    # small op's whole kernel
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    nbytes = math.prod(dims) * dtype.itemsize
     if nbytes < MMAP_THRESHOLD:
         return np.empty(shape, dtype)
     global _free_refs

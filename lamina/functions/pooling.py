@@ -3,6 +3,7 @@ adaptive average pooling to a given output size."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -115,7 +116,7 @@ class MaxPool(_Pool):
         # Windows that tile the input exactly write every element of gx: no zero fill.
         tiled = self.s == self.k and all(
             o * k == n for o, k, n in zip(self.out_hw, self.k, self.xp_shape[2:]))
-        gxp = in_order((np.empty if tiled else np.zeros)(int(np.prod(self.xp_shape)), gy.dtype),
+        gxp = in_order((np.empty if tiled else np.zeros)(math.prod(self.xp_shape), gy.dtype),
                        self.xp_shape, self.xp_order)
         stacks = _stacks(gy, self.idx, gxp) if self.compiled else None
         if stacks is not None:
@@ -211,7 +212,7 @@ class AdaptiveAvgPool(Function):
 
     def backward(self, gy: Any) -> Any:
         if self.mats is None:
-            count = int(np.prod(self.x_shape[2:]))
+            count = math.prod(self.x_shape[2:])
             gx = np.empty(self.x_shape, gy.dtype)
             gx[...] = gy / gy.dtype.type(count)
             return gx
