@@ -193,6 +193,21 @@ class TreeMethods:
         """This module (lamina computes on the CPU)."""
         return self
 
+    def share_memory(self) -> Layer:
+        """Parameters, their gradients where they have one, and buffers moved to shared
+        memory (Tensor.share_memory_), so that processes started after this train the same
+        weights (Hogwild, with lamina.multiprocessing); returns this module.
+
+        Examples:
+            >>> nn.Linear(2, 2).share_memory().weight.is_shared()
+            True
+        """
+        for t in [*self.parameters(), *self.buffers()]:
+            t.share_memory_()
+            if t.grad is not None:
+                t.grad.share_memory_()
+        return self
+
     def float(self) -> Layer:
         """Floating parameters and buffers as float32, in place.
 

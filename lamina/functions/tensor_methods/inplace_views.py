@@ -1,6 +1,7 @@
 """The in-place forms of the shape ops (`unsqueeze_`, `t_`, `transpose_`, `resize_`, ...),
 PyTorch's legacy `new`, the layout predicates a CPU tensor answers (`is_sparse`, ...),
-`apply_` and `map_`, and the hook run once a leaf's gradient is accumulated."""
+shared memory (`share_memory_`), `apply_` and `map_`, and the hook run once a leaf's
+gradient is accumulated."""
 
 from __future__ import annotations
 
@@ -94,13 +95,32 @@ class InplaceViewMethods:
         return False
 
     def is_shared(self) -> bool:
-        """False: a tensor's memory is its process's own.
+        """Whether this tensor's data is in shared memory (see share_memory_).
 
         Examples:
             >>> lm.zeros(2).is_shared()
             False
         """
-        return False
+        from lamina import shared_memory
+
+        return shared_memory.is_shared(self.array)
+
+    def share_memory_(self) -> Any:
+        """Move this tensor's data to shared memory (lamina.shared_memory): processes
+        forked after this, and those it is sent to through lamina.multiprocessing, read
+        and write the same values. A no-op where it is there already; returns self.
+        Tensors that viewed its old memory keep that memory.
+
+        Examples:
+            >>> x = lm.ones(3).share_memory_()
+            >>> x.is_shared(), x
+            (True, tensor([1., 1., 1.]))
+        """
+        from lamina import shared_memory
+
+        if not shared_memory.is_shared(self.array):
+            self.array = shared_memory.share(np.asarray(self.array))
+        return self
 
     def apply_(self, callable: Any) -> Any:  # noqa: A002 - PyTorch's name
         """Replace every element x by callable(x), a Python function of a number, in place
