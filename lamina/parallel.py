@@ -34,6 +34,10 @@ _threads: int | None = None
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
+# The process the pool's threads run in. A child forked from it (Hogwild workers,
+# DataLoader workers) has the pool object but none of its threads, and perhaps the lock
+# held: it starts its own.
+_pool_pid = os.getpid()
 _local = threading.local()  # in_task: this thread is running one of run_all's tasks
 # Elements a piece must have. A handoff to the pool and back costs about 0.1 ms on a
 # virtual machine (a sleeping thread's wake-up), which a piece must save: a memory-bound
@@ -124,9 +128,11 @@ def run_all(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
     Called from inside a task (an op's pieces inside a split plan's slice), it runs the
     tasks here, one after another: the pool's threads may all be busy with the tasks
     waiting on this very call, and the cores are busy too."""
-    global _pool, _pool_size
+    global _pool, _pool_size, _pool_lock, _pool_pid
     if len(tasks) <= 1 or in_task():
         return [task() for task in tasks]
+    if _pool_pid != os.getpid():
+        _pool, _pool_size, _pool_lock, _pool_pid = None, 0, threading.Lock(), os.getpid()
     with _pool_lock:  # callers on several threads share one pool
         if _pool is None or _pool_size < len(tasks) - 1:
             old, _pool_size = _pool, max(len(tasks), get_num_threads()) - 1

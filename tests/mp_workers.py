@@ -44,3 +44,10 @@ def add_through_queue(queue, done, fw: str) -> None:
 def fail(i: int) -> None:
     if i == 1:
         raise ValueError("worker 1 fails on purpose")
+
+
+def pool_sum(queue) -> None:
+    """Two tasks on lamina's thread pool, from a forked child."""
+    from lamina import parallel
+
+    queue.put(sum(parallel.run_all([lambda: 3, lambda: 4])))

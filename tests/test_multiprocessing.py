@@ -148,3 +148,27 @@ def test_sharing_strategies_are_pytorchs_names():
     lmp.set_sharing_strategy("file_descriptor")
     with pytest.raises(ValueError, match="expected one of"):
         lmp.set_sharing_strategy("shm")
+
+
+def test_a_forked_worker_runs_tasks_on_lamina_s_thread_pool():
+    """The pool the parent started has no threads in a forked child: the child starts its
+    own (it used to wait forever on tasks queued to the parent's)."""
+    if "fork" not in METHODS:
+        pytest.skip("no fork start method here")
+    from lamina import parallel
+
+    threads = parallel.get_num_threads()
+    parallel.set_num_threads(2)
+    try:
+        assert parallel.run_all([lambda: 1, lambda: 2]) == [1, 2]  # the parent's pool
+        context = lmp.get_context("fork")
+        queue = context.Queue()
+        worker = context.Process(target=mp_workers.pool_sum, args=(queue,))
+        worker.start()
+        try:
+            assert queue.get(timeout=60) == 7
+        finally:
+            worker.terminate()
+            worker.join()
+    finally:
+        parallel.set_num_threads(threads)
