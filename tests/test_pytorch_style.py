@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 
 HERE = Path(__file__).resolve().parent.parent / "examples" / "pytorch_style"
 PROGRAMS = sorted(p.stem for p in HERE.glob("*.py"))
-STEPS = {"lstmcell_lbfgs": 3, "save_resume": 6}
+STEPS = {"lstmcell_lbfgs": 3, "save_resume": 6, "hogwild": 3}  # hogwild: processes
 IMPORT = re.compile(r"^(import|from) lamina\b")
 
 
@@ -30,13 +30,23 @@ def _torch_source(source: str) -> str:
 
 
 def _load(name: str, source: str, tag: str, tmp_path: Path):
-    path = tmp_path / f"{name}_{tag}.py"
+    module_name = f"pytorch_style_{name}_{tag}"
+    path = tmp_path / f"{module_name}.py"
     path.write_text(source)
-    spec = importlib.util.spec_from_file_location(f"pytorch_style_{name}_{tag}", path)
+    spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses and pickling look modules up by name
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def importable(tmp_path):
+    """tmp_path on sys.path while the test runs: a spawned worker imports the program's
+    module by name, as a script's spawned workers import the script."""
+    sys.path.insert(0, str(tmp_path))
+    yield tmp_path
+    sys.path.remove(str(tmp_path))
 
 
 def test_every_program_is_listed_in_the_readme() -> None:
@@ -46,7 +56,8 @@ def test_every_program_is_listed_in_the_readme() -> None:
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
-def test_a_program_trains_the_same_on_lamina_and_pytorch(name, tmp_path) -> None:
+def test_a_program_trains_the_same_on_lamina_and_pytorch(name, importable) -> None:
+    tmp_path = importable
     source = (HERE / f"{name}.py").read_text()
     ours = _load(name, source, "lamina", tmp_path)
     theirs = _load(name, _torch_source(source), "torch", tmp_path)
