@@ -8,6 +8,8 @@ import importlib
 
 import numpy as np
 
+import lamina
+
 
 def lib(fw: str):
     return importlib.import_module(fw)
@@ -51,3 +53,25 @@ def pool_sum(queue) -> None:
     from lamina import parallel
 
     queue.put(sum(parallel.run_all([lambda: 3, lambda: 4])))
+
+
+class SharedAdam(lamina.optim.Adam):
+    """A3C's optimizer: Adam whose moments are made, and put in shared memory, up front."""
+
+    def __init__(self, params, lr=1e-3):
+        super().__init__(params, lr=lr)
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = lamina.zeros(1).share_memory_()
+                state["exp_avg"] = lamina.zeros_like(p.data).share_memory_()
+                state["exp_avg_sq"] = lamina.zeros_like(p.data).share_memory_()
+
+
+def adam_steps(model, optimizer, steps: int = 2) -> None:
+    """A3C's worker, its gradients computed on the shared model itself."""
+    x = lamina.tensor(np.random.default_rng(7).standard_normal((8, 4)).astype(np.float32))
+    for _ in range(steps):
+        optimizer.zero_grad()
+        (model(x) ** 2).mean().backward()
+        optimizer.step()

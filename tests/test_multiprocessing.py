@@ -172,3 +172,23 @@ def test_a_forked_worker_runs_tasks_on_lamina_s_thread_pool():
             worker.join()
     finally:
         parallel.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a3c_worker_steps_the_shared_model_and_the_shared_adam_moments(method):
+    model = _model("lamina").share_memory()
+    optimizer = mp_workers.SharedAdam(model.parameters(), lr=0.01)
+    worker = lmp.get_context(method).Process(target=mp_workers.adam_steps,
+                                             args=(model, optimizer))
+    worker.start()
+    worker.join()
+    assert worker.exitcode == 0
+    here = _model("lamina")
+    mine = mp_workers.SharedAdam(here.parameters(), lr=0.01)
+    mp_workers.adam_steps(here, mine)  # the same steps in this process
+    for a, b in zip(model.parameters(), here.parameters()):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        for key in ("step", "exp_avg", "exp_avg_sq"):
+            np.testing.assert_array_equal(optimizer.state[a][key].numpy(),
+                                          mine.state[b][key].numpy())
+    assert optimizer.state[model.weight]["step"].item() == 2

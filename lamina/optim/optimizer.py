@@ -9,6 +9,7 @@ layers or tensors, so a parameter server applies the same class to its shard of 
 from __future__ import annotations
 
 import threading
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from lamina import parallel
 from lamina.autograd.tensor import Tensor
-from lamina.optim import pieces
+from lamina.optim import pieces, tensor_state
 from lamina.optim.step_hooks import StepHookMethods, with_step_hooks
 
 
@@ -50,7 +51,8 @@ class Optimizer(StepHookMethods):
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.param_groups: list[dict[str, Any]] = []
-        self.state: dict[Tensor, dict[str, Any]] = {}
+        # PyTorch's type: self.state[p] is {} for a parameter not stepped yet
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self._scratch: dict[tuple[Any, ...], Any] = {}
         for group in groups:
             self.add_param_group(group)
@@ -133,21 +135,31 @@ class Optimizer(StepHookMethods):
 
             with enable_grad():
                 loss = closure()
-        updates = []
+        updates, tensors = [], []
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                state = self.state.get(p)
-                if state is None:
-                    state = self.state[p] = self.init_state(p.array, group)
+                state = self.state[p]
+                if not state:
+                    state.update(self.init_state(p.array, group))
+                arrays = tensor_state.as_arrays(state, p.array)
+                if arrays is not None:  # state the user's code wrote as tensors
+                    tensors.append((state, arrays))
+                    state = arrays
                 grad = -p.grad.array if group.get("maximize") else p.grad.array
                 updates.append((p.array, grad, state, group))
+        self._update(updates)
+        for state, arrays in tensors:
+            tensor_state.write_back(state, arrays)
+        return loss
+
+    def _update(self, updates: list[tuple[Any, ...]]) -> None:
         # Too few elements for two pieces (a small model): no thread would pay its start.
         if not self.elementwise or sum(u[0].size for u in updates) < 2 * pieces.MIN_PIECE:
             for update in updates:
                 self.update_param(*update)
-            return loss
+            return
         split = []
         for update in updates:
             if self.state_complete(update[2], update[3]) and pieces.splittable(update):
@@ -155,7 +167,6 @@ class Optimizer(StepHookMethods):
             else:
                 self.update_param(*update)
         pieces.run(self.update_param, split, parallel.get_num_threads())
-        return loss
 
     def update(self) -> None:
         """Chainer's name for `step`."""
@@ -225,7 +236,7 @@ class Optimizer(StepHookMethods):
                                  f"that {name} does not have, {foreign}; was it saved by "
                                  f"another optimizer type? {name} has {sorted(self.defaults)}")
         params = [p for g in self.param_groups for p in g["params"]]
-        state = {}
+        state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         for key, values in state_dict["state"].items():
             i = int(key)
             if not 0 <= i < len(params):
@@ -235,13 +246,14 @@ class Optimizer(StepHookMethods):
             for k, v in values.items():
                 # Moments hold one number per weight: another shape is another parameter's
                 # state (saved in another order), which would broadcast or fail at a step.
-                if self.state_like_params and _is_array(v) and np.shape(v) != p.shape:
+                if (self.state_like_params and k != "step" and _is_array(v)
+                        and np.shape(v) != p.shape):
                     raise ValueError(f"{name}.load_state_dict: state {k!r} of parameter {i} "
                                      f"has shape {tuple(np.shape(v))}; the parameter has "
                                      f"shape {tuple(p.shape)} (saved for parameters in "
                                      "another order, or another model?)")
-            state[p] = {k: np.array(v, dtype=p.dtype) if _is_array(v) else _plain(v)
-                        for k, v in values.items()}
+            state[p] = {k: _count(v) if k == "step" else np.array(v, dtype=p.dtype)
+                        if _is_array(v) else _plain(v) for k, v in values.items()}
         for group, saved_group in zip(self.param_groups, saved):
             group.update({k: _plain(v) for k, v in saved_group.items() if k != "params"})
         self.state = state
@@ -249,6 +261,13 @@ class Optimizer(StepHookMethods):
 
 def _is_array(v: Any) -> bool:
     return hasattr(v, "shape") and hasattr(v, "dtype") and np.ndim(v) > 0
+
+
+def _count(v: Any) -> Any:
+    """A step count as a number, however it was kept (PyTorch's 0-d tensor, A3C's
+    SharedAdam's one-element one, an int)."""
+    v = getattr(v, "array", v)
+    return np.asarray(v).item() if np.size(v) == 1 else _plain(v)
 
 
 def _plain(v: Any) -> Any:
