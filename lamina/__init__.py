@@ -106,6 +106,13 @@ from lamina.functions.loss_embedding import pdist
 from lamina.interop import empty_permuted, empty_strided, from_dlpack, frombuffer, to_dlpack
 from lamina.legacy_tensors import *  # noqa: F403  (torch.FloatTensor, torch.LongTensor, ...)
 from lamina.legacy_tensors import __all__ as _legacy_tensors
+from lamina.memory_formats import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from lamina.nn.torch_cells import *  # noqa: F403  (torch.lstm_cell, torch.ctc_loss, ...)
 from lamina.nn.torch_cells import __all__ as _nn_cells
 from lamina.nn.torch_functions import *  # noqa: F403  (torch.conv2d, torch.dropout, ...)
@@ -277,6 +284,11 @@ __all__ = [
     "short",
     "strided",
     "layout",
+    "memory_format",
+    "contiguous_format",
+    "preserve_format",
+    "channels_last",
+    "channels_last_3d",
     "tensor",
     "uint8",
     "utils",

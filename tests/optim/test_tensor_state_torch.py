@@ -87,3 +87,60 @@ def test_a_saved_one_element_step_loads_as_a_count():
     model(lm.ones(1, 3)).sum().backward()
     again.step()  # the restored moments and count step on
     assert again.state[model.weight]["step"] == 2
+
+
+def custom_sgd(fw: str):
+    t = importlib.import_module(fw)
+
+    class MomentumSGD(t.optim.Optimizer):  # as PyTorch's tutorials write an optimizer
+        def __init__(self, params, lr=0.01, momentum=0.9):
+            super().__init__(params, dict(lr=lr, momentum=momentum))
+
+        @t.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = 0
+                        state["buf"] = t.zeros_like(p, memory_format=t.preserve_format)
+                    state["step"] += 1
+                    state["buf"].mul_(group["momentum"]).add_(p.grad,
+                                                              alpha=1 - group["momentum"])
+                    p.add_(state["buf"], alpha=-group["lr"])
+
+    return MomentumSGD
+
+
+def _custom_run(fw: str):
+    t, nn = importlib.import_module(fw), importlib.import_module(f"{fw}.nn")
+    model = nn.Linear(3, 2)
+    with t.no_grad():
+        model.weight.copy_(t.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3) / 10))
+        model.bias.zero_()
+    make = custom_sgd(fw)
+    opt = make(model.parameters(), lr=0.1)
+    x = t.ones(4, 3)
+    for _ in range(2):
+        opt.zero_grad()
+        (model(x) ** 2).sum().backward()
+        opt.step()
+    resumed = make(model.parameters(), lr=0.1)  # resume from the state dict, step once more
+    resumed.load_state_dict(opt.state_dict())
+    resumed.zero_grad()
+    (model(x) ** 2).sum().backward()
+    resumed.step()
+    state = resumed.state[model.weight]
+    return model.weight.detach().numpy().copy(), int(state["step"]), type(state["buf"])
+
+
+def test_a_pytorch_style_optimizer_steps_and_resumes_as_pytorch_s():
+    (ours, our_steps, our_kind), (theirs, their_steps, _) = _custom_run("lamina"), \
+        _custom_run("torch")
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
+    assert our_steps == their_steps == 3
+    import lamina as lm
+
+    assert our_kind is lm.Tensor  # its own step calls tensor methods on it

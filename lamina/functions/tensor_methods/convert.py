@@ -56,10 +56,12 @@ class ConvertMethods:
         """
         from lamina import dtypes
         from lamina.functions.operands import astype
+        from lamina.memory_formats import preserve_format
 
         dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
         dtypes.check_device(kwargs.pop("device", None))
-        kwargs.pop("non_blocking", None), kwargs.pop("memory_format", None)
+        kwargs.pop("non_blocking", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
@@ -73,6 +75,9 @@ class ConvertMethods:
             else:
                 dtype = a
         out = self if dtype is None else astype(self, dtype)
+        if memory_format is not None and memory_format is not preserve_format:
+            laid = out.contiguous(memory_format=memory_format)
+            copy, out = copy and laid is self, laid
         return out.clone() if copy and out is self else out
 
     float, double, half = _cast("float", "float32"), _cast("double", "float64"), _cast(
@@ -174,7 +179,9 @@ class ConvertMethods:
         return -1
 
     def clone(self, *, memory_format: Any = None) -> Any:
-        """A copy with its own memory; gradients flow back to this tensor.
+        """A copy with its own memory, laid out as this tensor (PyTorch's default,
+        `lm.preserve_format`) or in `memory_format`'s order; gradients flow back to this
+        tensor.
 
         Examples:
             >>> x = lm.tensor([1.0], requires_grad=True)
@@ -182,8 +189,15 @@ class ConvertMethods:
             tensor([1.])
         """
         from lamina.functions.operands import AsType
+        from lamina.memory_formats import order, preserve_format
 
-        return AsType(self.dtype, order="K").apply(self)
+        if memory_format is None or memory_format is preserve_format:
+            return AsType(self.dtype, order="K").apply(self)
+        dims = order(memory_format, self.ndim, "clone")
+        if dims is None:
+            return AsType(self.dtype, order="C").apply(self)
+        back = sorted(range(self.ndim), key=dims.__getitem__)
+        return AsType(self.dtype, order="C").apply(self.permute(*dims)).permute(*back)
 
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Any:

@@ -56,26 +56,42 @@ class ShapeMethods:
         return self.array.itemsize
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        """Whether the memory is in row-major order.
+        """Whether the memory is in row-major order (or in `memory_format`'s order:
+        channels last for `lm.channels_last`).
 
         Examples:
             >>> x = lm.zeros(2, 3)
             >>> x.is_contiguous(), x.t().is_contiguous()
             (True, False)
         """
-        return bool(self.array.flags.c_contiguous)
+        from lamina.memory_formats import is_laid_out
+
+        return is_laid_out(self.array, memory_format)
 
     def contiguous(self, memory_format: Any = None) -> Any:
-        """Self when row-major already, else a row-major copy.
+        """Self when row-major already, else a row-major copy; with `memory_format`
+        `lm.channels_last` (`channels_last_3d`), laid out with the channels innermost.
 
         Examples:
             >>> x = lm.zeros(2, 3).t()
             >>> x.contiguous().is_contiguous()
             True
+            >>> lm.zeros(1, 3, 2, 2).contiguous(memory_format=lm.channels_last).stride()
+            (12, 1, 6, 3)
         """
         from lamina.functions.shape import contiguous
+        from lamina.memory_formats import is_laid_out, order, preserve_format
 
-        return contiguous(self)
+        if memory_format is preserve_format and not self.array.flags.c_contiguous:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous "
+                               "operator")
+        dims = order(memory_format, self.ndim, "contiguous")
+        if dims is None:
+            return contiguous(self)
+        if is_laid_out(self.array, memory_format):
+            return self
+        back = sorted(range(self.ndim), key=dims.__getitem__)
+        return contiguous(self.permute(*dims)).permute(*back)
 
     def view(self, *shape: Any) -> Any:
         """The same memory with another shape (-1 infers one size); never copies.
