@@ -1,8 +1,12 @@
 """Multi-head attention as PyTorch's (query, key, value in; output and weights out), and
-SelfAttention, its one-input form that fits in a Sequential or a config."""
+SelfAttention, its one-input form that fits in a Sequential or a config; and what
+`torch.nn.attention` holds for choosing the kernel of scaled_dot_product_attention."""
 
 from __future__ import annotations
 
+import contextlib
+import enum
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -239,3 +243,40 @@ class SelfAttention(MultiheadAttention):
         if rest or len(shape) != 3 or shape[-1] == self.embed_dim or shape[-1] % self.num_heads:
             return None
         return f"embed_dim={shape[-1]}"
+
+
+class SDPBackend(enum.IntEnum):
+    """PyTorch's scaled_dot_product_attention kernels, by its names and numbers.
+
+    Examples:
+        >>> from lamina.nn.attention import SDPBackend
+        >>> SDPBackend.MATH, int(SDPBackend.FLASH_ATTENTION)
+        (<SDPBackend.MATH: 0>, 1)
+    """
+
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+
+@contextlib.contextmanager
+def sdpa_kernel(backends: Any, set_priority: bool = False) -> Iterator[None]:
+    """PyTorch's choice of attention kernel for the block. lamina has one kernel on the
+    CPU (the math one, softmax fused), which runs whatever is chosen: the values are the
+    same up to float rounding.
+
+    Examples:
+        >>> from lamina.nn.attention import SDPBackend, sdpa_kernel
+        >>> q = lm.randn(1, 2, 4, 8)
+        >>> with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        ...     F.scaled_dot_product_attention(q, q, q).shape
+        lamina.Size([1, 2, 4, 8])
+    """
+    chosen = [backends] if isinstance(backends, SDPBackend) else list(backends)
+    if not chosen or not all(isinstance(b, SDPBackend) for b in chosen):
+        raise ValueError(f"sdpa_kernel: expected an SDPBackend or a list of them; got "
+                         f"{backends!r}")
+    yield

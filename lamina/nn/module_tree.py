@@ -7,22 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from lamina.nn.forward_hooks import ForwardHookMethods
+
 if TYPE_CHECKING:
     from lamina.autograd.tensor import Tensor
     from lamina.nn.layer import Layer
 
 
-class _RemovableHandle:
-    """What `register_forward_hook` returns: `remove()` unregisters the hook."""
-
-    def __init__(self, hooks: dict[int, Any], key: int) -> None:
-        self.hooks, self.key = hooks, key
-
-    def remove(self) -> None:
-        self.hooks.pop(self.key, None)
-
-
-class TreeMethods:
+class TreeMethods(ForwardHookMethods):
     """modules, named_modules, apply, get_submodule, register_parameter, hooks, ..."""
 
     def named_modules(self, memo: set[int] | None = None, prefix: str = "",
@@ -228,60 +220,3 @@ class TreeMethods:
     def type(self, dst_type: Any) -> Layer:
         """Parameters and buffers cast to `dst_type`."""
         return self.to(dst_type)
-
-    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
-        """Call `hook(module, args)` before each forward; a returned value replaces the
-        arguments (a tuple, or one value).
-
-        Examples:
-            >>> layer = nn.Linear(2, 2)
-            >>> h = layer.register_forward_pre_hook(lambda m, args: (args[0] * 0,))
-            >>> bool((layer(lm.ones(1, 2)) == layer.bias).all())
-            True
-        """
-        return self._hook("_forward_pre_hooks", hook)
-
-    def register_forward_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
-        """Call `hook(module, args, output)` after each forward; a returned value replaces
-        the output.
-
-        Examples:
-            >>> layer = nn.Linear(2, 2)
-            >>> seen = []
-            >>> h = layer.register_forward_hook(lambda m, args, out: seen.append(out.shape))
-            >>> _ = layer(lm.ones(5, 2)); seen
-            [lamina.Size([5, 2])]
-        """
-        return self._hook("_forward_hooks", hook)
-
-    def _hook(self, table: str, hook: Callable[..., Any],
-              prepend: bool = False) -> _RemovableHandle:
-        hooks = self.__dict__.get(table)
-        if hooks is None:
-            hooks = {}
-            object.__setattr__(self, table, hooks)
-        key = max(hooks, default=-1) + 1
-        hooks[key] = hook
-        if prepend:  # first in the order the hooks run
-            hooks_in_order = {key: hook, **{k: v for k, v in hooks.items() if k != key}}
-            hooks.clear()
-            hooks.update(hooks_in_order)
-        return _RemovableHandle(hooks, key)
-
-    def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """forward with the pre- and post-hooks around it (only modules that have hooks)."""
-        for hook in list(self.__dict__.get("_forward_pre_hooks", {}).values()):
-            changed = hook(self, args)
-            if changed is not None:
-                args = changed if isinstance(changed, tuple) else (changed,)
-        if "_backward_hooks" in self.__dict__ or "_backward_pre_hooks" in self.__dict__:
-            from lamina.nn.backward_hooks import call_with_backward_hooks
-
-            out = call_with_backward_hooks(self, self.forward, args, kwargs)
-        else:
-            out = self.forward(*args, **kwargs)
-        for hook in list(self.__dict__.get("_forward_hooks", {}).values()):
-            changed = hook(self, args, out)
-            if changed is not None:
-                out = changed
-        return out
