@@ -54,3 +54,8 @@ linalg_inv_ex = _structseq("linalg_inv_ex", ["inverse", "info"])
 linalg_solve_ex = _structseq("linalg_solve_ex", ["result", "info"])
 linalg_lstsq = _structseq("linalg_lstsq", ["solution", "residuals", "rank",
                                            "singular_values"])
+linalg_lu_factor = _structseq("linalg_lu_factor", ["LU", "pivots"])
+linalg_lu_factor_ex = _structseq("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+linalg_lu = _structseq("linalg_lu", ["P", "L", "U"])
+lu_unpack = _structseq("lu_unpack", ["P", "L", "U"])
+_lu_with_info = _structseq("_lu_with_info", ["LU", "pivots", "info"])

@@ -53,6 +53,7 @@ _METHODS = [
     "unsafe_split_with_sizes", "conj_physical", "bitwise_left_shift", "bitwise_right_shift",
     "svd", "qr", "cholesky", "cholesky_solve", "cholesky_inverse", "pinverse", "matrix_exp",
     "triangular_solve", "put", "index_reduce", "as_strided", "nextafter", "nonzero_static",
+    "lu", "lu_solve",
     # PyTorch's torch.<op>_(x), each x.<op>_()
     "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
     "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
@@ -65,7 +66,7 @@ _METHODS = [
 
 
 # deprecated in PyTorch, warning once (tensor_methods/linalg_methods.py): examples not run
-_DEPRECATED = {"cholesky", "qr", "triangular_solve"}
+_DEPRECATED = {"cholesky", "qr", "triangular_solve", "lu", "lu_solve"}
 
 
 def _function(name: str) -> Any:

@@ -1,7 +1,7 @@
 """More of PyTorch's top-level functions that are no Tensor method: histogram, the Poisson and
-binomial draws, vander, cumulative_trapezoid, unravel_index, chain_matmul, the legacy range,
-and the process queries (default device, interop threads, typename). Built from existing
-ops, so the differentiable ones differentiate."""
+binomial draws, vander, cumulative_trapezoid, unravel_index, chain_matmul, lu_unpack, the
+legacy range, and the process queries (default device, interop threads, typename). Built
+from existing ops, so the differentiable ones differentiate."""
 
 from __future__ import annotations
 
@@ -244,7 +244,22 @@ def set_num_interop_threads(threads: int) -> None:
     _interop_threads = threads
 
 
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
+              unpack_pivots: bool = True) -> Any:
+    """(P, L, U) from linalg.lu_factor's (LU, pivots): see lamina.linalg.lu.
+
+    Examples:
+        >>> P, L, U = lm.lu_unpack(*lm.linalg.lu_factor(lm.tensor([[1.0, 2.0], [3.0, 4.0]])))
+        >>> U
+        tensor([[3.0000, 4.0000],
+                [0.0000, 0.6667]])
+    """
+    from lamina.linalg.lu import lu_unpack as unpack
+
+    return unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
 __all__ = ["binomial", "chain_matmul", "cumulative_trapezoid", "fill", "get_default_device",
-           "get_num_interop_threads", "histogram", "poisson", "range", "rsub", "scalar_tensor",
-           "set_default_device", "set_num_interop_threads", "typename", "unravel_index",
-           "vander"]
+           "get_num_interop_threads", "histogram", "lu_unpack", "poisson", "range", "rsub",
+           "scalar_tensor", "set_default_device", "set_num_interop_threads", "typename",
+           "unravel_index", "vander"]

@@ -1,8 +1,8 @@
 """`lamina.linalg`, as `torch.linalg`: norms (`norm`, `vector_norm`, `matrix_norm`),
 `inv`, `solve`, `det`, `svdvals`, the factorizations (`cholesky`, `eigh`, `svd`, `qr`;
-factorizations.py) and what is built on them (`pinv`, `lstsq`, `matrix_exp`, `cond`,
-...; derived.py), and the matrix products under their linalg names. All of them
-differentiate, on single matrices and on stacks of them.
+factorizations.py; the LU family, lu.py) and what is built on them (`pinv`, `lstsq`,
+`matrix_exp`, `cond`, ...; derived.py), and the matrix products under their linalg names.
+All of them differentiate, on single matrices and on stacks of them.
 
     >>> lm.linalg.norm(lm.tensor([3.0, 4.0]))
     tensor(5.)
@@ -21,9 +21,11 @@ from lamina.linalg.derived import *  # noqa: F403
 from lamina.linalg.derived import __all__ as _derived
 from lamina.linalg.factorizations import *  # noqa: F403
 from lamina.linalg.factorizations import __all__ as _factorizations
+from lamina.linalg.lu import lu, lu_factor, lu_factor_ex, lu_solve
 
-__all__ = ["LinAlgError", "cross", "det", "inv", "matmul", "matrix_norm", "norm", "slogdet",
-           "solve", "svdvals", "vecdot", "vector_norm", *_factorizations, *_derived]
+__all__ = ["LinAlgError", "cross", "det", "inv", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "matmul", "matrix_norm", "norm", "slogdet", "solve", "svdvals", "vecdot",
+           "vector_norm", *_factorizations, *_derived]
 
 
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,

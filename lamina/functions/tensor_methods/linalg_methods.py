@@ -1,6 +1,7 @@
 """The factorizations as Tensor methods, under PyTorch's older names and signatures:
 svd (some=, returns V, not Vh), qr, cholesky, cholesky_solve, cholesky_inverse, pinverse,
-matrix_exp, triangular_solve. Each calls lamina.linalg, so the gradients are its own."""
+matrix_exp, triangular_solve, lu, lu_solve. Each calls lamina.linalg, so the gradients
+are its own."""
 
 from __future__ import annotations
 
@@ -126,3 +127,48 @@ class LinalgMethods:
         X = _linalg().solve_triangular(T, self, upper=upper != transpose,
                                        unitriangular=unitriangular)
         return triangular_solve_result(X, A.clone())
+
+    def lu(self, pivot: bool = True, get_infos: bool = False) -> Any:
+        """(LU, pivots), or (LU, pivots, infos) with `get_infos`: PyTorch's deprecated
+        form of linalg.lu_factor (warning once, in its words); without get_infos a
+        singular matrix raises.
+
+        Examples:
+            >>> lm.tensor([[1.0, 2.0], [3.0, 4.0]]).lu().pivots  # doctest: +SKIP
+            tensor([2, 2], dtype=lamina.int32)
+        """
+        _deprecated_once("lu", (
+            "torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+            "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\n"
+            "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\n"
+            "LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+            "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
+            "should be replaced with\n"
+            "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)"))
+        if get_infos:
+            return return_types._lu_with_info(*_linalg().lu_factor_ex(self, pivot=pivot))
+        return _linalg().lu_factor(self, pivot=pivot)
+
+    def lu_solve(self, LU_data: Any, LU_pivots: Any) -> Any:
+        """X with A X = self, A given by lu_factor's (LU_data, LU_pivots): PyTorch's
+        deprecated form of linalg.lu_solve, whose arguments come in the other order.
+
+        Examples:
+            >>> A = lm.tensor([[1.0, 2.0], [3.0, 4.0]])
+            >>> lm.tensor([[5.0], [11.0]]).lu_solve(*lm.linalg.lu_factor(A))  # doctest: +SKIP
+            tensor([[1.],
+                    [2.]])
+        """
+        _deprecated_once("lu_solve", (
+            "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+            "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
+            "arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced with"
+            "\nX = torch.linalg.lu_solve(LU, pivots, B)"))
+        return _linalg().lu_solve(LU_data, LU_pivots, self)
+
+
+def _deprecated_once(name: str, message: str) -> None:
+    """PyTorch's own text for a deprecation it warns of once per process."""
+    if name not in _warned:
+        _warned.add(name)
+        warnings.warn(message, UserWarning, stacklevel=3)
