@@ -124,7 +124,7 @@ def laid_out_like(memory: Any, like: Any) -> Any:
 # with the operands swapped, plus a transposing copy; from about a hundred rows on, the
 # swap is the slower (benchmarks/RESULTS.md, 2026-11-27 session 40). One row is a GEMV
 # either way.
-SWAP_ROWS = (2, 32)
+SWAP_ROWS = (2, 64)
 
 
 def gemm_rows(x: Any, m: Any, out: Any = None, add: Any = None) -> Any:
