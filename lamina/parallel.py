@@ -12,10 +12,11 @@ piece per thread, so a memory-bound update uses every core's bandwidth instead o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
@@ -39,6 +40,7 @@ _pool_lock = threading.Lock()
 # held: it starts its own.
 _pool_pid = os.getpid()
 _local = threading.local()  # in_task: this thread is running one of run_all's tasks
+_blas: Any = None  # threadpoolctl's controller, made at first use; False without it
 # Elements a piece must have. A handoff to the pool and back costs about 0.1 ms on a
 # virtual machine (a sleeping thread's wake-up), which a piece must save: a memory-bound
 # pass over 2**18 float32 elements takes about that (benchmarks/RESULTS.md).
@@ -171,3 +173,22 @@ def pieces(n: int, work: Callable[[int, int], Any], unit: int = 1) -> None:
         return
     parts = max(1, min(get_num_threads(), n, n * unit // MIN_PIECE))
     run_all([lambda lo=lo, hi=hi: work(lo, hi) for lo, hi in bounds(n, parts)])
+
+
+@contextlib.contextmanager
+def blas_single_threaded() -> Iterator[None]:
+    """BLAS on one thread inside the block, restored after (process-wide, as BLAS is; by
+    threadpoolctl, and only where it is installed: lamina[train] brings it)."""
+    global _blas
+    if _blas is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            _blas = False
+        else:
+            _blas = ThreadpoolController()
+    if _blas is False:
+        yield
+        return
+    with _blas.limit(limits=1, user_api="blas"):
+        yield

@@ -17,14 +17,22 @@ copy a step, more than this layout saves in the forward (benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
 
-from lamina import fused
+from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.errors import ShapeError
 from lamina.functions.recurrent import LSTMSequence
+
+# The largest input projection (multiply-adds) an LSTM on lamina's threads computes on
+# one BLAS thread. After a GEMM, OpenBLAS's threads spin on the cores for a while, and the
+# recurrence's threads that start next wait for them at every step: on a projection this
+# small, its second thread saves less than that costs (batch-1 inference of the lstm
+# workload, 50 x 128 x 1024: 0.97 -> 0.66 ms a layer; benchmarks/RESULTS.md, session 40).
+QUIET_PROJECTION = 1 << 24
 
 
 class LSTMInference(Function):
@@ -42,15 +50,18 @@ class LSTMInference(Function):
                              f"{W_ih.shape}, {W_hh.shape}")
         dtype = W_hh.dtype
         bias = 0 if b_ih is None else b_ih + b_hh
+        threaded = B == 1 and fused.threaded_parts() > 1 and fused.fits(W_hh, W_ih, h0, c0)
         if B == 1:  # (T, 4H) is (T, 4H, 1): one GEMM, W_ih read once
-            xg = (x[:, 0] @ W_ih.T + bias)[:, :, None]
+            quiet = threaded and T * I * G <= QUIET_PROJECTION
+            with parallel.blas_single_threaded() if quiet else contextlib.nullcontext():
+                xg = (x[:, 0] @ W_ih.T + bias)[:, :, None]
         else:  # one GEMM a step of [W_ih | b] and [x_t; 1], for all steps at once
             W_xb = np.empty((G, I + 1), dtype)
             W_xb[:, :I], W_xb[:, I] = W_ih, bias
             xs = np.empty((T, I + 1, B), dtype)
             xs[:, :I], xs[:, I] = x.transpose(0, 2, 1), 1
             xg = np.matmul(W_xb, xs)
-        if B == 1 and fused.threaded_parts() > 1 and fused.fits(W_hh, xg, h0, c0):
+        if threaded and fused.fits(xg):
             # (T, 4H, 1) is (T, 1, 4H): F.lstm_sequence's threaded steps, in place
             hs, cs, _ = LSTMSequence().recur(xg.reshape(T, 1, G), h0, c0, W_hh, None)
             return hs[1:], hs[-1], cs[-1]

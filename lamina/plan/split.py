@@ -9,8 +9,7 @@ im2col and activations that ran on one core now run on all.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,11 +18,10 @@ from lamina import parallel
 from lamina.autograd.engine import accumulate_grad
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
+from lamina.parallel import blas_single_threaded
 from lamina.plan.program import Program
 from lamina.plan.trace import TraceError
 from lamina.plan.verify import eval_mode, preserved
-
-_CONTROLLER: Any = None
 
 # A random op of a split step: its step index, its rows in every slice, its other axes.
 RandomOp = tuple[int, list[int], tuple[int, ...]]
@@ -37,18 +35,6 @@ def require_threadpoolctl() -> None:
         raise ImportError("plan: threads > 1 runs BLAS single-threaded inside each thread, "
                           "which needs threadpoolctl; pip install threadpoolctl (it comes "
                           "with lamina[train])") from err
-
-
-@contextlib.contextmanager
-def blas_single_threaded() -> Iterator[None]:
-    """BLAS on one thread inside the block, restored after (process-wide, as BLAS is)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    with _CONTROLLER.limit(limits=1, user_api="blas"):
-        yield
 
 
 def slices(arrays: Sequence[Any], edges: list[tuple[int, int]]) -> list[list[Any]]:
