@@ -54,6 +54,8 @@ def softplus_array(x: Any) -> Any:
 
 class ReLU(Function):
     def forward(self, x: Any) -> Any:
+        if not self.needs_input_grad[0]:  # no mask to keep: one pass of np.clip
+            return clamp(x, 0)
         compiled = fused.compiled() if x.size >= 4096 else None
         if compiled is not None and fused.fits(x, contiguous=False):
             # y and the mask in one pass, in x's memory order (channel-major after a
