@@ -42,6 +42,13 @@ def order(fmt: Any, ndim: int, op: str) -> list[int] | None:
     return [0, *range(2, ndim), 1]
 
 
+def relaid(t: Any, dims: list[int], copy: Any) -> Any:
+    """t's values with its memory in `dims`' order (see order): `copy`, which makes a
+    row-major tensor of its argument, applied to t viewed in that order, viewed back."""
+    back = sorted(range(len(dims)), key=dims.__getitem__)
+    return copy(t.permute(*dims)).permute(*back)
+
+
 def is_laid_out(array: Any, fmt: Any) -> bool:
     """Whether `array` is dense in `fmt`'s order (a wrong rank is not)."""
     if isinstance(fmt, memory_format) and fmt.rank is not None:

@@ -38,14 +38,19 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
         >>> lm.linalg.lu_factor_ex(lm.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots
         tensor([2, 2], dtype=lamina.int32)
     """
-    _check("lu_factor_ex", A, pivot)
-    op = LUFactor()
-    LU, pivots = op.apply(A)
-    pivots = pivots.detach()  # integers: no gradient, as PyTorch's
-    if check_errors and np.any(op.info):
-        raise RuntimeError(f"linalg.lu_factor_ex: U[{op.info.max()},{op.info.max()}] is zero"
+    LU, pivots, info = _factor("lu_factor_ex", A, pivot)
+    if check_errors and np.any(info):
+        raise RuntimeError(f"linalg.lu_factor_ex: U[{info.max()},{info.max()}] is zero"
                            " (the matrix is singular)")
-    return return_types.linalg_lu_factor_ex(LU, pivots, as_tensor(op.info))
+    return return_types.linalg_lu_factor_ex(LU, pivots, as_tensor(info))
+
+
+def _factor(op: str, A: Tensor, pivot: bool) -> tuple[Tensor, Tensor, Any]:
+    """A checked for `op`, factored: (LU, pivots, info as an array)."""
+    _check(op, A, pivot)
+    factor = LUFactor()
+    LU, pivots = factor.apply(A)
+    return LU, pivots.detach(), factor.info  # pivots: integers, no gradient, as PyTorch's
 
 
 def lu_factor(A: Tensor, *, pivot: bool = True, out: Any = None) -> Any:
@@ -57,11 +62,9 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out: Any = None) -> Any:
         tensor([[3.0000, 4.0000],
                 [0.3333, 0.6667]])
     """
-    _check("lu_factor", A, pivot)
-    LU, pivots, info = lu_factor_ex(A, pivot=pivot)
-    bad = info.numpy()
-    if np.any(bad):
-        j = int(bad[bad > 0].min())
+    LU, pivots, info = _factor("lu_factor", A, pivot)
+    if np.any(info):
+        j = int(info[info > 0].min())
         raise RuntimeError(
             f"torch.linalg.lu_factor: U[{j},{j}] is zero and using it on lu_solve would "
             "result in a division by zero. If you still want to perform the factorization, "
@@ -105,8 +108,7 @@ def lu(A: Tensor, *, pivot: bool = True) -> Any:
         >>> bool(lm.allclose(P @ L @ U, lm.tensor([[1.0, 2.0], [3.0, 4.0]])))
         True
     """
-    _check("lu", A, pivot)
-    LU, pivots, _ = lu_factor_ex(A)
+    LU, pivots, _ = _factor("lu", A, pivot)
     P, L, U = lu_unpack(LU, pivots)
     return return_types.linalg_lu(P, L, U)
 

@@ -9,7 +9,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 
 class ProcessException(Exception):
@@ -77,9 +77,8 @@ class ProcessContext:
                 p.terminate()
             p.join()
         self._raise(failed)
-        return False  # unreachable: _raise raises
 
-    def _raise(self, i: int) -> None:
+    def _raise(self, i: int) -> NoReturn:
         p, queue = self.processes[i], self.error_queues[i]
         if queue.empty():
             code = p.exitcode

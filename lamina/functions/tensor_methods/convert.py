@@ -189,15 +189,13 @@ class ConvertMethods:
             tensor([1.])
         """
         from lamina.functions.operands import AsType
-        from lamina.memory_formats import order, preserve_format
+        from lamina.memory_formats import order, preserve_format, relaid
 
         if memory_format is None or memory_format is preserve_format:
             return AsType(self.dtype, order="K").apply(self)
         dims = order(memory_format, self.ndim, "clone")
-        if dims is None:
-            return AsType(self.dtype, order="C").apply(self)
-        back = sorted(range(self.ndim), key=dims.__getitem__)
-        return AsType(self.dtype, order="C").apply(self.permute(*dims)).permute(*back)
+        row_major = AsType(self.dtype, order="C").apply
+        return row_major(self) if dims is None else relaid(self, dims, row_major)
 
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Any:

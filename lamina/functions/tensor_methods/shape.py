@@ -80,7 +80,7 @@ class ShapeMethods:
             (12, 1, 6, 3)
         """
         from lamina.functions.shape import contiguous
-        from lamina.memory_formats import is_laid_out, order, preserve_format
+        from lamina.memory_formats import is_laid_out, order, preserve_format, relaid
 
         if memory_format is preserve_format and not self.array.flags.c_contiguous:
             raise RuntimeError("preserve memory format is unsupported by the contiguous "
@@ -88,10 +88,7 @@ class ShapeMethods:
         dims = order(memory_format, self.ndim, "contiguous")
         if dims is None:
             return contiguous(self)
-        if is_laid_out(self.array, memory_format):
-            return self
-        back = sorted(range(self.ndim), key=dims.__getitem__)
-        return contiguous(self.permute(*dims)).permute(*back)
+        return self if is_laid_out(self.array, memory_format) else relaid(self, dims, contiguous)
 
     def view(self, *shape: Any) -> Any:
         """The same memory with another shape (-1 infers one size); never copies.
