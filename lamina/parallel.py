@@ -13,6 +13,7 @@ piece per thread, so a memory-bound update uses every core's bandwidth instead o
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -175,10 +176,8 @@ def pieces(n: int, work: Callable[[int, int], Any], unit: int = 1) -> None:
     run_all([lambda lo=lo, hi=hi: work(lo, hi) for lo, hi in bounds(n, parts)])
 
 
-@contextlib.contextmanager
-def blas_single_threaded() -> Iterator[None]:
-    """BLAS on one thread inside the block, restored after (process-wide, as BLAS is; by
-    threadpoolctl, and only where it is installed: lamina[train] brings it)."""
+def _controller() -> Any:
+    """threadpoolctl's controller, made at first use; False where it is not installed."""
     global _blas
     if _blas is None:
         try:
@@ -187,8 +186,24 @@ def blas_single_threaded() -> Iterator[None]:
             _blas = False
         else:
             _blas = ThreadpoolController()
-    if _blas is False:
+    return _blas
+
+
+@functools.cache
+def blas_limitable() -> bool:
+    """Whether blas_single_threaded can hold BLAS to one thread: threadpoolctl is
+    installed (lamina[train] brings it) and finds a BLAS it controls."""
+    controller = _controller()
+    return bool(controller) and bool(controller.select(user_api="blas").lib_controllers)
+
+
+@contextlib.contextmanager
+def blas_single_threaded() -> Iterator[None]:
+    """BLAS on one thread inside the block, restored after (process-wide, as BLAS is; by
+    threadpoolctl, and only where it is installed: lamina[train] brings it)."""
+    controller = _controller()
+    if controller is False:
         yield
         return
-    with _blas.limit(limits=1, user_api="blas"):
+    with controller.limit(limits=1, user_api="blas"):
         yield

@@ -174,15 +174,46 @@ def test_blocks_of_tiles_give_the_whole_maps_values(rows, any_size, monkeypatch)
         assert np.abs(g - r).max() <= 1e-5 * np.abs(r).max(), name
 
 
-def test_blocks_stay_under_blas_one_thread_size(monkeypatch):
-    """A block's GEMM (O x C by C x tiles) has fewer than BLAS_ONE_THREAD multiply-adds,
-    maps whose blocks would be a tile or two run whole, and so does every map where
-    NumPy's BLAS is not OpenBLAS."""
-    monkeypatch.setattr(winograd, "_openblas", lambda: False)
+def test_blocks_stay_under_their_size(monkeypatch):
+    """A block's GEMM (O x C by C x tiles) has fewer than BLOCK_MACS multiply-adds, maps
+    whose blocks would be a tile or two run whole, and so does every map where BLAS
+    cannot be held to one thread."""
+    monkeypatch.setattr(parallel, "blas_limitable", lambda: False)
     assert winograd._block_rows(64, 64, 16) == 0
-    monkeypatch.setattr(winograd, "_openblas", lambda: True)
+    monkeypatch.setattr(parallel, "blas_limitable", lambda: True)
     for c, tw in ((64, 16), (128, 8), (256, 4)):
         rows = winograd._block_rows(c, c, tw)
-        assert rows >= 1 and c * c * rows * tw < winograd.BLAS_ONE_THREAD
-        assert c * c * (rows + 1) * tw >= winograd.BLAS_ONE_THREAD
+        assert rows >= 1 and c * c * rows * tw < winograd.BLOCK_MACS
+        assert c * c * (rows + 1) * tw >= winograd.BLOCK_MACS
     assert winograd._block_rows(512, 512, 2) == 0
+
+
+def test_blocks_run_their_gemms_on_one_blas_thread(monkeypatch):
+    """The threads' block GEMMs run with BLAS on one thread, so that they go side by side
+    rather than each over both cores (a BLAS threads a GEMM from a size of its own), and
+    BLAS has its threads back after."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if not parallel.blas_limitable():
+        pytest.skip("threadpoolctl finds no BLAS to limit")
+
+    def blas_threads():  # NumPy's BLAS (numba may have loaded SciPy's too)
+        return {i["num_threads"] for i in threadpoolctl.threadpool_info()
+                if i["user_api"] == "blas" and "numpy" in i["filepath"]}
+
+    seen, gemms = [], winograd._gemms
+
+    def counted(a, b, out=None):
+        seen.append(blas_threads())
+        return gemms(a, b, out=out)
+
+    monkeypatch.setattr(winograd, "_gemms", counted)
+    x, w, _ = _arrays((2, 64, 16, 16), 64, 7, True)
+    u, before = winograd.weights(w), blas_threads()
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        outside = blas_threads()
+        seen.clear()
+        winograd.convolve(x.transpose(1, 0, 2, 3), u, (1, 1),
+                          np.empty((64, 2, 16, 16), np.float32))
+        assert blas_threads() == outside == {2}
+    assert blas_threads() == before
+    assert winograd._block_rows(64, 64, 8) > 0 and seen and all(s == {1} for s in seen)

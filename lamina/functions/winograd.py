@@ -10,7 +10,6 @@ rounding.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -25,9 +24,9 @@ MIN_TILE_CHANNELS = 1 << 16
 # the same cache sets; the transforms, which write or read all 16 planes a few numbers
 # at a time, evicted their own lines (on 4x4 maps, by far the most).
 PLANE_GAP = 16
-# Blocks of tiles (see _block_rows): each block's GEMMs under OpenBLAS's one-thread size,
+# Blocks of tiles (see _block_rows): each block's GEMMs at most this many multiply-adds,
 # and enough tiles in a block to be worth its three calls.
-BLAS_ONE_THREAD = 1 << 20
+BLOCK_MACS = 1 << 20
 MIN_BLOCK_TILES = 8
 
 
@@ -83,7 +82,8 @@ def convolve(xc: Any, u: Any, padding: tuple[int, int], out: Any) -> Any:
                 _gemms(u, _view(v_rows, c, pb), out=_view(m_rows, o, pb))
                 kernels.winograd_output(m_rows, 0, o, b0, b1, out)
 
-        parallel.pieces(n * th, share, unit=16 * (c + o) * tw)
+        with parallel.blas_single_threaded():  # the threads' blocks side by side
+            parallel.pieces(n * th, share, unit=16 * (c + o) * tw)
         return out
     # The transformed input lives only as the GEMMs' operand.
     m_rows = _flat(o, n * th * tw, out.dtype)
@@ -96,25 +96,16 @@ def convolve(xc: Any, u: Any, padding: tuple[int, int], out: Any) -> Any:
 def _block_rows(c: int, o: int, tw: int) -> int:
     """Rows of tiles a block takes where the forward's GEMMs go block by block (0 where
     they run over the whole map): each thread its own blocks, each block's transforms
-    and GEMMs on operands still in that core's cache. OpenBLAS runs a GEMM of fewer than
-    2**20 multiply-adds on the calling thread alone, so the threads' GEMMs run side by
-    side, not one after the other on both cores; larger blocks ran slower
-    (benchmarks/RESULTS.md). Whole-map GEMMs with 64 channels ran at half the speed
-    (their K is 64) and wrote and read their operands through memory."""
-    rows = (BLAS_ONE_THREAD - 1) // (o * c * tw)
-    return rows if rows * tw >= MIN_BLOCK_TILES and _openblas() else 0
-
-
-@functools.cache
-def _openblas() -> bool:
-    """Whether NumPy's BLAS is OpenBLAS, whose one-thread size the blocks rely on: another
-    BLAS may thread a block's GEMM, and two threads' blocks would then compete for the
-    cores (NumPy's record of its build; whole-map GEMMs where it has none)."""
-    try:
-        name = np.__config__.CONFIG["Build Dependencies"]["blas"]["name"]
-    except (AttributeError, KeyError, TypeError):
-        return False
-    return "openblas" in str(name).lower()
+    and GEMMs on operands still in that core's cache, BLAS held to one thread meanwhile
+    so that the threads' GEMMs run side by side rather than each spread over both cores.
+    Without that hold (threadpoolctl missing), whole-map GEMMs: a BLAS threads GEMMs
+    from a size of its own, which varies with the CPU's kernels (OpenBLAS's AVX-512
+    ones kept these blocks on one thread, its AVX2 ones spread them), and two threads'
+    blocks, each spread over both cores, ran a ResNet step at half speed. Larger blocks
+    ran slower, and whole-map GEMMs with 64 channels at half the speed (their K is 64;
+    they wrote and read their operands through memory): benchmarks/RESULTS.md."""
+    rows = (BLOCK_MACS - 1) // (o * c * tw)
+    return rows if rows * tw >= MIN_BLOCK_TILES and parallel.blas_limitable() else 0
 
 
 def _gemms(a: Any, b: Any, out: Any = None) -> Any:
