@@ -34,6 +34,7 @@ from lamina.plan.tune import pick, split_over_whole, timed_step, tune_variants
 from lamina.plan.verify import (
     check_against_eager,
     check_traces,
+    eager_outcome,
     eval_mode,
     other_draws,
     perturbed,
@@ -232,6 +233,8 @@ class Plan:
         params = [*self.model.parameters(), *self.model.buffers()]  # buffers: read afresh
         with preserved(self.model), (contextlib.nullcontext() if self.train else no_grad()):
             traced = trace(self.step_fn(), [Tensor(a) for a in arrays], params)
+        if self.train:  # kept for loss_weights
+            traced.loss = float(traced.arrays[traced.outputs[0]])
         traced.drop_activations()
         return traced
 
@@ -256,13 +259,22 @@ class Plan:
                              f"axis 0, so they must agree there; got shapes "
                              f"{[np.shape(a) for a in arrays]}")
         edges = bounds(n, self.threads)
-        programs = [self._compile_one(part, tune=False) for part in slices(arrays, edges)]
+        parts = slices(arrays, edges)
+        programs = [self._compile_one(parts[0], tune=False)]
+        for part in parts[1:]:  # compared with the first slice's trace where they agree
+            like = programs[0].trace if _shapes(part) == _shapes(parts[0]) else None
+            programs.append(self._compile_one(part, tune=False, like=like))
         random = splittable_ops(programs)
-        weights = (loss_weights(self.step_fn(), self.model, arrays, edges, bool(random))
+        # The eager check's loss and the traces' give the weights without running the
+        # model again, where it draws nothing (else the batch and its slices draw apart).
+        want = eager_outcome(self, arrays) if self.verify else None
+        known = (float(want[0]), [p.trace.loss for p in programs]) if want and self.train \
+            else None
+        weights = (loss_weights(self.step_fn(), self.model, arrays, edges, bool(random), known)
                    if self.train else [1.0] * len(edges))
         split = Split(programs, edges, weights, self.train, random)
         if self.verify:
-            check_against_eager(self, split.run, arrays)
+            check_against_eager(self, split.run, arrays, want)
         if not self.tune:  # tuned only now: a split refused above has cost no timing
             return split
         with blas_single_threaded(), preserved(self.model):  # as the slices will run
@@ -296,14 +308,23 @@ class Plan:
                     times.append(seconds)
         return statistics.median(times)
 
-    def _compile_one(self, arrays: list[Any], tune: bool | None = None) -> Program:
+    def _compile_one(self, arrays: list[Any], tune: bool | None = None,
+                     like: Trace | None = None) -> Program:
+        """Trace the step on `arrays` and check the trace against a second, of other
+        values (see verify.perturbed), or against `like`: the trace of another slice of
+        the same batch, whose values differ as much, already checked so."""
         first = self._trace(arrays)
-        with other_draws():
-            second = self._trace([perturbed(a) for a in arrays])
-        check_traces(first, second)
+        if like is None:
+            with other_draws():
+                like = self._trace([perturbed(a) for a in arrays])
+        check_traces(first, like)
         self.traces += 1
         with preserved(self.model):  # analysing runs the forward: no trace of it may stay
             return Program(first, self.train, self.tune if tune is None else tune)
+
+
+def _shapes(arrays: Sequence[Any]) -> list[tuple[int, ...]]:
+    return [np.shape(a) for a in arrays]
 
 
 def _arrays(batch: Sequence[Any]) -> list[Any]:

@@ -126,15 +126,19 @@ def splittable_ops(programs: list[Program]) -> list[RandomOp]:
 
 
 def loss_weights(step: Any, model: Any, arrays: Sequence[Any], edges: list[tuple[int, int]],
-                 random: bool) -> list[float]:
+                 random: bool, known: tuple[float, list[float]] | None = None) -> list[float]:
     """Each slice's weight in the loss: its share of the batch if the loss is a mean over
     rows, 1 if a sum; found by evaluating the loss (`step(*tensors)[0]`) on the batch and
     its slices (in eval mode if the model draws random numbers: the batch and its slices
-    would draw different masks)."""
-    with preserved(model), no_grad(), eval_mode(model, random):
-        whole = float(step(*[Tensor(a) for a in arrays])[0].array)
-        parts = [float(step(*[Tensor(a) for a in part])[0].array)
-                 for part in slices(arrays, edges)]
+    would draw different masks), or, where nothing is drawn, from `known`: the batch's
+    loss and the slices' as the eager check and the traces computed them."""
+    if known is not None and not random:
+        whole, parts = known
+    else:
+        with preserved(model), no_grad(), eval_mode(model, random):
+            whole = float(step(*[Tensor(a) for a in arrays])[0].array)
+            parts = [float(step(*[Tensor(a) for a in part])[0].array)
+                     for part in slices(arrays, edges)]
     n = edges[-1][1]
     for weights in ([(hi - lo) / n for lo, hi in edges], [1.0] * len(edges)):
         if np.isclose(whole, np.dot(weights, parts), rtol=1e-4, atol=1e-6):

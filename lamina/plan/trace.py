@@ -47,6 +47,7 @@ class Trace:
     arrays: list[Any]  # trace-time arrays (op outputs' until drop_activations)
     inputs: list[int] = field(default_factory=list)
     outputs: list[int] = field(default_factory=list)
+    loss: float | None = None  # a training step's (its first output), as traced
 
     def drop_activations(self) -> None:
         """Free what the traced eager run kept: its op outputs, each op's input tensors

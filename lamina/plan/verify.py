@@ -135,11 +135,10 @@ class preserved:
             layer.state = state
 
 
-def check_against_eager(plan: Plan, run: Callable[[list[Any]], tuple[Any, ...]],
-                        arrays: list[Any]) -> None:
-    """Run the eager step and the plan's `run` from one state; they must agree (then
-    restore). A training plan compares the loss and the gradients, an inference plan its
-    outputs."""
+def eager_outcome(plan: Plan, arrays: list[Any]) -> list[Any]:
+    """What the eager step gives from the model's state, which is then restored: a
+    training plan's loss and gradients, an inference plan's outputs and None for each
+    parameter (what check_against_eager compares)."""
     params = list(plan.model.parameters())
     step = plan.step_fn()
     with preserved(plan.model):
@@ -151,7 +150,17 @@ def check_against_eager(plan: Plan, run: Callable[[list[Any]], tuple[Any, ...]],
         else:
             with no_grad():
                 want = [t.array for t in flatten(step(*[Tensor(a) for a in arrays]))]
-        want += [None if p.grad is None else p.grad.array.copy() for p in params]
+        return want + [None if p.grad is None else p.grad.array.copy() for p in params]
+
+
+def check_against_eager(plan: Plan, run: Callable[[list[Any]], tuple[Any, ...]],
+                        arrays: list[Any], want: list[Any] | None = None) -> None:
+    """Run the eager step (or take its `want`, from eager_outcome) and the plan's `run`
+    from one state; they must agree (then restore). A training plan compares the loss and
+    the gradients, an inference plan its outputs."""
+    params = list(plan.model.parameters())
+    if want is None:
+        want = eager_outcome(plan, arrays)
     outputs = len(want) - len(params)
     with preserved(plan.model):
         got = [np.array(r) for r in run(arrays)][:outputs] + [

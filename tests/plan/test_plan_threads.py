@@ -124,6 +124,30 @@ def test_a_loss_neither_mean_nor_sum_over_rows_is_refused() -> None:
         compile(model, loss_fn, (x, y), threads=2)
 
 
+def test_compiling_a_split_runs_the_model_four_times() -> None:
+    """Compiling a split of equal slices runs the model (counted by a forward pre-hook)
+    four times: the first slice's trace and its check on other values, the second slice's
+    trace, checked against the first's, and the eager step the plan is checked against,
+    whose loss with the traces' gives the slices' weights. A slice of another shape is
+    checked on other values of its own."""
+    calls = []
+    model = MODELS["mlp"][0]()
+    model.register_forward_pre_hook(lambda module, args: calls.append(len(args[0])))
+    x, y = (lm.tensor(a) for a in _batch("mlp", 8, np.random.default_rng(4)))
+    want_loss, _, want_grads = _eager(model, F.cross_entropy, x, y)
+    calls.clear()
+    step = compile(model, F.cross_entropy, (x, y), threads=2)
+    assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
+    assert calls == [4, 4, 4, 8]
+    assert "loss weights 0.5, 0.5" in step.describe()
+    for p, want in zip(model.parameters(), want_grads):
+        _close(p.grad, want)
+    calls.clear()
+    x, y = (lm.tensor(a) for a in _batch("mlp", 7, np.random.default_rng(5)))
+    compile(model, F.cross_entropy, (x, y), threads=2)(x, y)
+    assert calls == [3, 3, 4, 4, 7]
+
+
 def test_batch_norm_in_training_is_refused_by_name() -> None:
     x, y = (lm.tensor(a) for a in _batch("mlp", 8, np.random.default_rng(4)))
     bn = nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.Linear(16, 10))
