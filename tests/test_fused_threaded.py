@@ -212,3 +212,26 @@ def test_threaded_gru_steps_agree_with_the_numpy_path_and_pytorch(quiet_pools, p
     want = [out, h, xt.grad, *(p.grad for p in ref.parameters())]
     for a, b in zip(threaded, want, strict=True):
         np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("wide", [True, False])
+@pytest.mark.parametrize("rows, n, k", [(1, 9, 5), (2, 8, 16), (5, 13, 7), (7, 4, 33),
+                                        (8, 21, 64)])
+def test_both_blocks_of_the_recurrent_product_are_numpys(monkeypatch, wide, rows, n, k):
+    """rows_times in the block for AVX-512 (four rows of x) and the one for AVX2 (two),
+    whichever this CPU compiles: rows of W, and of x, left over past the blocks, offsets
+    into W and y, and the sums added to what y holds."""
+    from lamina.fused import numba_rows
+
+    monkeypatch.setattr(numba_rows, "WIDE", wide)  # read by the Python-run function
+    rng = np.random.default_rng(rows * 100 + n)
+    W = rng.standard_normal((n + 6, k)).astype(np.float32)
+    x = rng.standard_normal((rows, k)).astype(np.float32)
+    y = rng.standard_normal((rows, n + 4)).astype(np.float32)
+    want = y.astype(np.float64)
+    want[:, 3:3 + n] += x.astype(np.float64) @ W[2:2 + n].T.astype(np.float64)
+    numba_rows.rows_times.py_func(W, 2, n, x, y, 3)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    numba_rows.set_rows_times.py_func(W, 2, n, x, y, 3)
+    want[:, 3:3 + n] = x.astype(np.float64) @ W[2:2 + n].T.astype(np.float64)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)

@@ -23,84 +23,12 @@ import numpy as np
 
 from lamina.fused.numba_math import FASTMATH, sigmoid32, tanh32
 from lamina.fused.numba_recurrent import lstm_unit_grads
+from lamina.fused.numba_rows import rows_times, set_rows_times
 
 threaded = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
                       parallel=True)
 _inline = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
                      inline="always")
-_f = np.float32
-ZERO = _f(0.0)
-
-
-@_inline
-def _rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
-    """y[b, c0 + j] += W[r0 + j] . x[b] for j < n and every row b of x: four rows of W
-    against four of x at a time (sixteen sums a pass over x), so each load feeds four
-    products; the rows of x left over one at a time against the same four of W."""
-    B, K = x.shape
-    j = 0
-    while j + 4 <= n:
-        w0, w1, w2, w3 = W[r0 + j], W[r0 + j + 1], W[r0 + j + 2], W[r0 + j + 3]
-        c = c0 + j
-        b = 0
-        while b + 4 <= B:
-            x0, x1, x2, x3 = x[b], x[b + 1], x[b + 2], x[b + 3]
-            s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = ZERO
-            s20 = s21 = s22 = s23 = s30 = s31 = s32 = s33 = ZERO
-            for k in range(K):
-                a0, a1, a2, a3 = w0[k], w1[k], w2[k], w3[k]
-                u = x0[k]
-                s00 += a0 * u
-                s01 += a1 * u
-                s02 += a2 * u
-                s03 += a3 * u
-                u = x1[k]
-                s10 += a0 * u
-                s11 += a1 * u
-                s12 += a2 * u
-                s13 += a3 * u
-                u = x2[k]
-                s20 += a0 * u
-                s21 += a1 * u
-                s22 += a2 * u
-                s23 += a3 * u
-                u = x3[k]
-                s30 += a0 * u
-                s31 += a1 * u
-                s32 += a2 * u
-                s33 += a3 * u
-            _add4(y[b], c, s00, s01, s02, s03)
-            _add4(y[b + 1], c, s10, s11, s12, s13)
-            _add4(y[b + 2], c, s20, s21, s22, s23)
-            _add4(y[b + 3], c, s30, s31, s32, s33)
-            b += 4
-        while b < B:
-            x0 = x[b]
-            s00 = s01 = s02 = s03 = ZERO
-            for k in range(K):
-                u = x0[k]
-                s00 += w0[k] * u
-                s01 += w1[k] * u
-                s02 += w2[k] * u
-                s03 += w3[k] * u
-            _add4(y[b], c, s00, s01, s02, s03)
-            b += 1
-        j += 4
-    for jj in range(j, n):
-        w0, c = W[r0 + jj], c0 + jj
-        for b in range(B):
-            s = ZERO
-            for k in range(K):
-                s += w0[k] * x[b, k]
-            y[b, c] += s
-
-
-@_inline
-def _set_rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
-    """y[b, c0 + j] = W[r0 + j] . x[b]: _rows_times into those columns of y, zeroed."""
-    for b in range(y.shape[0]):
-        y[b, c0:c0 + n] = ZERO
-    _rows_times(W, r0, n, x, y, c0)
 
 
 @_inline
@@ -136,21 +64,13 @@ def transposed(W, parts):  # type: ignore[no-untyped-def]
 
 
 @_inline
-def _add4(row, c, s0, s1, s2, s3):  # type: ignore[no-untyped-def]
-    row[c] += s0
-    row[c + 1] += s1
-    row[c + 2] += s2
-    row[c + 3] += s3
-
-
-@_inline
 def _step_share(W_hh, bias, h, a, c_prev, c, tc, h_next, u0, u1):  # type: ignore[no-untyped-def]
     """One LSTM step for the hidden units [u0, u1): their rows of h @ W_hh.T added to the
     x-gates in a (B, 4H), then activated there with the bias, and their c, tanh(c) and h."""
     B, G = a.shape
     H = G // 4
     for q in range(4):
-        _rows_times(W_hh, q * H + u0, u1 - u0, h, a, q * H + u0)
+        rows_times(W_hh, q * H + u0, u1 - u0, h, a, q * H + u0)
     bi, bf, bg, bo = four_gates(bias, H, u0, u1)
     for b in range(B):
         ai, af, ag, ao = four_gates(a[b], H, u0, u1)
@@ -194,7 +114,7 @@ def _backward_share(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, u0, u1):  # ty
     B, G = a.shape
     H = G // 4
     if gg_next.shape[0] > 0:
-        _set_rows_times(W_t, u0, u1 - u0, gg_next, gh, u0)
+        set_rows_times(W_t, u0, u1 - u0, gg_next, gh, u0)
     for b in range(B):
         ai, af, ag, ao = four_gates(a[b], H, u0, u1)
         gi, gf, gG, go = four_gates(gg[b], H, u0, u1)

@@ -11,7 +11,8 @@ import numpy as np
 
 from lamina.fused.numba_math import sigmoid32, tanh32
 from lamina.fused.numba_recurrent import gru_unit_grads
-from lamina.fused.numba_threaded import _inline, _set_rows_times, threaded, three_gates
+from lamina.fused.numba_rows import set_rows_times
+from lamina.fused.numba_threaded import _inline, threaded, three_gates
 
 
 @_inline
@@ -21,7 +22,7 @@ def _step_share(W_hh, bias, x, h, hg, a, hn, h_next, u0, u1):  # type: ignore[no
     B, G = a.shape
     H = G // 3
     for q in range(3):
-        _set_rows_times(W_hh, q * H + u0, u1 - u0, h, hg, q * H + u0)
+        set_rows_times(W_hh, q * H + u0, u1 - u0, h, hg, q * H + u0)
     br, bz, bn = three_gates(bias, H, u0, u1)
     for b in range(B):
         xr, xz, xn = three_gates(x[b], H, u0, u1)
@@ -65,7 +66,7 @@ def _backward_share(W_t, gg_next, a, hn, h_prev, g_h, carry, via_w, gx, gg, u0, 
     B, G = a.shape
     H = G // 3
     if gg_next.shape[0] > 0:
-        _set_rows_times(W_t, u0, u1 - u0, gg_next, via_w, u0)
+        set_rows_times(W_t, u0, u1 - u0, gg_next, via_w, u0)
     for b in range(B):
         ar, az, an = three_gates(a[b], H, u0, u1)
         xr, xz, xn = three_gates(gx[b], H, u0, u1)
