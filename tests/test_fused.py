@@ -250,7 +250,9 @@ def test_compiled_layer_norm_and_softmax_agree_with_numpy(op, shape):
         x += np.triu(np.full(shape[-2:], -np.inf, np.float32), 1)
     gy = np.asfortranarray(rng.standard_normal(shape).astype(np.float32))  # strided
     for a, b in zip(_norm_run("numba", op, x, gy), _norm_run("numpy", op, x, gy)):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
+        # Sums over rows in another order: float32 rounding of the array's scale, which
+        # a parameter's gradient summed over 300 rows reaches where terms cancel.
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6 * max(1.0, np.abs(b).max()))
 
 
 def _attention_run(backend_name, q, k, v, gy, causal):

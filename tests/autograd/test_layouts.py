@@ -37,8 +37,8 @@ def test_view_of_a_convolutions_output_flattens_it_as_pytorchs(shape) -> None:
         results.append([np.asarray(t.detach().numpy() if lib is torch else t.array)
                         for t in (flat, x.grad, w.grad, b.grad)])
     assert not _features(lamina, *(lamina.tensor(a) for a in _arrays())).is_contiguous()
-    for got, want in zip(results[1], results[0]):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    for got, want in zip(results[1], results[0]):  # float32 rounding of the array's scale
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
 
 
 def test_view_without_gradients_and_from_a_plan() -> None:

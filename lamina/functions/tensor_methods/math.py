@@ -264,8 +264,8 @@ class MathMethods:
         """The angle of the point (other, self), elementwise.
 
         Examples:
-            >>> lm.tensor([1.0]).atan2(lm.tensor([1.0])).item() * 4
-            3.141592502593994
+            >>> lm.tensor([1.0, -1.0]).atan2(lm.tensor([1.0, 1.0]))
+            tensor([ 0.7854, -0.7854])
         """
         from lamina.functions.elementwise import atan2
 
