@@ -525,3 +525,24 @@ def test_compiled_max_pool_agrees_with_numpy_and_pytorch(channel_major, hw):
     for y, gx in out.values():
         np.testing.assert_array_equal(y, yt.detach().numpy())
         np.testing.assert_array_equal(gx, xt.grad.numpy())
+
+
+@needs_numba
+def test_max_of_blocks_takes_the_first_maximum_or_the_last_nan():
+    """ConvMaxPool's kernel: the maximum over each column's blocks and the block it came
+    from, as PyTorch's max pooling chooses (ties at the first, NaN at the last), against
+    a NumPy loop, on values drawn from three to tie often."""
+    from lamina.fused import numba_pool
+
+    rng = np.random.default_rng(7)
+    for o, k, c in [(1, 1, 5), (3, 4, 17), (2, 9, 130), (4, 2, 1)]:
+        mem = rng.integers(0, 3, (o, k, c)).astype(np.float32)
+        mem[rng.random(mem.shape) < 0.1] = np.nan
+        y, idx = np.empty((o, c), np.float32), np.empty((o, c), np.uint8)
+        numba_pool.max_of_blocks(mem, y, idx)
+        want_y, want_idx = mem[:, 0].copy(), np.zeros((o, c), np.uint8)
+        for j in range(1, k):
+            take = (mem[:, j] > want_y) | np.isnan(mem[:, j])
+            want_y[take], want_idx[take] = mem[:, j][take], j
+        np.testing.assert_array_equal(y, want_y)
+        np.testing.assert_array_equal(idx, want_idx)
