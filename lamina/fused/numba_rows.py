@@ -7,6 +7,10 @@ The block is four rows of W by four rows of x (sixteen sums) where the CPU has A
 the eight vectors they read do not fit in 16 registers, and the spills made the product
 about half as fast as OpenBLAS's (benchmarks/RESULTS.md). numba compiles for the host CPU
 and keys its cache by it, so the block chosen here is the one its code was built for.
+
+After editing this file, delete the numba cache of lamina/fused (__pycache__/*.nbi and
+*.nbc): numba keys a kernel's cached machine code on the kernel's own file, and the
+threaded kernels that inlined an older rows_times would keep it.
 """
 
 from __future__ import annotations
