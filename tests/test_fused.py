@@ -546,3 +546,28 @@ def test_max_of_blocks_takes_the_first_maximum_or_the_last_nan():
             want_y[take], want_idx[take] = mem[:, j][take], j
         np.testing.assert_array_equal(y, want_y)
         np.testing.assert_array_equal(idx, want_idx)
+
+
+@needs_numba
+@pytest.mark.parametrize("backend_name", ["numba", "numpy"])
+def test_2x2_max_pooling_chooses_as_pytorch_on_ties_and_nan(backend_name):
+    """MaxPool2d(2) on maps drawn from three values (ties in most windows) with NaNs: the
+    maxima and, through the gradient, the element each window picked are PyTorch's (the
+    first maximum, or the last NaN), compiled kernel and NumPy path alike."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 3, (2, 3, 9, 12)).astype(np.float32)
+    x[rng.random(x.shape) < 0.08] = np.nan
+    gy = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    fused.set_backend(backend_name)
+    try:
+        xl = lm.tensor(x, requires_grad=True)
+        yl = F.max_pool2d(xl, 2)
+        yl.backward(lm.tensor(gy))
+    finally:
+        fused.set_backend(None)
+    xt = torch.tensor(x, requires_grad=True)
+    yt = torch.nn.functional.max_pool2d(xt, 2)
+    yt.backward(torch.tensor(gy))
+    np.testing.assert_array_equal(yl.detach().numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(xl.grad.numpy(), xt.grad.numpy())

@@ -1,6 +1,6 @@
 """The compiled kernels of max pooling over 2x2 windows at stride 2, the common
-`MaxPool2d(2)`: forward writes the maximum and its window index in one pass over the input,
-backward writes each window's four gradients in one pass. Re-exported by numba_kernels,
+`MaxPool2d(2)`: forward writes the maxima and their window indices a row of windows at a
+time, backward writes each window's four gradients in one pass. Re-exported by numba_kernels,
 the namespace `lamina.fused.compiled()` returns.
 
 The window is fixed in the code: with its size a run-time value, the inner loops are too
@@ -27,22 +27,26 @@ NONE = np.uint8(255)  # no index yet (windows have at most 255 elements: ConvMax
 @kernel
 def max_pool_2x2(x, y, idx):  # type: ignore[no-untyped-def]
     """y (P, OH, OW) = the maximum of each 2x2 window of x (P, H, W) at stride 2, idx its
-    place in the window (0 to 3, row-major). Indexed in full, not through row views, which
-    cost numba more here than they save."""
+    place in the window (0 to 3, row-major). A row of windows at a time, the maxima
+    first, each a select on comparisons of one width, then their places: choosing both
+    in one pass, with short-circuit tests, branched on every element and ran slower."""
     p_, oh, ow = y.shape
     for p in range(p_):
         for r in range(oh):
+            a, b = x[p, 2 * r], x[p, 2 * r + 1]
+            yr, ir = y[p, r], idx[p, r]
             for c in range(ow):
-                best, arg = x[p, 2 * r, 2 * c], I0
-                v = x[p, 2 * r, 2 * c + 1]
-                take = v > best or v != v
-                best, arg = (v, I1) if take else (best, arg)
-                v = x[p, 2 * r + 1, 2 * c]
-                take = v > best or v != v
-                best, arg = (v, I2) if take else (best, arg)
-                v = x[p, 2 * r + 1, 2 * c + 1]
-                take = v > best or v != v
-                y[p, r, c], idx[p, r, c] = (v, I3) if take else (best, arg)
+                v0, v1, v2, v3 = a[2 * c], a[2 * c + 1], b[2 * c], b[2 * c + 1]
+                m = v1 if (v1 > v0) | (v1 != v1) else v0
+                m = v2 if (v2 > m) | (v2 != v2) else m
+                yr[c] = v3 if (v3 > m) | (v3 != v3) else m
+            for c in range(ow):
+                v0, v1, v2, v3 = a[2 * c], a[2 * c + 1], b[2 * c], b[2 * c + 1]
+                m = yr[c]
+                if m == m:  # the first maximum
+                    ir[c] = I0 if v0 == m else (I1 if v1 == m else (I2 if v2 == m else I3))
+                else:  # the last NaN
+                    ir[c] = I3 if v3 != v3 else (I2 if v2 != v2 else (I1 if v1 != v1 else I0))
 
 
 @kernel
