@@ -192,6 +192,29 @@ def test_import_lamina_loads_no_numba_and_a_missing_numba_falls_back():
     assert "pip install 'lamina[fast]'" in out
 
 
+@needs_numba
+def test_an_mlps_step_loads_no_numba_and_uses_it_once_loaded():
+    """ReLU, SGD's update and the loss's log-softmax do not load numba on their own (an
+    MLP's step, in a fresh process), and use its kernels once another op has: the mask
+    ReLU keeps is then the compiled kernel's, in the same values."""
+    step = ("import sys, numpy as np, lamina as lm, lamina.nn as nn, lamina.fused as f\n"
+            "import lamina.functions as F\n"
+            "lm.manual_seed(0)\n"
+            "model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))\n"
+            "opt = lm.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n"
+            "x = lm.tensor(np.random.default_rng(0).standard_normal((64, 64), np.float32))\n"
+            "y = lm.tensor(np.arange(64) % 10)\n"
+            "{load}"
+            "for _ in range(2):\n"
+            "    opt.zero_grad(); loss = F.cross_entropy(model(x), y); loss.backward()\n"
+            "    opt.step()\n"
+            "print('numba' in sys.modules, f.loaded() is not None, round(loss.item(), 5))\n")
+    alone = _python(step.format(load="")).split()
+    loaded = _python(step.format(load="f.set_backend('numba')\n")).split()
+    assert alone[:2] == ["False", "False"] and loaded[:2] == ["True", "True"]
+    assert abs(float(alone[2]) - float(loaded[2])) < 1e-5
+
+
 def _conv_run(backend_name, nd, x, w, **kw):
     fused.set_backend(backend_name)
     try:

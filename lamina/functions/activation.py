@@ -56,7 +56,7 @@ class ReLU(Function):
     def forward(self, x: Any) -> Any:
         if not self.needs_input_grad[0]:  # no mask to keep: one pass of np.clip
             return clamp(x, 0)
-        compiled = fused.compiled() if x.size >= 4096 else None
+        compiled = fused.loaded() if x.size >= 4096 else None
         if compiled is not None and fused.fits(x, contiguous=False):
             # y and the mask in one pass, in x's memory order (channel-major after a
             # convolution)
@@ -76,7 +76,7 @@ class ReLU(Function):
         kept = self.saved_tensors[0]
         if (kept.dtype in (bool, gy.dtype) and gy.dtype == np.float32
                 and kept.size >= 4096):  # the mask, or y where a plan keeps it
-            compiled = fused.compiled()
+            compiled = fused.loaded()
             gx = np.empty_like(kept, gy.dtype)
             flat = None if compiled is None else fused.flat_memory(gy, kept, gx)
             if flat is not None:
@@ -338,10 +338,11 @@ class LogSoftmax(Function):
 def log_softmax_array(x: Any, axis: int, out: Any = None) -> Any:
     """log(softmax(x)) on a plain array, computed as x - max - log(sum(exp(x - max)));
     written into `out` (which may be x itself) when given. One compiled pass a row where
-    numba runs and x is a float32 C-contiguous array normalised over its last axis."""
+    numba runs (loaded by another op: fused.loaded) and x is a float32 C-contiguous array
+    normalised over its last axis."""
     if x.size == 0:  # nothing to normalise (max has no identity): as PyTorch, empty
         return np.empty_like(x) if out is None else out
-    compiled = fused.compiled()
+    compiled = fused.loaded()
     if (compiled is not None and x.ndim and axis in (-1, x.ndim - 1)
             and fused.fits(x, *(() if out is None else (out,)))):
         rows = x.reshape(-1, x.shape[-1])

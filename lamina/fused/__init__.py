@@ -4,8 +4,10 @@ NumPy runs an operation at a time, each a pass over its arrays; a chain of them 
 erf polynomial, Adam's update) is bound by those passes. Here each chain is one kernel,
 compiled by numba where it is installed (`pip install 'lamina[fast]'`) and otherwise
 NumPy over cache-sized chunks, with the same formulas: both give the same results to
-float32 rounding. numba is imported at the first call, never by `import lamina`, and
-keeps its machine code on disk, so only the first process on a machine compiles.
+float32 rounding. numba is imported at the first call of an op that loads it (never by
+`import lamina`; ReLU, SGD and the loss's log-softmax only use it once another op has
+loaded it: `loaded`), and keeps its machine code on disk, so only the first process on a
+machine compiles.
 
     lamina.fused.backend()            # "numba" or "numpy"
     lamina.fused.set_backend("numpy") # the fallback, for comparison; or LAMINA_FUSED=numpy
@@ -76,6 +78,15 @@ def compiled() -> ModuleType | None:
     """The numba kernels where they run now, else None: for a rule whose NumPy form lives
     with it (Adam's update, in lamina/optim/adam.py)."""
     return _numba if backend() == "numba" else None
+
+
+def loaded() -> ModuleType | None:
+    """The numba kernels where they run now and another op has loaded them already; else
+    None, loading nothing. For the ops whose kernel saves a pass or two over memory (ReLU
+    with its mask, SGD's update, the loss's log-softmax): on their own (an MLP's step)
+    they are not worth numba's load, which grows a process's memory by more than half of
+    what all of PyTorch takes, for a step a few percent faster (benchmarks/RESULTS.md)."""
+    return _numba if _numba is not None and backend() == "numba" else None
 
 
 def threaded_parts() -> int:

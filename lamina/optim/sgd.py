@@ -50,9 +50,9 @@ class SGD(Optimizer):
 
     def update_param(self, param: Any, grad: Any, state: dict[str, Any],
                      group: dict[str, Any]) -> None:
-        # Compiled where a parameter is large: below, numba's call costs more than the two
-        # or four NumPy passes it saves (an RBM's few thousand weights).
-        compiled = fused.compiled() if param.size >= COMPILED_FROM else None
+        # Compiled where a parameter is large (below, numba's call costs more than the two
+        # or four NumPy passes it saves: an RBM's few thousand weights) and numba is loaded.
+        compiled = fused.loaded() if param.size >= COMPILED_FROM else None
         momentum = group["momentum"]
         buf = state.get("momentum_buffer")
         if compiled is not None and fused.fits(param, grad, *(() if not momentum else (buf,))):
