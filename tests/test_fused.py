@@ -215,6 +215,48 @@ def test_an_mlps_step_loads_no_numba_and_uses_it_once_loaded():
     assert abs(float(alone[2]) - float(loaded[2])) < 1e-5
 
 
+@needs_numba
+def test_small_convolutions_load_no_numba_and_a_batchs_worth_does():
+    """A small CNN's batch-1 inference (convolutions, batch norm in eval, 2x2 pooling)
+    runs without loading numba; the same network's training step at batch 64, whose
+    second convolution's window matrix has 2**20 elements, loads it (fresh processes)."""
+    code = ("import sys, numpy as np, lamina as lm, lamina.nn as nn\n"
+            "model = nn.Sequential(nn.Conv2d(1, 16, 3), nn.BatchNorm2d(16), nn.ReLU(),\n"
+            "                      nn.MaxPool2d(2), nn.Conv2d(16, 64, 3), nn.ReLU(),\n"
+            "                      nn.MaxPool2d(2), nn.Flatten(), nn.Linear(1600, 10))\n"
+            "x = lm.tensor(np.ones(({n}, 1, 28, 28), np.float32))\n"
+            "{run}\n"
+            "print('numba' in sys.modules)\n")
+    infer = "model.eval()\nwith lm.no_grad():\n    model(x)"
+    assert _python(code.format(n=1, run=infer)).strip() == "False"
+    assert _python(code.format(n=64, run="model(x).sum().backward()")).strip() == "True"
+
+
+@needs_numba
+def test_a_convolution_keeps_its_forwards_kernels_for_its_backward(monkeypatch):
+    """numba loaded by another op between a convolution's forward (which ran NumPy's
+    im2col over flattened rows) and its backward: the backward reads the window matrix
+    as the forward laid it out, and the gradients are PyTorch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 8, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((6, 8, 3, 3)).astype(np.float32)
+    gy = rng.standard_normal((2, 6, 7, 7)).astype(np.float32)
+    fused.set_backend("numba")
+    try:
+        monkeypatch.setattr(fused, "compiled_for", lambda work: None)  # as if not loaded
+        xl, wl = lm.tensor(x, requires_grad=True), lm.tensor(w, requires_grad=True)
+        yl = F.conv2d(xl, wl)
+        monkeypatch.undo()  # loaded now
+        yl.backward(lm.tensor(gy))
+    finally:
+        fused.set_backend(None)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    torch.nn.functional.conv2d(xt, wt).backward(torch.tensor(gy))
+    for got, want in ((xl.grad.numpy(), xt.grad.numpy()), (wl.grad.numpy(), wt.grad.numpy())):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
 def _conv_run(backend_name, nd, x, w, **kw):
     fused.set_backend(backend_name)
     try:

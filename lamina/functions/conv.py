@@ -105,6 +105,7 @@ class Conv(Function):
     """
 
     winograd = False  # whether `product` ran Winograd's (set there, read by `grads`)
+    kernels: Any = None  # numba's kernels where `product` chose them for im2col and col2im
 
     def __init__(self, nd: int, stride: Any, padding: Any, dilation: Any, groups: int) -> None:
         op = f"conv{nd}d"
@@ -160,6 +161,9 @@ class Conv(Function):
             if b is not None:
                 mem += b.reshape(o, 1, 1, 1)
             return None, Wm, mem
+        # numba's im2col and col2im for a batch's worth of windows, or once loaded (chosen
+        # here, for backward too: the layout of the window matrix follows from it)
+        self.kernels = fused.compiled_for(n * cg * g * kh * kw * oh * ow)
         col, cols = self._im2col(x)
         # One large GEMM per group, the batch along its long side: (O/g, K) @ (K, N*L). Its
         # result is channel-major (C, N, H, W) memory; y is the NCHW view of it, not a copy.
@@ -190,7 +194,7 @@ class Conv(Function):
         the copy saves, most on the small maps deep networks end with. With lamina.fused's
         compiled im2col and col2im, compact at every size: they beat the flat copy."""
         return (self.stride == (1, 1) and 4 <= self.meta[1][1] < 64
-                and fused.compiled() is None)
+                and self.kernels is None)
 
     def _im2col(self, x: Any) -> tuple[Any, int]:
         """(groups, C/groups*KH*KW, N*OH*cols): every window of the padded input, one copy;
@@ -205,7 +209,7 @@ class Conv(Function):
         (n, c, h, w), (_, _, kh, kw), (oh, ow) = self.meta
         (ph, pw), (dh, dw), g = self.padding, self.dilation, self.groups
         if not self._flat():
-            compiled = fused.compiled()
+            compiled = self.kernels
             if compiled is not None and fused.fits(x, contiguous=False):
                 col = fused.im2col(compiled, x, (kh, kw), self.stride, self.padding,
                                    self.dilation, (oh, ow))
@@ -309,7 +313,7 @@ class Conv(Function):
         (ph, pw), (dh, dw) = self.padding, self.dilation
         hp, wp, plane = self._grid()
         if not self._flat():
-            compiled = fused.compiled()
+            compiled = self.kernels
             if compiled is not None and fused.fits(gcol):
                 gx = fused.col2im(compiled, gcol, (h, w), self.stride, self.padding,
                                   self.dilation)

@@ -34,8 +34,8 @@ class BatchNorm(Function):
             raise ShapeError(f"batch_norm: expected input (N, C, ...); got shape {x.shape}")
         ch = _Channels(x)
         x3 = ch.rows(x)
-        compiled = fused.compiled()
-        if (compiled is not None and self.training and ch.first
+        compiled = fused.compiled() if self.training else None  # eval: an affine map
+        if (compiled is not None and ch.first
                 and fused.fits(x3, *(a for a in (gamma, beta) if a is not None))
                 and x.size // ch.c > 1):
             return self._compiled_forward(compiled, x3, gamma, beta, ch, out)
@@ -129,8 +129,8 @@ class BatchNorm(Function):
         xhat, invstd, gamma = self.saved_tensors
         ch, need = self.channels, self.needs_input_grad
         g3 = ch.rows(gy)
-        compiled = fused.compiled()
-        if (compiled is not None and self.training and need[0] and ch.first
+        compiled = fused.compiled() if self.training else None
+        if (compiled is not None and need[0] and ch.first
                 and g3.dtype == xhat.dtype and fused.fits(xhat)):
             return self._compiled_backward(compiled, np.ascontiguousarray(g3), xhat, invstd,
                                            gamma)

@@ -150,7 +150,7 @@ def _stacks(*arrays: Any) -> list[Any] | None:
 
 def _compiled_2x2(xp: Any, y: Any) -> Any:
     """numba's kernels (lamina.fused) where they run and take float32 xp and y."""
-    compiled = fused.compiled()
+    compiled = fused.compiled_for(xp.size)
     return compiled if compiled is not None and fused.fits(xp, y, contiguous=False) else None
 
 

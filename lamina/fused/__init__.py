@@ -89,6 +89,19 @@ def loaded() -> ModuleType | None:
     return _numba if _numba is not None and backend() == "numba" else None
 
 
+# The work (elements) from which an op whose kernel saves a few passes over memory loads
+# numba itself (see compiled_for): a small CNN's convolutions at batch 64, not at batch 1,
+# where the load would cost more memory than PyTorch's whole process saves over lamina's.
+LOAD_FROM = 1 << 20
+
+
+def compiled_for(work: int) -> ModuleType | None:
+    """compiled() for an op of `work` elements or more (LOAD_FROM), else loaded(): im2col,
+    col2im and max pooling load numba for a batch's worth of work, and use it for less
+    only once it is loaded."""
+    return compiled() if work >= LOAD_FROM else loaded()
+
+
 def threaded_parts() -> int:
     """How many shares a threaded kernel (numba_threaded.py) should split its work into:
     lamina's thread count, or 1 for the serial kernels instead. 1 where numba does not run,
