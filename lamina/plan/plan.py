@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
-import statistics
-import time
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -17,34 +14,20 @@ from lamina.autograd.function import note_layouts
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
 from lamina.nn.layer import Layer
-from lamina.parallel import bounds
 from lamina.plan import carry
+from lamina.plan.compile_split import compile_split
 from lamina.plan.key import ModelKey
 from lamina.plan.program import Program
-from lamina.plan.split import (
-    Split,
-    blas_single_threaded,
-    loss_weights,
-    require_threadpoolctl,
-    slices,
-    splittable_ops,
-)
+from lamina.plan.split import Split, require_threadpoolctl
 from lamina.plan.trace import Trace, TraceError, flatten, trace
-from lamina.plan.tune import pick, split_over_whole, timed_step, tune_variants
 from lamina.plan.verify import (
     check_against_eager,
     check_traces,
-    eager_outcome,
     eval_mode,
     other_draws,
     perturbed,
     preserved,
 )
-
-# How much faster than the whole step a split step must time to be kept: it pays what
-# timing the plan alone does not show (two programs' buffers in the cache, an optimizer
-# reading gradients summed from two threads); one timed just faster can run slower.
-SPLIT_MARGIN = 0.05
 
 # Programs kept per plan. Each holds its own buffers, so inputs whose shape changes at
 # every batch (sequences of any length) would otherwise grow memory without end; past
@@ -253,60 +236,9 @@ class Plan:
         return program
 
     def _compile_split(self, arrays: list[Any], n: int) -> Program | Split:
-        """Programs for the batch's slices; tuned, the split or the whole step, the faster."""
-        if any(np.ndim(a) == 0 or len(a) != n for a in arrays):
-            raise ValueError(f"plan: threads={self.threads} splits every batch array along "
-                             f"axis 0, so they must agree there; got shapes "
-                             f"{[np.shape(a) for a in arrays]}")
-        edges = bounds(n, self.threads)
-        parts = slices(arrays, edges)
-        programs = [self._compile_one(parts[0], tune=False)]
-        for part in parts[1:]:  # compared with the first slice's trace where they agree
-            like = programs[0].trace if _shapes(part) == _shapes(parts[0]) else None
-            programs.append(self._compile_one(part, tune=False, like=like))
-        random = splittable_ops(programs)
-        # The eager check's loss and the traces' give the weights without running the
-        # model again, where it draws nothing (else the batch and its slices draw apart).
-        want = eager_outcome(self, arrays) if self.verify else None
-        known = (float(want[0]), [p.trace.loss for p in programs]) if want and self.train \
-            else None
-        weights = (loss_weights(self.step_fn(), self.model, arrays, edges, bool(random), known)
-                   if self.train else [1.0] * len(edges))
-        split = Split(programs, edges, weights, self.train, random)
-        if self.verify:
-            check_against_eager(self, split.run, arrays, want)
-        if not self.tune:  # tuned only now: a split refused above has cost no timing
-            return split
-        with blas_single_threaded(), preserved(self.model):  # as the slices will run
-            for program in programs:
-                tune_variants(program)
-        # The split's first turn comes before the whole step compiles, whose eager check
-        # then reuses the memory the split's steps freed (else the MLP's peak grew 15 MB).
-        seconds = functools.partial(self._step_seconds, arrays=arrays)
-        first = seconds(split, settle=0.1)
-        split.release_memory()  # so that the two never hold their activations at once
-        whole = self._compile_whole(arrays)  # a step that is mostly GEMMs may run faster
-        whole.release_memory()
-        ratio = split_over_whole(seconds, split, whole, first=first)
-        return split if pick({"whole": 1.0, "split": ratio}, "whole", SPLIT_MARGIN) == "split" \
-            else whole
-
-    def _step_seconds(self, runner: Program | Split, arrays: list[Any], settle: float = 0.0,
-                      rounds: int = 3) -> float:
-        """The median of `rounds` steps, after running untimed for `settle` seconds. The
-        median, not the minimum: a step whose time varies (BLAS threads woken for each of
-        an LSTM's small GEMMs) runs at its typical time in a loop, not its best. The
-        first step is never timed: it allocates the runner's buffers."""
-        times: list[float] = []
-        with preserved(self.model):
-            params = list(self.model.parameters())
-            timed_step(runner.run, arrays, params)
-            start = time.perf_counter()
-            while len(times) < rounds:
-                seconds = timed_step(runner.run, arrays, params)
-                if time.perf_counter() - start >= settle:
-                    times.append(seconds)
-        return statistics.median(times)
+        """Programs for the batch's slices; tuned, the split or the whole step, the faster
+        (compile_split.py)."""
+        return compile_split(self, arrays, n)
 
     def _compile_one(self, arrays: list[Any], tune: bool | None = None,
                      like: Trace | None = None) -> Program:
@@ -321,10 +253,6 @@ class Plan:
         self.traces += 1
         with preserved(self.model):  # analysing runs the forward: no trace of it may stay
             return Program(first, self.train, self.tune if tune is None else tune)
-
-
-def _shapes(arrays: Sequence[Any]) -> list[tuple[int, ...]]:
-    return [np.shape(a) for a in arrays]
 
 
 def _arrays(batch: Sequence[Any]) -> list[Any]:

@@ -1,0 +1,90 @@
+"""Compiling a plan whose batch is split over threads: a program for each slice, checked
+against the eager step, weighted in the loss, and, tuned, kept only where it times
+faster than the whole step's program."""
+
+from __future__ import annotations
+
+import functools
+import statistics
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lamina.parallel import bounds
+from lamina.plan.program import Program
+from lamina.plan.split import Split, blas_single_threaded, loss_weights, slices, splittable_ops
+from lamina.plan.tune import pick, split_over_whole, timed_step, tune_variants
+from lamina.plan.verify import check_against_eager, eager_outcome, preserved
+
+if TYPE_CHECKING:
+    from lamina.plan.plan import Plan
+
+# How much faster than the whole step a split step must time to be kept: it pays what
+# timing the plan alone does not show (two programs' buffers in the cache, an optimizer
+# reading gradients summed from two threads); one timed just faster can run slower.
+SPLIT_MARGIN = 0.05
+
+
+def compile_split(plan: Plan, arrays: list[Any], n: int) -> Program | Split:
+    """The programs for the batch's slices (n rows) as a Split; tuned, the split or the
+    whole step's program, whichever times faster."""
+    if any(np.ndim(a) == 0 or len(a) != n for a in arrays):
+        raise ValueError(f"plan: threads={plan.threads} splits every batch array along "
+                         f"axis 0, so they must agree there; got shapes "
+                         f"{[np.shape(a) for a in arrays]}")
+    edges = bounds(n, plan.threads)
+    parts = slices(arrays, edges)
+    programs = [plan._compile_one(parts[0], tune=False)]
+    for part in parts[1:]:  # compared with the first slice's trace where they agree
+        like = programs[0].trace if _shapes(part) == _shapes(parts[0]) else None
+        programs.append(plan._compile_one(part, tune=False, like=like))
+    random = splittable_ops(programs)
+    # The eager check's loss and the traces' give the weights without running the model
+    # again, where it draws nothing (else the batch and its slices draw apart).
+    want = eager_outcome(plan, arrays) if plan.verify else None
+    known = (float(want[0]), [p.trace.loss for p in programs]) if want and plan.train \
+        else None
+    weights = (loss_weights(plan.step_fn(), plan.model, arrays, edges, bool(random), known)
+               if plan.train else [1.0] * len(edges))
+    split = Split(programs, edges, weights, plan.train, random)
+    if plan.verify:
+        check_against_eager(plan, split.run, arrays, want)
+    if not plan.tune:  # tuned only now: a split refused above has cost no timing
+        return split
+    with blas_single_threaded(), preserved(plan.model):  # as the slices will run
+        for program in programs:
+            tune_variants(program)
+    # The split's first turn comes before the whole step compiles, whose eager check then
+    # reuses the memory the split's steps freed (else the MLP's peak grew 15 MB).
+    seconds = functools.partial(step_seconds, plan, arrays=arrays)
+    first = seconds(split, settle=0.1)
+    split.release_memory()  # so that the two never hold their activations at once
+    whole = plan._compile_whole(arrays)  # a step that is mostly GEMMs may run faster
+    whole.release_memory()
+    ratio = split_over_whole(seconds, split, whole, first=first)
+    return split if pick({"whole": 1.0, "split": ratio}, "whole", SPLIT_MARGIN) == "split" \
+        else whole
+
+
+def step_seconds(plan: Plan, runner: Program | Split, arrays: list[Any], settle: float = 0.0,
+                 rounds: int = 3) -> float:
+    """The median of `rounds` steps, after running untimed for `settle` seconds. The
+    median, not the minimum: a step whose time varies (BLAS threads woken for each of an
+    LSTM's small GEMMs) runs at its typical time in a loop, not its best. The first step
+    is never timed: it allocates the runner's buffers."""
+    times: list[float] = []
+    with preserved(plan.model):
+        params = list(plan.model.parameters())
+        timed_step(runner.run, arrays, params)
+        start = time.perf_counter()
+        while len(times) < rounds:
+            seconds = timed_step(runner.run, arrays, params)
+            if time.perf_counter() - start >= settle:
+                times.append(seconds)
+    return statistics.median(times)
+
+
+def _shapes(arrays: Sequence[Any]) -> list[tuple[int, ...]]:
+    return [np.shape(a) for a in arrays]
