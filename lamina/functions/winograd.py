@@ -101,9 +101,9 @@ def _block_rows(c: int, o: int, tw: int) -> int:
     Without that hold (threadpoolctl missing), whole-map GEMMs: a BLAS threads GEMMs
     from a size of its own, which varies with the CPU's kernels (OpenBLAS's AVX-512
     ones kept these blocks on one thread, its AVX2 ones spread them), and two threads'
-    blocks, each spread over both cores, ran a ResNet step at half speed. Larger blocks
-    ran slower, and whole-map GEMMs with 64 channels at half the speed (their K is 64;
-    they wrote and read their operands through memory): benchmarks/RESULTS.md."""
+    blocks, each spread over both cores, compete for them. Larger blocks ran slower, and
+    whole-map GEMMs with 64 channels slower still (their K is 64; they wrote and read
+    their operands through memory): benchmarks/RESULTS.md."""
     rows = (BLOCK_MACS - 1) // (o * c * tw)
     return rows if rows * tw >= MIN_BLOCK_TILES and parallel.blas_limitable() else 0
 

@@ -84,14 +84,14 @@ def loaded() -> ModuleType | None:
     """The numba kernels where they run now and another op has loaded them already; else
     None, loading nothing. For the ops whose kernel saves a pass or two over memory (ReLU
     with its mask, SGD's update, the loss's log-softmax): on their own (an MLP's step)
-    they are not worth numba's load, which grows a process's memory by more than half of
-    what all of PyTorch takes, for a step a few percent faster (benchmarks/RESULTS.md)."""
+    they are not worth numba's load, which costs a process far more memory than their
+    kernels save time (benchmarks/RESULTS.md)."""
     return _numba if _numba is not None and backend() == "numba" else None
 
 
 # The work (elements) from which an op whose kernel saves a few passes over memory loads
 # numba itself (see compiled_for): a small CNN's convolutions at batch 64, not at batch 1,
-# where the load would cost more memory than PyTorch's whole process saves over lamina's.
+# where NumPy's kernels are as fast and the load would only cost memory.
 LOAD_FROM = 1 << 20
 
 

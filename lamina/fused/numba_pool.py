@@ -69,7 +69,7 @@ def max_of_blocks(mem, y, idx):  # type: ignore[no-untyped-def]
     """y (O, C) = the maximum over k of the blocks mem[:, k] (mem (O, K, C)), idx its k.
     Two passes over each block, the maximum then its index, each choice a select on
     comparisons of one width: one pass choosing both, a branch an element on random data,
-    ran six times slower."""
+    ran several times slower."""
     o_, k_, c_ = mem.shape
     for o in range(o_):
         yo, io = y[o], idx[o]

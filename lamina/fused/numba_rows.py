@@ -4,8 +4,8 @@ feeds them all (numba_threaded's LSTM and GRU steps call it on each thread's row
 
 The block is four rows of W by four rows of x (sixteen sums) where the CPU has AVX-512's
 32 vector registers, and four by two (eight) where it has AVX2's 16: sixteen sums and
-the eight vectors they read do not fit in 16 registers, and the spills made the product
-about half as fast as OpenBLAS's (benchmarks/RESULTS.md). numba compiles for the host CPU
+the eight vectors they read do not fit in 16 registers, and the spills cost the product
+much of its speed (benchmarks/RESULTS.md). numba compiles for the host CPU
 and keys its cache by it, so the block chosen here is the one its code was built for.
 
 After editing this file, delete the numba cache of lamina/fused (__pycache__/*.nbi and
