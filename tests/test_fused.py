@@ -600,7 +600,7 @@ def test_max_of_blocks_takes_the_first_maximum_or_the_last_nan():
     from lamina.fused import numba_pool
 
     rng = np.random.default_rng(7)
-    for o, k, c in [(1, 1, 5), (3, 4, 17), (2, 9, 130), (4, 2, 1)]:
+    for o, k, c in [(1, 1, 5), (3, 4, 17), (2, 9, 130), (4, 2, 1), (2, 255, 9)]:
         mem = rng.integers(0, 3, (o, k, c)).astype(np.float32)
         mem[rng.random(mem.shape) < 0.1] = np.nan
         y, idx = np.empty((o, c), np.float32), np.empty((o, c), np.uint8)

@@ -21,7 +21,8 @@ from lamina.fused.numba_math import kernel
 
 ZERO = np.float32(0.0)
 I0, I1, I2, I3 = (np.uint8(k) for k in range(4))
-NONE = np.uint8(255)  # no index yet (windows have at most 255 elements: ConvMaxPool)
+NONE = np.uint8(255)  # no index yet: ConvMaxPool's windows have at most 255 elements,
+# so their indices stop at 254
 
 
 @kernel

@@ -67,7 +67,7 @@ class ConvMaxPool(Kernel, Function):
         out = self.out_buffer()
         y = np.empty((o, cells), mem.dtype) if out is None else out.reshape(o, cells)
         need = self.needs_input_grad
-        self.compiled = (fused.compiled_for(mem.size) if kk < 255 and fused.fits(mem, y)
+        self.compiled = (fused.compiled_for(mem.size) if kk < 256 and fused.fits(mem, y)
                          else None)
         if self.compiled is not None:
             idx = np.empty((o, cells), np.uint8)
