@@ -15,6 +15,7 @@ import numpy as np
 from lamina.parallel import bounds
 from lamina.plan.program import Program
 from lamina.plan.split import Split, blas_single_threaded, loss_weights, slices, splittable_ops
+from lamina.plan.trace import TraceError
 from lamina.plan.tune import pick, split_over_whole, timed_step, tune_variants
 from lamina.plan.verify import check_against_eager, eager_outcome, preserved
 
@@ -40,17 +41,25 @@ def compile_split(plan: Plan, arrays: list[Any], n: int) -> Program | Split:
     for part in parts[1:]:  # compared with the first slice's trace where they agree
         like = programs[0].trace if _shapes(part) == _shapes(parts[0]) else None
         programs.append(plan._compile_one(part, tune=False, like=like))
-    random = splittable_ops(programs)
+    readings = splittable_ops(programs, [hi - lo for lo, hi in edges])
     # The eager check's loss and the traces' give the weights without running the model
     # again, where it draws nothing (else the batch and its slices draw apart).
+    random = bool(readings[0])
     want = eager_outcome(plan, arrays) if plan.verify else None
     known = (float(want[0]), [p.trace.loss for p in programs]) if want and plan.train \
         else None
-    weights = (loss_weights(plan.step_fn(), plan.model, arrays, edges, bool(random), known)
+    weights = (loss_weights(plan.step_fn(), plan.model, arrays, edges, random, known)
                if plan.train else [1.0] * len(edges))
-    split = Split(programs, edges, weights, plan.train, random)
-    if plan.verify:
-        check_against_eager(plan, split.run, arrays, want)
+    for i, ops in enumerate(readings):  # the first whose draws give eager's step
+        split = Split(programs, edges, weights, plan.train, ops)
+        if not plan.verify:
+            break
+        try:
+            check_against_eager(plan, split.run, arrays, want)
+            break
+        except TraceError:
+            if i == len(readings) - 1:
+                raise
     if not plan.tune:  # tuned only now: a split refused above has cost no timing
         return split
     with blas_single_threaded(), preserved(plan.model):  # as the slices will run

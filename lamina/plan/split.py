@@ -23,8 +23,9 @@ from lamina.plan.program import Program
 from lamina.plan.trace import TraceError
 from lamina.plan.verify import eval_mode, preserved
 
-# A random op of a split step: its step index, its rows in every slice, its other axes.
-RandomOp = tuple[int, list[int], tuple[int, ...]]
+# A random op of a split step: its step index, its batch axis, its rows in every slice
+# along that axis, and the whole batch's shape with 0 on that axis.
+RandomOp = tuple[int, int, list[int], tuple[int, ...]]
 
 
 def require_threadpoolctl() -> None:
@@ -80,11 +81,13 @@ class Split:
         """Draw each random op's numbers for the whole batch here, in the order eager mode
         draws them, and hand each slice its rows: the masks are eager's, whatever order
         the threads run in."""
-        for k, rows, rest in self.random:
+        for k, axis, rows, shape in self.random:
             fns = [program.forward[k].fn for program in self.programs]
-            drawn = fns[0].draw_batch((sum(rows), *rest))
+            whole = list(shape)
+            whole[axis] = sum(rows)
+            drawn = fns[0].draw_batch(tuple(whole))
             for fn, lo, hi in zip(fns, np.cumsum([0, *rows[:-1]]), np.cumsum(rows)):
-                fn.drawn = drawn[lo:hi]
+                fn.drawn = drawn[(slice(None),) * axis + (slice(lo, hi),)]
 
     def _sum_grads(self) -> None:
         given: set[int] = set()
@@ -97,11 +100,15 @@ class Split:
             program.collected.clear()
 
 
-def splittable_ops(programs: list[Program]) -> list[RandomOp]:
+def splittable_ops(programs: list[Program], rows: list[int]) -> list[list[RandomOp]]:
     """Refuse ops whose result on a slice is not that slice of their result on the batch.
-    Returns the random ops, whose other axes the slices must share (else the slices'
-    draws cannot be rows of one draw)."""
-    found = []
+    Returns the ways to read the random ops, the likeliest first: in each, every random op
+    with its batch axis, one along which each slice's draw is its rows (`rows`) long and
+    off which the slices' shapes agree (else their draws cannot be parts of one draw).
+    That is axis 0 for most ops, 1 for a time-major recurrent net's (an nn.LSTM's dropout
+    between layers); where both fit (as many steps as rows), the check against the eager
+    step tells which is right."""
+    candidates = []
     for k, n in enumerate(programs[0].forward):
         if getattr(n.fn, "mixes_batch", False):
             raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
@@ -116,13 +123,25 @@ def splittable_ops(programs: list[Program]) -> list[RandomOp]:
         if any(len(p.forward) <= k or p.forward[k].name != n.name for p in programs):
             raise TraceError(f"plan: the batch's slices traced different ops at step {k}; "
                              "compile with threads=1")
-        shapes = [p.trace.shapes[p.forward[k].outputs[0]] for p in programs]
-        if any(len(s) == 0 or s[1:] != shapes[0][1:] for s in shapes):
+        shapes = [tuple(p.trace.shapes[p.forward[k].outputs[0]]) for p in programs]
+        axes = _batch_axes(shapes, rows)
+        if not axes:
             raise TraceError(f"plan: threads > 1 splits the batch, but {n.name}#{n.index} "
-                             f"draws random numbers over shapes {shapes} in the slices, "
-                             "which are not rows of one batch; compile with threads=1")
-        found.append((k, [s[0] for s in shapes], tuple(shapes[0][1:])))
-    return found
+                             f"draws random numbers over shapes {shapes} in slices of "
+                             f"{rows} rows, which are not parts of one batch; compile with "
+                             "threads=1")
+        candidates.append([(k, axis, rows, shapes[0][:axis] + (0,) + shapes[0][axis + 1:])
+                           for axis in axes])
+    return [[ops[min(i, len(ops) - 1)] for ops in candidates]
+            for i in range(max(map(len, candidates), default=1))]
+
+
+def _batch_axes(shapes: list[tuple[int, ...]], rows: list[int]) -> list[int]:
+    """The axes along which every shape is its slice's rows long and off which the shapes
+    agree."""
+    return [axis for axis in range(min(len(s) for s in shapes))
+            if len({s[:axis] + s[axis + 1:] for s in shapes}) == 1
+            and all(s[axis] == r for s, r in zip(shapes, rows))]
 
 
 def loss_weights(step: Any, model: Any, arrays: Sequence[Any], edges: list[tuple[int, int]],

@@ -155,17 +155,33 @@ def test_batch_norm_in_training_is_refused_by_name() -> None:
         compile(bn, F.cross_entropy, (x, y), threads=2)
 
 
+class _TwoLayerTagger(_Tagger):
+    """_Tagger with a 2-layer LSTM: its dropout between layers is drawn time-major, over
+    (T, N, H), so a slice's rows of it are along axis 1."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(6, 8, num_layers=2, dropout=0.5, output="sequence",
+                            batch_first=True)
+
+
+def _dropout_mlp():
+    return nn.Sequential(nn.Linear(20, 16), nn.Dropout(0.5), nn.ReLU(), nn.Linear(16, 16),
+                         nn.Dropout(0.3), nn.Linear(16, 10))
+
+
 @pytest.mark.parametrize("threads", [2, 3])
-def test_dropout_in_a_split_step_draws_eagers_masks(threads) -> None:
+@pytest.mark.parametrize("name", ["mlp", "lstm"])
+def test_dropout_in_a_split_step_draws_eagers_masks(name, threads) -> None:
     lm.manual_seed(0)
-    model = nn.Sequential(nn.Linear(20, 16), nn.Dropout(0.5), nn.ReLU(), nn.Linear(16, 16),
-                          nn.Dropout(0.3), nn.Linear(16, 10))
-    x, y = (lm.tensor(a) for a in _batch("mlp", 10, np.random.default_rng(4)))
-    step = compile(model, F.cross_entropy, (x, y), threads=threads)
+    model, loss_fn = (_dropout_mlp(), F.cross_entropy) if name == "mlp" else \
+        (_TwoLayerTagger(), MODELS["lstm"][1])
+    x, y = (lm.tensor(a) for a in _batch(name, 10, np.random.default_rng(4)))
+    step = compile(model, loss_fn, (x, y), threads=threads)
     assert step.describe().startswith(f"batch split over {threads} threads")
     for _ in range(3):  # each step draws new masks, the same as eager's from one seed
         state = lm.get_rng_state()
-        want_loss, _, want_grads = _eager(model, F.cross_entropy, x, y)
+        want_loss, _, want_grads = _eager(model, loss_fn, x, y)
         after_eager = lm.get_rng_state()
         lm.set_rng_state(state)
         model.zero_grad()
@@ -176,19 +192,87 @@ def test_dropout_in_a_split_step_draws_eagers_masks(threads) -> None:
         model.zero_grad()
 
 
-def test_dropout_over_rows_that_are_not_the_batchs_is_caught() -> None:
-    class TimeMajor(nn.Layer):  # dropout over (T, N, D): a slice's rows are not the batch's
+class _TimeMajor(nn.Layer):
+    """Dropout over (steps, N, 4): the batch along axis 1. With 4 steps and slices of 4
+    rows, axis 0 looks like the batch's too."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__()
+        self.steps, self.drop, self.out = steps, nn.Dropout(0.5), nn.Linear(4, 10)
+
+    def forward(self, x):
+        return self.out(self.drop(x.reshape(-1, self.steps, 4).permute(1, 0, 2))).mean(axis=0)
+
+
+def _time_major_batch(steps: int):
+    x = lm.tensor(np.random.default_rng(0).standard_normal((8, 4 * steps)).astype(np.float32))
+    return x, lm.tensor(np.zeros(8, np.int64))
+
+
+@pytest.mark.parametrize("steps", [5, 4])
+def test_dropout_over_a_batch_along_axis_1_draws_eagers_masks(steps) -> None:
+    # With 4 steps, axis 0 is as long as a slice's 4 rows too: the first reading of the
+    # draw is wrong, the check against eager refuses it, and the second is kept.
+    lm.manual_seed(0)
+    model, (x, y) = _TimeMajor(steps), _time_major_batch(steps)
+    step = compile(model, F.cross_entropy, (x, y), threads=2)
+    assert step.describe().startswith("batch split over 2 threads")
+    state = lm.get_rng_state()
+    want_loss, _, want_grads = _eager(model, F.cross_entropy, x, y)
+    lm.set_rng_state(state)
+    assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
+    for p, want in zip(model.parameters(), want_grads):
+        _close(p.grad, want)
+
+
+class _Centred(nn.Layer):
+    """Subtracts the batch's mean by hand: no op says it mixes rows; the slices' losses
+    do not add up to the batch's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.out = nn.Linear(20, 10)
+
+    def forward(self, x):
+        return self.out(x - x.mean(axis=0))
+
+
+def test_a_split_that_mixes_rows_unannounced_is_refused() -> None:
+    x, y = _time_major_batch(5)
+    with pytest.raises(TraceError, match="neither a mean nor a sum"):
+        compile(_Centred(), F.cross_entropy, (x, y), threads=2)
+
+
+class _Reversed(nn.Layer):
+    """Dropout over the batch in reverse order: each slice draws rows of the batch's
+    draw, but not the rows eager gives its samples."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.drop, self.out = nn.Dropout(0.5), nn.Linear(20, 10)
+
+    def forward(self, x):
+        return self.out(self.drop(x.flip(0)).flip(0))
+
+
+def test_a_split_whose_masks_are_not_eagers_is_caught() -> None:
+    x, y = _time_major_batch(5)
+    with pytest.raises(TraceError, match="does not reproduce the loss of the eager step"):
+        compile(_Reversed(), F.cross_entropy, (x, y), threads=2)
+
+
+def test_dropout_over_no_axis_of_slice_rows_is_refused_by_name() -> None:
+    class Flat(nn.Layer):  # dropout over the batch flattened into one axis
         def __init__(self) -> None:
             super().__init__()
-            self.drop, self.out = nn.Dropout(0.5), nn.Linear(4, 10)
+            self.drop, self.out = nn.Dropout(0.5), nn.Linear(20, 10)
 
         def forward(self, x):
-            return self.out(self.drop(x.reshape(-1, 5, 4).permute(1, 0, 2))).mean(axis=0)
+            return self.out(self.drop(x.reshape(-1)).reshape(x.shape))
 
-    x = lm.tensor(np.random.default_rng(0).standard_normal((8, 20)).astype(np.float32))
-    y = lm.tensor(np.zeros(8, np.int64))
-    with pytest.raises(TraceError, match="does not reproduce"):
-        compile(TimeMajor(), F.cross_entropy, (x, y), threads=2)
+    x, y = _time_major_batch(5)
+    with pytest.raises(TraceError, match=r"Dropout#\d+ draws random numbers over shapes"):
+        compile(Flat(), F.cross_entropy, (x, y), threads=2)
 
 
 def test_a_dropped_or_refused_plan_frees_its_programs_without_the_garbage_collector() -> None:
@@ -215,11 +299,9 @@ def test_a_dropped_or_refused_plan_frees_its_programs_without_the_garbage_collec
         assert programs() > before
         del plan
         assert programs() == before
-        # A 2-layer LSTM's dropout is drawn time-major: the split is refused.
-        net.lstm = nn.LSTM(6, 8, num_layers=2, dropout=0.5, output="sequence",
-                           batch_first=True)
-        with pytest.raises(TraceError, match="does not reproduce"):
-            compile(net, loss_fn, (x, y), threads=2)
+        x, y = _time_major_batch(5)  # a split refused after its programs compiled
+        with pytest.raises(TraceError, match="neither a mean nor a sum"):
+            compile(_Centred(), F.cross_entropy, (x, y), threads=2)
         assert programs() == before
     finally:
         gc.enable()
