@@ -111,6 +111,49 @@ def test_threaded_steps_match_pytorch(quiet_pools, infer, batch):
         np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("on_one_thread", ["threads=1", "in a task"])
+@pytest.mark.parametrize("shape, hidden, layers, serial", [
+    ((9, 5, 7), 24, 1, True),
+    ((6, 4, 3), 10, 2, True),  # units not a multiple of the product's four rows
+    ((4, 33, 5), 6, 1, False),  # more rows than SERIAL_ROWS: BLAS and four passes a step
+])
+def test_the_serial_forward_steps_agree_with_the_numpy_path_and_pytorch(
+        monkeypatch, on_one_thread, shape, hidden, layers, serial):
+    """On one thread (lamina's, or a task of a split step's), a small batch's forward
+    steps run in one compiled kernel (numba_threaded.lstm_forward_serial)."""
+    kernels = fused.compiled()
+    calls = []
+    inner = kernels.lstm_forward_serial
+    monkeypatch.setattr(kernels, "lstm_forward_serial",
+                        lambda *a: calls.append(a[2].shape) or inner(*a))
+    x = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    before = lm.get_num_threads()
+    try:
+        if on_one_thread == "threads=1":
+            lm.set_num_threads(1)
+            lstm, got = _run_lstm(x, hidden, layers)
+        else:  # a task beside an idle one, as a split step runs its slices
+            lstm, got = parallel.run_all([lambda: _run_lstm(x, hidden, layers), lambda: 0])[0]
+    finally:
+        lm.set_num_threads(before)
+    assert len(calls) == (layers if serial else 0)
+    fused.set_backend("numpy")
+    try:
+        _, numpy_out = _run_lstm(x, hidden, layers)
+    finally:
+        fused.set_backend(None)
+    for a, b in zip(got, numpy_out, strict=True):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+    ref = torch.nn.LSTM(shape[-1], hidden, num_layers=layers)
+    ref.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
+    xt = torch.from_numpy(x).requires_grad_()
+    out, (h, c) = ref(xt)
+    (out.square().sum() + (h * c).sum()).backward()
+    want = [out, h, c, xt.grad, *(p.grad for p in ref.parameters())]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_tune_process_quiets_numbas_pool_before_it_starts():
     """In a fresh process: tune_process sets GOMP_SPINCOUNT (numba's pool not started
     yet), and with OpenBLAS's variable from the environment the threaded steps run."""

@@ -12,12 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from lamina import fused
+from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import column_sums
 from lamina.functions.activation import sigmoid_array
+
+# Up to this many rows, a step on one thread runs faster as one compiled kernel (its
+# product in register blocks, the gates activated as they come out) than as a BLAS GEMM
+# and four passes; from 64 rows on, BLAS's blocking wins (benchmarks/RESULTS.md).
+SERIAL_ROWS = 32
 
 
 class LSTMCell(Function):
@@ -101,6 +106,9 @@ class LSTMSequence(Function):
             parts = fused.threaded_parts()
             if parts > 1:  # each thread with its share of the units, at every step
                 compiled.lstm_forward_threaded(W_hh, bias, hs, acts, cs, tcs, parts)
+                return hs, cs, tcs
+            if B <= SERIAL_ROWS and (parallel.in_task() or parallel.get_num_threads() == 1):
+                compiled.lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs)
                 return hs, cs, tcs
             for t in range(T):  # the same steps in four calls, not fifteen
                 np.matmul(W_hh, hs[t].T, out=hg)

@@ -44,6 +44,7 @@ from lamina.fused.numba_softmax import (  # noqa: F401 (one namespace: fused.com
 )
 from lamina.fused.numba_threaded import (  # noqa: F401 (one namespace: fused.compiled())
     lstm_backward_threaded,
+    lstm_forward_serial,
     lstm_forward_threaded,
     transposed,
 )

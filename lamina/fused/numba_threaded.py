@@ -27,6 +27,7 @@ from lamina.fused.numba_rows import rows_times, set_rows_times
 
 threaded = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
                       parallel=True)
+serial = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy")
 _inline = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
                      inline="always")
 
@@ -103,6 +104,16 @@ def lstm_forward_threaded(W_hh, bias, hs, acts, cs, tcs, parts):  # type: ignore
         for p in numba.prange(parts):
             _step_share(W_hh, bias, hs[t], acts[t], cs[t], cs[t + 1], tcs[t], hs[t + 1],
                         p * H // parts, (p + 1) * H // parts)
+
+
+@serial
+def lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs):  # type: ignore[no-untyped-def]
+    """lstm_forward_threaded in one share on the calling thread, outside numba's pool (a
+    thread of lamina's split step, or lamina on one thread). For a small batch it beats
+    a BLAS GEMM and four passes a step; for a large one BLAS's blocking wins."""
+    for t in range(acts.shape[0]):
+        _step_share(W_hh, bias, hs[t], acts[t], cs[t], cs[t + 1], tcs[t], hs[t + 1], 0,
+                    hs.shape[2])
 
 
 @_inline
