@@ -20,7 +20,7 @@ import numpy as np
 from lamina.fused.numba_math import kernel
 
 ZERO = np.float32(0.0)
-I0, I1, I2, I3 = (np.uint8(k) for k in range(4))
+I1, I2 = np.uint8(1), np.uint8(2)
 NONE = np.uint8(255)  # no index yet: ConvMaxPool's windows have at most 255 elements,
 # so their indices stop at 254
 
@@ -28,9 +28,11 @@ NONE = np.uint8(255)  # no index yet: ConvMaxPool's windows have at most 255 ele
 @kernel
 def max_pool_2x2(x, y, idx):  # type: ignore[no-untyped-def]
     """y (P, OH, OW) = the maximum of each 2x2 window of x (P, H, W) at stride 2, idx its
-    place in the window (0 to 3, row-major). A row of windows at a time, the maxima
-    first, each a select on comparisons of one width, then their places: choosing both
-    in one pass, with short-circuit tests, branched on every element and ran slower."""
+    place in the window (0 to 3, row-major). A row of windows at a time: the maxima, each
+    a select on comparisons of one width, then their places by counting, no select
+    chains: the first maximum's place is how many elements before it differ from it, the
+    last NaN's how many of the elements after the first are NaN or have one after them.
+    Branches, or chained selects, on every element ran several times slower."""
     p_, oh, ow = y.shape
     for p in range(p_):
         for r in range(oh):
@@ -44,25 +46,33 @@ def max_pool_2x2(x, y, idx):  # type: ignore[no-untyped-def]
             for c in range(ow):
                 v0, v1, v2, v3 = a[2 * c], a[2 * c + 1], b[2 * c], b[2 * c + 1]
                 m = yr[c]
-                if m == m:  # the first maximum
-                    ir[c] = I0 if v0 == m else (I1 if v1 == m else (I2 if v2 == m else I3))
-                else:  # the last NaN
-                    ir[c] = I3 if v3 != v3 else (I2 if v2 != v2 else (I1 if v1 != v1 else I0))
+                d0 = v0 != m  # before the first maximum: all differ from it
+                d1 = d0 & (v1 != m)
+                d2 = d1 & (v2 != m)
+                n3 = v3 != v3  # at or before the last NaN: a NaN here or after
+                n2 = n3 | (v2 != v2)
+                n1 = n2 | (v1 != v1)
+                ir[c] = (np.uint8(n1) + np.uint8(n2) + np.uint8(n3)) if m != m else \
+                    (np.uint8(d0) + np.uint8(d1) + np.uint8(d2))
 
 
 @kernel
 def max_pool_2x2_backward(gy, idx, gx):  # type: ignore[no-untyped-def]
     """gx (P, H, W) = gy (P, OH, OW) at each window's idx, zero at its three other places;
-    rows and columns past 2 * OH and 2 * OW are left as they are."""
+    rows and columns past 2 * OH and 2 * OW are left as they are. Each pair of rows is
+    zeroed in one contiguous pass, then each window's gradient stored at its place: four
+    selected stores a window, strided, ran several times slower."""
     p_, oh, ow = gy.shape
     for p in range(p_):
         for r in range(oh):
+            g, k = gy[p, r], idx[p, r]
+            a, b = gx[p, 2 * r], gx[p, 2 * r + 1]
+            for j in range(2 * ow):
+                a[j] = ZERO
+                b[j] = ZERO
             for c in range(ow):
-                v, k = gy[p, r, c], idx[p, r, c]
-                gx[p, 2 * r, 2 * c] = v if k == I0 else ZERO
-                gx[p, 2 * r, 2 * c + 1] = v if k == I1 else ZERO
-                gx[p, 2 * r + 1, 2 * c] = v if k == I2 else ZERO
-                gx[p, 2 * r + 1, 2 * c + 1] = v if k == I3 else ZERO
+                row = a if k[c] < I2 else b
+                row[2 * c + (k[c] & I1)] = g[c]
 
 
 @kernel
