@@ -38,8 +38,8 @@ def compile_split(plan: Plan, arrays: list[Any], n: int) -> Program | Split:
     edges = bounds(n, plan.threads)
     parts = slices(arrays, edges)
     programs = [plan._compile_one(parts[0], tune=False)]
-    for part in parts[1:]:  # compared with the first slice's trace where they agree
-        like = programs[0].trace if _shapes(part) == _shapes(parts[0]) else None
+    for part in parts[1:]:  # compared with the first slice's program where they agree
+        like = programs[0] if _shapes(part) == _shapes(parts[0]) else None
         programs.append(plan._compile_one(part, tune=False, like=like))
     readings = splittable_ops(programs, [hi - lo for lo, hi in edges])
     # The eager check's loss and the traces' give the weights without running the model

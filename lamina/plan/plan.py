@@ -241,18 +241,20 @@ class Plan:
         return compile_split(self, arrays, n)
 
     def _compile_one(self, arrays: list[Any], tune: bool | None = None,
-                     like: Trace | None = None) -> Program:
+                     like: Program | None = None) -> Program:
         """Trace the step on `arrays` and check the trace against a second, of other
-        values (see verify.perturbed), or against `like`: the trace of another slice of
-        the same batch, whose values differ as much, already checked so."""
+        values (see verify.perturbed), or against `like`'s: the program of another slice
+        of the same batch, whose values differ as much, already checked so (and whose
+        analysis the new program reuses where it applies: see Program)."""
         first = self._trace(arrays)
-        if like is None:
+        other = like.trace if like is not None else None
+        if other is None:
             with other_draws():
-                like = self._trace([perturbed(a) for a in arrays])
-        check_traces(first, like)
+                other = self._trace([perturbed(a) for a in arrays])
+        check_traces(first, other)
         self.traces += 1
         with preserved(self.model):  # analysing runs the forward: no trace of it may stay
-            return Program(first, self.train, self.tune if tune is None else tune)
+            return Program(first, self.train, self.tune if tune is None else tune, like)
 
 
 def _arrays(batch: Sequence[Any]) -> list[Any]:

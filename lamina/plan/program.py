@@ -25,7 +25,12 @@ from lamina.plan.tune import tune_variants
 
 
 class Program:
-    def __init__(self, trace: Trace, train: bool, tune: bool = False) -> None:
+    def __init__(self, trace: Trace, train: bool, tune: bool = False,
+                 like: Program | None = None) -> None:
+        """like: a program compiled from a trace of the same ops on arrays of the same
+        shapes (another slice of a split batch); where this one's ops, values and shapes
+        turn out the same, its kernels' hints and the liveness are taken from it, not
+        probed again (two runs of the forward)."""
         self.trace, self.train = trace, train
         self.loss = trace.outputs[0] if train else None
         self.params = [(v, trace.tensors[v]) for v, kind in enumerate(trace.kinds)
@@ -44,10 +49,14 @@ class Program:
         for n in self.forward:
             n.fn.needs_input_grad = tuple(v in self.grad_values and id(n) in in_backward
                                           for v in n.inputs)
-        # What a kernel keeps depends on its hints, which depend on what the others keep:
-        # probe, hint, and probe again for the liveness the hinted kernels give.
-        give_hints(self.forward, self._liveness())
-        self.live = self._liveness()
+        if like is not None and same_program(self, like):
+            self.live = like.live
+            copy_hints(like.forward, self.forward)
+        else:
+            # What a kernel keeps depends on its hints, which depend on what the others
+            # keep: probe, hint, and probe again for the liveness the hinted kernels give.
+            give_hints(self.forward, self._liveness())
+            self.live = self._liveness()
         self.slots, self.slot_meta = assign_slots(trace, self.forward, self.live.last_use)
         self.frees = self.live.frees()
         self.buffers: list[Any] | None = None
@@ -143,6 +152,25 @@ def needs_grad(trace: Trace, forward: list[Node]) -> set[int]:
         if any(v in need for v in n.inputs) and np.dtype(trace.dtypes[n.outputs[0]]).kind == "f":
             need.update(n.outputs)
     return need
+
+
+def same_program(a: Program, b: Program) -> bool:
+    """Whether two programs run the same kernels over the same values, of the same shapes
+    and dtypes, and differentiate the same ones: then their liveness is the same."""
+    ta, tb = a.trace, b.trace
+    return (ta.shapes == tb.shapes and ta.dtypes == tb.dtypes and ta.kinds == tb.kinds
+            and a.grad_values == b.grad_values and len(a.forward) == len(b.forward)
+            and all(type(n.fn) is type(m.fn) and n.inputs == m.inputs
+                    and n.outputs == m.outputs for n, m in zip(a.forward, b.forward)))
+
+
+def copy_hints(source: list[Node], target: list[Node]) -> None:
+    """Give each kernel of `target` the hints its counterpart in `source` has."""
+    for n, m in zip(source, target):
+        if isinstance(n.fn, Kernel):
+            m.fn.dead_inputs = n.fn.dead_inputs
+            m.fn.outputs_kept = n.fn.outputs_kept
+            m.fn.inputs_kept = n.fn.inputs_kept
 
 
 def give_hints(forward: list[Node], live: Liveness) -> None:

@@ -148,6 +148,35 @@ def test_compiling_a_split_runs_the_model_four_times() -> None:
     assert calls == [3, 3, 4, 4, 7]
 
 
+@pytest.mark.parametrize("name", ["cnn", "lstm", "transformer"])
+def test_equal_slices_share_one_analysis_and_equal_eager(monkeypatch, name) -> None:
+    """The second of two equal slices takes the first's liveness and kernel hints instead
+    of probing its forward twice; a slice of another shape probes its own."""
+    from lamina.plan.program import Program
+
+    probes = []
+    inner = Program._liveness
+    monkeypatch.setattr(Program, "_liveness", lambda self: probes.append(1) or inner(self))
+    make, loss_fn = MODELS[name]
+    model = make()
+    x, y = (lm.tensor(a) for a in _batch(name, 8, np.random.default_rng(2)))
+    want_loss, _, want_grads = _eager(model, loss_fn, x, y)
+    step = compile(model, loss_fn, (x, y), threads=2)
+    first, second = next(iter(step.programs.values())).programs
+    assert second.live is first.live and len(probes) == 2
+    for n, m in zip(first.forward, second.forward):
+        assert (getattr(n.fn, "dead_inputs", None), getattr(n.fn, "outputs_kept", None)) == \
+            (getattr(m.fn, "dead_inputs", None), getattr(m.fn, "outputs_kept", None))
+    assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
+    for p, want in zip(model.parameters(), want_grads):
+        _close(p.grad, want)
+    probes.clear()
+    x, y = (lm.tensor(a) for a in _batch(name, 7, np.random.default_rng(3)))
+    step = compile(model, loss_fn, (x, y), threads=2)
+    first, second = next(iter(step.programs.values())).programs
+    assert second.live is not first.live and len(probes) == 4
+
+
 def test_batch_norm_in_training_is_refused_by_name() -> None:
     x, y = (lm.tensor(a) for a in _batch("mlp", 8, np.random.default_rng(4)))
     bn = nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.Linear(16, 10))
