@@ -56,7 +56,8 @@ from lamina.functions.array import (
 )
 from lamina.functions.attention import scaled_dot_product_attention
 from lamina.functions.connection import bilinear, embedding, linear
-from lamina.functions.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from lamina.functions.conv import conv1d, conv2d
+from lamina.functions.conv_transpose import conv_transpose1d, conv_transpose2d
 from lamina.functions.ctc import ctc_loss
 from lamina.functions.embedding_bag import embedding_bag
 from lamina.functions.fractional_pool import (

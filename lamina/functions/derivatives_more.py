@@ -16,7 +16,7 @@ from lamina.functions import math as m
 from lamina.functions.activation_more import GumbelNoise, RandomSlopes
 from lamina.functions.attention import AttentionSoftmax
 from lamina.functions.connection import Embedding
-from lamina.functions.conv import ConvTranspose
+from lamina.functions.conv_transpose import ConvTranspose
 from lamina.functions.derivatives import constant
 from lamina.functions.derivatives_layers import through
 from lamina.functions.fractional_pool import FractionalMaxPool

@@ -21,7 +21,7 @@ from lamina.functions._util import (
     pair,
     unbatched,
 )
-from lamina.functions.conv import out_size, scatter_windows, windows
+from lamina.functions.conv_windows import out_size, scatter_windows, windows
 
 
 class _Pool(Function):

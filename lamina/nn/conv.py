@@ -10,8 +10,8 @@ import numpy as np
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.functions._util import pair
-from lamina.functions.conv import ConvTranspose
 from lamina.functions.conv_padding import same_padding
+from lamina.functions.conv_transpose import ConvTranspose
 from lamina.nn import init
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.registry import register_layer

@@ -11,7 +11,8 @@ import numpy as np
 from lamina.functions.activation import ReLU
 from lamina.functions.array import Transpose
 from lamina.functions.connection import Embedding, Linear
-from lamina.functions.conv import Conv, out_size
+from lamina.functions.conv import Conv
+from lamina.functions.conv_windows import out_size
 from lamina.functions.pooling import MaxPool
 from lamina.plan.graph import wiring
 from lamina.plan.kernels import ConvMaxPool, fusable

@@ -24,7 +24,8 @@ from numpy.lib.stride_tricks import as_strided
 from lamina import fused
 from lamina.autograd.function import Function
 from lamina.functions._util import row_sums
-from lamina.functions.conv import Conv, out_size, windows
+from lamina.functions.conv import Conv
+from lamina.functions.conv_windows import out_size, windows
 from lamina.functions.pooling import MaxPool, first_max, max_of
 from lamina.plan.kernels.base import Kernel
 
