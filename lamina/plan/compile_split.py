@@ -16,7 +16,7 @@ from lamina.parallel import bounds
 from lamina.plan.program import Program
 from lamina.plan.split import Split, blas_single_threaded, loss_weights, slices, splittable_ops
 from lamina.plan.trace import TraceError
-from lamina.plan.tune import pick, split_over_whole, timed_step, tune_variants
+from lamina.plan.tune import copy_variants, pick, split_over_whole, timed_step, tune_variants
 from lamina.plan.verify import check_against_eager, eager_outcome, preserved
 
 if TYPE_CHECKING:
@@ -63,8 +63,11 @@ def compile_split(plan: Plan, arrays: list[Any], n: int) -> Program | Split:
     if not plan.tune:  # tuned only now: a split refused above has cost no timing
         return split
     with blas_single_threaded(), preserved(plan.model):  # as the slices will run
-        for program in programs:
-            tune_variants(program)
+        for program in programs:  # a slice's twin runs the same kernels on the same shapes
+            if program.twin is not None:
+                copy_variants(program.twin, program)
+            else:
+                tune_variants(program)
     # The split's first turn comes before the whole step compiles, whose eager check then
     # reuses the memory the split's steps freed (else the MLP's peak grew 15 MB).
     seconds = functools.partial(step_seconds, plan, arrays=arrays)

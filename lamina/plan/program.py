@@ -49,9 +49,11 @@ class Program:
         for n in self.forward:
             n.fn.needs_input_grad = tuple(v in self.grad_values and id(n) in in_backward
                                           for v in n.inputs)
-        if like is not None and same_program(self, like):
-            self.live = like.live
-            copy_hints(like.forward, self.forward)
+        # The program whose analysis this one shares (and whose tuning it may take).
+        self.twin = like if like is not None and same_program(self, like) else None
+        if self.twin is not None:
+            self.live = self.twin.live
+            copy_hints(self.twin.forward, self.forward)
         else:
             # What a kernel keeps depends on its hints, which depend on what the others
             # keep: probe, hint, and probe again for the liveness the hinted kernels give.

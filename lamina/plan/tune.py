@@ -61,6 +61,14 @@ def tune_variants(program: Program, rounds: int = 7, budget: float = 20.0) -> No
             fn.variant = chosen
 
 
+def copy_variants(source: Program, target: Program) -> None:
+    """Give each kernel of `target` the variant its counterpart in `source` chose: a
+    program of the same kernels on the same shapes (Program.twin) needs no tuning."""
+    for n, m in zip(source.forward, target.forward):
+        if len(getattr(n.fn, "variants", ())) >= 2:
+            m.fn.variant = n.fn.variant
+
+
 def split_over_whole(seconds: Callable[[Any, float], float], split: Any, whole: Any,
                      rounds: int = 4, first: float | None = None) -> float:
     """A split step's time over the whole step's: the median of each round's ratio, the

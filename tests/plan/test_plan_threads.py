@@ -372,6 +372,40 @@ def test_a_tuned_split_plan_keeps_the_faster_way_and_equals_eager() -> None:
         _close(p.grad, want)
 
 
+def test_a_tuned_split_tunes_one_of_two_equal_slices(monkeypatch) -> None:
+    """The second slice takes the first's kernel variants: tuning times the first slice
+    and the whole step only. The tuner is the real one; after it, every kernel with
+    variants is switched to its last, so that a copy is seen to be one."""
+    import lamina.plan.compile_split as compile_split
+
+    tuned = []
+
+    def tune_and_mark(program):
+        real_tune(program)
+        tuned.append(program)
+        for n in program.forward:
+            if len(getattr(n.fn, "variants", ())) >= 2:
+                n.fn.variant = n.fn.variants[-1]
+
+    real_tune = compile_split.tune_variants
+    monkeypatch.setattr(compile_split, "tune_variants", tune_and_mark)
+    # The split kept whatever the timing says, so that its programs can be read.
+    monkeypatch.setattr(compile_split, "split_over_whole", lambda *a, **k: 0.5)
+    model = _cnn()
+    x, y = (lm.tensor(a) for a in _batch("cnn", 16, np.random.default_rng(7)))
+    want_loss, _, want_grads = _eager(model, F.cross_entropy, x, y)
+    step = compile(model, F.cross_entropy, (x, y), tune=True, threads=2)
+    first, second = next(iter(step.programs.values())).programs
+    assert second.twin is first and tuned[0] is first and second not in tuned
+    marked = [(n.fn.variant, m.fn.variant) for n, m in zip(first.forward, second.forward)
+              if len(getattr(n.fn, "variants", ())) >= 2]
+    assert marked and all(a == b == v for (a, b), v in zip(marked, [
+        n.fn.variants[-1] for n in first.forward if len(getattr(n.fn, "variants", ())) >= 2]))
+    assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
+    for p, want in zip(model.parameters(), want_grads):
+        _close(p.grad, want)
+
+
 def test_the_split_and_the_whole_step_take_turns_when_timed() -> None:
     """On a machine that slows by a tenth from one timing to the next, a split 0.9 times
     the whole step's time times 0.9: each round's two timings meet the same drift, once
