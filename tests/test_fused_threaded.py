@@ -56,6 +56,17 @@ def _run_lstm(x, hidden, layers, infer=False):
                   xl.grad.numpy(), *(p.grad.numpy() for p in lstm.parameters())]
 
 
+def _assert_numpy_path_agrees(got, x, hidden, layers):
+    """What _run_lstm gives with lamina.fused's NumPy kernels is `got`, to float32 sums."""
+    fused.set_backend("numpy")
+    try:
+        _, numpy_out = _run_lstm(x, hidden, layers)
+    finally:
+        fused.set_backend(None)
+    for a, b in zip(got, numpy_out, strict=True):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+
+
 def test_threaded_steps_need_quiet_pools_several_threads_and_no_split(quiet_pools,
                                                                       monkeypatch):
     _threaded(2)
@@ -83,13 +94,7 @@ def test_threaded_steps_agree_with_the_numpy_path(quiet_pools, parts, shape, hid
     _, threaded = _run_lstm(x, hidden, layers)
     kernels = fused.compiled()
     assert kernels.lstm_forward_threaded.signatures and kernels.lstm_backward_threaded.signatures
-    fused.set_backend("numpy")
-    try:
-        _, numpy_out = _run_lstm(x, hidden, layers)
-    finally:
-        fused.set_backend(None)
-    for a, b in zip(threaded, numpy_out, strict=True):
-        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+    _assert_numpy_path_agrees(threaded, x, hidden, layers)
 
 
 @pytest.mark.parametrize("infer, batch", [(False, 6), (True, 1), (True, 3)])
@@ -137,13 +142,7 @@ def test_the_serial_forward_steps_agree_with_the_numpy_path_and_pytorch(
     finally:
         lm.set_num_threads(before)
     assert len(calls) == (layers if serial else 0)
-    fused.set_backend("numpy")
-    try:
-        _, numpy_out = _run_lstm(x, hidden, layers)
-    finally:
-        fused.set_backend(None)
-    for a, b in zip(got, numpy_out, strict=True):
-        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+    _assert_numpy_path_agrees(got, x, hidden, layers)
     ref = torch.nn.LSTM(shape[-1], hidden, num_layers=layers)
     ref.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
     xt = torch.from_numpy(x).requires_grad_()
