@@ -79,8 +79,8 @@ class Split:
 
     def _draw(self) -> None:
         """Draw each random op's numbers for the whole batch here, in the order eager mode
-        draws them, and hand each slice its rows: the masks are eager's, whatever order
-        the threads run in."""
+        draws them, and hand each slice its part along the op's batch axis: the masks are
+        eager's, whatever order the threads run in."""
         for k, axis, rows, shape in self.random:
             fns = [program.forward[k].fn for program in self.programs]
             whole = list(shape)
