@@ -24,7 +24,7 @@ from lamina.plan.trace import TraceError
 from lamina.plan.verify import eval_mode, preserved
 
 # A random op of a split step: its step index, its batch axis, its rows in every slice
-# along that axis, and the whole batch's shape with 0 on that axis.
+# along that axis, and the shape of its draw for the whole batch.
 RandomOp = tuple[int, int, list[int], tuple[int, ...]]
 
 
@@ -81,11 +81,9 @@ class Split:
         """Draw each random op's numbers for the whole batch here, in the order eager mode
         draws them, and hand each slice its part along the op's batch axis: the masks are
         eager's, whatever order the threads run in."""
-        for k, axis, rows, shape in self.random:
+        for k, axis, rows, whole in self.random:
             fns = [program.forward[k].fn for program in self.programs]
-            whole = list(shape)
-            whole[axis] = sum(rows)
-            drawn = fns[0].draw_batch(tuple(whole))
+            drawn = fns[0].draw_batch(whole)
             for fn, lo, hi in zip(fns, np.cumsum([0, *rows[:-1]]), np.cumsum(rows)):
                 fn.drawn = drawn[(slice(None),) * axis + (slice(lo, hi),)]
 
@@ -130,7 +128,8 @@ def splittable_ops(programs: list[Program], rows: list[int]) -> list[list[Random
                              f"draws random numbers over shapes {shapes} in slices of "
                              f"{rows} rows, which are not parts of one batch; compile with "
                              "threads=1")
-        candidates.append([(k, axis, rows, shapes[0][:axis] + (0,) + shapes[0][axis + 1:])
+        candidates.append([(k, axis, rows,
+                            shapes[0][:axis] + (sum(rows),) + shapes[0][axis + 1:])
                            for axis in axes])
     return [[ops[min(i, len(ops) - 1)] for ops in candidates]
             for i in range(max(map(len, candidates), default=1))]
