@@ -55,6 +55,7 @@ from lamina.functions.array import (
     unbind,
 )
 from lamina.functions.attention import scaled_dot_product_attention
+from lamina.functions.axis_reductions import max, mean, min, sum
 from lamina.functions.connection import bilinear, embedding, linear
 from lamina.functions.conv import conv1d, conv2d
 from lamina.functions.conv_transpose import conv_transpose1d, conv_transpose2d
@@ -105,27 +106,7 @@ from lamina.functions.loss_pointwise import (
     smooth_l1_loss,
     soft_margin_loss,
 )
-from lamina.functions.math import (
-    abs,
-    add,
-    clip,
-    div,
-    exp,
-    log,
-    matmul,
-    max,
-    maximum,
-    mean,
-    min,
-    minimum,
-    mul,
-    neg,
-    pow,
-    sqrt,
-    sub,
-    sum,
-    where,
-)
+from lamina.functions.math import add, div, maximum, minimum, mul, pow, sub, where
 from lamina.functions.noise import (
     alpha_dropout,
     dropout,
@@ -161,11 +142,13 @@ from lamina.functions.pooling_more import (
     upsample_bilinear,
     upsample_nearest,
 )
+from lamina.functions.product import matmul
 from lamina.functions.recurrent import lstm_cell, lstm_sequence
 from lamina.functions.recurrent_gru import gru_cell, gru_sequence
 from lamina.functions.resample import interpolate
 from lamina.functions.sample_norm import group_norm, layer_norm, rms_norm
 from lamina.functions.spatial import affine_grid, fold, pixel_shuffle, pixel_unshuffle, unfold
+from lamina.functions.unary import abs, clip, exp, log, neg, sqrt
 from lamina.functions.unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from lamina.functions.volume import (
     adaptive_max_pool1d,

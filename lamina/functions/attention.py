@@ -17,10 +17,10 @@ from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.activation import Softmax, softmax
 from lamina.functions.array import transpose
-from lamina.functions.math import matmul
-from lamina.functions.math import max as maximum
+from lamina.functions.axis_reductions import max as maximum
 from lamina.functions.noise import dropout
 from lamina.functions.operands import astype
+from lamina.functions.product import matmul
 
 
 def causal_mask(queries: int, keys: int, dtype: np.dtype) -> np.ndarray:

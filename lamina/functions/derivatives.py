@@ -20,7 +20,10 @@ import numpy as np
 from lamina.autograd.higher_order import derivative
 from lamina.autograd.tensor import Tensor
 from lamina.functions import array
+from lamina.functions import axis_reductions as red
 from lamina.functions import math as m
+from lamina.functions import product as mm
+from lamina.functions import unary as un
 from lamina.functions._util import broadcast_axes
 from lamina.functions.elementwise import UNARY, Atan2, Fmod, Step, polygamma, unary
 from lamina.functions.gamma import Polygamma
@@ -38,7 +41,7 @@ def summed_to(g: Tensor, meta: tuple[tuple[int, ...], Any]) -> Tensor:
     if tuple(g.shape) != tuple(shape_):
         lead, axes = broadcast_axes(tuple(g.shape), tuple(shape_))
         if axes:
-            g = m.sum(g, axes, keepdims=True)
+            g = red.sum(g, axes, keepdims=True)
         if lead:
             g = array.reshape(g, shape_)
     return cast(g, dtype)
@@ -81,7 +84,7 @@ def _pow(f: Any, gy: Tensor) -> tuple[Any, ...]:
 
     def gb() -> Tensor:  # a^b log a, 0 where a == 0 (PyTorch's convention)
         positive = a.array > 0
-        log_a = m.where(positive, m.log(m.where(positive, a, constant(1, a))), constant(0, a))
+        log_a = m.where(positive, un.log(m.where(positive, a, constant(1, a))), constant(0, a))
         return gy * m.pow(a, b) * log_a
     return _binary(f, lambda: gy * b * m.pow(a, b - 1), gb)
 
@@ -113,7 +116,7 @@ def _where(f: Any, gy: Tensor) -> tuple[Any, ...]:
             summed_to(m.where(cond, zero, gy), f.b_meta) if need_b else None)
 
 
-@derivative(m.MatMul)
+@derivative(mm.MatMul)
 def _matmul(f: Any, gy: Tensor) -> tuple[Any, Any]:
     a, b = f.inputs
     a2 = array.reshape(a, (1, *a.shape)) if a.ndim == 1 else a
@@ -126,15 +129,15 @@ def _matmul(f: Any, gy: Tensor) -> tuple[Any, Any]:
     need_a, need_b = f.needs_input_grad
     ga = gb = None
     if need_a:
-        ga = array.reshape(summed_to(m.matmul(g2, b2.transpose(-1, -2)), (a2.shape, a.dtype)),
+        ga = array.reshape(summed_to(mm.matmul(g2, b2.transpose(-1, -2)), (a2.shape, a.dtype)),
                            a.shape)
     if need_b:
-        gb = array.reshape(summed_to(m.matmul(a2.transpose(-1, -2), g2), (b2.shape, b.dtype)),
+        gb = array.reshape(summed_to(mm.matmul(a2.transpose(-1, -2), g2), (b2.shape, b.dtype)),
                            b.shape)
     return ga, gb
 
 
-@derivative(m.Sum)
+@derivative(red.Sum)
 def _sum(f: Any, gy: Tensor) -> Tensor:
     if not f.keepdims and f.axes:
         kept = list(f.x_shape)
@@ -144,7 +147,7 @@ def _sum(f: Any, gy: Tensor) -> Tensor:
     return array.broadcast_to(gy, f.x_shape)
 
 
-@derivative(m.Extremum)
+@derivative(red.Extremum)
 def _extremum(f: Any, gy: Tensor) -> Tensor:
     (x,) = f.inputs
     y = (np.max if f.largest else np.min)(x.array, axis=f.axes, keepdims=True)
@@ -158,32 +161,32 @@ def _extremum(f: Any, gy: Tensor) -> Tensor:
 # -- elementwise functions -----------------------------------------------------------------
 
 
-@derivative(m.Neg)
+@derivative(un.Neg)
 def _neg(f: Any, gy: Tensor) -> Tensor:
     return -gy
 
 
-@derivative(m.Exp)
+@derivative(un.Exp)
 def _exp(f: Any, gy: Tensor) -> Tensor:
-    return gy * m.exp(f.inputs[0])
+    return gy * un.exp(f.inputs[0])
 
 
-@derivative(m.Log)
+@derivative(un.Log)
 def _log(f: Any, gy: Tensor) -> Tensor:
     return gy / f.inputs[0]
 
 
-@derivative(m.Sqrt)
+@derivative(un.Sqrt)
 def _sqrt(f: Any, gy: Tensor) -> Tensor:
-    return gy / (2 * m.sqrt(f.inputs[0]))
+    return gy / (2 * un.sqrt(f.inputs[0]))
 
 
-@derivative(m.Abs)
+@derivative(un.Abs)
 def _abs(f: Any, gy: Tensor) -> Tensor:
     return gy * constant(np.sign(f.inputs[0].array), gy)
 
 
-@derivative(m.Clip)
+@derivative(un.Clip)
 def _clip(f: Any, gy: Tensor) -> Tensor:
     x = f.inputs[0].array
     inside = np.ones(x.shape, bool)
@@ -202,7 +205,7 @@ def _step(f: Any, gy: Tensor) -> Tensor:
 _LN2, _LN10, _SQRT_PI = math.log(2.0), math.log(10.0), math.sqrt(math.pi)
 # d/dx of each op of elementwise.UNARY, as lamina ops on x (u: the table's ops by name)
 _UNARY_RULES = {
-    "expm1": lambda x, gy, u: gy * m.exp(x),
+    "expm1": lambda x, gy, u: gy * un.exp(x),
     "exp2": lambda x, gy, u: gy * u("exp2", x) * _LN2,
     "log1p": lambda x, gy, u: gy / (1 + x),
     "log2": lambda x, gy, u: gy / (x * _LN2),
@@ -213,16 +216,16 @@ _UNARY_RULES = {
     "sin": lambda x, gy, u: gy * u("cos", x),
     "cos": lambda x, gy, u: -gy * u("sin", x),
     "tan": lambda x, gy, u: gy * (1 + m.PowScalar(2).apply(u("tan", x))),
-    "asin": lambda x, gy, u: gy / m.sqrt(1 - x * x),
-    "acos": lambda x, gy, u: -gy / m.sqrt(1 - x * x),
+    "asin": lambda x, gy, u: gy / un.sqrt(1 - x * x),
+    "acos": lambda x, gy, u: -gy / un.sqrt(1 - x * x),
     "atan": lambda x, gy, u: gy / (1 + x * x),
     "sinh": lambda x, gy, u: gy * u("cosh", x),
     "cosh": lambda x, gy, u: gy * u("sinh", x),
-    "asinh": lambda x, gy, u: gy / m.sqrt(x * x + 1),
+    "asinh": lambda x, gy, u: gy / un.sqrt(x * x + 1),
     "atanh": lambda x, gy, u: gy / (1 - x * x),
-    "erf": lambda x, gy, u: gy * (2 / _SQRT_PI) * m.exp(-(x * x)),
+    "erf": lambda x, gy, u: gy * (2 / _SQRT_PI) * un.exp(-(x * x)),
     "frac": lambda x, gy, u: gy,
-    "erfinv": lambda x, gy, u: gy * (_SQRT_PI / 2) * m.exp(m.PowScalar(2).apply(u("erfinv", x))),
+    "erfinv": lambda x, gy, u: gy * (_SQRT_PI / 2) * un.exp(m.PowScalar(2).apply(u("erfinv", x))),
     "lgamma": lambda x, gy, u: gy * u("digamma", x),
     "digamma": lambda x, gy, u: gy * polygamma(1, x),
 }

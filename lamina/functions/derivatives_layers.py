@@ -14,7 +14,10 @@ from lamina.autograd.higher_order import derivative, linear_op, placed
 from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
 from lamina.functions import array, indexing, loss, pooling, shape, spatial
+from lamina.functions import axis_reductions as red
 from lamina.functions import math as m
+from lamina.functions import product as mm
+from lamina.functions import unary as un
 from lamina.functions.connection import Linear
 from lamina.functions.conv import Conv
 from lamina.functions.derivatives import constant
@@ -41,7 +44,7 @@ def _leaky_relu(f: Any, gy: Tensor) -> Tensor:
 def _elu(f: Any, gy: Tensor) -> Tensor:
     x = f.inputs[0]
     positive = x.array > 0
-    slope = m.where(positive, constant(1, x), f.alpha * m.exp(m.clip(x, None, 0)))
+    slope = m.where(positive, constant(1, x), f.alpha * un.exp(un.clip(x, None, 0)))
     return gy * slope
 
 
@@ -77,20 +80,20 @@ def _gelu(f: Any, gy: Tensor) -> Tensor:
         t = act.Tanh().apply(k * (x + a * m.PowScalar(3).apply(x)))
         return gy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * a * x * x))
     phi = unary("erf", x * (1 / math.sqrt(2))) * 0.5 + 0.5  # d/dx x Phi(x) = Phi + x phi
-    return gy * (phi + x * m.exp(x * x * -0.5) * (1 / math.sqrt(2 * math.pi)))
+    return gy * (phi + x * un.exp(x * x * -0.5) * (1 / math.sqrt(2 * math.pi)))
 
 
 @derivative(act.Softmax)
 def _softmax(f: Any, gy: Tensor) -> Tensor:
     y = act.Softmax(f.axis).apply(f.inputs[0])
     gx = y * gy
-    return gx - y * m.sum(gx, f.axis, keepdims=True)
+    return gx - y * red.sum(gx, f.axis, keepdims=True)
 
 
 @derivative(act.LogSoftmax)
 def _log_softmax(f: Any, gy: Tensor) -> Tensor:
     y = act.Softmax(f.axis).apply(f.inputs[0])
-    return gy - y * m.sum(gy, f.axis, keepdims=True)
+    return gy - y * red.sum(gy, f.axis, keepdims=True)
 
 
 # -- layers and losses ---------------------------------------------------------------------
@@ -101,12 +104,12 @@ def _linear(f: Any, gy: Tensor) -> tuple[Any, ...]:
     x, W = f.inputs[:2]
     need = f.needs_input_grad
     rows = array.reshape(gy, (-1, gy.shape[-1]))
-    gx = m.matmul(gy, W) if need[0] else None
-    gW = (m.matmul(rows.transpose(0, 1), array.reshape(x, (-1, x.shape[-1])))
+    gx = mm.matmul(gy, W) if need[0] else None
+    gW = (mm.matmul(rows.transpose(0, 1), array.reshape(x, (-1, x.shape[-1])))
           if need[1] else None)
     if len(need) == 2:
         return gx, gW
-    return gx, gW, m.sum(rows, 0) if need[2] else None
+    return gx, gW, red.sum(rows, 0) if need[2] else None
 
 
 @derivative(loss.CrossEntropy)
@@ -128,7 +131,7 @@ def _cross_entropy(f: Any, gy: Tensor) -> tuple[Any, None]:
         gy = array.reshape(gy, (gy.shape[0], 1, *gy.shape[1:]))
     h = constant(gl, x) * gy
     y = act.Softmax(1).apply(x)
-    return h - y * m.sum(h, 1, keepdims=True), None
+    return h - y * red.sum(h, 1, keepdims=True), None
 
 
 @derivative(Norm)
@@ -157,9 +160,9 @@ def through(f: Any, gys: tuple[Tensor, ...], build: Any) -> tuple[Any, ...]:
 
 
 def _normalized(x: Tensor, axes: tuple[int, ...], eps: float) -> Tensor:
-    centred = x - m.mean(x, axes, keepdims=True)
-    var = m.mean(centred * centred, axes, keepdims=True)
-    return centred / m.sqrt(var + eps)
+    centred = x - red.mean(x, axes, keepdims=True)
+    var = red.mean(centred * centred, axes, keepdims=True)
+    return centred / un.sqrt(var + eps)
 
 
 @derivative(LayerNorm)
@@ -190,7 +193,7 @@ def _bce_with_logits(f: Any, gy: Tensor) -> tuple[Any, ...]:
         losses = act.Softplus().apply(x) - x * y
         if f.reduction == "none":
             return losses
-        return m.mean(losses) if f.reduction == "mean" else m.sum(losses)
+        return red.mean(losses) if f.reduction == "mean" else red.sum(losses)
     return through(f, (gy,), build)
 
 
@@ -244,7 +247,7 @@ def _conv(f: Any, gy: Tensor) -> tuple[Any, ...]:
         n, o, g = x.shape[0], W.shape[0], f.groups
         cols = spatial.unfold(x, tuple(W.shape[2:]), f.dilation, f.padding, f.stride)
         width = cols.shape[1] // g
-        parts = [m.matmul(array.reshape(W[i * (o // g):(i + 1) * (o // g)], (o // g, -1)),
+        parts = [mm.matmul(array.reshape(W[i * (o // g):(i + 1) * (o // g)], (o // g, -1)),
                           cols[:, i * width:(i + 1) * width]) for i in range(g)]
         y = array.reshape(parts[0] if g == 1 else array.concat(parts, 1), (n, o, oh, ow))
         if b is not None:

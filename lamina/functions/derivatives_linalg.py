@@ -12,7 +12,10 @@ import numpy as np
 from lamina.autograd.higher_order import derivative
 from lamina.autograd.tensor import Tensor
 from lamina.functions import array
+from lamina.functions import axis_reductions as red
 from lamina.functions import math as m
+from lamina.functions import product as mm
+from lamina.functions import unary as un
 from lamina.functions.decomposition import Det, Inv, Slogdet, Solve
 from lamina.functions.derivatives import constant, summed_to
 from lamina.functions.derivatives_layers import through
@@ -29,7 +32,7 @@ def _mT(A: Tensor) -> Tensor:
 @derivative(Inv)
 def _inv(f: Any, g: Tensor) -> Tensor:
     X = Inv().apply(f.inputs[0])
-    return -m.matmul(m.matmul(_mT(X), g), _mT(X))
+    return -mm.matmul(mm.matmul(_mT(X), g), _mT(X))
 
 
 @derivative(Solve)
@@ -37,7 +40,7 @@ def _solve(f: Any, g: Tensor) -> tuple[Any, Any]:
     A, B = f.inputs
     X = Solve().apply(A, B)
     gB = Solve().apply(_mT(A), g)
-    return (summed_to(-m.matmul(gB, _mT(X)), (A.shape, A.dtype)),
+    return (summed_to(-mm.matmul(gB, _mT(X)), (A.shape, A.dtype)),
             summed_to(gB, (tuple(f.b_shape), B.dtype)))
 
 
@@ -96,9 +99,9 @@ def _pnorm(f: Any, gy: Tensor) -> tuple[Any, ...]:
 
     def build(x: Tensor) -> Tensor:
         at_zero = x.array == 0
-        a = m.where(at_zero, constant(1, x), m.abs(x))
+        a = m.where(at_zero, constant(1, x), un.abs(x))
         powered = m.where(at_zero, constant(0, x), m.PowScalar(f.p).apply(a))
-        s = m.sum(powered, f.axes, keepdims=True)
+        s = red.sum(powered, f.axes, keepdims=True)
         empty = s.array == 0
         y = m.where(empty, constant(0, x),
                     m.PowScalar(1 / f.p).apply(m.where(empty, constant(1, x), s)))

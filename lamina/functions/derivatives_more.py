@@ -12,7 +12,9 @@ import numpy as np
 from lamina.autograd.higher_order import adjoint, derivative, linear_op, opaque
 from lamina.autograd.tensor import Tensor
 from lamina.functions import array, spatial
-from lamina.functions import math as m
+from lamina.functions import axis_reductions as red
+from lamina.functions import product as mm
+from lamina.functions import unary as un
 from lamina.functions.activation_more import GumbelNoise, RandomSlopes
 from lamina.functions.attention import AttentionSoftmax
 from lamina.functions.connection import Embedding
@@ -36,7 +38,7 @@ def _attention_softmax(f: Any, gy: Tensor) -> Tensor:
     """softmax(x * scale + mask): softmax's gradient, times the scale."""
     y = AttentionSoftmax(f.scale, f.causal).apply(f.inputs[0])
     gz = y * gy
-    return (gz - y * m.sum(gz, -1, keepdims=True)) * f.scale
+    return (gz - y * red.sum(gz, -1, keepdims=True)) * f.scale
 
 
 @derivative(Dropout, ChannelDropout, AlphaDropout, FeatureAlphaDropout)
@@ -70,7 +72,7 @@ def _logsumexp(f: Any, gy: Tensor) -> Tensor:
     y = LogSumExp(f.axes, True).apply(x)
     if not f.keepdims:
         gy = array.reshape(gy, tuple(y.shape))
-    return gy * m.exp(x - y)
+    return gy * un.exp(x - y)
 
 
 @derivative(ConvTranspose)
@@ -84,7 +86,7 @@ def _conv_transpose(f: Any, gy: Tensor) -> tuple[Any, ...]:
         out = [(i - 1) * si + di * (k - 1) + 1 + qi - 2 * pi
                for i, si, di, k, qi, pi in zip((h, w), s, d, (kh, kw), q, p)]
         rows = array.reshape(x, (n, c, h * w))
-        parts = [m.matmul(array.reshape(W[i * (c // g):(i + 1) * (c // g)],
+        parts = [mm.matmul(array.reshape(W[i * (c // g):(i + 1) * (c // g)],
                                         (c // g, og * kh * kw)).transpose(0, 1),
                           rows[:, i * (c // g):(i + 1) * (c // g)]) for i in range(g)]
         cols = parts[0] if g == 1 else array.concat(parts, 1)  # channel-major, as fold reads
@@ -143,5 +145,5 @@ def _logcumsumexp(f: Any, gy: Tensor) -> tuple[Any, ...]:
     def build(x: Tensor) -> Tensor:
         top = np.max(x.array, axis=f.axis, keepdims=True)
         top = constant(np.where(np.isfinite(top), top, 0), x)
-        return m.log(CumSum(f.axis).apply(m.exp(x - top))) + top
+        return un.log(CumSum(f.axis).apply(un.exp(x - top))) + top
     return through(f, (gy,), build)

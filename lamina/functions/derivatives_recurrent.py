@@ -11,7 +11,7 @@ from lamina.autograd.higher_order import derivative
 from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
 from lamina.functions import array
-from lamina.functions import math as m
+from lamina.functions import product as mm
 from lamina.functions.derivatives_layers import through
 from lamina.functions.recurrent import LSTMCell, LSTMSequence
 from lamina.functions.recurrent_gru import GRUCell, GRUSequence
@@ -37,7 +37,7 @@ def _gru_step(gx: Tensor, gh: Tensor, h: Tensor) -> Tensor:
 
 
 def _h_gates(h: Tensor, W_hh: Tensor, b_hh: Any) -> Tensor:
-    gates = m.matmul(h, W_hh.transpose(0, 1))
+    gates = mm.matmul(h, W_hh.transpose(0, 1))
     return gates if b_hh is None else gates + b_hh
 
 

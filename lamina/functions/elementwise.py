@@ -19,8 +19,9 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.functions.activation import _erf_into
 from lamina.functions.gamma import Polygamma, digamma_array, lgamma_array, polygamma_array
-from lamina.functions.math import _to_input, clip, maximum, minimum, where
+from lamina.functions.math import _to_input, maximum, minimum, where
 from lamina.functions.operands import cast, constant_op, operands
+from lamina.functions.unary import clip
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.math import clip
+from lamina.functions.unary import clip
 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",

@@ -15,8 +15,8 @@ import numpy as np
 
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
-from lamina.functions.math import matmul
 from lamina.functions.operands import promote_all
+from lamina.functions.product import matmul
 
 
 def _checked(op: str, a: Tensor, b: Tensor, ndims: tuple[int, int],

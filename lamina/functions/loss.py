@@ -10,8 +10,8 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.activation import log_softmax_array, softplus_array
-from lamina.functions.math import mean
-from lamina.functions.math import sum as sum_
+from lamina.functions.axis_reductions import mean
+from lamina.functions.axis_reductions import sum as sum_
 
 _REDUCTIONS = ("mean", "sum", "none")
 

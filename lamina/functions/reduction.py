@@ -18,14 +18,14 @@ from lamina import dtypes, return_types
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.functions._util import expand_reduced
+from lamina.functions.axis_reductions import max as _max
+from lamina.functions.axis_reductions import min as _min
+from lamina.functions.axis_reductions import sum as _sum
 from lamina.functions.indexing import take_along
-from lamina.functions.math import abs as _abs
-from lamina.functions.math import max as _max
-from lamina.functions.math import min as _min
 from lamina.functions.math import mul
-from lamina.functions.math import sum as _sum
 from lamina.functions.operands import cast, constant_op
 from lamina.functions.shape import wrap_dim
+from lamina.functions.unary import abs as _abs
 
 
 def dims(dim: Any, ndim: int) -> tuple[int, ...]:

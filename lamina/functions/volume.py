@@ -20,8 +20,8 @@ from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import first_max, unbatched
 from lamina.functions.array import concat, pad, reshape, stack
-from lamina.functions.math import matmul
 from lamina.functions.operands import constant_op
+from lamina.functions.product import matmul
 
 
 def per_axis(v: Any, nd: int, name: str) -> tuple[int, ...]:

@@ -121,7 +121,7 @@ class MathMethods:
             >>> lm.tensor([1.0, -2.0]).neg()
             tensor([-1.,  2.])
         """
-        from lamina.functions.math import abs
+        from lamina.functions.unary import abs
 
         return abs(self)
 
@@ -134,7 +134,7 @@ class MathMethods:
             >>> lm.tensor([0.0]).exp()
             tensor([1.])
         """
-        from lamina.functions.math import exp
+        from lamina.functions.unary import exp
 
         return exp(self)
 
@@ -145,7 +145,7 @@ class MathMethods:
             >>> lm.tensor([1.0]).log()
             tensor([0.])
         """
-        from lamina.functions.math import log
+        from lamina.functions.unary import log
 
         return log(self)
 
@@ -156,7 +156,7 @@ class MathMethods:
             >>> lm.tensor([4.0, 9.0]).sqrt()
             tensor([2., 3.])
         """
-        from lamina.functions.math import sqrt
+        from lamina.functions.unary import sqrt
 
         return sqrt(self)
 
@@ -338,7 +338,7 @@ class MathMethods:
             >>> lm.ones(2, 3).matmul(lm.ones(3, 4)).shape
             lamina.Size([2, 4])
         """
-        from lamina.functions.math import matmul
+        from lamina.functions.product import matmul
 
         return matmul(self, other)
 

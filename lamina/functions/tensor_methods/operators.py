@@ -12,6 +12,8 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions import array as _array
 from lamina.functions import math as _math
 from lamina.functions import operands as _operands
+from lamina.functions import product as _product
+from lamina.functions import unary as _unary
 
 # The ufuncs behind Python's operators, and the lamina ops they run as on tensors.
 _UFUNC_OPS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div",
@@ -79,19 +81,19 @@ class OperatorMethods:
         return _math.pow(other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return _math.matmul(self, other)
+        return _product.matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _math.matmul(other, self)
+        return _product.matmul(other, self)
 
     def __neg__(self) -> Tensor:
-        return _math.neg(self)
+        return _unary.neg(self)
 
     def __pos__(self) -> Tensor:
         return self
 
     def __abs__(self) -> Tensor:
-        return _math.abs(self)
+        return _unary.abs(self)
 
     def __invert__(self) -> Tensor:
         return self.bitwise_not()

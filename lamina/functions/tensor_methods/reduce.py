@@ -153,6 +153,7 @@ class ReduceMethods:
         return self._extreme("min", dim, keepdim, kwargs)
 
     def _extreme(self, kind: str, dim: Any, keepdim: bool, kwargs: dict[str, Any]) -> Any:
+        from lamina.functions import axis_reductions as red
         from lamina.functions import math
         from lamina.functions.reduction import max_dim
 
@@ -165,9 +166,9 @@ class ReduceMethods:
                 raise RuntimeError(f"{kind}(): Expected reduction dim to be specified for "
                                    "input.numel() == 0. Specify the reduction dim with the "
                                    "'dim' argument.")
-            return (math.max if kind == "max" else math.min)(self, None, keepdim)
+            return (red.max if kind == "max" else red.min)(self, None, keepdim)
         if isinstance(dim, (tuple, list)):  # NumPy-style axes: a plain reduction
-            return (math.max if kind == "max" else math.min)(self, tuple(dim), keepdim)
+            return (red.max if kind == "max" else red.min)(self, tuple(dim), keepdim)
         return max_dim(kind, self, dim, keepdim)
 
     def amax(self, dim: Any = (), keepdim: bool = False) -> Any:
