@@ -86,7 +86,7 @@ def test_every_kind_of_named_thing_lives_in_one_kind_of_registry() -> None:
     from lamina.optim import OPTIMIZERS, lr_scheduler
     from lamina.registry import Registry
     from lamina.schema import ConfigError
-    from lamina.train.algorithms import _ALGORITHMS
+    from lamina.train.algorithm import _ALGORITHMS
     from lamina.train.losses import LOSSES, METRICS
 
     registries = [_REGISTRY, OPTIMIZERS, lr_scheduler.SCHEDULES, LOSSES, METRICS, _ALGORITHMS,

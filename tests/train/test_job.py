@@ -307,7 +307,7 @@ def test_watched_metrics_are_checked_against_what_the_algorithm_reports(tmp_path
                           ["trainer.keep_best=val_anything"])
         assert cfg.trainer.keep_best == "val_anything"
     finally:
-        from lamina.train.algorithms import _ALGORITHMS
+        from lamina.train.algorithm import _ALGORITHMS
         _ALGORITHMS.pop("test_reports_own")
 
 
@@ -326,7 +326,7 @@ def test_parameter_groups_train_and_resume_exactly(tmp_path) -> None:
 
 def test_a_crash_in_training_names_the_checkpoint_to_resume_from(tmp_path) -> None:
     from lamina.train import BP, register_algorithm
-    from lamina.train.algorithms import _ALGORITHMS
+    from lamina.train.algorithm import _ALGORITHMS
 
     @register_algorithm("test_crashes")
     class Crashes(BP):  # a user's algorithm with a bug that shows in the second epoch
