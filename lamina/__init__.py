@@ -129,37 +129,41 @@ from lamina.random import (
 )
 from lamina.tensor_functions import *  # noqa: F403  (torch.exp, torch.cat, ...)
 from lamina.tensor_functions import __all__ as _tensor_functions
-from lamina.tensor_functions_extra import (
+from lamina.tensor_functions_dtypes import (
     are_deterministic_algorithms_enabled,
     asarray,
+    can_cast,
+    result_type,
+    use_deterministic_algorithms,
+)
+from lamina.tensor_functions_extra import (
     atleast_1d,
     atleast_2d,
     atleast_3d,
     block_diag,
     bucketize,
-    can_cast,
     cartesian_prod,
     cdist,
     column_stack,
     combinations,
-    corrcoef,
     cosine_similarity,
-    cov,
     diagflat,
     dstack,
     isin,
     meshgrid,
-    result_type,
     row_stack,
     searchsorted,
-    std_mean,
     tensordot,
-    trapezoid,
-    use_deterministic_algorithms,
-    var_mean,
 )
 from lamina.tensor_functions_misc import *  # noqa: F403  (windows, histogram, ...)
 from lamina.tensor_functions_misc import __all__ as _misc_functions
+from lamina.tensor_functions_stats import (
+    corrcoef,
+    cov,
+    std_mean,
+    trapezoid,
+    var_mean,
+)
 from lamina.type_info import finfo, iinfo
 from lamina.version import __version__
 from lamina.window_functions import *  # noqa: F403  (hann_window, ...)

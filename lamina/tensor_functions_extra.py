@@ -1,9 +1,9 @@
 """PyTorch's top-level functions that are not a Tensor method of the same name: grids
 and combinations (meshgrid, cartesian_prod, combinations), searches (searchsorted,
 bucketize, isin), distances (cdist, cosine_similarity), stacking (atleast_*d,
-column_stack, row_stack, dstack, block_diag), tensordot, std_mean / var_mean, trapezoid,
-diagflat, and dtype and determinism queries. Built from existing ops, so the
-differentiable ones differentiate."""
+column_stack, row_stack, dstack, block_diag), tensordot and diagflat. Built from existing
+ops, so the differentiable ones differentiate. Statistics are in
+lamina.tensor_functions_stats, dtype questions in lamina.tensor_functions_dtypes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from lamina import dtypes
 from lamina.autograd.tensor import Tensor
 from lamina.functions.shape import cat, stack
 
@@ -269,51 +268,6 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     return (left @ right).reshape(shape)
 
 
-def std_mean(input: Tensor, dim: Any = None, *, correction: Any = 1,  # noqa: A002
-             keepdim: bool = False) -> tuple[Tensor, Tensor]:
-    """(std, mean) over `dim`.
-
-    Examples:
-        >>> lm.std_mean(lm.tensor([1.0, 3.0]))
-        (tensor(1.4142), tensor(2.))
-    """
-    return _spread_and_mean(input, "std", dim, correction, keepdim)
-
-
-def var_mean(input: Tensor, dim: Any = None, *, correction: Any = 1,  # noqa: A002
-             keepdim: bool = False) -> tuple[Tensor, Tensor]:
-    """(var, mean) over `dim`.
-
-    Examples:
-        >>> lm.var_mean(lm.tensor([1.0, 3.0]))
-        (tensor(2.), tensor(2.))
-    """
-    return _spread_and_mean(input, "var", dim, correction, keepdim)
-
-
-def _spread_and_mean(x: Tensor, spread: str, dim: Any, correction: Any,
-                     keepdim: bool) -> tuple[Tensor, Tensor]:
-    mean = x.mean(dim, keepdim=keepdim) if dim is not None else x.mean()
-    return getattr(x, spread)(dim, keepdim=keepdim, correction=correction), mean
-
-
-def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
-              dim: int = -1) -> Tensor:
-    """The trapezoid rule's integral of y along `dim`, at points x (or spaced dx, 1 by
-    default).
-
-    Examples:
-        >>> lm.trapezoid(lm.tensor([1.0, 2.0, 3.0]))
-        tensor(4.)
-    """
-    n = y.shape[dim] - 1
-    mid = (y.narrow(dim, 1, n) + y.narrow(dim, 0, n)) / 2
-    if x is None:
-        return mid.sum(dim) * (1.0 if dx is None else dx)
-    steps = x.diff(dim=dim if x.ndim == y.ndim else -1)
-    return (mid * steps).sum(dim)
-
-
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
     """The flattened input as a matrix's diagonal (`offset` above it).
 
@@ -322,129 +276,3 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
         [[1, 0], [0, 2]]
     """
     return input.reshape(-1).diag(offset)
-
-
-def result_type(tensor1: Any, tensor2: Any) -> Any:
-    """The dtype an arithmetic op on the two gives (PyTorch's promotion: a number does not
-    widen a tensor of its kind).
-
-    Examples:
-        >>> lm.result_type(lm.tensor([1]), 1.0)
-        dtype('float32')
-    """
-    return dtypes.result_type(tensor1, tensor2)
-
-
-def can_cast(from_: Any, to: Any) -> bool:
-    """Whether PyTorch's casting rules allow from_ to to (no float to integer, no
-    integer to bool).
-
-    Examples:
-        >>> lm.can_cast(lm.float64, lm.float32), lm.can_cast(lm.float32, lm.int64)
-        (True, False)
-    """
-    return bool(np.can_cast(dtypes.resolve(from_), dtypes.resolve(to), "same_kind"))
-
-
-def cov(input: Tensor, *, correction: int = 1, fweights: Any = None,  # noqa: A002
-        aweights: Any = None) -> Tensor:
-    """The covariance matrix of the variables in input's rows (observations in columns; a
-    1-D input is one variable), with integer frequency and real observation weights, as
-    PyTorch's (NumPy's formula).
-
-    Examples:
-        >>> lm.cov(lm.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
-        tensor([[ 1., -1.],
-                [-1.,  1.]])
-    """
-    x = input.reshape(1, -1) if input.ndim < 2 else input
-    w = None
-    for weights in (fweights, aweights):
-        if weights is not None:
-            weights = _t(weights).to(x.dtype)
-            w = weights if w is None else w * weights
-    if w is None:
-        mean = x.mean(1, keepdim=True)
-        factor: Any = x.shape[1] - correction
-        centred = x - mean
-        out = centred @ centred.t() / factor
-    else:
-        total = w.sum()
-        mean = (x * w).sum(1, keepdim=True) / total
-        if correction == 0:
-            factor = total
-        elif aweights is None:
-            factor = total - correction
-        else:
-            factor = total - correction * (w * _t(aweights).to(x.dtype)).sum() / total
-        centred = x - mean
-        out = (centred * w) @ centred.t() / factor
-    return out.reshape(()) if input.ndim < 2 else out
-
-
-def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
-    """Pearson's correlation coefficients of the variables in input's rows, clipped to
-    [-1, 1] as PyTorch's.
-
-    Examples:
-        >>> lm.corrcoef(lm.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
-        tensor([[ 1., -1.],
-                [-1.,  1.]])
-    """
-    c = cov(input)
-    if c.ndim == 0:
-        return c / c
-    d = c.diagonal()
-    return (c / (d.unsqueeze(1) * d.unsqueeze(0)).sqrt()).clamp(-1, 1)
-
-
-def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
-            requires_grad: bool | None = None) -> Tensor:
-    """obj as a tensor, sharing its memory where it can (a tensor or array of the asked
-    dtype) unless `copy=True`; `copy=False` refuses to copy. A tensor keeps its
-    requires_grad unless `requires_grad` says otherwise, as PyTorch's now does.
-
-    Examples:
-        >>> a = np.zeros(2); t = lm.asarray(a); t[0] = 1.0; a
-        array([1., 0.])
-    """
-    from lamina.creation import as_tensor
-
-    out = as_tensor(obj, dtype, device)
-    shared = isinstance(obj, (Tensor, np.ndarray)) and np.shares_memory(
-        out.array, obj.array if isinstance(obj, Tensor) else obj)
-    if copy is False and not shared:
-        raise ValueError("asarray: copy=False, but the data needs a copy (another dtype, or "
-                         "not an array)")
-    if copy:
-        out = out.detach().clone() if shared else out
-    if requires_grad is False and out.requires_grad:
-        out = out.detach()
-    elif requires_grad and not out.requires_grad:
-        out = (out.detach() if out is obj else out).requires_grad_(True)
-    return out
-
-
-_DETERMINISTIC = {"mode": False, "warn_only": False}
-
-
-def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
-    """Accepted, as PyTorch's: lamina's CPU ops give the same results run to run already
-    (threaded kernels split work by a fixed rule, not by timing).
-
-    Examples:
-        >>> lm.use_deterministic_algorithms(True); lm.are_deterministic_algorithms_enabled()
-        True
-        >>> lm.use_deterministic_algorithms(False)
-    """
-    _DETERMINISTIC.update(mode=bool(mode), warn_only=bool(warn_only))
-
-
-def are_deterministic_algorithms_enabled() -> bool:
-    """What `use_deterministic_algorithms` was last given (False at first).
-
-    Examples:
-        >>> lm.are_deterministic_algorithms_enabled()
-        False
-    """
-    return _DETERMINISTIC["mode"]

@@ -19,6 +19,7 @@ RANKS = {
                      "interop", "shared_memory", "memory_formats"], 0),
     **dict.fromkeys(["functions", "tensor_functions", "tensor_functions_extra", "linalg",
                      "legacy_tensors", "special", "tensor_functions_misc", "testing",
+                     "tensor_functions_stats", "tensor_functions_dtypes",
                      "finite_differences", "window_functions"], 1),
     **dict.fromkeys(["nn", "distributions", "func", "jit"], 2),
     **dict.fromkeys(["optim", "data", "amp", "cuda", "accelerator", "backends",

@@ -97,7 +97,7 @@ class ProductMethods:
             tensor([[2., 0.],
                     [0., 0.]])
         """
-        from lamina.tensor_functions_extra import cov
+        from lamina.tensor_functions_stats import cov
 
         return cov(self, correction=correction, fweights=fweights, aweights=aweights)
 
@@ -109,7 +109,7 @@ class ProductMethods:
             tensor([[1., 1.],
                     [1., 1.]])
         """
-        from lamina.tensor_functions_extra import corrcoef
+        from lamina.tensor_functions_stats import corrcoef
 
         return corrcoef(self)
 
