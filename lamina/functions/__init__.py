@@ -4,11 +4,9 @@ from lamina.functions.activation import (
     elu,
     gelu,
     leaky_relu,
-    log_softmax,
     relu,
     sigmoid,
     silu,
-    softmax,
     softplus,
     tanh,
 )
@@ -42,6 +40,7 @@ from lamina.functions.activation_more import (
     softshrink,
     threshold_,
 )
+from lamina.functions.activation_softmax import log_softmax, softmax
 from lamina.functions.array import (
     broadcast_to,
     concat,

@@ -1,4 +1,5 @@
-"""Activation functions and the softmax family."""
+"""Activation functions, elementwise: ReLU, leaky ReLU, ELU, GELU, sigmoid, SiLU, tanh,
+softplus. The softmax family is in lamina.functions.activation_softmax."""
 
 from __future__ import annotations
 
@@ -267,93 +268,6 @@ class Softplus(Function):
         return gy * (np.tanh(x * x.dtype.type(0.5)) * x.dtype.type(0.5) + x.dtype.type(0.5))
 
 
-class Softmax(Function):
-    """softmax over `axis`; a subclass may normalise scores made from x instead (`_scores`,
-    `scale` and `causal`: attention's, in lamina/functions/attention.py)."""
-
-    scale, causal = 1.0, False  # the compiled kernels apply these; _scores, in NumPy
-
-    def __init__(self, axis: int) -> None:
-        self.axis = axis
-
-    def _compiled(self, *arrays: Any) -> Any:
-        """The numba kernels where they take this softmax: over the last axis of
-        C-contiguous float32 arrays; else None."""
-        compiled = fused.compiled()
-        x = arrays[0]
-        if (compiled is None or x.ndim == 0 or x.size == 0 or self.axis not in (-1, x.ndim - 1)
-                or not fused.fits(*arrays)):
-            return None
-        return compiled
-
-    def _scores(self, x: Any) -> Any:
-        """What the NumPy path normalises: x itself."""
-        return x
-
-    def forward(self, x: Any) -> Any:
-        if x.size == 0:  # nothing to normalise (max has no identity): as PyTorch, empty
-            self.save_for_backward(x)
-            return x.copy()
-        compiled = self._compiled(x)
-        if compiled is not None:
-            y = fused.softmax(compiled, x, self.scale, self.causal)
-        else:
-            z = self._scores(x)
-            # Subtracting the max keeps exp from overflowing; softmax is shift-invariant. A
-            # row of -inf gives NaN (-inf - -inf), as PyTorch's does, without a warning.
-            with np.errstate(invalid="ignore"):
-                y = np.exp(z - z.max(axis=self.axis, keepdims=True))
-                y /= y.sum(axis=self.axis, keepdims=True)
-        self.save_for_backward(y)
-        return y
-
-    def backward(self, gy: Any) -> Any:
-        (y,) = self.saved_tensors
-        if gy.dtype == y.dtype and gy.shape == y.shape:
-            compiled = self._compiled(y)
-            if compiled is not None:
-                return fused.softmax_backward(compiled, y, np.ascontiguousarray(gy),
-                                              self.scale)
-        gx = y * gy
-        gx -= y * gx.sum(axis=self.axis, keepdims=True)
-        if self.scale != 1.0:
-            gx *= y.dtype.type(self.scale)
-        return gx
-
-
-class LogSoftmax(Function):
-    def __init__(self, axis: int) -> None:
-        self.axis = axis
-
-    def forward(self, x: Any) -> Any:
-        y = log_softmax_array(x, self.axis)
-        self.save_for_backward(y)
-        return y
-
-    def backward(self, gy: Any) -> Any:
-        (y,) = self.saved_tensors
-        return gy - np.exp(y) * gy.sum(axis=self.axis, keepdims=True)
-
-
-def log_softmax_array(x: Any, axis: int, out: Any = None) -> Any:
-    """log(softmax(x)) on a plain array, computed as x - max - log(sum(exp(x - max)));
-    written into `out` (which may be x itself) when given. One compiled pass a row where
-    numba runs (loaded by another op: fused.loaded) and x is a float32 C-contiguous array
-    normalised over its last axis."""
-    if x.size == 0:  # nothing to normalise (max has no identity): as PyTorch, empty
-        return np.empty_like(x) if out is None else out
-    compiled = fused.loaded()
-    if (compiled is not None and x.ndim and axis in (-1, x.ndim - 1)
-            and fused.fits(x, *(() if out is None else (out,)))):
-        rows = x.reshape(-1, x.shape[-1])
-        into = None if out is None else out.reshape(rows.shape)
-        return fused.log_softmax(compiled, rows, into).reshape(x.shape)
-    with np.errstate(invalid="ignore"):  # an infinite row gives NaN, as in PyTorch, unwarned
-        shifted = np.subtract(x, x.max(axis=axis, keepdims=True), out=out)
-        shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-    return shifted
-
-
 def relu(x: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0) elementwise; the gradient at 0 is 0."""
     return ReLU().apply(x)
@@ -396,29 +310,3 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     if beta != 1:
         return Softplus().apply(x * beta) / beta
     return Softplus().apply(x)
-
-
-def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
-            axis: int | None = None) -> Tensor:
-    """exp(x) / sum(exp(x)) along `dim` (NumPy's `axis` accepted), stable for large inputs.
-
-    Examples:
-        >>> F.softmax(lm.zeros(2, 4), dim=-1)[0, 0].item()
-        0.25
-    """
-    return Softmax(_softmax_dim(x, dim, axis)).apply(x if dtype is None else x.to(dtype))
-
-
-def _softmax_dim(x: Tensor, dim: int | None, axis: int | None) -> int:
-    """dim, else axis, else PyTorch's old implicit choice: 0 for 0-, 1- and 3-d input."""
-    if dim is None:
-        dim = axis
-    if dim is None:
-        dim = 0 if x.ndim in (0, 1, 3) else 1
-    return dim
-
-
-def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None,
-                *, axis: int | None = None) -> Tensor:
-    """log(softmax(x)) along `dim` (NumPy's `axis` accepted), computed stably in one op."""
-    return LogSoftmax(_softmax_dim(x, dim, axis)).apply(x if dtype is None else x.to(dtype))

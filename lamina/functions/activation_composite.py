@@ -6,7 +6,8 @@ out of place, with the same values and gradients."""
 from __future__ import annotations
 
 from lamina.autograd.tensor import Tensor
-from lamina.functions.activation import elu, softmax, softplus, tanh
+from lamina.functions.activation import elu, softplus, tanh
+from lamina.functions.activation_softmax import softmax
 from lamina.functions.math import where
 
 

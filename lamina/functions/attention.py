@@ -15,7 +15,7 @@ import numpy as np
 
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.activation import Softmax, softmax
+from lamina.functions.activation_softmax import Softmax, softmax
 from lamina.functions.array import transpose
 from lamina.functions.axis_reductions import max as maximum
 from lamina.functions.noise import dropout

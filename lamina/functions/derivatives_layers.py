@@ -13,6 +13,7 @@ from lamina.autograd.engine import grad
 from lamina.autograd.higher_order import derivative, linear_op, placed
 from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
+from lamina.functions import activation_softmax as asm
 from lamina.functions import array, indexing, loss, pooling, shape, spatial
 from lamina.functions import axis_reductions as red
 from lamina.functions import math as m
@@ -83,16 +84,16 @@ def _gelu(f: Any, gy: Tensor) -> Tensor:
     return gy * (phi + x * un.exp(x * x * -0.5) * (1 / math.sqrt(2 * math.pi)))
 
 
-@derivative(act.Softmax)
+@derivative(asm.Softmax)
 def _softmax(f: Any, gy: Tensor) -> Tensor:
-    y = act.Softmax(f.axis).apply(f.inputs[0])
+    y = asm.Softmax(f.axis).apply(f.inputs[0])
     gx = y * gy
     return gx - y * red.sum(gx, f.axis, keepdims=True)
 
 
-@derivative(act.LogSoftmax)
+@derivative(asm.LogSoftmax)
 def _log_softmax(f: Any, gy: Tensor) -> Tensor:
-    y = act.Softmax(f.axis).apply(f.inputs[0])
+    y = asm.Softmax(f.axis).apply(f.inputs[0])
     return gy - y * red.sum(gy, f.axis, keepdims=True)
 
 
@@ -130,7 +131,7 @@ def _cross_entropy(f: Any, gy: Tensor) -> tuple[Any, None]:
     if f.reduction == "none":
         gy = array.reshape(gy, (gy.shape[0], 1, *gy.shape[1:]))
     h = constant(gl, x) * gy
-    y = act.Softmax(1).apply(x)
+    y = asm.Softmax(1).apply(x)
     return h - y * red.sum(h, 1, keepdims=True), None
 
 

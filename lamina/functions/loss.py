@@ -9,7 +9,8 @@ import numpy as np
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.activation import log_softmax_array, softplus_array
+from lamina.functions.activation import softplus_array
+from lamina.functions.activation_softmax import log_softmax_array
 from lamina.functions.axis_reductions import mean
 from lamina.functions.axis_reductions import sum as sum_
 
@@ -273,7 +274,7 @@ def _cross_entropy_probabilities(x: Tensor, p: Tensor, weight: Any, reduction: s
                                  smoothing: float) -> Tensor:
     """-sum_c w_c q_c log softmax(x)_c with q = (1 - e) p + e / C; 'mean' divides by the
     number of rows (times spatial positions), as PyTorch does for probability targets."""
-    from lamina.functions.activation import log_softmax
+    from lamina.functions.activation_softmax import log_softmax
 
     _check_reduction("cross_entropy", reduction)
     if tuple(p.shape) != tuple(x.shape):

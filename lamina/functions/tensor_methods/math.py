@@ -223,7 +223,7 @@ class MathMethods:
             >>> lm.zeros(1, 4).softmax(dim=1)
             tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
         """
-        from lamina.functions.activation import softmax
+        from lamina.functions.activation_softmax import softmax
 
         return softmax(self if dtype is None else self.to(dtype), dim)
 
@@ -234,7 +234,7 @@ class MathMethods:
             >>> lm.zeros(1, 2).log_softmax(1).exp()
             tensor([[0.5000, 0.5000]])
         """
-        from lamina.functions.activation import log_softmax
+        from lamina.functions.activation_softmax import log_softmax
 
         return log_softmax(self if dtype is None else self.to(dtype), dim)
 
