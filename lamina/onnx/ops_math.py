@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.functions.reduction import ArgIndex
+from lamina.functions.sorting import ArgIndex
 from lamina.onnx.export import Call
 from lamina.onnx.graph import Context
 from lamina.onnx.registry import register_op_exporter

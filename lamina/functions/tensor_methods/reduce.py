@@ -155,7 +155,7 @@ class ReduceMethods:
     def _extreme(self, kind: str, dim: Any, keepdim: bool, kwargs: dict[str, Any]) -> Any:
         from lamina.functions import axis_reductions as red
         from lamina.functions import math
-        from lamina.functions.reduction import max_dim
+        from lamina.functions.sorting import max_dim
 
         if hasattr(dim, "array"):
             return (math.maximum if kind == "max" else math.minimum)(self, dim)
@@ -200,7 +200,7 @@ class ReduceMethods:
             >>> lm.tensor([[1, 5], [7, 2]]).argmax(dim=1)
             tensor([1, 0])
         """
-        from lamina.functions.reduction import argmax
+        from lamina.functions.sorting import argmax
 
         return argmax(self, dim, keepdim)
 
@@ -211,7 +211,7 @@ class ReduceMethods:
             >>> lm.tensor([3, 1, 2]).argmin()
             tensor(1)
         """
-        from lamina.functions.reduction import argmin
+        from lamina.functions.sorting import argmin
 
         return argmin(self, dim, keepdim)
 
@@ -224,7 +224,7 @@ class ReduceMethods:
             values=tensor([1, 2, 3]),
             indices=tensor([1, 2, 0]))
         """
-        from lamina.functions.reduction import sort
+        from lamina.functions.sorting import sort
 
         return sort(self, dim, descending, stable)
 
@@ -235,7 +235,7 @@ class ReduceMethods:
             >>> lm.tensor([3, 1, 2]).argsort(descending=True)
             tensor([0, 2, 1])
         """
-        from lamina.functions.reduction import argsort
+        from lamina.functions.sorting import argsort
 
         return argsort(self, dim, descending, stable)
 
@@ -248,7 +248,7 @@ class ReduceMethods:
             values=tensor([3, 2]),
             indices=tensor([0, 2]))
         """
-        from lamina.functions.reduction import topk
+        from lamina.functions.sorting import topk
 
         return topk(self, k, dim, largest, sorted)
 
@@ -261,7 +261,7 @@ class ReduceMethods:
             values=tensor(2),
             indices=tensor(2))
         """
-        from lamina.functions.reduction import kthvalue
+        from lamina.functions.sorting import kthvalue
 
         return kthvalue(self, k, dim, keepdim)
 
@@ -272,7 +272,7 @@ class ReduceMethods:
             >>> lm.tensor([3.0, 1.0, 2.0, 4.0]).median()
             tensor(2.)
         """
-        from lamina.functions.reduction import median
+        from lamina.functions.sorting import median
 
         return median(self, dim, keepdim)
 
@@ -285,7 +285,7 @@ class ReduceMethods:
             values=tensor(2),
             indices=tensor(2))
         """
-        from lamina.functions.reduction import mode
+        from lamina.functions.sorting import mode
 
         return mode(self, dim, keepdim)
 
