@@ -24,7 +24,8 @@ from lamina.io.checkpoint import atomic_write
 from lamina.io.checkpoint import read as read_checkpoint
 from lamina.train import callbacks as cb
 from lamina.train.job import Run, build, resume_checkpoint
-from lamina.train.jobfile import Job, read_yaml
+from lamina.train.job_yaml import read_yaml
+from lamina.train.jobfile import Job
 from lamina.train.trainer import Trainer
 
 

@@ -64,7 +64,8 @@ YAML_PAGES = [p for p in PAGES if _blocks(p, "yaml")]
 @pytest.mark.parametrize("page", YAML_PAGES, ids=_ids(YAML_PAGES))
 def test_a_page_s_yaml_blocks_parse_and_jobs_validate(page) -> None:
     yaml = pytest.importorskip("yaml")
-    from lamina.train.jobfile import read_yaml, validate
+    from lamina.train.job_yaml import read_yaml
+    from lamina.train.jobfile import validate
 
     for text in _blocks(page, "yaml"):
         value = read_yaml(text)

@@ -13,16 +13,14 @@ from lamina.train.algorithms import (
 from lamina.train.callbacks import (
     Callback,
     Checkpoint,
-    CSVLogger,
     EarlyStopping,
     GradientClipping,
     LRSchedule,
     NaNGuard,
     NonFiniteError,
-    PlotCurves,
-    ProgressBar,
     Trigger,
 )
+from lamina.train.logging_callbacks import CSVLogger, PlotCurves, ProgressBar
 from lamina.train.losses import register_metric
 from lamina.train.tensorboard import TensorBoardLogger
 from lamina.train.trainer import Trainer

@@ -25,7 +25,7 @@ from lamina.nn.registry import from_config
 from lamina.random import manual_seed
 from lamina.schema import ConfigError
 from lamina.train import callbacks as cb
-from lamina.train import tensorboard
+from lamina.train import logging_callbacks, tensorboard
 from lamina.train.algorithms import Algorithm
 from lamina.train.jobfile import Job, layer_config_path
 from lamina.train.trainer import Trainer
@@ -210,12 +210,12 @@ def callbacks(job: Job, optimizer: Any, directory: Path) -> list[cb.Callback]:
     if t.early_stopping is not None:
         out.append(cb.EarlyStopping(**t.early_stopping))
     if t.progress:
-        out.append(cb.ProgressBar())
+        out.append(logging_callbacks.ProgressBar())
     if t.tensorboard and tensorboard.available():
         out.append(tensorboard.TensorBoardLogger(directory / "tensorboard"))
     return out + [
-        cb.CSVLogger(directory / "metrics.csv"),
-        cb.PlotCurves(directory / "curves.png"),
+        logging_callbacks.CSVLogger(directory / "metrics.csv"),
+        logging_callbacks.PlotCurves(directory / "curves.png"),
         cb.Checkpoint(directory / "checkpoints", cb.Trigger(t.checkpoint_every,
                                                              t.checkpoint_unit),
                       t.keep_best, t.keep_best_mode),
