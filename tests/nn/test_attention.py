@@ -186,7 +186,7 @@ def test_classes_on_the_last_axis_point_to_sequence_cross_entropy() -> None:
 
 
 def test_sampling_a_stateless_model_reads_the_last_window_again_each_step() -> None:
-    from lamina.cli import generate
+    from lamina.cli_commands import generate
 
     lm.manual_seed(0)
     model = nn.Sequential(nn.Embedding(6, 8), nn.PositionalEncoding(8, max_len=4, batch_first=True),
