@@ -27,9 +27,10 @@ from lamina.functions.tensor_methods.slicing import SlicingMethods
 from lamina.functions.tensor_methods.special import SpecialMethods
 from lamina.functions.tensor_methods.statistics import StatisticsMethods
 from lamina.functions.tensor_methods.storage import StorageMethods
+from lamina.functions.tensor_methods.to_python import PythonMethods
 
 GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
-          ReduceMethods, ConvertMethods, InplaceMethods, CompositeMethods,
+          ReduceMethods, ConvertMethods, PythonMethods, InplaceMethods, CompositeMethods,
           SlicingMethods, StatisticsMethods, MemoryMethods, SpecialMethods, GammaMethods,
           ProductMethods, InplaceViewMethods, ScatterMethods, LinalgMethods, StorageMethods)
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lamina.functions.tensor_methods.convert import _inplace
+from lamina.functions.tensor_methods.inplace import _inplace
 
 
 class GammaMethods:

@@ -1,8 +1,8 @@
-"""The rest of PyTorch's in-place methods: the `_` form of every elementwise op, compare
-and cumulative op that has one, and the in-place random fills (`random_`,
-`exponential_`, ...). Each is its out-of-place op written into the tensor through
-`Tensor._inplace` (convert.py), so version counters, the graph and the leaf rule hold
-as for `add_`."""
+"""PyTorch's in-place methods: fills and copies (`zero_`, `fill_`, `copy_`, the random
+fills), and the `_` form of every elementwise, compare and cumulative op that has one.
+Each is its out-of-place op written into the tensor through `Tensor._inplace`, which
+keeps PyTorch's rules: version counters, the graph, and no writes to a leaf that
+requires grad."""
 
 from __future__ import annotations
 
@@ -10,7 +10,22 @@ from typing import Any
 
 import numpy as np
 
-from lamina.functions.tensor_methods.convert import _inplace
+
+def _inplace(name: str, example: str = "",
+             tensor: str = "lm.tensor([[0.5, 0.75], [0.2, 0.25]])") -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._inplace(lambda t: getattr(t, name)(*args, **kwargs))
+    method.__name__ = name + "_"
+    method.__doc__ = (f"`{name}({example})` written into this tensor's memory; returns self.\n\n"
+                      f"Example:\n    >>> x = {tensor}\n"
+                      f"    >>> x.{name}_({example}) is x\n    True")
+    return method
+
+
+def _zero_link(t: Any) -> Any:
+    """0, or t * 0 where t is in the graph: an overwritten tensor still hands its history
+    a gradient (of zeros), as PyTorch's fill_ and copy_ do."""
+    return t * 0 if t.requires_grad else 0
 
 
 def _fill(name: str, doc: str, draw: Any) -> Any:
@@ -32,6 +47,95 @@ def _random(rng: Any, shape: Any, low: int = 0, high: int | None = None) -> Any:
 
 class InplaceMethods:
     __slots__ = ()
+
+    def zero_(self) -> Any:
+        """Fill with zeros, in place.
+
+        Examples:
+            >>> lm.ones(2).zero_()
+            tensor([0., 0.])
+        """
+        return self.fill_(0)
+
+    def fill_(self, value: Any) -> Any:
+        """Fill with `value` (a number or 0-d tensor), in place.
+
+        Examples:
+            >>> lm.zeros(2).fill_(3.0)
+            tensor([3., 3.])
+        """
+        if hasattr(value, "array"):  # a 0-d tensor: its gradient is the sum of ours
+            return self.copy_(value)
+        return self._write_constant(np.full(self.shape, value))
+
+    def copy_(self, src: Any, non_blocking: bool = False) -> Any:
+        """Copy src's values (broadcast, cast) into this tensor; gradients flow to src.
+
+        Examples:
+            >>> lm.zeros(2, 2).copy_(lm.tensor([1.0, 2.0]))
+            tensor([[1., 2.],
+                    [1., 2.]])
+        """
+        from lamina.functions.operands import cast
+
+        def copied(t: Any) -> Any:
+            s = src if hasattr(src, "array") else type(t)(np.asarray(src))
+            return cast(s, t.dtype).expand(tuple(t.shape)) + _zero_link(t)
+        return self._inplace(copied)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
+        """Fill with normal draws, in place.
+
+        Examples:
+            >>> lm.empty(3).normal_(0, 1).shape
+            lamina.Size([3])
+        """
+        from lamina.random import numpy_rng
+
+        draws = numpy_rng(generator).standard_normal(self.shape) * std + mean
+        return self._write_constant(draws)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Any:
+        """Fill with uniform draws from [a, b), in place.
+
+        Examples:
+            >>> bool((lm.empty(3).uniform_(0, 1) < 1).all())
+            True
+        """
+        from lamina.random import numpy_rng
+
+        return self._write_constant(numpy_rng(generator).uniform(a, b, self.shape))
+
+    def bernoulli_(self, p: float = 0.5, *, generator: Any = None) -> Any:
+        """Fill with 1 (probability p) or 0, in place.
+
+        Examples:
+            >>> lm.empty(3).bernoulli_(0.5).shape
+            lamina.Size([3])
+        """
+        from lamina.random import numpy_rng
+
+        return self._write_constant(numpy_rng(generator).random(self.shape) < p)
+
+    def _write_constant(self, values: Any) -> Any:
+        return self._inplace(lambda t: type(t)(np.asarray(values, t.dtype)) + _zero_link(t))
+
+    add_, sub_, mul_, div_ = (_inplace(n, "2") for n in ("add", "sub", "mul", "div"))
+    pow_, fmod_, remainder_ = (_inplace(n, "2") for n in ("pow", "fmod", "remainder"))
+    clamp_, clip_ = _inplace("clamp", "0.3, 0.6"), _inplace("clip", "0.3, 0.6")
+    neg_, abs_, exp_, log_, sqrt_ = (_inplace(n) for n in ("neg", "abs", "exp", "log", "sqrt"))
+    sigmoid_, tanh_, relu_ = (_inplace(n) for n in ("sigmoid", "tanh", "relu"))
+    floor_, ceil_, round_, trunc_ = (_inplace(n) for n in ("floor", "ceil", "round", "trunc"))
+    masked_fill_ = _inplace("masked_fill", "x > 0.3, 0.0")
+    index_fill_ = _inplace("index_fill", "1, lm.tensor([0]), 0.0")
+    index_add_ = _inplace("index_add", "0, lm.tensor([1]), x[:1]")
+    scatter_ = _inplace("scatter", "1, lm.tensor([[1], [0]]), 9.0")
+    scatter_add_ = _inplace("scatter_add", "1, lm.tensor([[1], [0]]), x[:, :1]")
+    lerp_ = _inplace("lerp", "x.flip(0), 0.5")
+    addmm_, square_, reciprocal_ = (_inplace("addmm", "x, x"), _inplace("square"),
+                                    _inplace("reciprocal"))
+    tril_, triu_ = _inplace("tril"), _inplace("triu")
+
 
     for _name, _example in [
             *((n, "") for n in ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.functions.tensor_methods.convert import _inplace
+from lamina.functions.tensor_methods.inplace import _inplace
 
 
 def _plus_scaled(self: Any, product: Any, beta: float, alpha: float) -> Any:

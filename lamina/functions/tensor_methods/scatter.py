@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from lamina import return_types
-from lamina.functions.tensor_methods.convert import _inplace
+from lamina.functions.tensor_methods.inplace import _inplace
 from lamina.functions.tensor_methods.shared import constant, where
 
 

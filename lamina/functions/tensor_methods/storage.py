@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.functions.tensor_methods.convert import _inplace
+from lamina.functions.tensor_methods.inplace import _inplace
 from lamina.functions.tensor_methods.shared import constant
 
 _INDEX_REDUCES = ("prod", "mean", "amax", "amin")
