@@ -8,6 +8,7 @@ inherited them (none uses `super()`).
 from __future__ import annotations
 
 from lamina.autograd.tensor import Tensor
+from lamina.functions.tensor_methods.activations import ActivationMethods
 from lamina.functions.tensor_methods.compare import CompareMethods
 from lamina.functions.tensor_methods.composite import CompositeMethods
 from lamina.functions.tensor_methods.convert import ConvertMethods
@@ -29,7 +30,8 @@ from lamina.functions.tensor_methods.statistics import StatisticsMethods
 from lamina.functions.tensor_methods.storage import StorageMethods
 from lamina.functions.tensor_methods.to_python import PythonMethods
 
-GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, CompareMethods,
+GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, ActivationMethods,
+          CompareMethods,
           ReduceMethods, ConvertMethods, PythonMethods, InplaceMethods, CompositeMethods,
           SlicingMethods, StatisticsMethods, MemoryMethods, SpecialMethods, GammaMethods,
           ProductMethods, InplaceViewMethods, ScatterMethods, LinalgMethods, StorageMethods)

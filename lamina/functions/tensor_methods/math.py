@@ -1,5 +1,7 @@
-"""Tensor methods for elementwise math, products and comparisons (PyTorch's names); the
-ops are in `lamina.functions` (math, elementwise, activation, linalg)."""
+"""Tensor methods for elementwise math (PyTorch's names): arithmetic, exp, log and the
+other unary functions, rounding, clamp, maximum, where. The ops are in `lamina.functions`
+(math, unary, elementwise); matrix products are in .products, activations in
+.activations, comparisons in .compare."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ def _step(name: str) -> Any:
 
 
 class MathMethods:
-    """add, sub, mul, div, pow, exp, log, sin, clamp, matmul, eq, isnan, softmax, ..."""
+    """add, sub, mul, div, pow, exp, log, sin, floor, round, clamp, maximum, ..."""
 
     __slots__ = ()
 
@@ -183,61 +185,6 @@ class MathMethods:
 
         return round(self, decimals)
 
-    def sigmoid(self) -> Any:
-        """1 / (1 + e ** -self), computed without overflow.
-
-        Examples:
-            >>> lm.tensor([0.0]).sigmoid()
-            tensor([0.5000])
-        """
-        from lamina.functions.activation import sigmoid
-
-        return sigmoid(self)
-
-    def tanh(self) -> Any:
-        """The hyperbolic tangent, elementwise.
-
-        Examples:
-            >>> lm.tensor([0.0]).tanh()
-            tensor([0.])
-        """
-        from lamina.functions.activation import tanh
-
-        return tanh(self)
-
-    def relu(self) -> Any:
-        """max(self, 0); the gradient at 0 is 0.
-
-        Examples:
-            >>> lm.tensor([-1.0, 2.0]).relu()
-            tensor([0., 2.])
-        """
-        from lamina.functions.activation import relu
-
-        return relu(self)
-
-    def softmax(self, dim: int, dtype: Any = None) -> Any:
-        """exp(x) / sum(exp(x)) along `dim`.
-
-        Examples:
-            >>> lm.zeros(1, 4).softmax(dim=1)
-            tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
-        """
-        from lamina.functions.activation_softmax import softmax
-
-        return softmax(self if dtype is None else self.to(dtype), dim)
-
-    def log_softmax(self, dim: int, dtype: Any = None) -> Any:
-        """log(softmax(x)) along `dim`, computed stably.
-
-        Examples:
-            >>> lm.zeros(1, 2).log_softmax(1).exp()
-            tensor([[0.5000, 0.5000]])
-        """
-        from lamina.functions.activation_softmax import log_softmax
-
-        return log_softmax(self if dtype is None else self.to(dtype), dim)
-
     def fmod(self, other: Any) -> Any:
         """Remainder with the sign of self.
 
@@ -330,87 +277,3 @@ class MathMethods:
         from lamina.functions.math import where
 
         return where(condition, self, other)
-
-    def matmul(self, other: Any) -> Any:
-        """The matrix product with broadcasting (`@`).
-
-        Examples:
-            >>> lm.ones(2, 3).matmul(lm.ones(3, 4)).shape
-            lamina.Size([2, 4])
-        """
-        from lamina.functions.product import matmul
-
-        return matmul(self, other)
-
-    def mm(self, other: Any) -> Any:
-        """The product of two matrices.
-
-        Examples:
-            >>> lm.eye(2).mm(lm.ones(2, 2))
-            tensor([[1., 1.],
-                    [1., 1.]])
-        """
-        from lamina.functions.linalg import mm
-
-        return mm(self, other)
-
-    def bmm(self, other: Any) -> Any:
-        """Batched matrix products of two 3-d tensors.
-
-        Examples:
-            >>> lm.ones(5, 2, 3).bmm(lm.ones(5, 3, 4)).shape
-            lamina.Size([5, 2, 4])
-        """
-        from lamina.functions.linalg import bmm
-
-        return bmm(self, other)
-
-    def mv(self, vec: Any) -> Any:
-        """A matrix times a vector.
-
-        Examples:
-            >>> lm.eye(2).mv(lm.tensor([1.0, 2.0]))
-            tensor([1., 2.])
-        """
-        from lamina.functions.linalg import mv
-
-        return mv(self, vec)
-
-    def dot(self, other: Any) -> Any:
-        """The inner product of two vectors.
-
-        Examples:
-            >>> lm.tensor([1.0, 2.0]).dot(lm.tensor([3.0, 4.0]))
-            tensor(11.)
-        """
-        from lamina.functions.linalg import dot
-
-        return dot(self, other)
-
-    def outer(self, other: Any) -> Any:
-        """The outer product of two vectors.
-
-        Examples:
-            >>> lm.tensor([1, 2]).outer(lm.tensor([1, 10]))
-            tensor([[ 1, 10],
-                    [ 2, 20]])
-        """
-        from lamina.functions.linalg import outer
-
-        return outer(self, other)
-
-    ger = outer
-
-    def addmm(self, mat1: Any, mat2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
-        """beta * self + alpha * (mat1 @ mat2).
-
-        Examples:
-            >>> lm.ones(2, 2).addmm(lm.eye(2), lm.eye(2), beta=0.5)
-            tensor([[1.5000, 0.5000],
-                    [0.5000, 1.5000]])
-        """
-        from lamina.functions.linalg import addmm
-
-        return addmm(self, mat1, mat2, beta=beta, alpha=alpha)
-
-    # comparisons (the operators are on Tensor itself)

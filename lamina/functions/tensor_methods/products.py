@@ -1,5 +1,6 @@
-"""The fused-looking products PyTorch names (addmv, addr, addbmm, baddbmm), matrix_power,
-and the statistics of rows as methods (cov, corrcoef), each built from existing ops."""
+"""Products as Tensor methods: matmul, mm, bmm, mv, dot, outer (ger) and addmm; the
+fused-looking products PyTorch names (addmv, addr, addbmm, baddbmm), matrix_power, and
+the statistics of rows as methods (cov, corrcoef), each built from existing ops."""
 
 from __future__ import annotations
 
@@ -18,6 +19,88 @@ def _plus_scaled(self: Any, product: Any, beta: float, alpha: float) -> Any:
 
 class ProductMethods:
     __slots__ = ()
+
+    def matmul(self, other: Any) -> Any:
+        """The matrix product with broadcasting (`@`).
+
+        Examples:
+            >>> lm.ones(2, 3).matmul(lm.ones(3, 4)).shape
+            lamina.Size([2, 4])
+        """
+        from lamina.functions.product import matmul
+
+        return matmul(self, other)
+
+    def mm(self, other: Any) -> Any:
+        """The product of two matrices.
+
+        Examples:
+            >>> lm.eye(2).mm(lm.ones(2, 2))
+            tensor([[1., 1.],
+                    [1., 1.]])
+        """
+        from lamina.functions.linalg import mm
+
+        return mm(self, other)
+
+    def bmm(self, other: Any) -> Any:
+        """Batched matrix products of two 3-d tensors.
+
+        Examples:
+            >>> lm.ones(5, 2, 3).bmm(lm.ones(5, 3, 4)).shape
+            lamina.Size([5, 2, 4])
+        """
+        from lamina.functions.linalg import bmm
+
+        return bmm(self, other)
+
+    def mv(self, vec: Any) -> Any:
+        """A matrix times a vector.
+
+        Examples:
+            >>> lm.eye(2).mv(lm.tensor([1.0, 2.0]))
+            tensor([1., 2.])
+        """
+        from lamina.functions.linalg import mv
+
+        return mv(self, vec)
+
+    def dot(self, other: Any) -> Any:
+        """The inner product of two vectors.
+
+        Examples:
+            >>> lm.tensor([1.0, 2.0]).dot(lm.tensor([3.0, 4.0]))
+            tensor(11.)
+        """
+        from lamina.functions.linalg import dot
+
+        return dot(self, other)
+
+    def outer(self, other: Any) -> Any:
+        """The outer product of two vectors.
+
+        Examples:
+            >>> lm.tensor([1, 2]).outer(lm.tensor([1, 10]))
+            tensor([[ 1, 10],
+                    [ 2, 20]])
+        """
+        from lamina.functions.linalg import outer
+
+        return outer(self, other)
+
+    ger = outer
+
+    def addmm(self, mat1: Any, mat2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
+        """beta * self + alpha * (mat1 @ mat2).
+
+        Examples:
+            >>> lm.ones(2, 2).addmm(lm.eye(2), lm.eye(2), beta=0.5)
+            tensor([[1.5000, 0.5000],
+                    [0.5000, 1.5000]])
+        """
+        from lamina.functions.linalg import addmm
+
+        return addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
     def addmv(self, mat: Any, vec: Any, *, beta: float = 1, alpha: float = 1) -> Any:
         """beta * self + alpha * (mat @ vec); with beta 0, self is ignored (NaN included).
