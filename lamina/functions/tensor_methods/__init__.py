@@ -20,6 +20,7 @@ from lamina.functions.tensor_methods.linalg_methods import LinalgMethods
 from lamina.functions.tensor_methods.math import MathMethods
 from lamina.functions.tensor_methods.memory import MemoryMethods
 from lamina.functions.tensor_methods.operators import OperatorMethods
+from lamina.functions.tensor_methods.pieces import PieceMethods
 from lamina.functions.tensor_methods.products import ProductMethods
 from lamina.functions.tensor_methods.reduce import ReduceMethods
 from lamina.functions.tensor_methods.scatter import ScatterMethods
@@ -30,11 +31,11 @@ from lamina.functions.tensor_methods.statistics import StatisticsMethods
 from lamina.functions.tensor_methods.storage import StorageMethods
 from lamina.functions.tensor_methods.to_python import PythonMethods
 
-GROUPS = (OperatorMethods, ShapeMethods, IndexMethods, MathMethods, ActivationMethods,
-          CompareMethods,
-          ReduceMethods, ConvertMethods, PythonMethods, InplaceMethods, CompositeMethods,
-          SlicingMethods, StatisticsMethods, MemoryMethods, SpecialMethods, GammaMethods,
-          ProductMethods, InplaceViewMethods, ScatterMethods, LinalgMethods, StorageMethods)
+GROUPS = (OperatorMethods, ShapeMethods, PieceMethods, IndexMethods, MathMethods,
+          ActivationMethods, CompareMethods, ReduceMethods, ConvertMethods, PythonMethods,
+          InplaceMethods, CompositeMethods, SlicingMethods, StatisticsMethods,
+          MemoryMethods, SpecialMethods, GammaMethods, ProductMethods, InplaceViewMethods,
+          ScatterMethods, LinalgMethods, StorageMethods)
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}
 
 
