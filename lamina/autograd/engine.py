@@ -17,6 +17,21 @@ import numpy as np
 
 from lamina import state
 from lamina.autograd import higher_order
+from lamina.autograd.backward_call import (
+    call_backward,
+    checked_backward,
+    checked_grad,
+    edge,
+    empty_slots,
+)
+from lamina.autograd.delivery import (
+    after_accumulating,
+    capture_outputs,
+    deliver,
+    post_hooked,
+    run_output_hooks,
+)
+from lamina.autograd.function import check_versions
 from lamina.autograd.tensor import Tensor
 from lamina.backend import is_array
 from lamina.errors import ShapeError
@@ -138,7 +153,7 @@ def _count_leaf_uses(start: Function) -> dict[int, int]:
         for x, need in zip(f.inputs, f.needs_input_grad):
             if not need:
                 continue
-            creator = x.creator if x._extra is None else _edge(x, f)[0]
+            creator = x.creator if x._extra is None else edge(x, f)[0]
             if creator is None:
                 pending[id(x)] = pending.get(id(x), 0) + 1
             elif creator not in seen:
@@ -187,14 +202,14 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
         gy = grad if isinstance(grad, Tensor) else Tensor(gy)
     given: set[int] = {id(gy)}
     if root.creator is None:
-        _deliver(root, gy, given, only, found)
-        _after_accumulating([root] if _hooked(root, only, found) else [])
+        deliver(root, gy, given, only, found)
+        after_accumulating([root] if post_hooked(root, only, found) else [])
         yield root
         return
     hooked: dict[int, Tensor] = {}  # leaves with post-accumulate hooks that got a gradient
     # Pending gradients, per Function, one slot per output. Keyed by the Function (kept
     # alive here), not by the output tensors, which may be gone by the time it runs.
-    grads: dict[Function, list[Any]] = {root.creator: _slots(root.creator)}
+    grads: dict[Function, list[Any]] = {root.creator: empty_slots(root.creator)}
     grads[root.creator][root.output_index] = gy
     order = itertools.count()
     heap = [(-root.creator.generation, next(order), root.creator)]
@@ -202,28 +217,28 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
         f = heapq.heappop(heap)[2]
         gys = grads.pop(f)
         if "tensor_hooks" in f.__dict__:
-            _run_output_hooks(f, gys)
+            run_output_hooks(f, gys)
         if found is not None:
-            _capture_outputs(f, gys, only, found)
+            capture_outputs(f, gys, only, found)
             if stop is not None and f in stop:
                 continue
         if f.saved_mask or f.saved_outputs:
-            _check_versions(f)
-        call = higher_order.call_backward if graph else _call_backward
-        gxs = _checked_backward(f, gys, call) if state.anomaly else call(f, gys)
+            check_versions(f)
+        call = higher_order.call_backward if graph else call_backward
+        gxs = checked_backward(f, gys, call) if state.anomaly else call(f, gys)
         # Edges as they were when f ran: a tensor written in place since has a new creator,
         # which only the ops after the write may reach.
         for x, gx, need in zip(f.inputs, gxs, f.needs_input_grad):
             if not need:
                 continue
-            gx = _checked_grad(f, x, gx)
+            gx = checked_grad(f, x, gx)
             if x._extra is None:
                 creator, i = x.creator, x.output_index
             else:
-                creator, i = _edge(x, f)
+                creator, i = edge(x, f)
             if creator is None:
-                _deliver(x, gx, given, only, found)
-                if _hooked(x, only, found):
+                deliver(x, gx, given, only, found)
+                if post_hooked(x, only, found):
                     hooked[id(x)] = x
                 if pending is not None:
                     pending[id(x)] -= 1
@@ -232,189 +247,9 @@ def _run(root: Tensor, grad: Any, retain_graph: bool, pending: dict[int, int] | 
                 continue
             slots = grads.get(creator)
             if slots is None:
-                slots = grads[creator] = _slots(creator)
+                slots = grads[creator] = empty_slots(creator)
                 heapq.heappush(heap, (-creator.generation, next(order), creator))
             slots[i] = gx if slots[i] is None else slots[i] + gx
         if not (retain_graph or graph):
             f.release()
-    _after_accumulating(list(hooked.values()))
-
-
-def _hooked(x: Tensor, only: set[Any] | None, found: dict[Any, Any] | None) -> bool:
-    """Whether leaf x has post-accumulate hooks and this backward wrote its .grad."""
-    return (x._extra is not None and "post_accumulate_hooks" in x._extra and found is None
-            and (only is None or id(x) in only))
-
-
-def _after_accumulating(leaves: list[Tensor]) -> None:
-    """Each leaf's post-accumulate hooks, once per backward, its gradient complete (the
-    sum over every path to it), as PyTorch calls them."""
-    for x in leaves:
-        for hook in list(x._extra["post_accumulate_hooks"]):
-            hook(x)
-
-
-def _edge(x: Tensor, f: Function) -> tuple[Any, int]:
-    """(creator, output slot) of input x as f read it: where x stood in the graph before
-    the first in-place write after f ran, or where it stands now."""
-    for write, creator, i, _ in x._extra.get("past", ()):
-        if f.seq < write:
-            return creator, i
-    return x.creator, x.output_index
-
-
-def _shape_seen(x: Tensor, f: Function) -> tuple[int, ...]:
-    """x's shape when f read it: an in-place view op (unsqueeze_) may have changed it."""
-    if x._extra is not None:
-        for write, _, _, shape in x._extra.get("past", ()):
-            if f.seq < write:
-                return shape
-    return x.array.shape
-
-
-def _slots(f: Function) -> list[Any]:
-    if f.released:
-        raise RuntimeError(
-            f"backward: {f.name} was already backpropagated and its saved arrays freed; "
-            "call backward(retain_graph=True) the first time to go through a graph twice"
-        )
-    return [None] * f.n_outputs
-
-
-def _checked_backward(f: Function, gys: list[Any], call: Any) -> tuple[Any, ...]:
-    """call(f, gys) under anomaly detection: a failure or a NaN shows f's forward line."""
-    from lamina.autograd import anomaly
-
-    try:
-        gxs = call(f, gys)
-    except Exception:
-        anomaly.report(f)
-        raise
-    anomaly.check(f, gxs)
-    return gxs
-
-
-def _call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
-    for i, gy in enumerate(gys):
-        if gy is None:  # an output nobody used still needs a gradient: zeros
-            gys[i] = np.zeros(*f.output_meta[i])
-    if state.profiler is None:
-        gxs = f.backward(*gys)
-    else:
-        gxs = state.profiler.run(f.name(), f.backward, gys)
-    if not isinstance(gxs, tuple):
-        gxs = (gxs,)
-    if len(gxs) != len(f.inputs):
-        raise RuntimeError(
-            f"{f.name}.backward returned {len(gxs)} gradients; expected {len(f.inputs)}, one "
-            "per input (None where needs_input_grad is False)"
-        )
-    return gxs
-
-
-def _checked_grad(f: Function, x: Tensor, gx: Any) -> Any:
-    """The gradient for input x, in x's dtype: an op that promoted its float inputs (float32
-    with float64) computed in the wider one, and each input gets its gradient back in its
-    own dtype, as PyTorch's autograd gives it."""
-    if gx is None:
-        raise RuntimeError(f"{f.name}.backward returned None for an input that requires grad")
-    want, shape = x.array.dtype, _shape_seen(x, f)
-    if gx.shape == shape and gx.dtype != want and gx.dtype.kind == want.kind == "f":
-        return gx.astype(want)
-    if gx.shape != shape or gx.dtype != want:
-        raise ShapeError(
-            f"{f.name}.backward: gradient does not match its input; expected shape "
-            f"{shape} dtype {want}, got shape {tuple(gx.shape)} dtype {gx.dtype}"
-        )
-    return gx
-
-
-def _deliver(x: Tensor, gx: Any, given: set[int], only: set[Any] | None,
-             found: dict[Any, Any] | None) -> None:
-    """Hand a leaf its gradient: through its hooks, then into .grad (or `found`)."""
-    if x._extra is not None and x._extra.get("hooks"):
-        gx = _apply_hooks(x._extra["hooks"], gx)
-    if only is not None and id(x) not in only:
-        return
-    if found is not None:
-        prev = found.get(id(x))
-        found[id(x)] = gx if prev is None else prev + gx
-        return
-    accumulate_grad(x, gx, given)
-
-
-def accumulate_grad(x: Tensor, gx: Any, given: set[int]) -> None:
-    """Add gx to a leaf's .grad; `given` holds ids of arrays already handed to a leaf."""
-    # A leaf must own its .grad, since optimizers and clipping update grads in place: an
-    # op may hand one array to several inputs (add returns gy twice) or return a view.
-    g = x._grad
-    if isinstance(gx, Tensor):  # create_graph: .grad keeps the gradient's graph
-        if g is None and id(gx) in given:
-            gx = gx.clone()
-        x._grad = gx if g is None else g + gx
-        given.add(id(x._grad))
-        return
-    if g is None:
-        if id(gx) in given or not gx.flags.owndata:
-            gx = gx.copy()
-        x._grad = Tensor(gx)
-        given.add(id(gx))
-    else:
-        x._grad = Tensor(g.array + gx)
-
-
-def _apply_hooks(hooks: list[Any], g: Any) -> Any:
-    """g through the hooks: an array, or a Tensor under create_graph."""
-    graph = isinstance(g, Tensor)
-    for hook in list(hooks):
-        out = hook(g if graph else Tensor(g))
-        if out is None:
-            continue
-        if graph:
-            g = out if isinstance(out, Tensor) else Tensor(np.asarray(out))
-        else:
-            g = out.array if isinstance(out, Tensor) else np.asarray(out)
-    return g
-
-
-def _run_output_hooks(f: Function, gys: list[Any]) -> None:
-    """Hooks registered on f's outputs (register_hook, retain_grad) see their gradients."""
-    for i, hooks in f.tensor_hooks.items():
-        if gys[i] is not None and hooks:
-            gys[i] = _apply_hooks(hooks, gys[i])
-
-
-def _capture_outputs(f: Function, gys: list[Any], only: set[Any], found: dict[Any, Any]
-                     ) -> None:
-    """autograd.grad: keep the gradients of the asked-for outputs of f, summed over the
-    outputs differentiated (one walk each)."""
-    for i, gy in enumerate(gys):
-        if (f, i) in only and gy is not None:
-            prev = found.get((f, i))
-            found[(f, i)] = gy if prev is None else prev + gy
-
-
-def _check_versions(f: Function) -> None:
-    """Refuse to run backward on arrays changed in place since the op saved them."""
-    mask, i = f.saved_mask, 0
-    while mask:
-        vc = f.inputs[i]._vc if mask & 1 else None
-        if vc is not None:  # None: never written nor viewed, so unchanged
-            at = f.saved_at
-            noted = next((at[k + 1] for k in range(0, len(at), 2) if at[k] == i), 0)
-            if vc[0] != noted:
-                _changed(f, f"input {i} (shape {tuple(f.inputs[i].shape)})", vc[0], noted)
-        mask >>= 1
-        i += 1
-    for vc in f.saved_outputs:
-        if vc[0] != 0:
-            _changed(f, "an output", vc[0], 0)
-
-
-def _changed(f: Function, what: str, now: int, then: int) -> None:
-    raise RuntimeError(
-        f"one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: {what} of {f.name} is at version {now}; expected version "
-        f"{then} instead. Use the out-of-place op (x = x + y, not x += y), or .clone() the "
-        f"tensor before changing it"
-    )
+    after_accumulating(list(hooked.values()))

@@ -242,3 +242,29 @@ def _no_scalars(ys: Any) -> Any:
     if isinstance(ys, tuple):
         return tuple([np.asarray(y) if isinstance(y, np.generic) else y for y in ys])
     return np.asarray(ys) if isinstance(ys, np.generic) else ys
+
+
+def check_versions(f: Function) -> None:
+    """Refuse to run backward on arrays changed in place since the op saved them."""
+    mask, i = f.saved_mask, 0
+    while mask:
+        vc = f.inputs[i]._vc if mask & 1 else None
+        if vc is not None:  # None: never written nor viewed, so unchanged
+            at = f.saved_at
+            noted = next((at[k + 1] for k in range(0, len(at), 2) if at[k] == i), 0)
+            if vc[0] != noted:
+                _changed(f, f"input {i} (shape {tuple(f.inputs[i].shape)})", vc[0], noted)
+        mask >>= 1
+        i += 1
+    for vc in f.saved_outputs:
+        if vc[0] != 0:
+            _changed(f, "an output", vc[0], 0)
+
+
+def _changed(f: Function, what: str, now: int, then: int) -> None:
+    raise RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: {what} of {f.name} is at version {now}; expected version "
+        f"{then} instead. Use the out-of-place op (x = x + y, not x += y), or .clone() the "
+        f"tensor before changing it"
+    )

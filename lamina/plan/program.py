@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.autograd.engine import accumulate_grad
+from lamina.autograd.delivery import accumulate_grad
 from lamina.plan.buffers import assign_slots
 from lamina.plan.emit import emit
 from lamina.plan.graph import prune, toposort

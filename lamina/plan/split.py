@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from lamina import parallel
-from lamina.autograd.engine import accumulate_grad
+from lamina.autograd.delivery import accumulate_grad
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
 from lamina.parallel import blas_single_threaded
