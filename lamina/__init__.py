@@ -52,7 +52,6 @@ from lamina.compiler import (
 from lamina.creation import (
     arange,
     as_tensor,
-    bernoulli,
     empty,
     empty_like,
     eye,
@@ -61,10 +60,15 @@ from lamina.creation import (
     full_like,
     linspace,
     logspace,
-    multinomial,
-    normal,
     ones,
     ones_like,
+    zeros,
+    zeros_like,
+)
+from lamina.creation_random import (
+    bernoulli,
+    multinomial,
+    normal,
     rand,
     rand_like,
     randint,
@@ -72,8 +76,6 @@ from lamina.creation import (
     randn,
     randn_like,
     randperm,
-    zeros,
-    zeros_like,
 )
 from lamina.dtypes import (
     Size,

@@ -1,8 +1,8 @@
-"""Tensor creation with PyTorch's signatures: zeros, ones, full, arange, rand, randn, ...
+"""Tensor creation with PyTorch's signatures: zeros, ones, full, eye, arange, linspace,
+the *_like forms, as_tensor, from_numpy. Random tensors are in lamina.creation_random.
 
 Sizes come as `zeros(2, 3)` or `zeros((2, 3))`; `dtype=`, `device=` and `requires_grad=`
-are keywords. Floating-point results take the default dtype (float32); random draws come
-from the default generator or `generator=`, so `lamina.manual_seed` repeats them.
+are keywords. Floating-point results take the default dtype (float32).
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import numpy as np
 
 from lamina import dtypes
 from lamina.autograd.tensor import Tensor
-from lamina.random import numpy_rng
 
 
-def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
+def size_of(size: tuple[Any, ...]) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for s in size:
@@ -27,12 +26,12 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(s) for s in size)
 
 
-def _new(arr: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
+def new_leaf(arr: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
     dtypes.check_device(device)
     return Tensor(arr, requires_grad=requires_grad)
 
 
-def _float(dtype: Any) -> np.dtype:
+def float_dtype(dtype: Any) -> np.dtype:
     return dtypes.resolve(dtype) or dtypes.get_default_dtype()
 
 
@@ -44,7 +43,7 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         >>> lm.zeros(2, 3).shape
         lamina.Size([2, 3])
     """
-    return _new(np.zeros(_size(size), _float(dtype)), device, requires_grad)
+    return new_leaf(np.zeros(size_of(size), float_dtype(dtype)), device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -55,7 +54,7 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
         >>> lm.ones(2, dtype=lm.int64)
         tensor([1, 1])
     """
-    return _new(np.ones(_size(size), _float(dtype)), device, requires_grad)
+    return new_leaf(np.ones(size_of(size), float_dtype(dtype)), device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -80,7 +79,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
         tensor([7, 7])
     """
     d = dtypes.resolve(dtype) or dtypes.result_type(fill_value, fill_value)
-    return _new(np.full(_size((size,)), fill_value, d), device, requires_grad)
+    return new_leaf(np.full(size_of((size,)), fill_value, d), device, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -92,7 +91,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         tensor([[1., 0.],
                 [0., 1.]])
     """
-    return _new(np.eye(n, m, dtype=_float(dtype)), device, requires_grad)
+    return new_leaf(np.eye(n, m, dtype=float_dtype(dtype)), device, requires_grad)
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
@@ -114,7 +113,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
     d = dtypes.resolve(dtype) or (dtypes.int64 if is_int else dtypes.get_default_dtype())
     n = max(math.ceil((end - start) / step), 0)
     values = start + np.arange(n, dtype=np.float64 if not is_int else np.int64) * step
-    return _new(values.astype(d), device, requires_grad)
+    return new_leaf(values.astype(d), device, requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
@@ -125,7 +124,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
         >>> lm.linspace(0, 1, 3)
         tensor([0.0000, 0.5000, 1.0000])
     """
-    return _new(np.linspace(start, end, steps).astype(_float(dtype)), device,
+    return new_leaf(np.linspace(start, end, steps).astype(float_dtype(dtype)), device,
                 requires_grad)
 
 
@@ -137,11 +136,11 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
         >>> lm.logspace(0, 2, 3)
         tensor([  1.,  10., 100.])
     """
-    return _new(np.logspace(start, end, steps, base=base).astype(_float(dtype)), device,
+    return new_leaf(np.logspace(start, end, steps, base=base).astype(float_dtype(dtype)), device,
                 requires_grad)
 
 
-def _like(x: Tensor, dtype: Any) -> tuple[tuple[int, ...], np.dtype]:
+def like_shape(x: Tensor, dtype: Any) -> tuple[tuple[int, ...], np.dtype]:
     return tuple(x.shape), dtypes.resolve(dtype) or x.dtype
 
 
@@ -153,8 +152,8 @@ def zeros_like(x: Tensor, *, dtype: Any = None, device: Any = None,
         >>> lm.zeros_like(lm.tensor([1, 2]))
         tensor([0, 0])
     """
-    shape, d = _like(x, dtype)
-    return _new(np.zeros(shape, d), device, requires_grad)
+    shape, d = like_shape(x, dtype)
+    return new_leaf(np.zeros(shape, d), device, requires_grad)
 
 
 def ones_like(x: Tensor, *, dtype: Any = None, device: Any = None,
@@ -165,8 +164,8 @@ def ones_like(x: Tensor, *, dtype: Any = None, device: Any = None,
         >>> lm.ones_like(lm.zeros(2))
         tensor([1., 1.])
     """
-    shape, d = _like(x, dtype)
-    return _new(np.ones(shape, d), device, requires_grad)
+    shape, d = like_shape(x, dtype)
+    return new_leaf(np.ones(shape, d), device, requires_grad)
 
 
 def empty_like(x: Tensor, *, dtype: Any = None, device: Any = None,
@@ -188,162 +187,8 @@ def full_like(x: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
         >>> lm.full_like(lm.zeros(2), 0.5)
         tensor([0.5000, 0.5000])
     """
-    shape, d = _like(x, dtype)
-    return _new(np.full(shape, fill_value, d), device, requires_grad)
-
-
-# -- random ------------------------------------------------------------------------------
-def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False, out: Any = None) -> Tensor:
-    """Uniform draws from [0, 1).
-
-    Examples:
-        >>> lm.rand(2, 3).shape
-        lamina.Size([2, 3])
-    """
-    draws = numpy_rng(generator).random(_size(size))
-    return _new(draws.astype(_float(dtype)), device, requires_grad)
-
-
-def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False, out: Any = None) -> Tensor:
-    """Standard normal draws.
-
-    Examples:
-        >>> lm.randn(4).dtype
-        dtype('float32')
-    """
-    draws = numpy_rng(generator).standard_normal(_size(size))
-    return _new(draws.astype(_float(dtype)), device, requires_grad)
-
-
-def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = None,
-            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Integers drawn uniformly from [low, high) (`randint(high, size)` from [0, high));
-    int64 unless `dtype` says otherwise.
-
-    Examples:
-        >>> lm.randint(0, 10, (2, 2)).dtype
-        dtype('int64')
-    """
-    if size is None:
-        low, high, size = 0, low, high
-    if size is None:
-        raise TypeError("randint: a size is needed, as randint(10, (2, 3))")
-    draws = numpy_rng(generator).integers(low, high, _size((size,)))
-    return _new(draws.astype(dtypes.resolve(dtype) or dtypes.int64), device,
-                requires_grad)
-
-
-def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
-    """A random permutation of 0 .. n-1 (int64).
-
-    Examples:
-        >>> sorted(lm.randperm(4).tolist())
-        [0, 1, 2, 3]
-    """
-    perm = numpy_rng(generator).permutation(n)
-    return _new(perm.astype(dtypes.resolve(dtype) or dtypes.int64), device,
-                requires_grad)
-
-
-def rand_like(x: Tensor, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False, generator: Any = None) -> Tensor:
-    """Uniform [0, 1) draws of x's shape and dtype.
-
-    Examples:
-        >>> lm.rand_like(lm.zeros(3)).shape
-        lamina.Size([3])
-    """
-    shape, d = _like(x, dtype)
-    return rand(shape, dtype=d, device=device, requires_grad=requires_grad,
-                generator=generator)
-
-
-def randn_like(x: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False, generator: Any = None) -> Tensor:
-    """Standard normal draws of x's shape and dtype.
-
-    Examples:
-        >>> lm.randn_like(lm.zeros(3, dtype=lm.float64)).dtype
-        dtype('float64')
-    """
-    shape, d = _like(x, dtype)
-    return randn(shape, dtype=d, device=device, requires_grad=requires_grad,
-                 generator=generator)
-
-
-def randint_like(x: Tensor, low: int, high: Any = None, *, dtype: Any = None,
-                 device: Any = None, requires_grad: bool = False,
-                 generator: Any = None) -> Tensor:
-    """Integers from [low, high) in x's shape and dtype.
-
-    Examples:
-        >>> lm.randint_like(lm.zeros(3), 5).shape
-        lamina.Size([3])
-    """
-    shape, d = _like(x, dtype)
-    if high is None:
-        low, high = 0, low
-    return randint(low, high, shape, dtype=d, device=device, generator=generator)
-
-
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None,
-           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Normal draws: `normal(mean, std, size)` with numbers, or elementwise with tensors of
-    means and/or standard deviations (the result takes their broadcast shape).
-
-    Examples:
-        >>> lm.normal(0.0, 1.0, size=(2, 2)).shape
-        lamina.Size([2, 2])
-        >>> lm.normal(lm.zeros(3), 1.0).shape
-        lamina.Size([3])
-    """
-    m = mean.array if isinstance(mean, Tensor) else mean
-    s = std.array if isinstance(std, Tensor) else std
-    if size is None:
-        if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
-            raise TypeError("normal: give a size with scalar mean and std, as "
-                            "normal(0, 1, size=(2, 3))")
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-        d = next(t.dtype for t in (mean, std) if isinstance(t, Tensor))
-    else:
-        shape, d = _size((size,)), _float(dtype)
-    draws = numpy_rng(generator).standard_normal(shape) * s + m
-    return _new(np.asarray(draws).astype(d), device, requires_grad)
-
-
-def bernoulli(p: Tensor, *, generator: Any = None) -> Tensor:
-    """1 with probability p, elementwise (p's shape and dtype).
-
-    Examples:
-        >>> lm.bernoulli(lm.tensor([0.0, 1.0]))
-        tensor([0., 1.])
-    """
-    draws = numpy_rng(generator).random(p.shape) < p.array
-    return Tensor(draws.astype(p.dtype))
-
-
-def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
-                generator: Any = None) -> Tensor:
-    """Category indices drawn from each row of (unnormalised, non-negative) weights.
-
-    Examples:
-        >>> lm.multinomial(lm.tensor([0.0, 1.0]), 2, replacement=True)
-        tensor([1, 1])
-    """
-    rng = numpy_rng(generator)
-    w = np.atleast_2d(probs.array).astype(np.float64)
-    if (w < 0).any() or not np.isfinite(w).all() or (w.sum(-1) <= 0).any():
-        raise RuntimeError("multinomial: probability tensor contains either inf, nan or "
-                           "element < 0, or a row sums to zero")
-    if not replacement and num_samples > (w > 0).sum(-1).min():
-        raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) "
-                           "samples without replacement")
-    out = np.stack([rng.choice(w.shape[1], num_samples, replace=replacement, p=r / r.sum())
-                    for r in w]).astype(np.int64)
-    return Tensor(out if probs.ndim == 2 else out[0])
+    shape, d = like_shape(x, dtype)
+    return new_leaf(np.full(shape, fill_value, d), device, requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:

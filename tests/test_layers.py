@@ -16,7 +16,7 @@ RANKS = {
     **dict.fromkeys(["autograd", "dtypes", "state", "random", "errors", "backend",
                      "parallel", "fused", "allocator", "runtime", "creation", "return_types",
                      "schema", "version", "registry", "printing", "type_info", "profiler",
-                     "interop", "shared_memory", "memory_formats"], 0),
+                     "interop", "shared_memory", "memory_formats", "creation_random"], 0),
     **dict.fromkeys(["functions", "tensor_functions", "tensor_functions_extra", "linalg",
                      "legacy_tensors", "special", "tensor_functions_misc", "testing",
                      "tensor_functions_stats", "tensor_functions_dtypes",

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
-from lamina.creation import as_tensor, rand
+from lamina.creation import as_tensor
+from lamina.creation_random import rand
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.normal import LocScale, Normal
 from lamina.tensor_functions import where

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
-from lamina.creation import as_tensor, rand
+from lamina.creation import as_tensor
+from lamina.creation_random import rand
 from lamina.distributions.discrete import Categorical, _clamped_log, _one_of
 from lamina.distributions.distribution import Distribution, param
 from lamina.functions import binary_cross_entropy_with_logits

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
-from lamina.creation import as_tensor, bernoulli, multinomial
+from lamina.creation import as_tensor
+from lamina.creation_random import bernoulli, multinomial
 from lamina.distributions.distribution import Distribution, param
 from lamina.functions import binary_cross_entropy_with_logits
 from lamina.tensor_functions import broadcast_tensors

@@ -11,7 +11,8 @@ import numpy as np
 
 from lamina.autograd.grad_mode import is_grad_enabled
 from lamina.autograd.tensor import Tensor
-from lamina.creation import as_tensor, randn
+from lamina.creation import as_tensor
+from lamina.creation_random import randn
 from lamina.distributions.discrete import Categorical
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.gamma_family import Chi2

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
-from lamina.creation import randn
+from lamina.creation_random import randn
 from lamina.distributions.discrete import Categorical
 from lamina.distributions.distribution import Distribution, param
 from lamina.dtypes import Size

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from lamina.autograd.tensor import Tensor
-from lamina.creation import rand, randn
+from lamina.creation_random import rand, randn
 from lamina.distributions.distribution import Distribution, param
 from lamina.tensor_functions import broadcast_tensors
 

@@ -92,7 +92,8 @@ class MemoryMethods:
             >>> lm.tensor([0.0, 1.0]).bernoulli()
             tensor([0., 1.])
         """
-        from lamina.creation import bernoulli, full_like
+        from lamina.creation import full_like
+        from lamina.creation_random import bernoulli
 
         probs = self if p is None else full_like(self, p)
         return bernoulli(probs.detach(), generator=generator)
@@ -105,7 +106,7 @@ class MemoryMethods:
             >>> lm.tensor([0.0, 1.0]).multinomial(2, replacement=True)
             tensor([1, 1])
         """
-        from lamina.creation import multinomial
+        from lamina.creation_random import multinomial
 
         return multinomial(self, num_samples, replacement, generator=generator)
 
