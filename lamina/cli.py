@@ -24,7 +24,7 @@ from lamina.cli_commands import (
     cmd_sample,
     cmd_train,
 )
-from lamina.nn.layer import located_message
+from lamina.nn.layer_errors import located_message
 
 if TYPE_CHECKING:
     from lamina.train.jobfile import Job

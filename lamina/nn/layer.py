@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
-from lamina.errors import DTypeError, ShapeError
+from lamina.errors import ShapeError
 from lamina.nn.backward_hooks import BackwardHookMethods
 from lamina.nn.factory import add_factory_kwargs
+from lamina.nn.layer_errors import blame, check_dtypes
 from lamina.nn.module_tree import TreeMethods
 from lamina.nn.state_dict import Buffer, StateDictMethods
 
@@ -130,55 +131,6 @@ class Layer(TreeMethods, StateDictMethods, BackwardHookMethods):
         else:
             self.__dict__.setdefault("_non_persistent", set()).add(name)
 
-    # -- traversal ------------------------------------------------------------------------
-    def children(self) -> Iterator[Layer]:
-        """The direct child layers, in registration order."""
-        return iter(self._children.values())
-
-    def named_children(self) -> Iterator[tuple[str, Layer]]:
-        """The direct child layers with their attribute names."""
-        return iter(self._children.items())
-
-    def named_layers(self, prefix: str = "") -> Iterator[tuple[str, Layer]]:
-        """This layer and every descendant, with dotted paths ('' for this one)."""
-        yield prefix, self
-        for name, child in self._children.items():
-            yield from child.named_layers(f"{prefix}.{name}" if prefix else name)
-
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
-        """Every parameter of the tree (of this module alone without `recurse`) with its
-        dotted name; a shared (tied) one once, unless `remove_duplicate=False`."""
-        seen: set[int] = set()
-        layers = self.named_layers(prefix) if recurse else [(prefix, self)]
-        for path, layer in layers:
-            for name, p in layer._params.items():
-                if p is None:
-                    continue
-                if not remove_duplicate or id(p) not in seen:
-                    seen.add(id(p))
-                    yield (f"{path}.{name}" if path else name), p
-
-    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Every parameter of the tree (of this module alone without `recurse`), each once."""
-        return (p for _, p in self.named_parameters(recurse=recurse))
-
-    def named_buffers(self, prefix: str = "", recurse: bool = True,
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
-        """Every buffer of the tree (batch-norm statistics) with its dotted name; one
-        shared by two layers once, unless `remove_duplicate=False`."""
-        seen: set[int] = set()
-        layers = self.named_layers(prefix) if recurse else [(prefix, self)]
-        for path, layer in layers:
-            for name, b in layer._buffers.items():
-                if b is not None and (not remove_duplicate or id(b) not in seen):
-                    seen.add(id(b))
-                    yield (f"{path}.{name}" if path else name), b
-
-    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
-        """Every buffer of the tree (of this module alone without `recurse`)."""
-        return (b for _, b in self.named_buffers(recurse=recurse))
-
     # -- modes and gradients --------------------------------------------------------------
     def train(self, mode: bool = True) -> Layer:
         """Switch the tree to training mode (dropout active, batch statistics)."""
@@ -230,14 +182,14 @@ class Layer(TreeMethods, StateDictMethods, BackwardHookMethods):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
             if self._params:
-                _check_dtypes(self, args)
+                check_dtypes(self, args)
             d = self.__dict__
             if ("_forward_hooks" in d or "_forward_pre_hooks" in d or "_backward_hooks" in d
                     or "_backward_pre_hooks" in d):
                 return self._call_with_hooks(args, kwargs)
             return self.forward(*args, **kwargs)
         except ShapeError as e:
-            _blame(e, self, args)
+            blame(e, self, args)
             raise
 
     def _fits(self, *args: Any) -> str | None:
@@ -292,7 +244,6 @@ def _indent(text: str) -> str:
 Module = Layer
 
 
-
 def _to_dtype(args: tuple[Any, ...], kwargs: dict[str, Any]) -> np.dtype | None:
     """The dtype in Module.to's arguments (a dtype, its name, or a tensor's), None if only a
     device is given; a device other than the CPU is refused."""
@@ -310,47 +261,6 @@ def _to_dtype(args: tuple[Any, ...], kwargs: dict[str, Any]) -> np.dtype | None:
         elif not isinstance(a, bool):
             dtype = a
     return None if dtype is None else dtypes.resolve(dtype)
-
-
-def _blame(error: ShapeError, layer: Layer, args: tuple[Any, ...]) -> None:
-    """Prefix a shape error with the layer's dotted path, one segment per enclosing layer;
-    the layer that raised it adds the fix where one argument would fit the input."""
-    if "layer_path" not in error.__dict__:
-        cls, message = type(layer).__name__, str(error)
-        message = message.removeprefix(f"{cls}: ")  # a layer's own check names it already
-        fit = None if isinstance(error, DTypeError) else layer._fits(*args)
-        if fit:
-            message += f"; if the input is right, build the layer with {fit}"
-        error.layer_path = {"path": [], "layer": cls, "message": message}
-    info = error.layer_path
-    if layer._name is not None:
-        info["path"].insert(0, layer._name)
-    error.args = (located_message(error, ".".join(info["path"])),)
-
-
-def _check_dtypes(layer: Layer, args: tuple[Any, ...]) -> None:
-    """Raise DTypeError where a floating input's dtype is not the layer's parameters'.
-    NumPy would promote the step to float64 silently (twice the time and memory, and
-    parameters of one dtype given gradients computed in another), and PyTorch refuses."""
-    want = next((p.array.dtype for p in layer._params.values() if p.array.dtype.kind == "f"),
-                None)
-    for i, a in enumerate(args):
-        got = a.dtype if isinstance(a, (Tensor, np.ndarray)) else None
-        if want is None or got is None or got == want or got.kind != "f":
-            continue
-        which = f"input {i}" if len(args) > 1 else "the input"
-        raise DTypeError(
-            f"{type(layer).__name__}: {which} is {got} but the layer's parameters are {want}; "
-            f"convert the input (lm.tensor(x, dtype='{want}'), or x.astype('{want}') for a "
-            f"Tensor), or the model to the input's dtype (model.to('{got}'))")
-
-
-def located_message(error: ShapeError, where: str) -> str:
-    """A layer's shape error, naming the layer at `where`: its dotted path in the model
-    (as raised), or another name for the same place (the CLI gives the job's config path)."""
-    info = error.layer_path
-    prefix = f"{where} ({info['layer']})" if where else info["layer"]
-    return f"{prefix}: {info['message']}"
 
 
 def _refuse_unregistered(layer: Layer, name: str, value: list | tuple | dict) -> None:

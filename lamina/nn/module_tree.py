@@ -1,6 +1,7 @@
-"""PyTorch's `nn.Module` methods for walking and editing the tree of a model: modules,
-apply, get_submodule, register_parameter, add_module, requires_grad_, the dtype and
-device moves, and forward hooks. `Layer` (alias `Module`) inherits them."""
+"""PyTorch's `nn.Module` methods for walking and editing the tree of a model: children,
+parameters, buffers, modules, apply, get_submodule, register_parameter, add_module,
+requires_grad_, the dtype and device moves, and forward hooks. `Layer` (alias `Module`)
+inherits them."""
 
 from __future__ import annotations
 
@@ -11,11 +12,59 @@ from lamina.nn.forward_hooks import ForwardHookMethods
 
 if TYPE_CHECKING:
     from lamina.autograd.tensor import Tensor
-    from lamina.nn.layer import Layer
+    from lamina.nn.layer import Layer, Parameter
 
 
 class TreeMethods(ForwardHookMethods):
-    """modules, named_modules, apply, get_submodule, register_parameter, hooks, ..."""
+    """children, parameters, buffers, modules, apply, get_submodule, hooks, ..."""
+
+    def children(self) -> Iterator[Layer]:
+        """The direct child layers, in registration order."""
+        return iter(self._children.values())
+
+    def named_children(self) -> Iterator[tuple[str, Layer]]:
+        """The direct child layers with their attribute names."""
+        return iter(self._children.items())
+
+    def named_layers(self, prefix: str = "") -> Iterator[tuple[str, Layer]]:
+        """This layer and every descendant, with dotted paths ('' for this one)."""
+        yield prefix, self
+        for name, child in self._children.items():
+            yield from child.named_layers(f"{prefix}.{name}" if prefix else name)
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter of the tree (of this module alone without `recurse`) with its
+        dotted name; a shared (tied) one once, unless `remove_duplicate=False`."""
+        seen: set[int] = set()
+        layers = self.named_layers(prefix) if recurse else [(prefix, self)]
+        for path, layer in layers:
+            for name, p in layer._params.items():
+                if p is None:
+                    continue
+                if not remove_duplicate or id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{path}.{name}" if path else name), p
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter of the tree (of this module alone without `recurse`), each once."""
+        return (p for _, p in self.named_parameters(recurse=recurse))
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """Every buffer of the tree (batch-norm statistics) with its dotted name; one
+        shared by two layers once, unless `remove_duplicate=False`."""
+        seen: set[int] = set()
+        layers = self.named_layers(prefix) if recurse else [(prefix, self)]
+        for path, layer in layers:
+            for name, b in layer._buffers.items():
+                if b is not None and (not remove_duplicate or id(b) not in seen):
+                    seen.add(id(b))
+                    yield (f"{path}.{name}" if path else name), b
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer of the tree (of this module alone without `recurse`)."""
+        return (b for _, b in self.named_buffers(recurse=recurse))
 
     def named_modules(self, memo: set[int] | None = None, prefix: str = "",
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Layer]]:
