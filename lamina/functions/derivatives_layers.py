@@ -14,7 +14,7 @@ from lamina.autograd.higher_order import derivative, linear_op, placed
 from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
 from lamina.functions import activation_softmax as asm
-from lamina.functions import array, indexing, loss, pooling, shape, spatial
+from lamina.functions import array, diagonals, indexing, loss, pooling, shape, spatial
 from lamina.functions import axis_reductions as red
 from lamina.functions import math as m
 from lamina.functions import product as mm
@@ -260,5 +260,5 @@ def _conv(f: Any, gy: Tensor) -> tuple[Any, ...]:
 linear_op(array.Reshape, array.Transpose, array.BroadcastTo, array.GetItem, array.Concat,
           array.Stack, array.Split, array.Unbind, array.Pad, AsType, loss.NLL,
           shape.Tile, shape.Roll, indexing.Gather, indexing.IndexSelect,
-          indexing.Diagonal, indexing.Triangle, indexing.DiagEmbed, spatial._Unfold,
+          diagonals.Diagonal, diagonals.Triangle, diagonals.DiagEmbed, spatial._Unfold,
           spatial._Fold, pooling.AvgPool, pooling.AdaptiveAvgPool)

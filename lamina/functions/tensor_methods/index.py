@@ -19,7 +19,7 @@ class IndexMethods:
             tensor([[1., 0.],
                     [1., 1.]])
         """
-        from lamina.functions.indexing import tril
+        from lamina.functions.diagonals import tril
 
         return tril(self, diagonal)
 
@@ -31,7 +31,7 @@ class IndexMethods:
             tensor([[0., 1.],
                     [0., 0.]])
         """
-        from lamina.functions.indexing import triu
+        from lamina.functions.diagonals import triu
 
         return triu(self, diagonal)
 
@@ -43,7 +43,7 @@ class IndexMethods:
             tensor([[1, 0],
                     [0, 2]])
         """
-        from lamina.functions.indexing import diag
+        from lamina.functions.diagonals import diag
 
         return diag(self, diagonal)
 
@@ -54,7 +54,7 @@ class IndexMethods:
             >>> lm.tensor([[1, 2], [3, 4]]).diagonal()
             tensor([1, 4])
         """
-        from lamina.functions.indexing import diagonal
+        from lamina.functions.diagonals import diagonal
 
         return diagonal(self, offset, dim1, dim2)
 
@@ -65,7 +65,7 @@ class IndexMethods:
             >>> lm.tensor([[1.0, 2.0], [3.0, 4.0]]).trace()
             tensor(5.)
         """
-        from lamina.functions.indexing import trace
+        from lamina.functions.diagonals import trace
 
         return trace(self)
 
