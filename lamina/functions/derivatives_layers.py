@@ -14,7 +14,7 @@ from lamina.autograd.higher_order import derivative, linear_op, placed
 from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
 from lamina.functions import activation_softmax as asm
-from lamina.functions import array, diagonals, indexing, loss, pooling, shape, spatial
+from lamina.functions import array, diagonals, indexing, loss, pieces, pooling, spatial
 from lamina.functions import axis_reductions as red
 from lamina.functions import math as m
 from lamina.functions import product as mm
@@ -259,6 +259,6 @@ def _conv(f: Any, gy: Tensor) -> tuple[Any, ...]:
 
 linear_op(array.Reshape, array.Transpose, array.BroadcastTo, array.GetItem, array.Concat,
           array.Stack, array.Split, array.Unbind, array.Pad, AsType, loss.NLL,
-          shape.Tile, shape.Roll, indexing.Gather, indexing.IndexSelect,
+          pieces.Tile, pieces.Roll, indexing.Gather, indexing.IndexSelect,
           diagonals.Diagonal, diagonals.Triangle, diagonals.DiagEmbed, spatial._Unfold,
           spatial._Fold, pooling.AvgPool, pooling.AdaptiveAvgPool)

@@ -26,10 +26,10 @@ from lamina.functions.indexing import IndexAdd, IndexFill, Scatter
 from lamina.functions.linalg import Einsum
 from lamina.functions.noise import AlphaDropout, ChannelDropout, Dropout, FeatureAlphaDropout
 from lamina.functions.operands import cast
+from lamina.functions.pieces import RepeatInterleave
 from lamina.functions.reduction import CumSum, LogSumExp
 from lamina.functions.resample import Interpolate
 from lamina.functions.scatter_reduce import LogCumSumExp
-from lamina.functions.shape import RepeatInterleave
 from lamina.functions.volume import WindowMax
 
 

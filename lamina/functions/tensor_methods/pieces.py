@@ -19,7 +19,7 @@ class PieceMethods:
             >>> lm.tensor([1, 2]).repeat(2)
             tensor([1, 2, 1, 2])
         """
-        from lamina.functions.shape import repeat
+        from lamina.functions.pieces import repeat
 
         return repeat(self, *sizes)
 
@@ -31,7 +31,7 @@ class PieceMethods:
             >>> lm.tensor([1, 2]).repeat_interleave(2)
             tensor([1, 1, 2, 2])
         """
-        from lamina.functions.shape import repeat_interleave
+        from lamina.functions.pieces import repeat_interleave
 
         return repeat_interleave(self, repeats, dim)
 
@@ -42,7 +42,7 @@ class PieceMethods:
             >>> lm.arange(5).narrow(0, 1, 3)
             tensor([1, 2, 3])
         """
-        from lamina.functions.shape import narrow
+        from lamina.functions.pieces import narrow
 
         return narrow(self, dim, start, length)
 
@@ -53,7 +53,7 @@ class PieceMethods:
             >>> lm.arange(5).chunk(2)
             (tensor([0, 1, 2]), tensor([3, 4]))
         """
-        from lamina.functions.shape import chunk
+        from lamina.functions.pieces import chunk
 
         return chunk(self, chunks, dim)
 
@@ -64,7 +64,7 @@ class PieceMethods:
             >>> lm.arange(5).split([2, 3])
             (tensor([0, 1]), tensor([2, 3, 4]))
         """
-        from lamina.functions.shape import split_
+        from lamina.functions.pieces import split_
 
         return split_(self, split_size, dim)
 
@@ -88,7 +88,7 @@ class PieceMethods:
             >>> lm.tensor([1, 2, 3]).flip(0)
             tensor([3, 2, 1])
         """
-        from lamina.functions.shape import flip
+        from lamina.functions.pieces import flip
 
         return flip(self, *dims)
 
@@ -127,6 +127,6 @@ class PieceMethods:
             >>> lm.tensor([1, 2, 3]).roll(1)
             tensor([3, 1, 2])
         """
-        from lamina.functions.shape import roll
+        from lamina.functions.pieces import roll
 
         return roll(self, shifts, dims)
