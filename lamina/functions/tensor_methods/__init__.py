@@ -26,16 +26,17 @@ from lamina.functions.tensor_methods.reduce import ReduceMethods
 from lamina.functions.tensor_methods.scatter import ScatterMethods
 from lamina.functions.tensor_methods.shape import ShapeMethods
 from lamina.functions.tensor_methods.slicing import SlicingMethods
+from lamina.functions.tensor_methods.sorting import SortingMethods
 from lamina.functions.tensor_methods.special import SpecialMethods
 from lamina.functions.tensor_methods.statistics import StatisticsMethods
 from lamina.functions.tensor_methods.storage import StorageMethods
 from lamina.functions.tensor_methods.to_python import PythonMethods
 
 GROUPS = (OperatorMethods, ShapeMethods, PieceMethods, IndexMethods, MathMethods,
-          ActivationMethods, CompareMethods, ReduceMethods, ConvertMethods, PythonMethods,
-          InplaceMethods, CompositeMethods, SlicingMethods, StatisticsMethods,
-          MemoryMethods, SpecialMethods, GammaMethods, ProductMethods, InplaceViewMethods,
-          ScatterMethods, LinalgMethods, StorageMethods)
+          ActivationMethods, CompareMethods, ReduceMethods, SortingMethods,
+          ConvertMethods, PythonMethods, InplaceMethods, CompositeMethods, SlicingMethods,
+          StatisticsMethods, MemoryMethods, SpecialMethods, GammaMethods, ProductMethods,
+          InplaceViewMethods, ScatterMethods, LinalgMethods, StorageMethods)
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}
 
 
