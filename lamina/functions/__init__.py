@@ -73,12 +73,7 @@ from lamina.functions.linear_cross_entropy import (
     LinearCrossEntropyOptions,
     linear_cross_entropy,
 )
-from lamina.functions.loss import (
-    binary_cross_entropy_with_logits,
-    cross_entropy,
-    mse_loss,
-    nll_loss,
-)
+from lamina.functions.loss import cross_entropy, nll_loss
 from lamina.functions.loss_embedding import (
     cosine_embedding_loss,
     cosine_similarity,
@@ -97,10 +92,12 @@ from lamina.functions.loss_margin import (
 )
 from lamina.functions.loss_pointwise import (
     binary_cross_entropy,
+    binary_cross_entropy_with_logits,
     gaussian_nll_loss,
     huber_loss,
     kl_div,
     l1_loss,
+    mse_loss,
     poisson_nll_loss,
     smooth_l1_loss,
     soft_margin_loss,

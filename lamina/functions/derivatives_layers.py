@@ -14,7 +14,16 @@ from lamina.autograd.higher_order import derivative, linear_op, placed
 from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
 from lamina.functions import activation_softmax as asm
-from lamina.functions import array, diagonals, indexing, loss, pieces, pooling, spatial
+from lamina.functions import (
+    array,
+    diagonals,
+    indexing,
+    loss,
+    loss_pointwise,
+    pieces,
+    pooling,
+    spatial,
+)
 from lamina.functions import axis_reductions as red
 from lamina.functions import math as m
 from lamina.functions import product as mm
@@ -188,7 +197,7 @@ def _group_norm(f: Any, gy: Tensor) -> tuple[Any, ...]:
     return through(f, (gy,), build)
 
 
-@derivative(loss.BCEWithLogits)
+@derivative(loss_pointwise.BCEWithLogits)
 def _bce_with_logits(f: Any, gy: Tensor) -> tuple[Any, ...]:
     def build(x: Tensor, y: Tensor) -> Tensor:
         losses = act.Softplus().apply(x) - x * y

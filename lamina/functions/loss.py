@@ -1,4 +1,7 @@
-"""Loss functions with PyTorch's semantics (reduction='mean' | 'sum' | 'none')."""
+"""Classification losses over class scores, with PyTorch's semantics (reduction='mean' |
+'sum' | 'none'): cross-entropy and NLL, each one op with its own backward; and the
+reduction checks every loss module shares. MSE and binary cross-entropy with logits are in
+lamina.functions.loss_pointwise."""
 
 from __future__ import annotations
 
@@ -9,10 +12,7 @@ import numpy as np
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.activation import softplus_array
 from lamina.functions.activation_softmax import log_softmax_array
-from lamina.functions.axis_reductions import mean
-from lamina.functions.axis_reductions import sum as sum_
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -187,34 +187,6 @@ class NLL(_Picked):
         return self.scatter(g, gy), None
 
 
-class BCEWithLogits(Function):
-    def __init__(self, reduction: str) -> None:
-        _check_reduction("binary_cross_entropy_with_logits", reduction)
-        self.reduction = reduction
-
-    def forward(self, x: Any, y: Any) -> Any:
-        if x.shape != y.shape:
-            raise ShapeError(
-                f"binary_cross_entropy_with_logits: target must match the input; expected "
-                f"{x.shape}, got {y.shape}"
-            )
-        self.save_for_backward(x, y)
-        # softplus(x) - x*y equals -[y log s(x) + (1-y) log(1-s(x))] without ever
-        # computing exp of a large positive number.
-        loss = softplus_array(x) - x * y
-        if self.reduction == "none":
-            return loss
-        return np.asarray(loss.mean() if self.reduction == "mean" else loss.sum(), dtype=x.dtype)
-
-    def backward(self, gy: Any) -> tuple[Any, Any]:
-        x, y = self.saved_tensors
-        scale = gy / x.size if self.reduction == "mean" else gy
-        s = 0.5 * np.tanh(0.5 * x) + 0.5
-        gx = ((s - y) * scale).astype(x.dtype, copy=False)
-        gt = (-x * scale).astype(y.dtype, copy=False) if self.needs_input_grad[1] else None
-        return gx, gt
-
-
 def legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
     """PyTorch's deprecated size_average / reduce, where given, as a reduction name."""
     if size_average is None and reduce is None:
@@ -308,56 +280,3 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
                        ignore_index=ignore_index, reduction=reduction)
         return out.squeeze(0) if reduction == "none" else out
     return NLL("nll_loss", reduction, ignore_index, weight).apply(input, target)
-
-
-def mse_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa: A002
-             reduce: Any = None, reduction: str = "mean") -> Tensor:
-    """Mean squared error between input and a target of the same shape.
-
-    Examples:
-        >>> F.mse_loss(lm.tensor([1.0, 3.0]), lm.tensor([0.0, 0.0])).item()
-        5.0
-    """
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction("mse_loss", reduction)
-    x = input
-    target_shape = getattr(target, "shape", np.shape(target))
-    if x.shape != tuple(target_shape):
-        raise ShapeError(f"mse_loss: target must match the input; expected {tuple(x.shape)}, got "
-                         f"{tuple(target_shape)}")
-    diff = x - target
-    sq = diff * diff
-    if reduction == "none":
-        return sq
-    return mean(sq) if reduction == "mean" else sum_(sq)
-
-
-def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
-                                     weight: Any = None, size_average: Any = None,
-                                     reduce: Any = None, reduction: str = "mean",
-                                     pos_weight: Any = None) -> Tensor:
-    """Binary cross-entropy of sigmoid(input) against targets in [0, 1], computed stably
-    from the logits; `weight` scales each element, `pos_weight` the positive term of each
-    class (the last dim).
-
-    Examples:
-        >>> round(F.binary_cross_entropy_with_logits(lm.zeros(2), lm.ones(2)).item(), 4)
-        0.6931
-    """
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    x = input
-    if not isinstance(target, Tensor):
-        target = Tensor(np.asarray(target, dtype=x.dtype))
-    if weight is None and pos_weight is None:
-        return BCEWithLogits(reduction).apply(x, target)
-    from lamina.functions.activation import softplus
-
-    _check_reduction("binary_cross_entropy_with_logits", reduction)
-    # (1 - y) x + (1 + (pw - 1) y) softplus(-x): softplus keeps large |x| finite
-    scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
-    loss = (1 - target) * x + scale * softplus(-x)
-    if weight is not None:
-        loss = loss * weight
-    if reduction == "none":
-        return loss
-    return loss.sum() if reduction == "sum" else loss.mean()

@@ -1,8 +1,10 @@
-"""Losses computed element by element, then reduced: l1, smooth L1, Huber, binary
-cross-entropy on probabilities, KL divergence, soft margin, Poisson and Gaussian NLL.
+"""Losses computed element by element, then reduced: MSE, l1, smooth L1, Huber, binary
+cross-entropy (on logits, and on probabilities), KL divergence, soft margin, Poisson and
+Gaussian NLL.
 
-Each is a composite of differentiable ops (no backward of its own), with PyTorch's
-arguments, including the deprecated `size_average` / `reduce`.
+Each has PyTorch's arguments, including the deprecated `size_average` / `reduce`, and is a
+composite of differentiable ops, except binary cross-entropy with logits, one op with its
+own backward (BCEWithLogits) that never computes exp of a large number.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.activation import softplus
+from lamina.functions.activation import softplus, softplus_array
+from lamina.functions.axis_reductions import mean
+from lamina.functions.axis_reductions import sum as sum_
 from lamina.functions.loss import _check_reduction, legacy_reduction
 from lamina.functions.math import where
 from lamina.functions.operands import cast
@@ -181,3 +186,82 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return reduce_loss(loss, reduction, "gaussian_nll_loss")
+
+
+class BCEWithLogits(Function):
+    def __init__(self, reduction: str) -> None:
+        _check_reduction("binary_cross_entropy_with_logits", reduction)
+        self.reduction = reduction
+
+    def forward(self, x: Any, y: Any) -> Any:
+        if x.shape != y.shape:
+            raise ShapeError(
+                f"binary_cross_entropy_with_logits: target must match the input; expected "
+                f"{x.shape}, got {y.shape}"
+            )
+        self.save_for_backward(x, y)
+        # softplus(x) - x*y equals -[y log s(x) + (1-y) log(1-s(x))] without ever
+        # computing exp of a large positive number.
+        loss = softplus_array(x) - x * y
+        if self.reduction == "none":
+            return loss
+        return np.asarray(loss.mean() if self.reduction == "mean" else loss.sum(), dtype=x.dtype)
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        x, y = self.saved_tensors
+        scale = gy / x.size if self.reduction == "mean" else gy
+        s = 0.5 * np.tanh(0.5 * x) + 0.5
+        gx = ((s - y) * scale).astype(x.dtype, copy=False)
+        gt = (-x * scale).astype(y.dtype, copy=False) if self.needs_input_grad[1] else None
+        return gx, gt
+
+
+def mse_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa: A002
+             reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Mean squared error between input and a target of the same shape.
+
+    Examples:
+        >>> F.mse_loss(lm.tensor([1.0, 3.0]), lm.tensor([0.0, 0.0])).item()
+        5.0
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction("mse_loss", reduction)
+    x = input
+    target_shape = getattr(target, "shape", np.shape(target))
+    if x.shape != tuple(target_shape):
+        raise ShapeError(f"mse_loss: target must match the input; expected {tuple(x.shape)}, got "
+                         f"{tuple(target_shape)}")
+    diff = x - target
+    sq = diff * diff
+    if reduction == "none":
+        return sq
+    return mean(sq) if reduction == "mean" else sum_(sq)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
+                                     weight: Any = None, size_average: Any = None,
+                                     reduce: Any = None, reduction: str = "mean",
+                                     pos_weight: Any = None) -> Tensor:
+    """Binary cross-entropy of sigmoid(input) against targets in [0, 1], computed stably
+    from the logits; `weight` scales each element, `pos_weight` the positive term of each
+    class (the last dim).
+
+    Examples:
+        >>> round(F.binary_cross_entropy_with_logits(lm.zeros(2), lm.ones(2)).item(), 4)
+        0.6931
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x = input
+    if not isinstance(target, Tensor):
+        target = Tensor(np.asarray(target, dtype=x.dtype))
+    if weight is None and pos_weight is None:
+        return BCEWithLogits(reduction).apply(x, target)
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    # (1 - y) x + (1 + (pw - 1) y) softplus(-x): softplus keeps large |x| finite
+    scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * x + scale * softplus(-x)
+    if weight is not None:
+        loss = loss * weight
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
