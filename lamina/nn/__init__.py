@@ -109,7 +109,6 @@ from lamina.nn.normalization import (
     BatchNorm3d,
     GroupNorm,
     LayerNorm,
-    Standardize,
 )
 from lamina.nn.padding import (
     CircularPad1d,
@@ -161,6 +160,7 @@ from lamina.nn.registry import ConfigError, from_config, layer_types, register_l
 from lamina.nn.rms_norm import RMSNorm
 from lamina.nn.rnn_cell import GRUCell, LSTMCell, RNNCell
 from lamina.nn.rnn_cell import _Cell as RNNCellBase
+from lamina.nn.standardize import Standardize
 from lamina.nn.state_dict import Buffer
 from lamina.nn.sync_batchnorm import SyncBatchNorm
 from lamina.nn.transformer import (

@@ -20,8 +20,8 @@ from lamina.io.checkpoint import CheckpointError, non_finite
 from lamina.io.checkpoint import read as read_checkpoint
 from lamina.nn.container import Sequential
 from lamina.nn.layer import Layer
-from lamina.nn.normalization import Standardize
 from lamina.nn.registry import from_config
+from lamina.nn.standardize import Standardize
 from lamina.random import manual_seed
 from lamina.schema import ConfigError
 from lamina.train import callbacks as cb
