@@ -41,6 +41,7 @@ from lamina.functions.activation_more import (
     threshold_,
 )
 from lamina.functions.activation_softmax import log_softmax, softmax
+from lamina.functions.adaptive_pool import adaptive_avg_pool1d, adaptive_avg_pool2d
 from lamina.functions.array import (
     broadcast_to,
     concat,
@@ -113,14 +114,7 @@ from lamina.functions.noise import (
 )
 from lamina.functions.normalization import batch_norm, standardize
 from lamina.functions.operands import astype
-from lamina.functions.pooling import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    avg_pool1d,
-    avg_pool2d,
-    max_pool1d,
-    max_pool2d,
-)
+from lamina.functions.pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from lamina.functions.pooling_more import (
     adaptive_avg_pool3d,
     adaptive_max_pool1d_with_indices,

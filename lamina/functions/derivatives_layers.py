@@ -15,6 +15,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
 from lamina.functions import activation_softmax as asm
 from lamina.functions import (
+    adaptive_pool,
     array,
     diagonals,
     indexing,
@@ -270,4 +271,4 @@ linear_op(array.Reshape, array.Transpose, array.BroadcastTo, array.GetItem, arra
           array.Stack, array.Split, array.Unbind, array.Pad, AsType, loss.NLL,
           pieces.Tile, pieces.Roll, indexing.Gather, indexing.IndexSelect,
           diagonals.Diagonal, diagonals.Triangle, diagonals.DiagEmbed, spatial._Unfold,
-          spatial._Fold, pooling.AvgPool, pooling.AdaptiveAvgPool)
+          spatial._Fold, pooling.AvgPool, adaptive_pool.AdaptiveAvgPool)

@@ -1,5 +1,5 @@
-"""Max and average pooling (1-D and 2-D) with stride and padding, on strided windows, and
-adaptive average pooling to a given output size."""
+"""Max and average pooling (1-D and 2-D) with stride and padding, on strided windows
+(adaptive average pooling: lamina.functions.adaptive_pool)."""
 
 from __future__ import annotations
 
@@ -182,74 +182,6 @@ class AvgPool(_Pool):
         return self._unpad(scatter_windows(gwin, self.xp_shape, self.k, self.s, (1, 1)))
 
 
-class AdaptiveAvgPool(Function):
-    """Mean over PyTorch's adaptive bins: output cell i of an axis of n inputs averages
-    inputs floor(i * n / m) to ceil((i + 1) * n / m) - 1, so bins may overlap or differ
-    in length by one. Each axis is a product with an (m, n) averaging matrix, whose
-    transpose is the backward; a size-1 output on every axis is a plain mean."""
-
-    def __init__(self, nd: int, output_size: Any) -> None:
-        self.nd, self.op = nd, f"adaptive_avg_pool{nd}d"
-        self.sizes = output_sizes(output_size, nd, self.op)
-
-    def forward(self, x: Any) -> Any:
-        if x.ndim != self.nd + 2:
-            raise ShapeError(f"{self.op}: expected input of {self.nd + 2} dims (N, C, "
-                             f"{'L' if self.nd == 1 else 'H, W'}); got shape {x.shape}")
-        self.x_shape = x.shape
-        self.axes = tuple(range(2, x.ndim))
-        outs = tuple(n if m is None else m for n, m in zip(x.shape[2:], self.sizes))
-        if outs == (1,) * self.nd:
-            self.mats = None
-            return x.mean(axis=self.axes, keepdims=True, dtype=x.dtype)
-        dtype = x.dtype if x.dtype.kind == "f" else np.float64
-        # None where the output keeps the input's length: that axis is left as it is.
-        self.mats = [None if m == n else _bin_matrix(n, m, dtype)
-                     for n, m in zip(x.shape[2:], outs)]
-        if all(m is None for m in self.mats):
-            return x.copy()  # never the input's own memory, which later ops may overwrite
-        return _along_axes(x, self.mats, self.axes)
-
-    def backward(self, gy: Any) -> Any:
-        if self.mats is None:
-            count = math.prod(self.x_shape[2:])
-            gx = np.empty(self.x_shape, gy.dtype)
-            gx[...] = gy / gy.dtype.type(count)
-            return gx
-        return _along_axes(gy, [None if m is None else m.T for m in self.mats], self.axes)
-
-
-def output_sizes(output_size: Any, nd: int, op: str) -> tuple[int | None, ...]:
-    """An adaptive pool's output_size as one size (or None: keep) per axis; a ValueError in
-    `op`'s name otherwise. Layers call it at build time."""
-    sizes = (output_size,) * nd if output_size is None or isinstance(output_size, int) \
-        else tuple(output_size)
-    if len(sizes) != nd or not all(
-            m is None or (isinstance(m, (int, np.integer)) and m >= 1) for m in sizes):
-        raise ValueError(f"{op}: output_size must be an int >= 1 (or None to keep the input's "
-                         f"size){'' if nd == 1 else f', or a tuple of {nd} of them'}; "
-                         f"got {output_size!r}")
-    return tuple(None if m is None else int(m) for m in sizes)
-
-
-def _bin_matrix(n: int, m: int, dtype: Any) -> Any:
-    """The (m, n) matrix whose row i averages bin i of n inputs (see AdaptiveAvgPool)."""
-    i = np.arange(m)
-    start, end = (i * n) // m, -(-(i + 1) * n // m)
-    j = np.arange(n)
-    inside = (j >= start[:, None]) & (j < end[:, None])
-    return (inside / (end - start)[:, None]).astype(dtype)
-
-
-def _along_axes(a: Any, mats: list[Any], axes: tuple[int, ...]) -> Any:
-    """a with each axis in `axes` multiplied by its matrix (None: left alone); one GEMM
-    per axis, over a contiguous result."""
-    for axis, mat in zip(axes, mats):
-        if mat is not None:
-            a = np.moveaxis(np.tensordot(a, mat, axes=([axis], [1])), -1, axis)
-    return np.ascontiguousarray(a)
-
-
 @unbatched(1)
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
@@ -298,25 +230,3 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         return volume.pool(input, 2, "avg", kernel_size, stride, padding, 1, ceil_mode,
                            count_include_pad, divisor_override)
     return AvgPool(2, kernel_size, stride, padding).apply(input)
-
-
-@unbatched(1)
-def adaptive_avg_pool1d(x: Tensor, output_size: int | None) -> Tensor:
-    """Mean over `output_size` adaptive bins of an (N, C, L) input, as PyTorch's: bins
-    cover L evenly, overlapping where L is not a multiple. 1 gives global average pooling.
-
-    Examples:
-        >>> y = F.adaptive_avg_pool1d(x, 1)     # (8, 16, 40) -> (8, 16, 1)
-    """
-    return AdaptiveAvgPool(1, output_size).apply(x)
-
-
-@unbatched(2)
-def adaptive_avg_pool2d(x: Tensor, output_size: Any) -> Tensor:
-    """Mean over adaptive bins of an (N, C, H, W) input to (N, C, *output_size), as
-    PyTorch's. output_size is an int, or (h, w) where None keeps that axis's length.
-
-    Examples:
-        >>> y = F.adaptive_avg_pool2d(x, 1)     # global average: (8, 64, 7, 7) -> (8, 64, 1, 1)
-    """
-    return AdaptiveAvgPool(2, output_size).apply(x)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
-from lamina.functions import pooling, resample, volume
+from lamina.functions import adaptive_pool, pooling, resample, volume
 from lamina.functions._util import unbatched
 
 
@@ -22,7 +22,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
         >>> F.adaptive_avg_pool3d(lm.ones(1, 2, 4, 4, 4), 1).shape
         lamina.Size([1, 2, 1, 1, 1])
     """
-    return pooling.AdaptiveAvgPool(3, output_size).apply(input)
+    return adaptive_pool.AdaptiveAvgPool(3, output_size).apply(input)
 
 
 @unbatched(3)

@@ -19,7 +19,7 @@ import numpy as np
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.pooling import _along_axes
+from lamina.functions.adaptive_pool import along_axes
 
 # mode: the numbers of spatial axes it resamples
 MODES = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "linear": (1,), "bilinear": (2,),
@@ -107,11 +107,11 @@ class Interpolate(Function):
                      else a for a in mats]
         if all(m is None for m in self.mats):
             return x.copy()  # never the input's own memory, which later ops may overwrite
-        return _along_axes(x, self.mats, self.axes).astype(x.dtype, copy=False)
+        return along_axes(x, self.mats, self.axes).astype(x.dtype, copy=False)
 
     def backward(self, gy: Any) -> Any:
         if self.repeats is None:
-            return _along_axes(gy, [None if m is None else m.T for m in self.mats], self.axes)
+            return along_axes(gy, [None if m is None else m.T for m in self.mats], self.axes)
         # Each input element was repeated into an r_h x r_w block: sum the block, as a sum
         # of strided slices (NumPy's sum over short strided axes is much slower).
         n, c, *ins = self.x_shape

@@ -8,7 +8,7 @@ from typing import Any
 
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
-from lamina.functions.pooling import output_sizes
+from lamina.functions.adaptive_pool import output_sizes
 from lamina.functions.resample import resample_args
 from lamina.nn.layer import Layer
 from lamina.nn.registry import config_value, register_layer
