@@ -13,13 +13,8 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.tensor import Tensor
+from lamina.creation import as_tensor
 from lamina.functions.shape import cat, stack
-
-
-def _t(values: Any) -> Tensor:
-    from lamina.creation import as_tensor
-
-    return values if isinstance(values, Tensor) else as_tensor(values)
 
 
 def _tensors(args: tuple[Any, ...]) -> list[Tensor]:
@@ -71,7 +66,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     """
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     index = np.array(list(pick(range(len(input)), r)), np.int64).reshape(-1, r)
-    return input[_t(index)]
+    return input[as_tensor(index)]
 
 
 def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = False,
@@ -97,7 +92,7 @@ def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = Fals
         flat_seq, flat_vals = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
         out = np.stack([np.searchsorted(s, v, side) for s, v in zip(flat_seq, flat_vals)]
                        ).reshape(vals.shape)
-    return _t(np.asarray(out, np.int32 if out_int32 else np.int64))
+    return as_tensor(np.asarray(out, np.int32 if out_int32 else np.int64))
 
 
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False,  # noqa: A002
@@ -122,7 +117,7 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
     """
     a = np.asarray(getattr(elements, "array", elements))
     b = np.asarray(getattr(test_elements, "array", test_elements))
-    return _t(np.isin(a, b, assume_unique=assume_unique, invert=invert))
+    return as_tensor(np.isin(a, b, assume_unique=assume_unique, invert=invert))
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,

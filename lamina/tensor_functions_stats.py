@@ -6,12 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lamina.autograd.tensor import Tensor
-
-
-def _t(values: Any) -> Tensor:
-    from lamina.creation import as_tensor
-
-    return values if isinstance(values, Tensor) else as_tensor(values)
+from lamina.creation import as_tensor
 
 
 def std_mean(input: Tensor, dim: Any = None, *, correction: Any = 1,  # noqa: A002
@@ -74,7 +69,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Any = None,  # noqa: A0
     w = None
     for weights in (fweights, aweights):
         if weights is not None:
-            weights = _t(weights).to(x.dtype)
+            weights = as_tensor(weights).to(x.dtype)
             w = weights if w is None else w * weights
     if w is None:
         mean = x.mean(1, keepdim=True)
@@ -89,7 +84,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Any = None,  # noqa: A0
         elif aweights is None:
             factor = total - correction
         else:
-            factor = total - correction * (w * _t(aweights).to(x.dtype)).sum() / total
+            factor = total - correction * (w * as_tensor(aweights).to(x.dtype)).sum() / total
         centred = x - mean
         out = (centred * w) @ centred.t() / factor
     return out.reshape(()) if input.ndim < 2 else out
