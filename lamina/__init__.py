@@ -96,7 +96,6 @@ from lamina.dtypes import (
     int64,
     layout,
     long,
-    promote_types,
     set_default_dtype,
     short,
     strided,
@@ -121,6 +120,7 @@ from lamina.nn.torch_functions import *  # noqa: F403  (torch.conv2d, torch.drop
 from lamina.nn.torch_functions import __all__ as _nn_functions
 from lamina.parallel import get_num_threads, set_num_threads
 from lamina.printing import set_printoptions
+from lamina.promotion import promote_types
 from lamina.random import (
     Generator,
     get_rng_state,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import dtypes
+from lamina import dtypes, promotion
 from lamina.autograd.tensor import Tensor
 
 
@@ -78,7 +78,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
         >>> lm.full((2,), 7)
         tensor([7, 7])
     """
-    d = dtypes.resolve(dtype) or dtypes.result_type(fill_value, fill_value)
+    d = dtypes.resolve(dtype) or promotion.result_type(fill_value, fill_value)
     return new_leaf(np.full(size_of((size,)), fill_value, d), device, requires_grad)
 
 

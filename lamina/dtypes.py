@@ -1,14 +1,13 @@
-"""dtypes, `Size`, `device` and PyTorch's type promotion.
+"""dtypes, `Size` and `device`; PyTorch's type promotion is lamina.promotion's.
 
 lamina's dtypes are NumPy's (`lamina.float32 is np.dtype("float32")`), so `x.dtype ==
 lamina.float32` holds and arrays pass between the two libraries as they are. What PyTorch
-adds on top of NumPy's rules lives here: the default float dtype, Python numbers that never
-widen a tensor, 0-d tensors that count less than dimensioned ones.
+adds lives here: its dtype names and aliases, the default float dtype, `Size`, `device`
+and the conversion of data to arrays.
 """
 
 from __future__ import annotations
 
-import builtins
 from typing import Any
 
 import numpy as np
@@ -67,7 +66,6 @@ strided = layout("strided")
 _PYTHON = {"float": float64, "int": int64, "bool": bool}
 _NAMES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
           "short": int16, "bool": bool}
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
 class Size(tuple):
@@ -255,60 +253,3 @@ def _holds_arrays(data: Any) -> Any:
 def _unwrap(seq: Any) -> Any:
     return [_unwrap(v) if isinstance(v, (list, tuple)) else getattr(v, "array", v)
             for v in seq]
-
-
-def result_type(a: Any, b: Any) -> np.dtype:
-    """The dtype of an op on a and b under PyTorch's promotion.
-
-    Operands rank as dimensioned tensors, then 0-d tensors, then Python numbers; the
-    result has the highest category (bool < integer < float) present, taken from the
-    highest-ranked operands of that category. A Python float stands for the default dtype.
-    """
-    groups: list[list[np.dtype]] = [[], [], []]
-    for v in (a, b):
-        arr = getattr(v, "array", None)
-        if arr is not None:
-            groups[0 if arr.ndim else 1].append(arr.dtype)
-        elif isinstance(v, np.ndarray):
-            groups[0 if v.ndim else 1].append(v.dtype)
-        else:
-            groups[2].append(_scalar_dtype(v))
-    result = None
-    for group in reversed(groups):  # from the lowest rank up
-        if not group:
-            continue
-        d = group[0] if len(group) == 1 else promote_types(*group)
-        result = d if result is None else _combine(d, result)
-    return result
-
-
-def _combine(higher: np.dtype, lower: np.dtype) -> np.dtype:
-    """Promotion across ranks: a higher-ranked operand wins unless the lower one is of a
-    higher category, which then lifts the result to that category."""
-    if _CATEGORY[higher.kind] >= _CATEGORY[lower.kind]:
-        return higher
-    return promote_types(higher, lower)
-
-
-def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
-    """PyTorch's promote_types: within a category NumPy's rule; across categories the dtype
-    of the higher category (int64 with float32 is float32, not NumPy's float64).
-
-    Examples:
-        >>> lm.promote_types(lm.int64, lm.float32)
-        dtype('float32')
-    """
-    ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
-    if ca == cb:
-        return np.promote_types(a, b)
-    return a if ca > cb else b
-
-
-def _scalar_dtype(v: Any) -> np.dtype:
-    if isinstance(v, (builtins.bool, np.bool_)):
-        return bool
-    if isinstance(v, np.generic):
-        return v.dtype if v.dtype.kind != "f" else get_default_dtype()
-    if isinstance(v, (builtins.int, np.integer)):
-        return int64
-    return get_default_dtype()

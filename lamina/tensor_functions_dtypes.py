@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import dtypes
+from lamina import dtypes, promotion
 from lamina.autograd.tensor import Tensor
 
 
@@ -19,7 +19,7 @@ def result_type(tensor1: Any, tensor2: Any) -> Any:
         >>> lm.result_type(lm.tensor([1]), 1.0)
         dtype('float32')
     """
-    return dtypes.result_type(tensor1, tensor2)
+    return promotion.result_type(tensor1, tensor2)
 
 
 def can_cast(from_: Any, to: Any) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import dtypes
+from lamina import dtypes, promotion
 from lamina.autograd.function import Function
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
@@ -31,7 +31,7 @@ def operands(a: Any, b: Any) -> tuple[Tensor, Tensor]:
         d = b.array.dtype
         if d.kind == "f" or (type(a) is int and d.kind in "iu"):
             return Tensor(np.asarray(a, d)), b
-    d = dtypes.result_type(a, b)
+    d = promotion.result_type(a, b)
     return cast(a, d), cast(b, d)
 
 
@@ -47,13 +47,13 @@ def promote_all(tensors: list[Tensor]) -> list[Tensor]:
     d = tensors[0].array.dtype
     for t in tensors[1:]:
         if t.array.dtype != d:
-            d = dtypes.promote_types(d, t.array.dtype)
+            d = promotion.promote_types(d, t.array.dtype)
     return [cast(t, d) for t in tensors]
 
 
 def as_operand(v: Any, like: Tensor) -> Tensor:
     """A Python number on the left of an operator, as a 0-d tensor of its own kind."""
-    return v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtypes.result_type(v, v)))
+    return v if isinstance(v, Tensor) else Tensor(np.asarray(v, promotion.result_type(v, v)))
 
 
 def compare_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
