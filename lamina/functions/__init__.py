@@ -2,7 +2,6 @@
 
 from lamina.functions.activation import (
     elu,
-    gelu,
     leaky_relu,
     relu,
     sigmoid,
@@ -26,6 +25,7 @@ from lamina.functions.activation_composite import (
     tanhshrink,
     threshold,
 )
+from lamina.functions.activation_gelu import gelu
 from lamina.functions.activation_more import (
     celu_,
     elu_,

@@ -13,8 +13,8 @@ from lamina.autograd.engine import grad
 from lamina.autograd.higher_order import derivative, linear_op, placed
 from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
-from lamina.functions import activation_softmax as asm
 from lamina.functions import (
+    activation_gelu,
     adaptive_pool,
     array,
     diagonals,
@@ -25,6 +25,7 @@ from lamina.functions import (
     pooling,
     spatial,
 )
+from lamina.functions import activation_softmax as asm
 from lamina.functions import axis_reductions as red
 from lamina.functions import math as m
 from lamina.functions import product as mm
@@ -83,7 +84,7 @@ def _softplus(f: Any, gy: Tensor) -> Tensor:
     return gy * act.Sigmoid().apply(f.inputs[0])
 
 
-@derivative(act.GELU)
+@derivative(activation_gelu.GELU)
 def _gelu(f: Any, gy: Tensor) -> Tensor:
     x = cast(f.inputs[0], gy.dtype)
     if f.approximate == "tanh":  # d/dx x (1 + t) / 2, t = tanh(k (x + a x^3))

@@ -17,7 +17,7 @@ import numpy as np
 from lamina import dtypes
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
-from lamina.functions.activation import _erf_into
+from lamina.functions.activation_gelu import erf_into
 from lamina.functions.gamma import Polygamma, digamma_array, lgamma_array, polygamma_array
 from lamina.functions.math import _to_input, maximum, minimum, where
 from lamina.functions.operands import cast, constant_op, operands
@@ -56,7 +56,7 @@ class Unary(Function):
 
 def _erf(x: Any) -> Any:
     out = np.empty(x.shape, np.float64)
-    _erf_into(x, out)
+    erf_into(x, out)
     return out.astype(x.dtype, copy=False)
 
 
