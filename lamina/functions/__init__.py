@@ -47,7 +47,6 @@ from lamina.functions.array import (
     concat,
     flatten,
     getitem,
-    pad,
     reshape,
     split,
     stack,
@@ -114,6 +113,7 @@ from lamina.functions.noise import (
 )
 from lamina.functions.normalization import batch_norm, standardize
 from lamina.functions.operands import astype
+from lamina.functions.padding import pad
 from lamina.functions.pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from lamina.functions.pooling_more import (
     adaptive_avg_pool3d,

@@ -7,7 +7,7 @@ from typing import Any
 
 from lamina.autograd.tensor import Tensor
 from lamina.functions._util import pair
-from lamina.functions.array import pad
+from lamina.functions.padding import pad
 
 
 def same_padding(padding: str, kernel: tuple[int, ...], stride: Any, dilation: Any,

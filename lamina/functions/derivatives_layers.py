@@ -21,6 +21,7 @@ from lamina.functions import (
     indexing,
     loss,
     loss_pointwise,
+    padding,
     pieces,
     pooling,
     spatial,
@@ -237,7 +238,7 @@ def _max_pool(f: Any, gy: Tensor) -> tuple[Any, ...]:
 
     def build(x: Tensor) -> Tensor:
         x4 = x.unsqueeze(2) if f.nd == 1 else x
-        xp = array.pad(x4, (pw, pw, ph, ph)) if ph or pw else x4
+        xp = padding.pad(x4, (pw, pw, ph, ph)) if ph or pw else x4
         y = None
         for k in range(kh * kw):
             i, j = divmod(k, kw)
@@ -269,7 +270,7 @@ def _conv(f: Any, gy: Tensor) -> tuple[Any, ...]:
 
 
 linear_op(array.Reshape, array.Transpose, array.BroadcastTo, array.GetItem, array.Concat,
-          array.Stack, array.Split, array.Unbind, array.Pad, AsType, loss.NLL,
+          array.Stack, array.Split, array.Unbind, padding.Pad, AsType, loss.NLL,
           pieces.Tile, pieces.Roll, indexing.Gather, indexing.IndexSelect,
           diagonals.Diagonal, diagonals.Triangle, diagonals.DiagEmbed, spatial._Unfold,
           spatial._Fold, pooling.AvgPool, adaptive_pool.AdaptiveAvgPool)

@@ -11,7 +11,8 @@ import numpy as np
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.array import pad, reshape, stack
+from lamina.functions.array import reshape, stack
+from lamina.functions.padding import pad
 from lamina.functions.sample_norm import group_norm
 
 

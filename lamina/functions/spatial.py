@@ -11,7 +11,8 @@ import numpy as np
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions.array import pad, reshape, transpose
+from lamina.functions.array import reshape, transpose
+from lamina.functions.padding import pad
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:

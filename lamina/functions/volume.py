@@ -19,8 +19,9 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import first_max, unbatched
-from lamina.functions.array import concat, pad, reshape, stack
+from lamina.functions.array import concat, reshape, stack
 from lamina.functions.operands import constant_op
+from lamina.functions.padding import pad
 from lamina.functions.product import matmul
 
 
