@@ -60,6 +60,7 @@ from lamina.functions.conv import conv1d, conv2d
 from lamina.functions.conv_transpose import conv_transpose1d, conv_transpose2d
 from lamina.functions.ctc import ctc_loss
 from lamina.functions.embedding_bag import embedding_bag
+from lamina.functions.feature_scaling import standardize
 from lamina.functions.fractional_pool import (
     fractional_max_pool2d,
     fractional_max_pool2d_with_indices,
@@ -111,7 +112,7 @@ from lamina.functions.noise import (
     dropout3d,
     feature_alpha_dropout,
 )
-from lamina.functions.normalization import batch_norm, standardize
+from lamina.functions.normalization import batch_norm
 from lamina.functions.operands import astype
 from lamina.functions.padding import pad
 from lamina.functions.pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d

@@ -19,8 +19,8 @@ from lamina.functions import unary as un
 from lamina.functions.decomposition import Det, Inv, Slogdet, Solve
 from lamina.functions.derivatives import constant, summed_to
 from lamina.functions.derivatives_layers import through
+from lamina.functions.feature_scaling import Standardize
 from lamina.functions.instance_norm import RunningStats
-from lamina.functions.normalization import Standardize
 from lamina.functions.pnorm import PNorm
 from lamina.functions.reduction import CumProd, Prod
 

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from lamina.functions.activation import ReLU, Sigmoid, Tanh, clamp
+from lamina.functions.feature_scaling import Standardize
 from lamina.functions.math import Add, Mul, Sub
 from lamina.functions.noise import AlphaDropout, ChannelDropout, Dropout, FeatureAlphaDropout
-from lamina.functions.normalization import Standardize
 from lamina.plan.kernels.base import Kernel, kernel_for
 
 
