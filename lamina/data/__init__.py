@@ -1,7 +1,7 @@
 """Datasets, samplers and loaders (`torch.utils.data`'s, also as `lamina.utils.data`), and
 lamina's built-in datasets. Import as `lamina.data`."""
 
-from lamina.data.builtin import dataset_names, load_dataset, read_idx, register_dataset
+from lamina.data.builtin import dataset_names, load_dataset, register_dataset
 from lamina.data.collate import default_collate, default_convert
 from lamina.data.dataset import (
     ArrayDataset,
@@ -14,6 +14,7 @@ from lamina.data.dataset import (
     TensorDataset,
     random_split,
 )
+from lamina.data.file_datasets import read_idx
 from lamina.data.loader import DataLoader
 from lamina.data.sampler import (
     BatchSampler,
