@@ -229,7 +229,7 @@ class Cluster:
         """Before a resumed run starts its servers: put back each shard's checkpoint as of
         the end of `epochs` epochs, where the driver's checkpoint resumes (a shard may have
         written later ones, in an epoch the driver never finished)."""
-        from lamina.distributed.server import epoch_end
+        from lamina.distributed.server_checkpoint import epoch_end
         from lamina.io.checkpoint import CheckpointError, atomic_write
 
         for path in Path(checkpoint_dir).glob("server-[0-9]*.safetensors"):
