@@ -84,8 +84,10 @@ def _backward(program: Program, names: dict[str, Any]) -> list[str]:
                 grads.append(f"g{v}")
             else:  # an output no later op read takes zeros
                 grads.append(f"np.zeros(*z{j}_{k})")
-        names[f"b{j}"] = n.fn.backward
-        lines += [f"    _g = b{j}({', '.join(grads)})",
+        names[f"b{j}"], names[f"op{j}"] = n.fn.backward, n.fn
+        # The op's saved arrays are read: dropped now, as eager backward frees its graph,
+        # so that the arrays of its own (not the slots') do not last to the step's end.
+        lines += [f"    _g = b{j}({', '.join(grads)})", f"    op{j}.saved_tensors = ()",
                   "    if _g.__class__ is not tuple:", "        _g = (_g,)"]
         lines += [f"    g{v} = None" for v in n.outputs if v in pending]
         pending -= set(n.outputs)

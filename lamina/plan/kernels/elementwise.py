@@ -38,6 +38,11 @@ class UnaryKernel(_Elementwise):
     def forward(self, x: Any) -> Any:
         return super().forward(x, out=self.out_buffer())  # type: ignore[misc]
 
+    def backward(self, gy: Any) -> Any:
+        gx = super().backward(gy)  # type: ignore[misc]
+        self.mask = None  # read once: not kept to the step's end (the op outlives it)
+        return gx
+
 
 @kernel_for(Standardize)
 class StandardizeKernel(_Elementwise, Standardize):
