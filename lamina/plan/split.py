@@ -9,6 +9,7 @@ im2col and activations that ran on one core now run on all.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,6 +66,7 @@ class Split:
         with blas_single_threaded():
             outs = parallel.run_all([lambda p=p, part=part: p.run(part, scale)
                                      for p, part in zip(self.programs, parts)])
+        self._drop_draws()  # read by the forward, kept in its masks: free before the sums
         if self.train:
             self._sum_grads()
             loss = sum(w * out[0] for w, out in zip(self.weights, outs))
@@ -87,12 +89,24 @@ class Split:
             for fn, lo, hi in zip(fns, np.cumsum([0, *rows[:-1]]), np.cumsum(rows)):
                 fn.drawn = drawn[(slice(None),) * axis + (slice(lo, hi),)]
 
+    def _drop_draws(self) -> None:
+        for k, *_ in self.random:
+            for program in self.programs:
+                program.forward[k].fn.drawn = None
+
     def _sum_grads(self) -> None:
+        """Each parameter's gradient: the slices' summed into the first slice's array
+        (which its tensor then owns), so the sums take no memory beyond what the slices
+        hold. Where that array is not the gradient's alone (an op may hand one array to
+        several inputs, or a view), a copy takes the sum."""
         given: set[int] = set()
-        for key, (p, g) in self.programs[0].collected.items():
-            total = g
+        first = self.programs[0].collected
+        holders = Counter(id(g) for _, g in first.values())
+        for key, (p, g) in first.items():
+            alone = holders[id(g)] == 1 and g.flags.owndata and g.flags.writeable
+            total = g if alone else g.copy()
             for program in self.programs[1:]:
-                total = total + program.collected[key][1]  # a fresh array the tensor owns
+                total += program.collected.pop(key)[1]
             accumulate_grad(p, total, given)
         for program in self.programs:
             program.collected.clear()

@@ -96,6 +96,33 @@ def test_ten_split_steps_give_the_weights_of_ten_eager_steps() -> None:
         _close(weights[0][k], weights[1][k], 1e-4)
 
 
+def test_parameters_handed_one_gradient_array_get_their_own_sums() -> None:
+    # p1 + p2 hands both the same array as gradient; the split sums each slice's into
+    # the first slice's array, which must not then be p1's and p2's at once.
+    class Biased(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+            self.p1 = nn.Parameter(lm.tensor(np.full(3, 0.5, np.float32)))
+            self.p2 = nn.Parameter(lm.tensor(np.full(3, -0.25, np.float32)))
+
+        def forward(self, x):
+            return self.fc(x) + (self.p1 + self.p2)
+
+    lm.manual_seed(0)
+    model = Biased()
+    rng = np.random.default_rng(3)
+    x = lm.tensor(rng.standard_normal((8, 4)).astype(np.float32))
+    y = lm.tensor(rng.integers(0, 3, 8))
+    _, _, want = _eager(model, F.cross_entropy, x, y)
+    step = compile(model, F.cross_entropy, (x, y), threads=2)
+    assert step.describe().startswith("batch split over 2 threads")
+    step(x, y)
+    for p, g in zip(model.parameters(), want):
+        _close(p.grad, g)
+    assert model.p1.grad.array is not model.p2.grad.array
+
+
 def test_a_summed_loss_weighs_each_slice_by_one() -> None:
     lm.manual_seed(0)
     model = MODELS["mlp"][0]()
@@ -218,6 +245,9 @@ def test_dropout_in_a_split_step_draws_eagers_masks(name, threads) -> None:
         for p, want in zip(model.parameters(), want_grads):
             _close(p.grad, want)
         assert lm.get_rng_state() == after_eager  # as many numbers drawn as eager drew
+        # the batch's draws are freed once the slices have read them
+        assert all(getattr(n.fn, "drawn", None) is None
+                   for program in step.runner.programs for n in program.forward)
         model.zero_grad()
 
 
