@@ -56,6 +56,17 @@ def keep_freed_memory() -> bool:
                 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
 
 
+def give_back_freed_memory() -> None:
+    """Return the free memory malloc keeps (keep_freed_memory) to the OS now: for a
+    moment after which the process allocates on other threads, whose arenas cannot reuse
+    the main thread's free memory (an execution plan's compile, between its eager check
+    on the main thread and the first run of a batch split over threads)."""
+    if on_glibc():
+        trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+        if trim is not None:
+            trim(0)
+
+
 def on_glibc() -> bool:
     try:
         return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")

@@ -82,3 +82,28 @@ def test_a_malloc_setting_in_the_environment_wins(baseline: float) -> None:
 
 def test_a_plain_import_changes_no_malloc_setting(baseline: float) -> None:
     assert faults_per_step("lamina") > baseline / 2
+
+
+def test_freed_memory_kept_goes_back_to_the_os_when_asked() -> None:
+    # 40 MiB made and freed under tune_process stays resident (the heap is kept), until
+    # give_back_freed_memory returns it: as a split plan's compile does before its
+    # threads allocate arenas of their own.
+    code = """
+import re
+import lamina
+import numpy as np
+from lamina import allocator
+
+def anon():
+    return int(re.search(r"RssAnon:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
+
+lamina.runtime.tune_process()
+held = [np.ones(1 << 20, np.float32) for _ in range(10)]
+before = anon()
+del held
+kept = anon()
+allocator.give_back_freed_memory()
+print(before - kept, kept - anon())
+"""
+    dropped_on_free, given_back = (int(v) // 1024 for v in python(code).split())
+    assert dropped_on_free < 8 and given_back >= 32  # MiB

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lamina import allocator
 from lamina.parallel import bounds
 from lamina.plan.program import Program
 from lamina.plan.split import Split, blas_single_threaded, loss_weights, slices, splittable_ops
@@ -50,6 +51,7 @@ def compile_split(plan: Plan, arrays: list[Any], n: int) -> Program | Split:
         else None
     weights = (loss_weights(plan.step_fn(), plan.model, arrays, edges, random, known)
                if plan.train else [1.0] * len(edges))
+    allocator.give_back_freed_memory()  # the eager steps' (see the function)
     for i, ops in enumerate(readings):  # the first whose draws give eager's step
         split = Split(programs, edges, weights, plan.train, ops)
         if not plan.verify:
