@@ -38,11 +38,6 @@ class UnaryKernel(_Elementwise):
     def forward(self, x: Any) -> Any:
         return super().forward(x, out=self.out_buffer())  # type: ignore[misc]
 
-    def backward(self, gy: Any) -> Any:
-        gx = super().backward(gy)  # type: ignore[misc]
-        self.mask = None  # read once: not kept to the step's end (the op outlives it)
-        return gx
-
 
 @kernel_for(Standardize)
 class StandardizeKernel(_Elementwise, Standardize):
@@ -75,6 +70,11 @@ class DrawsAhead(Kernel):
     def draw_batch(self, shape: tuple[int, ...]) -> Any:
         """Fresh numbers for the whole batch, as the op draws them."""
         return super().draw(shape)  # type: ignore[misc]
+
+    def backward(self, gy: Any) -> Any:
+        gx = super().backward(gy)  # type: ignore[misc]
+        self.mask = None  # read once: not kept to the step's end (the op outlives it)
+        return gx
 
 
 @kernel_for(Dropout, ChannelDropout)
