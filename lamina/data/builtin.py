@@ -51,8 +51,8 @@ def cache_dir() -> Path:
 
 
 def classification(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
-                    shape: list[int] | None, source: str = "dataset"
-                    ) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
+                   shape: list[int] | None, source: str = "dataset"
+                   ) -> tuple[dict[str, ArrayDataset], dict[str, Any]]:
     """Train and test splits of samples with class labels, checked: `source` names the
     dataset and its files in every error."""
     y, y_test = _labels(y, f"{source}, train split"), _labels(y_test, f"{source}, test split")

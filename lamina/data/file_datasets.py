@@ -49,7 +49,7 @@ def idx(path: str, shape: list[int] | None = None) -> tuple[dict[str, ArrayDatas
         found.append(read_idx(hit))
     x, y, x_test, y_test = found
     return classification(x / 255.0, y, x_test / 255.0, y_test,
-                           shape if shape is not None else [1, *x.shape[1:]])
+                          shape if shape is not None else [1, *x.shape[1:]])
 
 
 @register_dataset("npz")
