@@ -52,6 +52,7 @@ from lamina.fused.numba_threaded_gru import (  # noqa: F401 (one namespace: fuse
     gru_backward_threaded,
     gru_forward_threaded,
 )
+from lamina.fused.numba_windows import col2im, im2col  # noqa: F401 (one namespace)
 from lamina.fused.numba_winograd import (  # noqa: F401 (one namespace: fused.compiled())
     winograd_input,
     winograd_output,
@@ -100,46 +101,6 @@ def adam(p, g, m, v, c1, b2, c2, step_size, bias2_root, eps, shrink, l2):  # typ
         m[i] = mi
         v[i] = vi
         p[i] = pi - step_size * mi / (math.sqrt(vi) / bias2_root + eps)
-
-
-@_jit
-def im2col(xc, kh, kw, sh, sw, ph, pw, dh, dw, col):  # type: ignore[no-untyped-def]
-    """col (C, KH, KW, N, OH, OW) = every window of xc (C, N, H, W, C-contiguous: known
-    strides index faster), zeros where a window reaches into the padding: no padded copy."""
-    c_, n_, h, w = xc.shape
-    oh, ow = col.shape[4], col.shape[5]
-    for c in range(c_):
-        for i in range(kh):
-            for j in range(kw):
-                for n in range(n_):
-                    for y in range(oh):
-                        r = y * sh + i * dh - ph
-                        if r < 0 or r >= h:
-                            col[c, i, j, n, y, :] = 0
-                            continue
-                        for q in range(ow):
-                            s = q * sw + j * dw - pw
-                            col[c, i, j, n, y, q] = xc[c, n, r, s] if 0 <= s < w else 0
-
-
-@_jit
-def col2im(gcol, sh, sw, ph, pw, dh, dw, gx):  # type: ignore[no-untyped-def]
-    """gx (C, N, H, W), zeros on entry, += every window gradient of gcol (C, KH, KW, N,
-    OH, OW) at its place; what falls on the padding is dropped."""
-    c_, kh, kw, n_, oh, ow = gcol.shape
-    h, w = gx.shape[2], gx.shape[3]
-    for c in range(c_):
-        for i in range(kh):
-            for j in range(kw):
-                for n in range(n_):
-                    for y in range(oh):
-                        r = y * sh + i * dh - ph
-                        if r < 0 or r >= h:
-                            continue
-                        for q in range(ow):
-                            s = q * sw + j * dw - pw
-                            if 0 <= s < w:
-                                gx[c, n, r, s] += gcol[c, i, j, n, y, q]
 
 
 @_jit
