@@ -154,10 +154,13 @@ def lstm_preactivate_gm(a, xg):  # type: ignore[no-untyped-def]
     n = a.size // 4
     for k in range(2 * n):
         a[k] = (a[k] + xg[k]) * HALF
-    for k in range(2 * n, 3 * n):
-        a[k] = a[k] + xg[k]
-    for k in range(3 * n, 4 * n):
-        a[k] = (a[k] + xg[k]) * HALF
+    # Loops from 0 over views: one from 2n would index with a signed sum numba wraps,
+    # which keeps it from vectorizing (see numba_windows).
+    ag, xgg, ao, xgo = a[2 * n:3 * n], xg[2 * n:3 * n], a[3 * n:], xg[3 * n:]
+    for k in range(n):
+        ag[k] = ag[k] + xgg[k]
+    for k in range(n):
+        ao[k] = (ao[k] + xgo[k]) * HALF
 
 
 @kernel
