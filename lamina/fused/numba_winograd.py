@@ -35,19 +35,25 @@ def winograd_input(x, ph, pw, th, tw, lo, hi, r0, r1, v):  # type: ignore[no-unt
     rows = np.zeros((4, 2 * tw + 2), np.float32)  # padding columns stay zero
     width = min(w, 2 * tw + 2 - pw)  # the input columns any tile reads
     pb = (r1 - r0) * tw
+    # Rows as views, chosen once per row of tiles, and the loop over them from 0: an index
+    # like pw + q is a signed sum numba wraps, which kept the loop from vectorizing (see
+    # numba_windows).
+    zeros = np.zeros(w, np.float32)
+    b0, b1, b2, b3 = rows[0, pw:], rows[1, pw:], rows[2, pw:], rows[3, pw:]
     for c in range(lo, hi):
         for rt in range(r0, r1):
             n, ty = rt // th, rt % th
             r = 2 * ty - ph
+            x0 = x[c, n, r] if 0 <= r < h else zeros
+            x1 = x[c, n, r + 1] if 0 <= r + 1 < h else zeros
+            x2 = x[c, n, r + 2] if 0 <= r + 2 < h else zeros
+            x3 = x[c, n, r + 3] if 0 <= r + 3 < h else zeros
             for q in range(width):
-                d0 = x[c, n, r, q] if 0 <= r < h else np.float32(0)
-                d1 = x[c, n, r + 1, q] if 0 <= r + 1 < h else np.float32(0)
-                d2 = x[c, n, r + 2, q] if 0 <= r + 2 < h else np.float32(0)
-                d3 = x[c, n, r + 3, q] if 0 <= r + 3 < h else np.float32(0)
-                rows[0, pw + q] = d0 - d2
-                rows[1, pw + q] = d1 + d2
-                rows[2, pw + q] = d2 - d1
-                rows[3, pw + q] = d1 - d3
+                d0, d1, d2, d3 = x0[q], x1[q], x2[q], x3[q]
+                b0[q] = d0 - d2
+                b1[q] = d1 + d2
+                b2[q] = d2 - d1
+                b3[q] = d1 - d3
             base = c * pb + (rt - r0) * tw
             for i in range(4):
                 t = rows[i]
