@@ -10,7 +10,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lamina import allocator, fused
-from lamina.functions.conv_windows import scatter_windows, windows
+from lamina.functions.conv_windows import padded, scatter_windows, windows
 
 
 class WindowMatrix:
@@ -53,7 +53,7 @@ class WindowMatrix:
                 col = fused.im2col(compiled, x, (kh, kw), self.stride, self.padding,
                                    self.dilation, (oh, ow))
                 return col.reshape(g, (c // g) * kh * kw, n * oh * ow), ow
-            xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+            xp = padded(x, ph, pw)
             win = windows(xp, (kh, kw), self.stride, self.dilation, (oh, ow))
             col = allocator.empty((c, kh, kw, n, oh, ow), x.dtype)  # see allocator.empty
             np.copyto(col, win.transpose(1, 4, 5, 0, 2, 3))

@@ -11,7 +11,13 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import pair, unbatched
-from lamina.functions.conv_windows import check_ranks, geometry, scatter_windows, windows
+from lamina.functions.conv_windows import (
+    check_ranks,
+    geometry,
+    padded,
+    scatter_windows,
+    windows,
+)
 
 
 class ConvTranspose(Function):
@@ -77,7 +83,7 @@ class ConvTranspose(Function):
         if self.nd == 1:
             gy = gy[:, :, None, :]
         (ph, pw) = self.padding
-        gyp = np.pad(gy, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else gy
+        gyp = padded(gy, ph, pw)
         # Input pixel (h, w) wrote window (h, w) of the padded output: gx and gW read it.
         win = windows(gyp, (kh, kw), self.stride, self.dilation, (h, w))
         # One copy of those windows as a matrix (g, O/g*KH*KW, N*H*W), then a GEMM each.

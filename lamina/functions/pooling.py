@@ -21,7 +21,7 @@ from lamina.functions._util import (
     pair,
     unbatched,
 )
-from lamina.functions.conv_windows import out_size, scatter_windows, windows
+from lamina.functions.conv_windows import out_size, padded, scatter_windows, windows
 
 
 class _Pool(Function):
@@ -56,8 +56,7 @@ class _Pool(Function):
             raise ShapeError(
                 f"{self.op}: input is smaller than the kernel; got input {x.shape}, kernel {self.k}"
             )
-        pad = ((0, 0), (0, 0), (ph, ph), (pw, pw))
-        xp = np.pad(x, pad, constant_values=fill) if ph or pw else x
+        xp = padded(x, ph, pw, fill)
         self.xp_order = axis_order(xp)  # backward's gradient takes the same layout
         self.xp_shape, self.x_shape, self.out_hw = xp.shape, x.shape, (oh, ow)
         return xp

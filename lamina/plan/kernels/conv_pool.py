@@ -25,7 +25,7 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.functions._util import row_sums
 from lamina.functions.conv import Conv
-from lamina.functions.conv_windows import out_size, windows
+from lamina.functions.conv_windows import out_size, padded, windows
 from lamina.functions.pooling import MaxPool, first_max, max_of
 from lamina.plan.kernels.base import Kernel
 
@@ -94,7 +94,7 @@ class ConvMaxPool(Kernel, Function):
         pooled = (out_size(h, kh, sh, ph, dh) // qh, out_size(w, kw, sw, pw, dw) // qw)
         self.x_shape, self.w_shape, self.pooled = x.shape, w_shape, pooled
         self.cells = n * pooled[0] * pooled[1]
-        xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+        xp = padded(x, ph, pw)
         win = windows(xp, (kh, kw), (sh, sw), (dh, dw), (pooled[0] * qh, pooled[1] * qw))
         # output row r = PH index * qh + window row: split, then window offsets first
         win = win.reshape(n, c, pooled[0], qh, pooled[1], qw, kh, kw)
