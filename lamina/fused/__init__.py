@@ -67,10 +67,10 @@ def _load_numba() -> ModuleType | None:
     global _numba
     if _numba is None:
         try:
-            from lamina.fused import numba_kernels
+            from lamina.fused.numba_load import load
+            _numba = load()
         except ImportError:
             return None
-        _numba = numba_kernels
     return _numba
 
 

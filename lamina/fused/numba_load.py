@@ -1,0 +1,33 @@
+"""Loading numba's kernels without the SciPy BLAS that numba loads for itself.
+
+At its import, `numba.np.arraymath` imports `scipy.linalg.cython_blas` where SciPy is
+installed, to choose how its own `np.correlate` and `np.convolve` take inner products. That
+import loads `scipy.linalg` and SciPy's own OpenBLAS, with a thread of its pool: about
+17 MB for a process in which no lamina kernel calls BLAS from numba. While that module
+loads, the one import is refused (where the process has not imported `scipy.linalg`
+already), and numba takes its own loop there, as it does without SciPy. Nothing else
+changes: numba code that calls `np.dot` imports SciPy's BLAS when it is compiled.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+
+_BLAS = "scipy.linalg.cython_blas"
+
+
+def load() -> ModuleType:
+    """lamina.fused.numba_kernels, imported; ImportError where numba is not installed."""
+    if "scipy.linalg" in sys.modules or _BLAS in sys.modules:
+        import numba.np.arraymath  # noqa: F401 (SciPy's BLAS is loaded: nothing to save)
+    else:
+        sys.modules[_BLAS] = None  # type: ignore[assignment]  # None: import refused
+        try:
+            import numba.np.arraymath  # noqa: F401
+        finally:
+            if sys.modules.get(_BLAS, False) is None:
+                del sys.modules[_BLAS]
+    from lamina.fused import numba_kernels
+
+    return numba_kernels
