@@ -6,7 +6,10 @@ import loads `scipy.linalg` and SciPy's own OpenBLAS, with a thread of its pool:
 17 MB for a process in which no lamina kernel calls BLAS from numba. While that module
 loads, the one import is refused (where the process has not imported `scipy.linalg`
 already), and numba takes its own loop there, as it does without SciPy. Nothing else
-changes: numba code that calls `np.dot` imports SciPy's BLAS when it is compiled.
+changes: numba code that calls `np.dot` imports SciPy's BLAS when it is compiled. (For
+the fraction of a second numba's module takes to load, another thread importing that
+same SciPy module would be refused too: lamina loads numba once, at its first fused
+kernel.)
 """
 
 from __future__ import annotations
