@@ -38,6 +38,15 @@ def compile_split(plan: Plan, arrays: list[Any], n: int) -> Program | Split:
                          f"{[np.shape(a) for a in arrays]}")
     edges = bounds(n, plan.threads)
     parts = slices(arrays, edges)
+    want = eager_outcome(plan, arrays) if plan.verify else None
+    whole = None
+    if plan.tune:
+        # The whole step compiles first, while the process holds least: its trace and
+        # analysis hold a whole batch's activations, as an eager step does, and the
+        # slices' programs, compiled after, hold half as much.
+        whole = plan._compile_whole(arrays, want)
+        whole.release_memory()
+        allocator.give_back_freed_memory()
     programs = [plan._compile_one(parts[0], tune=False)]
     for part in parts[1:]:  # compared with the first slice's program where they agree
         like = programs[0] if _shapes(part) == _shapes(parts[0]) else None
@@ -46,7 +55,6 @@ def compile_split(plan: Plan, arrays: list[Any], n: int) -> Program | Split:
     # The eager check's loss and the traces' give the weights without running the model
     # again, where it draws nothing (else the batch and its slices draw apart).
     random = bool(readings[0])
-    want = eager_outcome(plan, arrays) if plan.verify else None
     known = (float(want[0]), [p.trace.loss for p in programs]) if want and plan.train \
         else None
     weights = (loss_weights(plan.step_fn(), plan.model, arrays, edges, random, known)
@@ -70,14 +78,12 @@ def compile_split(plan: Plan, arrays: list[Any], n: int) -> Program | Split:
                 copy_variants(program.twin, program)
             else:
                 tune_variants(program)
-    # The split's first turn comes before the whole step compiles, whose eager check then
-    # reuses the memory the split's steps freed (else the MLP's peak grew 15 MB).
+    # A step that is mostly GEMMs may run faster whole. Each turn of the two starts from
+    # a trimmed heap (see split_over_whole).
+    split.release_memory()
+    allocator.give_back_freed_memory()
     seconds = functools.partial(step_seconds, plan, arrays=arrays)
-    first = seconds(split, settle=0.1)
-    split.release_memory()  # so that the two never hold their activations at once
-    whole = plan._compile_whole(arrays)  # a step that is mostly GEMMs may run faster
-    whole.release_memory()
-    ratio = split_over_whole(seconds, split, whole, first=first)
+    ratio = split_over_whole(seconds, split, whole)
     return split if pick({"whole": 1.0, "split": ratio}, "whole", SPLIT_MARGIN) == "split" \
         else whole
 

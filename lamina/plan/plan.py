@@ -227,12 +227,13 @@ class Plan:
             return self._compile_whole(arrays)
         return self._compile_split(arrays, n)
 
-    def _compile_whole(self, arrays: list[Any]) -> Program:
-        """One program for the whole batch, checked against eager."""
+    def _compile_whole(self, arrays: list[Any], want: list[Any] | None = None) -> Program:
+        """One program for the whole batch, checked against eager (or against `want`, the
+        eager step's outcome from eager_outcome, where the caller has it)."""
         program = self._compile_one(arrays)
         if self.verify and self.train:
             program.release_memory()  # tuning's buffers, not held through the eager step
-            check_against_eager(self, program.run, arrays)
+            check_against_eager(self, program.run, arrays, want)
         return program
 
     def _compile_split(self, arrays: list[Any], n: int) -> Program | Split:

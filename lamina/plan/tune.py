@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from lamina import allocator
+
 if TYPE_CHECKING:
     from lamina.plan.program import Program
 
@@ -70,25 +72,23 @@ def copy_variants(source: Program, target: Program) -> None:
 
 
 def split_over_whole(seconds: Callable[[Any, float], float], split: Any, whole: Any,
-                     rounds: int = 4, first: float | None = None) -> float:
+                     rounds: int = 4) -> float:
     """A split step's time over the whole step's: the median of each round's ratio, the
     two taking turns in an order that alternates, the split first in the first round;
-    `seconds(runner, settle=...)` times one, and `first` is the split's first time where it
-    was taken already. The machine's speed drifts over seconds, and timed once each, one
-    after the other, a slow moment decided between them. Each drops its buffers after its
-    turn: the two never hold a step's activations at once (a turn's first step, untimed,
-    makes them)."""
+    `seconds(runner, settle=...)` times one. The machine's speed drifts over seconds, and
+    timed once each, one after the other, a slow moment decided between them. Each drops
+    its buffers after its turn and malloc gives the freed memory back: the two never hold
+    a step's activations at once, even in different threads' arenas, whose free memory
+    the other's threads cannot reuse (a turn's first step, untimed, makes them again)."""
     ratios = []
     for r in range(rounds):
         times = {}
         for name, runner in (("split", split), ("whole", whole))[:: -1 if r % 2 else 1]:
-            if r == 0 and name == "split" and first is not None:
-                times[name] = first
-                continue
             # After the whole step's BLAS calls, OpenBLAS's idle threads spin for up to
             # 0.1 s on the cores that the split's threads need.
             times[name] = seconds(runner, settle=0.1 if name == "split" else 0.0)
             runner.release_memory()
+            allocator.give_back_freed_memory()
         ratios.append(times["split"] / times["whole"])
     return statistics.median(ratios)
 
