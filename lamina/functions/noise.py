@@ -44,14 +44,22 @@ class Dropout(Function):
 
     def forward(self, x: Any, *, out: Any = None) -> Any:
         """out: an array of x's shape to write the result into (NumPy's out=)."""
-        keep = self._keep(x)
         # Inverted dropout: scale the kept units at training time so eval is the identity.
-        scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
-        self.mask = np.multiply(keep, x.dtype.type(scale), dtype=x.dtype)
-        return np.multiply(x, self.mask, out=out)
+        # Backward keeps the boolean `keep`, a quarter of a float mask's bytes.
+        self.keep = self._keep(x)
+        self.scale = x.dtype.type(0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p))
+        y = np.multiply(x, self.scale, out=out)
+        return np.multiply(y, self.keep, out=y)
 
     def backward(self, gy: Any) -> Any:
-        return gy * self.mask
+        gx = np.multiply(gy, self.keep)
+        gx *= self.scale
+        return gx
+
+    @property
+    def mask(self) -> Any:
+        """What forward multiplied x by: the scale where a unit stayed, else 0."""
+        return np.multiply(self.keep, self.scale)
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -125,9 +133,10 @@ class AlphaDropout(Dropout):
     saturation value, and an affine correction keeps the mean and variance."""
 
     def forward(self, x: Any) -> Any:
-        keep = self._keep(x).astype(x.dtype)
+        self.keep = self._keep(x)
         a = 0.0 if self.p == 1.0 else ((1 - self.p) * (1 + self.p * SELU_LOW**2)) ** -0.5
-        self.mask = (keep * a).astype(x.dtype)
+        self.scale = x.dtype.type(a)  # Dropout's backward: gy * keep * a
+        keep = self.keep.astype(x.dtype)
         offset = (a * SELU_LOW * (1 - keep) - a * SELU_LOW * self.p).astype(x.dtype)
         return x * self.mask + offset
 

@@ -306,6 +306,22 @@ def test_dropout_gradient_uses_the_same_mask() -> None:
     np.testing.assert_array_equal(x.grad, y.array)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dropout_keeps_a_boolean_mask_for_backward(dtype) -> None:
+    """Backward reads a byte a unit (where it stayed), not a float mask of x's size;
+    the values and the gradient are x * scale and gy * scale where kept, bit for bit."""
+    rng = np.random.default_rng(0)
+    x = lm.tensor(rng.standard_normal((64, 33)).astype(dtype), requires_grad=True)
+    gy = rng.standard_normal((64, 33)).astype(dtype)
+    y = F.dropout(x, 0.2)
+    keep = y.creator.keep
+    assert keep.dtype == bool and keep.shape == x.shape
+    scale = dtype(1 / 0.8)
+    np.testing.assert_array_equal(y.array, np.where(keep, x.array * scale, 0))
+    y.backward(lm.tensor(gy))
+    np.testing.assert_array_equal(x.grad.array, np.where(keep, gy * scale, 0))
+
+
 def test_batch_norm_updates_running_statistics_like_pytorch() -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((8, 3, 4)) * 2 + 1

@@ -240,6 +240,10 @@ def test_dropout_in_a_split_step_draws_eagers_masks(name, threads) -> None:
     x, y = (lm.tensor(a) for a in _batch(name, 10, np.random.default_rng(4)))
     step = compile(model, loss_fn, (x, y), threads=threads)
     assert step.describe().startswith(f"batch split over {threads} threads")
+    read = []  # whether a slice's forward has let go of its draws, for each slice
+    for program in step.runner.programs:
+        program.after_forward = lambda ops=program.forward: read.append(
+            all(getattr(n.fn, "drawn", None) is None for n in ops))
     for _ in range(3):  # each step draws new masks, the same as eager's from one seed
         state = lm.get_rng_state()
         want_loss, _, want_grads = _eager(model, loss_fn, x, y)
@@ -252,8 +256,10 @@ def test_dropout_in_a_split_step_draws_eagers_masks(name, threads) -> None:
         assert lm.get_rng_state() == after_eager  # as many numbers drawn as eager drew
         # the batch's draws are freed once the slices have read them, the masks once
         # backward has
-        assert all(getattr(n.fn, "drawn", None) is None and getattr(n.fn, "mask", None) is None
+        assert all(getattr(n.fn, "drawn", None) is None and getattr(n.fn, "keep", None) is None
                    for program in step.runner.programs for n in program.forward)
+        assert read == [True] * threads  # each slice's, once its forward has read them
+        read.clear()
         model.zero_grad()
 
 

@@ -65,7 +65,12 @@ class DrawsAhead(Kernel):
     drawn: Any = None
 
     def draw(self, shape: tuple[int, ...]) -> Any:
-        return super().draw(shape) if self.drawn is None else self.drawn  # type: ignore[misc]
+        if self.drawn is None:
+            return super().draw(shape)  # type: ignore[misc]
+        # Read once: the batch's draws are freed as soon as every slice has read its part,
+        # not held through the slices' forward.
+        drawn, self.drawn = self.drawn, None
+        return drawn
 
     def draw_batch(self, shape: tuple[int, ...]) -> Any:
         """Fresh numbers for the whole batch, as the op draws them."""
@@ -73,7 +78,7 @@ class DrawsAhead(Kernel):
 
     def backward(self, gy: Any) -> Any:
         gx = super().backward(gy)  # type: ignore[misc]
-        self.mask = None  # read once: not kept to the step's end (the op outlives it)
+        self.keep = None  # read once: not kept to the step's end (the op outlives it)
         return gx
 
 
