@@ -49,6 +49,9 @@ def emit(program: Program) -> tuple[Any, str]:
             lines.append(f"    _y = {call}")
             lines += [f"    v{v} = _y[{i}]" for i, v in enumerate(n.outputs)]
             lines.append("    _y = None")
+        if t in program.saving:  # without a backward, what the op keeps is never read
+            names[f"k{t}"] = n.fn
+            lines.append(f"    k{t}.saved_tensors = ()")
         lines += _frees(program, t)
     lines.append(f"    results = ({''.join(value(v) + ', ' for v in trace.outputs)})")
     lines += ["    if prog.after_forward is not None:", "        prog.after_forward()"]

@@ -8,35 +8,71 @@ the step for a requested output; a view keeps the array it views alive as long a
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from lamina.plan.trace import Node, Trace
 
-
-def shares(a: Any, b: Any) -> bool:
-    """Whether two arrays may share memory (neither empty)."""
-    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.size > 0
-            and b.size > 0 and np.may_share_memory(a, b))
+Extent = tuple[int, int, int]  # (the allocation's number, first byte, end): see Extents
 
 
-def kept_for_backward(n: Node, arrays: list[Any]) -> set[int]:
+class Extents:
+    """Where arrays lie in memory, recorded while they are alive, to compare after they
+    are gone: what np.may_share_memory compares (byte bounds), within one allocation. An
+    allocation (the array at the end of a chain of `.base`) is numbered when first seen
+    and forgotten when freed, so a later one at the same address gets another number:
+    a probe of the forward can free each array at its last use, as a run does."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[int, int] = {}  # id(allocation) -> its number
+        self.count = 0  # numbers given so far: none is given twice
+        self.held: list[Any] = []  # allocations that cannot be watched: kept
+
+    def of(self, a: Any) -> Extent | None:
+        if not isinstance(a, np.ndarray) or a.size == 0:
+            return None
+        root = a
+        while root is not None:  # to the allocation, through views and memoryviews
+            root, last = (root.base if isinstance(root, np.ndarray) else
+                          root.obj if isinstance(root, memoryview) else None), root
+        root = last
+        key = id(root)
+        number = self.numbers.get(key)
+        if number is None:
+            number = self.numbers[key] = self.count
+            self.count += 1
+            try:
+                weakref.finalize(root, self.numbers.pop, key, None)
+            except TypeError:
+                self.held.append(root)
+        return (number, *byte_bounds(a))
+
+
+def overlap(a: Extent | None, b: Extent | None) -> bool:
+    """Whether two recorded arrays may share memory (neither empty)."""
+    return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
+def kept_for_backward(n: Node, extents: list[Extent | None], where: Extents) -> set[int]:
     """The node's input and output values whose memory its op declared it keeps for
     backward (`save_for_backward`), found by memory: a view of a value keeps it."""
-    kept = [a for a in n.fn.saved_tensors if isinstance(a, np.ndarray)]
-    return {v for v in (*n.inputs, *n.outputs) if any(shares(a, arrays[v]) for a in kept)}
+    kept = [where.of(a) for a in n.fn.saved_tensors if isinstance(a, np.ndarray)]
+    return {v for v in (*n.inputs, *n.outputs) if any(overlap(a, extents[v]) for a in kept)}
 
 
 class Liveness:
-    """The liveness of one program's values, read off `arrays` (each value's array from a
-    probe run of the forward, which leaves every op holding what it keeps)."""
+    """The liveness of one program's values, read off `extents` (where each value's array
+    lay in a probe run of the forward, which leaves every op holding what it keeps;
+    recorded by `where`)."""
 
     def __init__(self, trace: Trace, forward: list[Node], backward: list[Node],
-                 arrays: list[Any]) -> None:
-        self.trace, self.forward, self.arrays = trace, forward, arrays
-        self.kept = {id(n): kept_for_backward(n, arrays) for n in backward}
+                 extents: list[Extent | None], where: Extents) -> None:
+        self.trace, self.forward, self.extents = trace, forward, extents
+        self.kept = {id(n): kept_for_backward(n, extents, where) for n in backward}
         self.kept_by: dict[int, set[int]] = defaultdict(set)  # value -> nodes keeping it
         for n in backward:
             for v in self.kept[id(n)]:
@@ -61,7 +97,7 @@ class Liveness:
         for n in reversed(self.forward):
             for out in n.outputs:
                 for v in n.inputs:
-                    if shares(self.arrays[out], self.arrays[v]):
+                    if overlap(self.extents[out], self.extents[v]):
                         last[v] = max(last.get(v, 0), last[out])
         return last
 
@@ -72,7 +108,7 @@ class Liveness:
         if trace.kinds[v] != "op" or self.last_use.get(v) != t or v in outputs:
             return False
         return not any(u != v and (u in outputs or self.last_use.get(u, t) > t)
-                       and shares(self.arrays[u], self.arrays[v])
+                       and overlap(self.extents[u], self.extents[v])
                        for u in range(len(trace.kinds)) if trace.kinds[u] != "const")
 
     def alive_throughout(self, v: int) -> bool:
@@ -80,7 +116,7 @@ class Liveness:
         requested output, or a view of one."""
         if self.trace.kinds[v] in ("param", "input"):
             return True
-        return any(u == v or shares(self.arrays[u], self.arrays[v]) for u in self.trace.outputs)
+        return any(u == v or overlap(self.extents[u], self.extents[v]) for u in self.trace.outputs)
 
     def kept_by_another(self, v: int, n: Node) -> bool:
         """Whether some op other than n's keeps value v for its backward."""

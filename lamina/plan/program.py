@@ -17,7 +17,7 @@ from lamina.plan.buffers import assign_slots
 from lamina.plan.emit import emit
 from lamina.plan.graph import prune, toposort
 from lamina.plan.kernels import Kernel, lower
-from lamina.plan.liveness import Liveness
+from lamina.plan.liveness import Extents, Liveness
 from lamina.plan.report import describe, memory
 from lamina.plan.rewrite import rewrite
 from lamina.plan.trace import Node, Trace
@@ -51,8 +51,9 @@ class Program:
                                           for v in n.inputs)
         # The program whose analysis this one shares (and whose tuning it may take).
         self.twin = like if like is not None and same_program(self, like) else None
+        self.saving: set[int] = set()  # inference: the steps whose ops keep arrays
         if self.twin is not None:
-            self.live = self.twin.live
+            self.live, self.saving = self.twin.live, self.twin.saving
             copy_hints(self.twin.forward, self.forward)
         else:
             # What a kernel keeps depends on its hints, which depend on what the others
@@ -62,9 +63,7 @@ class Program:
         self.slots, self.slot_meta = assign_slots(trace, self.forward, self.live.last_use)
         self.frees = self.live.frees()
         self.buffers: list[Any] | None = None
-        # The probe's arrays, and what each op kept of them, are a run's worth of
-        # activations that no run reads.
-        self.live.arrays = []
+        # What each op kept in the probe is a run's worth of activations no run reads.
         self.release_memory()
         self.after_forward: Any = None  # a callable run between forward and backward
         # A program running one slice of a split batch (see split.Split) seeds backward
@@ -78,18 +77,42 @@ class Program:
 
     def _liveness(self) -> Liveness:
         """Run the forward on the trace's own arrays, so that every op holds what it would
-        hold in a run (the caller restores RNG and buffers), and read liveness off it."""
+        hold in a run (the caller restores RNG and buffers), and read liveness off where
+        each value's array lay. Without a backward, a value is dropped after the last op
+        that reads it, as in a run: the probe then holds no more than a run does."""
         env = list(self.trace.arrays)
         for v, p in self.params:
             env[v] = p.array
-        for n in self.forward:
+        where = Extents()
+        extents = [where.of(a) for a in env]
+        drop = {} if self.train else self._last_reads()
+        self.saving.clear()
+        for t, n in enumerate(self.forward):
             if isinstance(n.fn, Kernel):
                 n.fn.out_buffers = None
             n.fn.saved_tensors = ()  # what the op declares now, not what it kept before
             ys = n.fn.forward(*[env[v] for v in n.inputs])
             for v, y in zip(n.outputs, ys if isinstance(ys, tuple) else (ys,)):
-                env[v] = y
-        return Liveness(self.trace, self.forward, self.backward, env)
+                env[v], extents[v] = y, where.of(y)
+            for v in drop.get(t, ()):
+                env[v] = None
+            if not self.train and n.fn.saved_tensors:  # for a backward that never runs
+                self.saving.add(t)
+                n.fn.saved_tensors = ()
+        return Liveness(self.trace, self.forward, self.backward, extents, where)
+
+    def _last_reads(self) -> dict[int, list[int]]:
+        """The op values each forward step reads (or makes) for the last time; the
+        program's outputs excepted."""
+        last: dict[int, int] = {}
+        for t, n in enumerate(self.forward):
+            for v in (*n.inputs, *n.outputs):
+                last[v] = t
+        by_step: dict[int, list[int]] = {}
+        for v, t in last.items():
+            if self.trace.kinds[v] == "op" and v not in self.trace.outputs:
+                by_step.setdefault(t, []).append(v)
+        return by_step
 
     # -- running ----------------------------------------------------------------------------
     def run(self, arrays: list[Any], scale: float = 1.0) -> tuple[Any, ...]:

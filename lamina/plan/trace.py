@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import traceback
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,23 +68,48 @@ class Trace:
 
 
 class Tracer:
+    """Records the ops run while it is state.tracer. It holds the sources (inputs,
+    parameters, constants), whose arrays the trace keeps, and only watches op outputs and
+    the other tensors made during the call: a model run without gradients frees its
+    activations as it goes, as in eager mode. A watched tensor's entries are forgotten
+    when it dies, before a later tensor can be given its id."""
+
     def __init__(self, inputs: Sequence[Tensor], params: Sequence[Tensor] = ()) -> None:
         self.params = {id(p) for p in params}  # frozen ones too: read fresh at every run
         self.values: dict[int, int] = {}  # id(tensor) -> value number
-        self.keep: list[Tensor] = []  # holds traced tensors so their ids stay unique
+        self.keep: list[Tensor] = []  # the sources
+        self.watched: dict[int, weakref.ref] = {}
         self.nodes: list[Node] = []
         self.kinds: list[str] = []
         self.tensors: list[Tensor | None] = []
+        self.shapes: list[tuple[int, ...]] = []
+        self.dtypes: list[Any] = []
         self.made: set[int] = set()  # tensors created while tracing: constants
         self.op_values: set[int] = set()
         self.inputs = [self._value(t, "input") for t in inputs]
 
     def _value(self, t: Tensor, kind: str) -> int:
         self.values[id(t)] = n = len(self.kinds)
-        self.keep.append(t)
+        if kind == "op":
+            self._watch(t)
+        else:
+            self.keep.append(t)
         self.kinds.append(kind)
         self.tensors.append(t if kind != "op" else None)
+        self.shapes.append(t.array.shape)
+        self.dtypes.append(t.array.dtype)
         return n
+
+    def _watch(self, t: Tensor) -> None:
+        key = id(t)
+
+        def gone(_: Any) -> None:
+            self.values.pop(key, None)
+            self.made.discard(key)
+            self.op_values.discard(key)
+            self.watched.pop(key, None)
+
+        self.watched[key] = weakref.ref(t, gone)
 
     def _source(self, t: Tensor) -> int:
         n = self.values.get(id(t))
@@ -107,7 +133,7 @@ class Tracer:
     # -- hooks called by Function.apply and Tensor ------------------------------------------
     def created(self, t: Tensor) -> None:
         self.made.add(id(t))
-        self.keep.append(t)
+        self._watch(t)
 
     def record(self, fn: Function, xs: Sequence[Tensor], outs: Any) -> None:
         ins = [self._source(x) for x in xs]
@@ -115,6 +141,8 @@ class Tracer:
         numbers = [self._value(o, "op") for o in outs]
         self.op_values.update(id(o) for o in outs)
         self.nodes.append(Node(fn, ins, numbers, len(self.nodes)))
+        if "inputs" not in vars(fn):  # run without a graph: no backward will read them
+            fn.saved_tensors = ()
 
     def shaped_by_data(self, t: Tensor, how: str) -> None:
         """Refuse `how` on a value read from the batch: its result's shape depends on the
@@ -145,13 +173,15 @@ class Tracer:
         missing = [i for i, t in enumerate(outputs) if id(t) not in self.values]
         if missing:
             raise TraceError(f"plan: output {missing[0]} was not computed by traced ops")
-        arrays: list[Any] = [None] * len(self.kinds)
-        for t in self.keep:
+        arrays: list[Any] = [None] * len(self.kinds)  # an op output's where it is alive
+        shapes, dtypes = list(self.shapes), list(self.dtypes)
+        watched = [r() for r in self.watched.values()]
+        for t in [*self.keep, *(t for t in watched if t is not None)]:
             n = self.values.get(id(t))
             if n is not None:
                 arrays[n] = t.array
-        return Trace(self.nodes, self.kinds, self.tensors,
-                     [a.shape for a in arrays], [a.dtype for a in arrays], arrays,
+                shapes[n], dtypes[n] = t.array.shape, t.array.dtype
+        return Trace(self.nodes, self.kinds, self.tensors, shapes, dtypes, arrays,
                      self.inputs, [self.values[id(t)] for t in outputs])
 
 
