@@ -176,18 +176,18 @@ class _Channels:
 
     def __init__(self, x: Any) -> None:
         self.shape, self.c = x.shape, x.shape[1]
-        self.first = x.ndim > 2 and not x.flags.c_contiguous \
-            and np.moveaxis(x, 1, 0).flags.c_contiguous
+        self.first = x.ndim > 2 and (x.shape[0] == 1 or not x.flags.c_contiguous) \
+            and x.swapaxes(0, 1).flags.c_contiguous
 
     def rows(self, a: Any) -> Any:
         n, c = self.shape[:2]
         if self.first:
-            return np.moveaxis(a, 1, 0).reshape(c, n * (a.size // max(n * c, 1)))
+            return a.swapaxes(0, 1).reshape(c, n * (a.size // max(n * c, 1)))
         return a.reshape(n, c, a.size // max(n * c, 1))
 
     def restore(self, a3: Any) -> Any:
         if self.first:
-            return np.moveaxis(a3.reshape(self.c, self.shape[0], *self.shape[2:]), 0, 1)
+            return a3.reshape(self.c, self.shape[0], *self.shape[2:]).swapaxes(0, 1)
         return a3.reshape(self.shape)
 
     def sums(self, a3: Any) -> Any:

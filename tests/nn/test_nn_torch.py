@@ -200,7 +200,8 @@ def test_layer_matches_pytorch(name) -> None:
             _compare(a.grad, b.grad.numpy())
 
 
-@pytest.mark.parametrize("kind, shape", [("1d", (6, 3)), ("1d", (4, 3, 5)), ("2d", (4, 3, 5, 5))])
+@pytest.mark.parametrize("kind, shape", [("1d", (6, 3)), ("1d", (4, 3, 5)), ("2d", (4, 3, 5, 5)),
+                                         ("2d", (1, 3, 5, 5))])  # one image: channel rows
 def test_batch_norm_train_and_eval_match_pytorch(kind, shape) -> None:
     torch.manual_seed(0)
     ours = getattr(nn, f"BatchNorm{kind}")(3, momentum=0.2)
