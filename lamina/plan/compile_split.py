@@ -38,20 +38,20 @@ def compile_split(plan: Plan, arrays: list[Any], n: int) -> Program | Split:
                          f"{[np.shape(a) for a in arrays]}")
     edges = bounds(n, plan.threads)
     parts = slices(arrays, edges)
-    want = eager_outcome(plan, arrays) if plan.verify else None
-    whole = None
-    if plan.tune:
-        # The whole step compiles first, while the process holds least: its trace and
-        # analysis hold a whole batch's activations, as an eager step does, and the
-        # slices' programs, compiled after, hold half as much.
-        whole = plan._compile_whole(arrays, want)
-        whole.release_memory()
-        allocator.give_back_freed_memory()
     programs = [plan._compile_one(parts[0], tune=False)]
     for part in parts[1:]:  # compared with the first slice's program where they agree
         like = programs[0] if _shapes(part) == _shapes(parts[0]) else None
         programs.append(plan._compile_one(part, tune=False, like=like))
-    readings = splittable_ops(programs, [hi - lo for lo, hi in edges])
+    readings = splittable_ops(programs, [hi - lo for lo, hi in edges])  # or refuses
+    want = eager_outcome(plan, arrays) if plan.verify else None
+    whole = None
+    if plan.tune:
+        # The whole step compiles before any slice runs: its trace and analysis hold a
+        # whole batch's activations, as the eager step does, not on top of the slices'.
+        # It is checked against the eager step's outcome, not a second eager step.
+        whole = plan._compile_whole(arrays, want)
+        whole.release_memory()
+        allocator.give_back_freed_memory()
     # The eager check's loss and the traces' give the weights without running the model
     # again, where it draws nothing (else the batch and its slices draw apart).
     random = bool(readings[0])

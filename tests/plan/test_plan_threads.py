@@ -153,12 +153,12 @@ def test_a_loss_neither_mean_nor_sum_over_rows_is_refused() -> None:
 
 def test_compiling_a_split_runs_the_model_four_times() -> None:
     """Compiling a split of equal slices runs the model (counted by a forward pre-hook)
-    four times: the eager step the plan is checked against, whose loss with the traces'
-    gives the slices' weights, then the first slice's trace and its check on other
-    values, and the second slice's trace, checked against the first's. A slice of another
-    shape is checked on other values of its own. Tuned, the whole step's program (its
-    trace and its check) compiles before the slices' and reuses the eager step's outcome:
-    the eager step runs once."""
+    four times: the first slice's trace and its check on other values, the second slice's
+    trace, checked against the first's, and the eager step the plan is checked against,
+    whose loss with the traces' gives the slices' weights. A slice of another shape is
+    checked on other values of its own. Tuned, the whole step's program (its trace and
+    its check) compiles next, checked against the same eager step's outcome: the eager
+    step runs once."""
     calls = []
     model = MODELS["mlp"][0]()
     model.register_forward_pre_hook(lambda module, args: calls.append(len(args[0])))
@@ -167,17 +167,17 @@ def test_compiling_a_split_runs_the_model_four_times() -> None:
     calls.clear()
     step = compile(model, F.cross_entropy, (x, y), threads=2)
     assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
-    assert calls == [8, 4, 4, 4]
+    assert calls == [4, 4, 4, 8]
     assert "loss weights 0.5, 0.5" in step.describe()
     for p, want in zip(model.parameters(), want_grads):
         _close(p.grad, want)
     calls.clear()
     x, y = (lm.tensor(a) for a in _batch("mlp", 7, np.random.default_rng(5)))
     compile(model, F.cross_entropy, (x, y), threads=2)(x, y)
-    assert calls == [7, 3, 3, 4, 4]
+    assert calls == [3, 3, 4, 4, 7]
     calls.clear()
     compile(model, F.cross_entropy, (x, y), threads=2, tune=True)
-    assert calls == [7, 7, 7, 3, 3, 4, 4]
+    assert calls == [3, 3, 4, 4, 7, 7, 7]
 
 
 @pytest.mark.parametrize("name", ["cnn", "lstm", "transformer"])
@@ -209,11 +209,16 @@ def test_equal_slices_share_one_analysis_and_equal_eager(monkeypatch, name) -> N
     assert second.live is not first.live and len(probes) == 4
 
 
-def test_batch_norm_in_training_is_refused_by_name() -> None:
+@pytest.mark.parametrize("tune", [False, True])
+def test_batch_norm_in_training_is_refused_by_name(tune) -> None:
+    """Refused from the slices' traces, before any step on the whole batch runs."""
     x, y = (lm.tensor(a) for a in _batch("mlp", 8, np.random.default_rng(4)))
     bn = nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.Linear(16, 10))
+    calls = []
+    bn.register_forward_pre_hook(lambda module, args: calls.append(len(args[0])))
     with pytest.raises(TraceError, match=r"BatchNorm#\d+ computes statistics over the whole"):
-        compile(bn, F.cross_entropy, (x, y), threads=2)
+        compile(bn, F.cross_entropy, (x, y), threads=2, tune=tune)
+    assert calls and 8 not in calls
 
 
 class _TwoLayerTagger(_Tagger):
