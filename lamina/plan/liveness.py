@@ -30,6 +30,9 @@ class Extents:
     def __init__(self) -> None:
         self.numbers: dict[int, int] = {}  # id(allocation) -> its number
         self.count = 0  # numbers given so far: none is given twice
+        # Weak references, not weakref.finalize: these die with the Extents, so that a
+        # parameter's array, alive for the model's lifetime, keeps no record of each compile.
+        self.watching: list[weakref.ref] = []
         self.held: list[Any] = []  # allocations that cannot be watched: kept
 
     def of(self, a: Any) -> Extent | None:
@@ -46,7 +49,7 @@ class Extents:
             number = self.numbers[key] = self.count
             self.count += 1
             try:
-                weakref.finalize(root, self.numbers.pop, key, None)
+                self.watching.append(weakref.ref(root, lambda _: self.numbers.pop(key, None)))
             except TypeError:
                 self.held.append(root)
         return (number, *byte_bounds(a))

@@ -313,6 +313,21 @@ def test_extents_compare_memory_as_numpy_does_after_the_arrays_are_gone() -> Non
     assert overlap(where.of(later), where.of(later[10:]))
 
 
+def test_compiling_leaves_no_record_on_the_parameters() -> None:
+    """The analysis watches each allocation it meets, parameters' arrays included; the
+    watch ends with the compile, not with the parameter (else every compile of a model
+    that lives long, one per batch shape, would leave one behind)."""
+    import gc
+    import weakref
+
+    model = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 2)).eval()
+    for n in range(1, 21):
+        x = lm.tensor(np.ones((n, 8), np.float32))
+        compile(model, example_batch=(x,))(x)
+    gc.collect()
+    assert weakref.getweakrefs(model[0].weight.array) == []
+
+
 def test_a_new_shape_traces_again_and_a_known_one_does_not() -> None:
     model = nn.Sequential(nn.Linear(4, 3))
     plan = compile(model, F.cross_entropy)
