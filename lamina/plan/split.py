@@ -66,7 +66,6 @@ class Split:
         with blas_single_threaded():
             outs = parallel.run_all([lambda p=p, part=part: p.run(part, scale)
                                      for p, part in zip(self.programs, parts)])
-        self._drop_draws()  # read by the forward, kept in its masks: free before the sums
         if self.train:
             self._sum_grads()
             loss = sum(w * out[0] for w, out in zip(self.weights, outs))
@@ -82,17 +81,14 @@ class Split:
     def _draw(self) -> None:
         """Draw each random op's numbers for the whole batch here, in the order eager mode
         draws them, and hand each slice its part along the op's batch axis: the masks are
-        eager's, whatever order the threads run in."""
+        eager's, whatever order the threads run in. Each slice's kernel lets go of its part
+        as it reads it (kernels.elementwise.DrawsAhead), so the whole draw is freed once
+        every slice has read."""
         for k, axis, rows, whole in self.random:
             fns = [program.forward[k].fn for program in self.programs]
             drawn = fns[0].draw_batch(whole)
             for fn, lo, hi in zip(fns, np.cumsum([0, *rows[:-1]]), np.cumsum(rows)):
                 fn.drawn = drawn[(slice(None),) * axis + (slice(lo, hi),)]
-
-    def _drop_draws(self) -> None:
-        for k, *_ in self.random:
-            for program in self.programs:
-                program.forward[k].fn.drawn = None
 
     def _sum_grads(self) -> None:
         """Each parameter's gradient: the slices' summed into the first slice's array
