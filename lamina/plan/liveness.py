@@ -38,11 +38,7 @@ class Extents:
     def of(self, a: Any) -> Extent | None:
         if not isinstance(a, np.ndarray) or a.size == 0:
             return None
-        root = a
-        while root is not None:  # to the allocation, through views and memoryviews
-            root, last = (root.base if isinstance(root, np.ndarray) else
-                          root.obj if isinstance(root, memoryview) else None), root
-        root = last
+        root = _allocation(a)
         key = id(root)
         number = self.numbers.get(key)
         if number is None:
@@ -53,6 +49,17 @@ class Extents:
             except TypeError:
                 self.held.append(root)
         return (number, *byte_bounds(a))
+
+
+def _allocation(a: Any) -> Any:
+    """The object whose memory array a lies in: the end of its chain of views, through
+    memoryviews too (np.asarray(memoryview(b)) lies in b's memory)."""
+    while True:
+        under = (a.base if isinstance(a, np.ndarray) else
+                 a.obj if isinstance(a, memoryview) else None)
+        if under is None:
+            return a
+        a = under
 
 
 def overlap(a: Extent | None, b: Extent | None) -> bool:
