@@ -135,7 +135,9 @@ class Plan:
             raise ValueError("plan: grad_scale is for a training plan (compiled with a "
                              "loss); an inference plan has no gradients")
         arrays = self._inputs(batch)
-        results = [Tensor(np.array(r)) for r in self._runner(arrays).run(arrays, grad_scale)]
+        runner = self._runner(arrays)
+        results = runner.run(arrays, grad_scale)
+        results = [Tensor(r if runner.fresh_results else np.array(r)) for r in results]
         note_layouts(tuple(results), ())  # laid out as the plan's kernels made them
         results = self._carry(results)
         if not self.train:

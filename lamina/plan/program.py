@@ -25,6 +25,10 @@ from lamina.plan.tune import tune_variants
 
 
 class Program:
+    # run's results may lie in the program's buffers (a view of a pooled value), which the
+    # next run overwrites: the plan copies them out.
+    fresh_results = False
+
     def __init__(self, trace: Trace, train: bool, tune: bool = False,
                  like: Program | None = None) -> None:
         """like: a program compiled from a trace of the same ops on arrays of the same

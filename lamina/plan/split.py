@@ -52,6 +52,10 @@ class Split:
     weight, so the parameters' gradients are plain sums. Outputs join along axis 0.
     """
 
+    # run's results are arrays of their own (joined copies), not views of the programs'
+    # buffers that the next run overwrites: the plan hands them out as they are.
+    fresh_results = True
+
     def __init__(self, programs: list[Program], edges: list[tuple[int, int]],
                  weights: list[float], train: bool, random: list[RandomOp]) -> None:
         self.programs, self.edges, self.weights = programs, edges, weights

@@ -406,6 +406,24 @@ def test_a_split_inference_plan_joins_the_outputs() -> None:
     assert all(p.grad is None for p in model.parameters())
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_each_run_hands_out_outputs_the_next_run_leaves_alone(threads) -> None:
+    """A split's joined outputs are handed out as they are, a whole program's copied out
+    of its buffers: either way a result keeps its values through the next run."""
+    lm.manual_seed(0)
+    # The output: a view of ReLU's, which lies in a buffer of the program's
+    model = nn.Sequential(nn.Linear(20, 12), nn.ReLU(), nn.Unflatten(1, (3, 4)))
+    rng = np.random.default_rng(6)
+    x1, x2 = (lm.tensor(_batch("mlp", 10, rng)[0]) for _ in range(2))
+    plan = compile(model, example_batch=(x1,), threads=threads)
+    first = plan(x1)
+    kept = first.array.copy()
+    second = plan(x2)
+    assert not np.shares_memory(first.array, second.array)
+    np.testing.assert_array_equal(first.array, kept)
+    _close(second.array, model(x2).array)
+
+
 def test_a_tuned_split_plan_keeps_the_faster_way_and_equals_eager() -> None:
     lm.manual_seed(0)
     model = _cnn()
