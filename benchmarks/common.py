@@ -61,6 +61,25 @@ def run_isolated(script: str, args: Sequence[str], threads: int,
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def in_rounds(frameworks: Sequence[str], rounds: int, steps: int,
+              run: Callable[[str, int], dict[str, Any] | None]) -> dict[str, list[dict]]:
+    """Each framework's results from `rounds` processes, `run(framework, steps)` each
+    (None where the framework is not installed), the `steps` split between them and the
+    frameworks' order reversed every other round: this machine's speed drifts over
+    minutes and differs from process to process, and one process per framework lets a
+    slow one decide a ratio."""
+    runs: dict[str, list[dict]] = {fw: [] for fw in frameworks}
+    per_round = max(1, -(-steps // rounds))
+    for r in range(rounds):
+        for fw in frameworks if r % 2 == 0 else frameworks[::-1]:
+            if r and not runs[fw]:  # not installed
+                continue
+            result = run(fw, per_round)
+            if result is not None:
+                runs[fw].append(result)
+    return runs
+
+
 def cpu_name() -> str:
     """The CPU's model name where the OS tells it (Linux), else the architecture: results
     from two machines differ more than those of two runs on one."""

@@ -52,6 +52,7 @@ from common import (  # noqa: E402
     cpu_name,
     fused_line,
     import_torch,
+    in_rounds,
     run_isolated,
     split_compile,
     step_times,
@@ -118,18 +119,12 @@ def in_process(framework: str, name: str, threads: int, steps: int) -> dict | No
                         optional_torch=framework == "torch")
 
 
-def in_rounds(name: str, threads: int, steps: int, rounds: int) -> dict[str, dict | None]:
+def rows_in_rounds(name: str, threads: int, steps: int, rounds: int
+                   ) -> dict[str, dict | None]:
     """Each framework's row for workload `name`: `rounds` processes each, `steps` steps
     split between them, the frameworks' order reversed every other round."""
-    runs: dict[str, list[dict]] = {fw: [] for fw in FRAMEWORKS}
-    per_round = max(1, -(-steps // rounds))
-    for r in range(rounds):
-        for fw in FRAMEWORKS if r % 2 == 0 else FRAMEWORKS[::-1]:
-            if r and not runs[fw]:  # PyTorch is not installed
-                continue
-            result = in_process(fw, name, threads, per_round)
-            if result is not None:
-                runs[fw].append(result)
+    runs = in_rounds(FRAMEWORKS, rounds, steps,
+                     lambda fw, n: in_process(fw, name, threads, n))
     return {fw: summary(rs) if rs else None for fw, rs in runs.items()}
 
 
@@ -187,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         # a realistic workload's step takes a second: fewer of them tell as much
         steps = min(args.steps, 10) if name.removesuffix("@1") in realistic.BATCH else args.steps
-        rows = in_rounds(name, args.threads, steps, args.rounds)
+        rows = rows_in_rounds(name, args.threads, steps, args.rounds)
         table[name] = {fw: r for fw, r in rows.items() if r is not None}
         torch = rows["torch"]
         for fw, r in rows.items():

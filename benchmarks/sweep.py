@@ -1,17 +1,18 @@
 """How the cost grows with the work: lamina eager and planned beside PyTorch, per size.
 
-    python benchmarks/sweep.py [--threads 2] [--steps 10] [--json out.json] [--png out.png]
-        [--points mlp/16 cnn/256 lstm:128 gpt:512 ...]
+    python benchmarks/sweep.py [--threads 2] [--steps 10] [--rounds 2] [--json out.json]
+        [--png out.png] [--points mlp/16 cnn/256 lstm:128 gpt:512 ...]
 
   batch size, 16 to 1024: the mlp and cnn training steps of benchmarks/workloads.py;
   sequence length, 32 to 512: the lstm workload (batch 32) and gpt (batch 8; its context
   grows with the length) of benchmarks/realistic.py.
 
-A point is `name/batch` or `name:length`. Each framework runs each point in its own
-process, its BLAS threads pinned, the plan compiled as benchmarks/run.py compiles it
-(split over the threads where the model allows; the toy workloads' tuned). Prints the
-median step of each and lamina's ratios to PyTorch's; the PNG draws the ratios against
-the size.
+A point is `name/batch` or `name:length`. Each framework runs each point in `rounds`
+processes of its own, in an order that alternates as in benchmarks/run.py, its BLAS
+threads pinned, the plan compiled as run.py compiles it (split over the threads where the
+model allows; the toy workloads' tuned). Prints the median of each framework's steps, all
+its processes together, and lamina's ratios to PyTorch's; the PNG draws the ratios
+against the size.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import realistic  # noqa: E402
 import workloads  # noqa: E402
-from common import import_torch, run_isolated, split_compile, step_times  # noqa: E402
+from common import (  # noqa: E402
+    import_torch,
+    in_rounds,
+    run_isolated,
+    split_compile,
+    step_times,
+)
 
 BATCHES = [16, 64, 256, 1024]
 LENGTHS = [32, 128, 512]
@@ -68,15 +75,18 @@ def _lamina() -> Any:
     return lamina
 
 
-def measure(framework: str, point: str, steps: int) -> dict[str, float]:
+def measure(framework: str, point: str, steps: int) -> dict[str, list[float]]:
     run = step(framework, point)
-    return {"median": float(np.median(step_times(run, steps, warmup=2))) * 1e3}
+    return {"ms": [t * 1e3 for t in step_times(run, steps, warmup=2)]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=10,
+                        help="timed steps per framework and point, over all rounds")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="processes per framework and point, in alternating order")
     parser.add_argument("--points", nargs="+", default=POINTS)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--png", type=Path, default=None)
@@ -85,22 +95,27 @@ def main() -> None:
     if args.only:
         print(json.dumps(measure(*args.only, args.steps)))
         return
-    print(f"threads={args.threads}, median of {args.steps} steps, ms (lamina / PyTorch)")
+    print(f"threads={args.threads}, median of {args.steps} steps in {args.rounds} rounds, ms "
+          "(lamina / PyTorch)")
     print(f"{'point':10s} {'eager':>9s} {'planned':>9s} {'torch':>9s} {'eager x':>8s} "
           f"{'planned x':>9s}")
     rows: dict[str, dict[str, float]] = {}
+    processes: dict[str, dict[str, int]] = {}
     for point in args.points:
-        got = {fw: run_isolated(__file__, ["--only", fw, point, "--steps", str(args.steps)],
-                                args.threads, optional_torch=fw == "torch")
-               for fw in FRAMEWORKS}
-        rows[point] = {fw: r["median"] for fw, r in got.items() if r is not None}
+        runs = in_rounds(FRAMEWORKS, args.rounds, args.steps, lambda fw, n, p=point: run_isolated(
+            __file__, ["--only", fw, p, "--steps", str(n)], args.threads,
+            optional_torch=fw == "torch"))
+        rows[point] = {fw: float(np.median([m for r in rs for m in r["ms"]]))
+                       for fw, rs in runs.items() if rs}
+        processes[point] = {fw: len(rs) for fw, rs in runs.items() if rs}
         r = rows[point]
         ratios = (f"{r['eager'] / r['torch']:8.2f} {r['planned'] / r['torch']:9.2f}"
                   if "torch" in r else "")
         print(f"{point:10s} {r['eager']:9.2f} {r['planned']:9.2f} {r.get('torch', 0):9.2f} "
               f"{ratios}", flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"threads": args.threads, "rows": rows}, indent=1))
+        args.json.write_text(json.dumps({"threads": args.threads, "rows": rows,
+                                         "processes": processes}, indent=1))
     if args.png:
         plot(rows, args.png)
 

@@ -107,6 +107,9 @@ def test_sweep_and_stability_print_a_row_per_point(tmp_path) -> None:
     rows = json.loads((tmp_path / "s.json").read_text())["rows"]
     assert sorted(rows) == ["lstm:32", "mlp/16"]
     assert all(rows[p][fw] > 0 for p in rows for fw in ("eager", "planned", "torch"))
+    # two rounds by default: a process per framework and point in each
+    processes = json.loads((tmp_path / "s.json").read_text())["processes"]
+    assert all(processes[p][fw] == 2 for p in rows for fw in ("eager", "planned", "torch"))
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     assert re.search(rf"^lstm:32(\s+{NUMBER}){{5}}$", out, re.MULTILINE)
     out = _run("stability.py", "--processes", "2", "--steps", "2", "--points", "mlp/16")
