@@ -6,9 +6,11 @@ in separate processes.
 
 Each process compiles the planned step of the point (as benchmarks/sweep.py does: split
 over the threads where the model allows, the toy workloads' tuned) and times it; the table
-gives the median over processes, the slowest, and the slowest over the median. Tuning
-picks kernels by timing them, so a noisy moment during one compile can leave a slower
-plan: that is what this measures.
+gives the median over processes, the fastest, the slowest, and the slowest over the
+median. Tuning picks kernels by timing them, so a noisy moment during one compile can
+leave a slower plan: that is what this measures. Beside it, as a control, the eager step
+in as many processes, taking turns with the planned ones: it compiles nothing, so its
+spread is the machine's own from process to process, which a plan's includes.
 """
 
 from __future__ import annotations
@@ -33,16 +35,20 @@ def main() -> None:
     args = parser.parse_args()
     print(f"threads={args.threads}, {args.processes} compiles, each its own process, "
           f"median of {args.steps} steps, ms")
-    print(f"{'point':10s} {'median':>8s} {'fastest':>8s} {'slowest':>8s} {'slowest x':>9s}")
+    print(f"{'point':10s} {'step':8s} {'median':>8s} {'fastest':>8s} {'slowest':>8s} "
+          f"{'slowest x':>9s}")
     for point in args.points:
-        times = [statistics.median(run_isolated(
-            SWEEP, ["--only", "planned", point, "--steps", str(args.steps)], args.threads)["ms"])
-            for _ in range(args.processes)]
-        mid = statistics.median(times)
-        print(f"{point:10s} {mid:8.2f} {min(times):8.2f} {max(times):8.2f} "
-              f"{max(times) / mid:9.2f}   ({', '.join(f'{t:.1f}' for t in times)})",
-              flush=True)
-
+        times: dict[str, list[float]] = {"planned": [], "eager": []}
+        for _ in range(args.processes):
+            for framework, runs in times.items():
+                ms = run_isolated(SWEEP, ["--only", framework, point, "--steps",
+                                          str(args.steps)], args.threads)["ms"]
+                runs.append(statistics.median(ms))
+        for framework, runs in times.items():
+            mid = statistics.median(runs)
+            print(f"{point:10s} {framework:8s} {mid:8.2f} {min(runs):8.2f} {max(runs):8.2f} "
+                  f"{max(runs) / mid:9.2f}   ({', '.join(f'{t:.1f}' for t in runs)})",
+                  flush=True)
 
 if __name__ == "__main__":
     main()
