@@ -71,8 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--opset", type=int, default=17)
     sub.add_parser("env", help="show the versions and process settings lamina runs with "
                    "(for bug reports)")
-    p = sub.add_parser("bench", help="time the standard workloads against PyTorch "
-                                     "(benchmarks/run.py of a source checkout)")
+    # Every option, --help too, is benchmarks/run.py's: it parses them itself.
+    sub.add_parser("bench", add_help=False, help="time the standard workloads against "
+                   "PyTorch (benchmarks/run.py of a source checkout; --help for its options)")
     return parser
 
 

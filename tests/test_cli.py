@@ -253,6 +253,12 @@ def test_an_override_without_set_is_refused_with_the_set_spelling(tmp_path, caps
                    "override config values write --set trainer.epochs=2")
 
 
+def test_bench_help_is_the_benchmark_scripts(env, tmp_path) -> None:
+    """`lamina bench` hands every option to benchmarks/run.py, --help included."""
+    out = lamina("bench", "--help", env=env, cwd=tmp_path).stdout
+    assert "--workloads" in out and "--no-inference" in out
+
+
 def test_a_warning_is_one_line_naming_the_fix(env, tmp_path) -> None:
     job = EXAMPLES / "digits_rbm.yaml"
     sets = ["--set", "trainer.epochs=1", "--set", f"trainer.out_dir={tmp_path / 'runs'}"]
