@@ -37,6 +37,7 @@ import platform
 import resource
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ from common import (  # noqa: E402
     fused_line,
     import_torch,
     in_rounds,
-    run_isolated,
+    run_steps,
     split_compile,
     step_times,
 )
@@ -114,17 +115,11 @@ def measure(framework: str, name: str, steps: int) -> dict[str, Any]:
     return {"ms": ms, "size": size, "first_loss": first, "rss_mb": rss_kb / 1024, **timing}
 
 
-def in_process(framework: str, name: str, threads: int, steps: int) -> dict | None:
-    return run_isolated(__file__, ["--only", framework, name, "--steps", str(steps)], threads,
-                        optional_torch=framework == "torch")
-
-
 def rows_in_rounds(name: str, threads: int, steps: int, rounds: int
                    ) -> dict[str, dict | None]:
     """Each framework's row for workload `name`: `rounds` processes each, `steps` steps
     split between them, the frameworks' order reversed every other round."""
-    runs = in_rounds(FRAMEWORKS, rounds, steps,
-                     lambda fw, n: in_process(fw, name, threads, n))
+    runs = in_rounds(FRAMEWORKS, rounds, steps, partial(run_steps, __file__, name, threads))
     return {fw: summary(rs) if rs else None for fw, rs in runs.items()}
 
 

@@ -21,7 +21,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import run_isolated  # noqa: E402
+from common import run_steps  # noqa: E402
 
 SWEEP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep.py")
 
@@ -41,14 +41,14 @@ def main() -> None:
         times: dict[str, list[float]] = {"planned": [], "eager": []}
         for _ in range(args.processes):
             for framework, runs in times.items():
-                ms = run_isolated(SWEEP, ["--only", framework, point, "--steps",
-                                          str(args.steps)], args.threads)["ms"]
+                ms = run_steps(SWEEP, point, args.threads, framework, args.steps)["ms"]
                 runs.append(statistics.median(ms))
         for framework, runs in times.items():
             mid = statistics.median(runs)
             print(f"{point:10s} {framework:8s} {mid:8.2f} {min(runs):8.2f} {max(runs):8.2f} "
                   f"{max(runs) / mid:9.2f}   ({', '.join(f'{t:.1f}' for t in runs)})",
                   flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ import workloads  # noqa: E402
 from common import (  # noqa: E402
     import_torch,
     in_rounds,
-    run_isolated,
+    run_steps,
     split_compile,
     step_times,
 )
@@ -102,9 +103,8 @@ def main() -> None:
     rows: dict[str, dict[str, float]] = {}
     processes: dict[str, dict[str, int]] = {}
     for point in args.points:
-        runs = in_rounds(FRAMEWORKS, args.rounds, args.steps, lambda fw, n, p=point: run_isolated(
-            __file__, ["--only", fw, p, "--steps", str(n)], args.threads,
-            optional_torch=fw == "torch"))
+        runs = in_rounds(FRAMEWORKS, args.rounds, args.steps,
+                         partial(run_steps, __file__, point, args.threads))
         rows[point] = {fw: float(np.median([m for r in rs for m in r["ms"]]))
                        for fw, rs in runs.items() if rs}
         processes[point] = {fw: len(rs) for fw, rs in runs.items() if rs}
