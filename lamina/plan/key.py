@@ -41,12 +41,30 @@ class ModelKey:
                  [id(b.array) for b in buffers])
         rebound = bound != self.bound
         self.bound = bound
-        key = (tuple([_settings(layer) for layer in layers]),
-               tuple([p._requires_grad for p in params]))
+        key = Hashed((tuple([_settings(layer) for layer in layers]),
+                      tuple([p._requires_grad for p in params])))
         # Holding the arrays keeps their ids from being reused while cached.
         self.cached = (edit_count(), [(t, t.array, t._requires_grad)
                                       for t in (*params, *buffers)], key)
         return key, rebound
+
+
+class Hashed:
+    """A key hashed once: the plan's program cache looks its key up at every step, and
+    Python hashes a tuple afresh each time, here every layer's settings (a transformer's
+    hash costs as much as a small kernel)."""
+
+    __slots__ = ("value", "hash")
+
+    def __init__(self, value: tuple[Any, ...]) -> None:
+        self.value, self.hash = value, hash(value)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Hashed) and self.hash == other.hash
+                                 and self.value == other.value)
 
 
 def _settings(layer: Layer) -> tuple[Any, ...]:
