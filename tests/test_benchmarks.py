@@ -104,11 +104,12 @@ def test_distributed_prints_round_times_and_throughput(tmp_path) -> None:
 def test_sweep_and_stability_print_a_row_per_point(tmp_path) -> None:
     out = _run("sweep.py", "--steps", "2", "--points", "mlp/16", "lstm:32", "--json",
                str(tmp_path / "s.json"), "--png", str(tmp_path / "s.png"))
-    rows = json.loads((tmp_path / "s.json").read_text())["rows"]
+    written = json.loads((tmp_path / "s.json").read_text())
+    rows = written["rows"]
     assert sorted(rows) == ["lstm:32", "mlp/16"]
     assert all(rows[p][fw] > 0 for p in rows for fw in ("eager", "planned", "torch"))
     # two rounds by default: a process per framework and point in each
-    processes = json.loads((tmp_path / "s.json").read_text())["processes"]
+    processes = written["processes"]
     assert all(processes[p][fw] == 2 for p in rows for fw in ("eager", "planned", "torch"))
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     assert re.search(rf"^lstm:32(\s+{NUMBER}){{5}}$", out, re.MULTILINE)
