@@ -176,16 +176,19 @@ def test_blocks_of_tiles_give_the_whole_maps_values(rows, any_size, monkeypatch)
 
 def test_blocks_stay_under_their_size(monkeypatch):
     """A block's GEMM (O x C by C x tiles) has fewer than BLOCK_MACS multiply-adds, maps
-    whose blocks would be a tile or two run whole, and so does every map where BLAS
-    cannot be held to one thread."""
+    whose blocks would hold fewer than MIN_BLOCK_TILES tiles run whole (ResNet-18's
+    stages after the first), and so does every map where BLAS cannot be held to one
+    thread."""
     monkeypatch.setattr(parallel, "blas_limitable", lambda: False)
     assert winograd._block_rows(64, 64, 16) == 0
     monkeypatch.setattr(parallel, "blas_limitable", lambda: True)
-    for c, tw in ((64, 16), (128, 8), (256, 4)):
+    for c, tw in ((64, 16), (32, 16), (64, 32)):
         rows = winograd._block_rows(c, c, tw)
-        assert rows >= 1 and c * c * rows * tw < winograd.BLOCK_MACS
+        assert rows * tw >= winograd.MIN_BLOCK_TILES
+        assert c * c * rows * tw < winograd.BLOCK_MACS
         assert c * c * (rows + 1) * tw >= winograd.BLOCK_MACS
-    assert winograd._block_rows(512, 512, 2) == 0
+    for c, tw in ((128, 8), (256, 4), (512, 2)):
+        assert winograd._block_rows(c, c, tw) == 0
 
 
 def test_blocks_run_their_gemms_on_one_blas_thread(monkeypatch):

@@ -25,9 +25,11 @@ MIN_TILE_CHANNELS = 1 << 16
 # at a time, evicted their own lines (on 4x4 maps, by far the most).
 PLANE_GAP = 16
 # Blocks of tiles (see _block_rows): each block's GEMMs at most this many multiply-adds,
-# and enough tiles in a block to be worth its three calls.
+# and enough tiles in a block for its GEMMs to run at BLAS's speed: a product over a few
+# columns (12 tiles of 256 channels) reads its whole (C, O) planes for little work, and
+# the map's GEMMs on both cores beat it.
 BLOCK_MACS = 1 << 20
-MIN_BLOCK_TILES = 8
+MIN_BLOCK_TILES = 64
 
 
 def applies(stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int],
@@ -103,7 +105,8 @@ def _block_rows(c: int, o: int, tw: int) -> int:
     ones kept these blocks on one thread, its AVX2 ones spread them), and two threads'
     blocks, each spread over both cores, compete for them. Larger blocks ran slower, and
     whole-map GEMMs with 64 channels slower still (their K is 64; they wrote and read
-    their operands through memory): benchmarks/RESULTS.md."""
+    their operands through memory); with more channels a block holds fewer tiles, and
+    under MIN_BLOCK_TILES the map's GEMMs win: benchmarks/RESULTS.md."""
     rows = (BLOCK_MACS - 1) // (o * c * tw)
     return rows if rows * tw >= MIN_BLOCK_TILES and parallel.blas_limitable() else 0
 
