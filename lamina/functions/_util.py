@@ -12,6 +12,7 @@ import numpy as np
 from lamina import allocator
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.fused.mkl_blas import matmul
 
 
 def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
@@ -140,17 +141,19 @@ def gemm_rows(x: Any, m: Any, out: Any = None, add: Any = None) -> Any:
     rows = x.size // k if k else 0
     contiguous_out = out is None or out.flags.c_contiguous
     if SWAP_ROWS[0] <= rows <= SWAP_ROWS[1] and m.flags.f_contiguous and contiguous_out:
-        swapped = np.matmul(m.T, x.reshape(rows, k).T)  # (N, rows)
+        swapped = matmul(m.T, x.reshape(rows, k).T)  # (N, rows)
         y = np.empty((rows, n), swapped.dtype) if out is None else out.reshape(rows, n)
         if add is None:
             np.copyto(y, swapped.T)
         else:
             np.add(swapped.T, add, out=y)
         return y.reshape(*x.shape[:-1], n)
-    if x.ndim <= 2 or not contiguous_out:
+    if x.ndim == 2:
+        y = matmul(x, m, out=out)
+    elif x.ndim < 2 or not contiguous_out:
         y = np.matmul(x, m, out=out)
     else:
-        flat = np.matmul(x.reshape(-1, k), m, out=None if out is None else out.reshape(-1, n))
+        flat = matmul(x.reshape(-1, k), m, out=None if out is None else out.reshape(-1, n))
         y = flat.reshape(*x.shape[:-1], n)
     if add is not None:
         y += add
@@ -191,9 +194,9 @@ def pooled_matmul(a: Any, b: Any) -> Any:
     rows, cols = a.shape[-2], b.shape[-1]
     stack = max(a.size // max(rows * a.shape[-1], 1), b.size // max(b.shape[-2] * cols, 1))
     if stack * rows * cols * max(a.itemsize, b.itemsize) < allocator.MMAP_THRESHOLD:
-        return a @ b
+        return matmul(a, b)
     shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), rows, cols)
-    return np.matmul(a, b, out=allocator.empty(shape, np.result_type(a, b)))
+    return matmul(a, b, out=allocator.empty(shape, np.result_type(a, b)))
 
 
 def first_max(planes: list[Any], y: Any) -> Any:

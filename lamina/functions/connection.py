@@ -10,7 +10,7 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import column_sums, gemm_rows
+from lamina.functions._util import column_sums, gemm_rows, matmul
 
 
 class Linear(Function):
@@ -46,7 +46,7 @@ class Linear(Function):
             gx = (W.T @ gy.T).T if self.x_transposed else gemm_rows(gy, W)
         gW = None
         if need[1]:
-            gW = gy.reshape(-1, gy.shape[-1]).T @ x.reshape(-1, x.shape[-1])
+            gW = matmul(gy.reshape(-1, gy.shape[-1]).T, x.reshape(-1, x.shape[-1]))
         if len(need) == 2:
             return gx, gW
         gb = column_sums(gy.reshape(-1, gy.shape[-1])) if need[2] else None

@@ -16,7 +16,7 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions import winograd
-from lamina.functions._util import row_sums, unbatched
+from lamina.functions._util import matmul, row_sums, unbatched
 from lamina.functions.conv_im2col import WindowMatrix
 from lamina.functions.conv_padding import string_padding
 from lamina.functions.conv_windows import (
@@ -103,11 +103,11 @@ class Conv(WindowMatrix, Function):
         # Elementwise ops and pooling keep that layout, and backward reads gy in it for free.
         mem = np.empty((o, n, oh, ow), col.dtype) if out is None else out.reshape(o, n, oh, ow)
         if cols == ow:
-            np.matmul(Wm, col, out=mem.reshape(g, o // g, n * oh * ow))
+            matmul(Wm, col, out=mem.reshape(g, o // g, n * oh * ow))
             if b is not None:
                 mem += b.reshape(o, 1, 1, 1)
         else:  # rows computed over the padded width: keep their first ow columns
-            wide = np.matmul(Wm, col).reshape(o, n, oh, cols)[..., :ow]
+            wide = matmul(Wm, col).reshape(o, n, oh, cols)[..., :ow]
             if b is None:
                 np.copyto(mem, wide)
             else:
@@ -148,8 +148,8 @@ class Conv(WindowMatrix, Function):
             gW = self.weight_grad(col, gyr, x, gy).reshape(W_shape)
             gW = gW[:, :, 0, :] if self.nd == 1 else gW
         if need[0]:
-            gcol = np.matmul(Wm.transpose(0, 2, 1), gyr,  # (g, C/g*KH*KW, N*OH*cols)
-                             out=allocator.empty((g, Wm.shape[2], gyr.shape[2]), gyr.dtype))
+            gcol = matmul(Wm.transpose(0, 2, 1), gyr,  # (g, C/g*KH*KW, N*OH*cols)
+                         out=allocator.empty((g, Wm.shape[2], gyr.shape[2]), gyr.dtype))
             gx = self._col2im(gcol.reshape(c, kh, kw, n, oh, cols))
             gx = gx[:, :, 0, :] if self.nd == 1 else gx
         if len(need) == 3 and need[2]:
@@ -159,7 +159,7 @@ class Conv(WindowMatrix, Function):
     def weight_grad(self, col: Any, gyr: Any, x: Any, gy: Any) -> Any:
         """The weight gradient (groups, O/g, K) from the window matrix and gy as (groups,
         O/g, N*OH*cols); x (2-D) and gy as given, for a kernel that reads them instead."""
-        return np.matmul(gyr, col.transpose(0, 2, 1))
+        return matmul(gyr, col.transpose(0, 2, 1))
 
     def _winograd_grads(self, gy: Any, Wm: Any, x: Any) -> tuple[Any, ...]:
         """The gradients where `product` ran Winograd's: each from its transformed tiles

@@ -16,7 +16,7 @@ from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import column_sums
+from lamina.functions._util import column_sums, matmul
 from lamina.functions.activation import sigmoid_array
 
 # Up to this many rows, a step on one thread runs faster as one compiled kernel (its
@@ -188,7 +188,7 @@ class LSTMSequence(Function):
         H = G // 4
         need = self.needs_input_grad
         flat = gg_all.reshape(T * B, G)
-        gW = flat.T @ hs[:T].reshape(T * B, H) if need[3] else None
+        gW = matmul(flat.T, hs[:T].reshape(T * B, H)) if need[3] else None
         grads = [gg_all if need[0] else None, gh if need[1] else None,
                  gc if need[2] else None, gW]
         if self.has_bias:

@@ -18,7 +18,7 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import column_sums
+from lamina.functions._util import column_sums, matmul
 from lamina.functions.activation import sigmoid_array
 
 
@@ -166,7 +166,7 @@ class GRUSequence(Function):
         H = G // 3
         need = self.needs_input_grad
         flat = g_hg.reshape(T * B, G)
-        gW = flat.T @ hs[:T].reshape(T * B, H) if need[2] else None
+        gW = matmul(flat.T, hs[:T].reshape(T * B, H)) if need[2] else None
         grads = [g_x if need[0] else None, gh if need[1] else None, gW]
         if self.has_bias:
             grads.append(column_sums(flat) if need[3] else None)

@@ -25,6 +25,7 @@ import numpy as np
 from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.errors import ShapeError
+from lamina.functions._util import matmul
 from lamina.functions.recurrent import LSTMSequence
 
 # The largest input projection (multiply-adds) an LSTM on lamina's threads computes on
@@ -54,7 +55,7 @@ class LSTMInference(Function):
         if B == 1:  # (T, 4H) is (T, 4H, 1): one GEMM, W_ih read once
             quiet = threaded and T * I * G <= QUIET_PROJECTION
             with parallel.blas_single_threaded() if quiet else contextlib.nullcontext():
-                xg = (x[:, 0] @ W_ih.T + bias)[:, :, None]
+                xg = (matmul(x[:, 0], W_ih.T) + bias)[:, :, None]
         else:  # one GEMM a step of [W_ih | b] and [x_t; 1], for all steps at once
             W_xb = np.empty((G, I + 1), dtype)
             W_xb[:, :I], W_xb[:, I] = W_ih, bias

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from lamina import allocator, fused, parallel
+from lamina.fused.mkl_blas import matmul
 
 MIN_CHANNELS = 64
 # Tiles times input channels: the size of the transformed input, over 16.
@@ -116,7 +117,7 @@ def _gemms(a: Any, b: Any, out: Any = None) -> Any:
     on finite operands (see _util.row_sums), and a non-finite input gives non-finite
     outputs, unwarned, as in PyTorch (and Linear)."""
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.matmul(a, b, out=out)
+        return matmul(a, b, out=out)
 
 
 def _flat(rows: int, cols: int, dtype: Any) -> Any:

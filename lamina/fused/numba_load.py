@@ -14,6 +14,7 @@ kernel.)
 
 from __future__ import annotations
 
+import os
 import sys
 from types import ModuleType
 
@@ -22,6 +23,7 @@ _BLAS = "scipy.linalg.cython_blas"
 
 def load() -> ModuleType:
     """lamina.fused.numba_kernels, imported; ImportError where numba is not installed."""
+    _prefer_openmp()
     if "scipy.linalg" in sys.modules or _BLAS in sys.modules:
         import numba.np.arraymath  # noqa: F401 (SciPy's BLAS is loaded: nothing to save)
     else:
@@ -34,3 +36,15 @@ def load() -> ModuleType:
     from lamina.fused import numba_kernels
 
     return numba_kernels
+
+
+def _prefer_openmp() -> None:
+    """Make GNU OpenMP numba's first choice of thread pool, unless the user chose one.
+    numba prefers TBB where it is installed (MKL's wheel brings it), and lamina's threaded
+    kernels run on OpenMP only (lamina.fused.threaded_parts), sharing its pool with MKL's
+    products (lamina/fused/mkl_blas.py)."""
+    import numba
+
+    chosen = ("NUMBA_THREADING_LAYER", "NUMBA_THREADING_LAYER_PRIORITY")
+    if not any(os.environ.get(name) for name in chosen):
+        numba.config.THREADING_LAYER_PRIORITY = ["omp", "tbb", "workqueue"]

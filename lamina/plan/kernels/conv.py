@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from lamina.functions.conv import Conv
+from lamina.fused.mkl_blas import matmul
 from lamina.plan.kernels.base import Kernel, kernel_for
 
 
@@ -63,7 +64,7 @@ class ConvKernel(Kernel, Conv):
         if self._shifted():
             return self._shifted_gW(x, gy)
         if self.variant.endswith("gW^T"):
-            return np.matmul(col, gyr.transpose(0, 2, 1)).transpose(0, 2, 1)
+            return matmul(col, gyr.transpose(0, 2, 1)).transpose(0, 2, 1)
         return super().weight_grad(col, gyr, x, gy)
 
     def _shifted_gW(self, x: Any, gy: Any) -> Any:
@@ -88,6 +89,6 @@ class ConvKernel(Kernel, Conv):
             for j in range(kw):
                 at = i * dh * wp + j * dw
                 for k in range(g):
-                    np.matmul(gyw[k * og:(k + 1) * og], xf[k * cg:(k + 1) * cg, at:at + span].T,
-                              out=gW[i, j, k * og:(k + 1) * og])
+                    matmul(gyw[k * og:(k + 1) * og], xf[k * cg:(k + 1) * cg, at:at + span].T,
+                           out=gW[i, j, k * og:(k + 1) * og])
         return gW.transpose(2, 3, 0, 1)

@@ -27,6 +27,7 @@ from lamina.functions._util import row_sums
 from lamina.functions.conv import Conv
 from lamina.functions.conv_windows import out_size, padded, windows
 from lamina.functions.pooling import MaxPool, first_max, max_of
+from lamina.fused.mkl_blas import matmul
 from lamina.plan.kernels.base import Kernel
 
 
@@ -62,7 +63,7 @@ class ConvMaxPool(Kernel, Function):
         g = self.conv.groups
         col = self._cols(x, W.shape)
         kk, cells = self.window[0] * self.window[1], self.cells
-        mem = np.matmul(W.reshape(g, o // g, cg * kh * kw), col).reshape(o, kk, cells)
+        mem = matmul(W.reshape(g, o // g, cg * kh * kw), col).reshape(o, kk, cells)
         if b is not None:  # before the maximum, as eager mode adds it: ties stay ties
             mem += b.reshape(o, 1, 1)
         out = self.out_buffer()
@@ -119,11 +120,11 @@ class ConvMaxPool(Kernel, Function):
         gx = gW = gb = None
         if need[1]:
             col = self._cols(x, self.w_shape)
-            gW = np.matmul(gmem, col.transpose(0, 2, 1)).reshape(self.w_shape)
+            gW = matmul(gmem, col.transpose(0, 2, 1)).reshape(self.w_shape)
             gW = gW[:, :, 0, :] if self.nd == 1 else gW
         if need[0]:
             Wm = W.reshape(g, o // g, cg * kh * kw)
-            gcol = np.matmul(Wm.transpose(0, 2, 1), gmem)
+            gcol = matmul(Wm.transpose(0, 2, 1), gmem)
             gx = self._col2im(gcol.reshape(cg * g, kh, kw, *self.window, -1))
             gx = gx[:, :, 0, :] if self.nd == 1 else gx
         if len(need) == 3 and need[2]:

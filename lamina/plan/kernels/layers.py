@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina.functions._util import matmul
 from lamina.functions.connection import Linear
 from lamina.functions.loss import CrossEntropy
 from lamina.functions.normalization import BatchNorm
@@ -29,7 +30,7 @@ class LinearKernel(Kernel, Linear):
         self.check_and_keep(x, W)
         # y.T is C-contiguous: written into the buffer's transposed view.
         with np.errstate(invalid="ignore", over="ignore"):
-            y = np.matmul(W, x.T, out=None if out is None else out.reshape(out.shape[::-1])).T
+            y = matmul(W, x.T, out=None if out is None else out.reshape(out.shape[::-1])).T
         if b is not None:
             y += b
         return y

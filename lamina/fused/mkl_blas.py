@@ -1,0 +1,178 @@
+"""Matrix products on Intel's MKL where it is installed (`pip install 'lamina[fast]'` brings
+it on Linux x86-64) and the CPU is Intel's; NumPy's BLAS otherwise.
+
+On Intel CPUs NumPy's OpenBLAS runs the large products of a step (a layer's GEMMs, a
+convolution's, Winograd's 16) slower than MKL, the BLAS PyTorch links: convolutions and
+the layers of a GPT block spent a sixth to a fifth less time in them on MKL (benchmarks/
+RESULTS.md). Small products stay NumPy's (MIN_WORK), and so do stacks MKL cannot walk
+with one stride (attention's heads, read through a transposed view). MKL runs with GNU
+OpenMP's threads, the pool numba's threaded kernels use already: lamina/parallel.py's
+spin setting covers both. It is loaded at the first product it takes, never by `import
+lamina`. LAMINA_BLAS=numpy in the environment keeps every product NumPy's. Both give
+the same results to float32 rounding.
+
+    lamina.fused.mkl_blas.backend()   # "mkl" or "numpy"
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from importlib import metadata
+from typing import Any
+
+import numpy as np
+
+from lamina import parallel
+
+BACKENDS = ("mkl", "numpy")
+# Products of fewer multiply-adds stay NumPy's: there MKL's threads, woken for each
+# product, cost more than its kernels save (a small CNN's first layer and a ResNet's
+# batch-1 products ran slower on MKL; benchmarks/RESULTS.md).
+MIN_WORK = 1 << 22
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+_lib: Any = None  # the loaded library; False where it cannot load
+_resolved: str | None = None
+_local = threading.local()  # the MKL thread count this thread last set
+_pid = os.getpid()  # the process that loaded MKL: a forked child runs it on one thread
+
+
+def backend() -> str:
+    """"mkl" where MKL runs the products, else "numpy" (LAMINA_BLAS, read at first call)."""
+    global _resolved
+    if _resolved is None:
+        name = os.environ.get("LAMINA_BLAS", "").strip().lower() or "mkl"
+        if name not in BACKENDS:
+            raise ValueError(f"LAMINA_BLAS must be one of {BACKENDS}; got {name!r}")
+        _resolved = "mkl" if name == "mkl" and _load() else "numpy"
+    return _resolved
+
+
+def _intel_cpu() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "GenuineIntel" in f.read(4096)
+    except OSError:
+        return False
+
+
+def _load() -> Any:
+    """MKL's runtime library with GNU OpenMP threading, or False where any part is
+    missing (the mkl package, libgomp, an Intel CPU)."""
+    global _lib, _pid
+    if _lib is None:
+        _lib, _pid = False, os.getpid()
+        path = _mkl_path()
+        if path is not None and _intel_cpu():
+            try:
+                # What MKL's GNU layer links to (numba's OpenMP pool is the same library).
+                ctypes.CDLL("libgomp.so.1", mode=ctypes.RTLD_GLOBAL)
+                lib = ctypes.CDLL(path)
+            except OSError:
+                return _lib
+            lib.MKL_Set_Threading_Layer(ctypes.c_int(3))  # MKL_THREADING_GNU
+            c_int, ptr = ctypes.c_int, ctypes.c_void_p
+            for kind, real in (("s", ctypes.c_float), ("d", ctypes.c_double)):
+                one = getattr(lib, f"cblas_{kind}gemm")
+                one.argtypes = [c_int] * 6 + [real, ptr, c_int, ptr, c_int, real, ptr, c_int]
+                stack = getattr(lib, f"cblas_{kind}gemm_batch_strided")
+                stack.argtypes = [c_int] * 6 + [real, ptr, c_int, c_int, ptr, c_int, c_int,
+                                                real, ptr, c_int, c_int, c_int]
+                one.restype = stack.restype = None
+            lib.MKL_Set_Num_Threads_Local.argtypes = [c_int]
+            _lib = lib
+    return _lib
+
+
+def _mkl_path() -> str | None:
+    try:
+        files = metadata.distribution("mkl").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for f in files:
+        if f.name.startswith("libmkl_rt.so"):
+            return str(f.locate())
+    return None
+
+
+def matmul(a: Any, b: Any, out: Any = None) -> Any:
+    """a (..., M, K) @ b (..., K, N) into `out` (or a new C-contiguous array), through MKL
+    where it runs and the operands suit it (one float dtype, equal stacks each of one
+    stride, a unit stride in each matrix, work of at least MIN_WORK), else np.matmul."""
+    shape = _product_shape(a, b)
+    if shape is None or backend() != "mkl":
+        return np.matmul(a, b, out=out)
+    if out is None:
+        out = np.empty(shape, a.dtype)
+    elif (out.shape != shape or out.dtype != a.dtype or np.may_share_memory(out, a)
+          or np.may_share_memory(out, b)):
+        return np.matmul(a, b, out=out)
+    (m, k), n = a.shape[-2:], shape[-1]
+    la, lb, lc = _layout(a), _layout(b), _layout(out)
+    if la is None or lb is None or lc is None or lc[0] != _NO_TRANS:
+        return np.matmul(a, b, out=out)
+    # One thread inside a share of lamina's own split (each thread its own products) and
+    # in a forked child: GNU OpenMP's pool does not survive a fork.
+    _threads(1 if parallel.in_task() or parallel.blas_held() or os.getpid() != _pid else 0)
+    real = a.dtype == np.float32
+    args = (_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, a.ctypes.data, la[1])
+    if a.ndim == 2 or a.size == m * k:
+        gemm = _lib.cblas_sgemm if real else _lib.cblas_dgemm
+        gemm(*args, b.ctypes.data, lb[1], 0.0, out.ctypes.data, lc[1])
+    else:
+        gemm = _lib.cblas_sgemm_batch_strided if real else _lib.cblas_dgemm_batch_strided
+        gemm(*args, la[2], b.ctypes.data, lb[1], lb[2], 0.0, out.ctypes.data, lc[1], lc[2],
+             a.size // (m * k))
+    return out
+
+
+def _product_shape(a: Any, b: Any) -> tuple[int, ...] | None:
+    """The product's shape where MKL may take it, else None."""
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim < 2
+            or a.ndim != b.ndim or a.shape[:-2] != b.shape[:-2] or a.dtype != b.dtype
+            or a.dtype not in (np.float32, np.float64) or a.shape[-1] != b.shape[-2]):
+        return None
+    shape = (*a.shape[:-1], b.shape[-1])
+    if a.size * b.shape[-1] < MIN_WORK or 0 in shape:
+        return None
+    return shape
+
+
+def _layout(a: Any) -> tuple[int, int, int] | None:
+    """(transpose flag, leading dimension, stride from one matrix of the stack to the
+    next) of an array of matrices for row-major BLAS, in elements; None where neither
+    matrix axis is unit-strided or no one stride walks the stack."""
+    item, (rows, cols) = a.itemsize, a.shape[-2:]
+    if any(s % item for s in a.strides):
+        return None
+    *stack, s0, s1 = (s // item for s in a.strides)
+    step = _stack_step(a.shape[:-2], stack)
+    if step is None:
+        return None
+    if s1 == 1 and s0 >= max(1, cols):
+        return _NO_TRANS, s0, step
+    if s0 == 1 and s1 >= max(1, rows):
+        return _TRANS, s1, step
+    return None
+
+
+def _stack_step(shape: tuple[int, ...], strides: list[int]) -> int | None:
+    """The one positive stride that walks a stack of these sizes and strides in order
+    (0 for a single matrix), or None where there is none."""
+    dims = [(n, s) for n, s in zip(shape, strides) if n > 1]
+    if not dims:
+        return 0
+    step = expected = dims[-1][1]
+    for n, s in reversed(dims):
+        if s != expected or s <= 0:
+            return None
+        expected *= n
+    return step
+
+
+def _threads(n: int) -> None:
+    """MKL's thread count for this thread's next products (0: its default, all cores)."""
+    if getattr(_local, "threads", 0) != n:
+        _lib.MKL_Set_Num_Threads_Local(n)
+        _local.threads = n
