@@ -131,7 +131,23 @@ def blas_line() -> str:
     if pinned:
         line += (f"; OPENBLAS_CORETYPE={pinned} picks them (unset it, and OPENBLAS_L2_SIZE, for "
                  "the kernels OpenBLAS picks for this CPU)")
-    return line
+    return line + "; " + _mkl_part()
+
+
+def _mkl_part() -> str:
+    """Whether lamina's large products run on MKL (lamina/fused/mkl_blas.py), read without
+    importing lamina: MKL installed, an Intel CPU, and LAMINA_BLAS not numpy."""
+    import importlib.metadata
+
+    try:
+        version = importlib.metadata.version("mkl")
+    except importlib.metadata.PackageNotFoundError:
+        return "lamina's large products: NumPy's BLAS (MKL is not installed)"
+    if os.environ.get("LAMINA_BLAS", "").strip().lower() == "numpy":
+        return "lamina's large products: NumPy's BLAS (LAMINA_BLAS=numpy)"
+    if "Intel" not in cpu_name():
+        return "lamina's large products: NumPy's BLAS (MKL runs on Intel CPUs only)"
+    return f"lamina's large products: MKL {version} (LAMINA_BLAS=numpy for NumPy's)"
 
 
 def import_torch(threads: int) -> Any:

@@ -15,6 +15,7 @@ import numpy as np
 from lamina import runtime
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import tensor
+from lamina.fused import mkl_blas
 from lamina.io.checkpoint import load as load_checkpoint
 from lamina.io.onnx import export_onnx
 from lamina.parallel import get_num_threads
@@ -197,5 +198,6 @@ def cmd_env(args: argparse.Namespace) -> int:
     print(f"OPENBLAS_THREAD_TIMEOUT: {os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset')}")
     print(f"GOMP_SPINCOUNT: {os.environ.get('GOMP_SPINCOUNT', 'unset')}")
     print(f"malloc keeps freed memory: {settings['malloc']}")
+    print(f"large matrix products: {mkl_blas.backend()} (LAMINA_BLAS)")
     print(f"process tuning: {'on' if runtime.enabled() else f'off ({runtime.SWITCH}=0)'}")
     return 0
