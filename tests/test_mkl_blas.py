@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import subprocess
 import sys
 
@@ -122,8 +123,6 @@ def test_a_forked_child_runs_its_products():
 
 
 def _python(code, **env):
-    import os
-
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, env={**os.environ, **env})
     return out

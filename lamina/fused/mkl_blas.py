@@ -35,7 +35,7 @@ _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _lib: Any = None  # the loaded library; False where it cannot load
 _resolved: str | None = None
 _local = threading.local()  # the MKL thread count this thread last set
-_pid = os.getpid()  # the process that loaded MKL: a forked child runs it on one thread
+_pid: int | None = None  # the process that loaded MKL: a forked child runs it on one thread
 
 
 def backend() -> str:
