@@ -41,6 +41,23 @@ def _threaded(parts):
         pytest.skip("numba's thread pool is not OpenMP here")
 
 
+def _share(monkeypatch, share, cell):
+    """Make the threaded kernels share `share` ("rows" where the batch allows, or "units")
+    and record which of cell's ("lstm", "gru") run: returns the list they go into."""
+    from lamina.fused import numba_threaded
+
+    if share == "units":
+        monkeypatch.setattr(numba_threaded, "ROWS_MAX_WEIGHT_BYTES", -1)
+    kernels, ran = fused.compiled(), []
+    for way in ("forward", "backward"):
+        for kind in ("rows", "threaded"):
+            name = f"{cell}_{way}_{kind}"
+            inner = getattr(kernels, name)
+            monkeypatch.setattr(kernels, name, lambda *a, inner=inner, name=name:
+                                ran.append(name) or inner(*a))
+    return ran
+
+
 def _run_lstm(x, hidden, layers, infer=False):
     lm.manual_seed(5)
     lstm = lm.nn.LSTM(x.shape[-1], hidden, num_layers=layers)
@@ -81,19 +98,21 @@ def test_threaded_steps_need_quiet_pools_several_threads_and_no_split(quiet_pool
     assert fused.threaded_parts() == 1
 
 
+@pytest.mark.parametrize("share", ["rows", "units"])
 @pytest.mark.parametrize("parts", [2, 3])
 @pytest.mark.parametrize("shape, hidden, layers", [
     ((9, 5, 7), 24, 1),  # an odd batch: the GEMM's rows in pairs and one left
     ((6, 4, 3), 10, 2),  # shares of 3-4 units, not a multiple of the GEMM's four rows
-    ((5, 1, 6), 2, 1),  # fewer units than shares at 3
+    ((5, 1, 6), 2, 1),  # fewer units than shares at 3, fewer rows than shares
 ])
-def test_threaded_steps_agree_with_the_numpy_path(quiet_pools, parts, shape, hidden,
-                                                  layers):
+def test_threaded_steps_agree_with_the_numpy_path(quiet_pools, monkeypatch, share, parts,
+                                                  shape, hidden, layers):
     x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
     _threaded(parts)
+    ran = _share(monkeypatch, share, "lstm")
     _, threaded = _run_lstm(x, hidden, layers)
-    kernels = fused.compiled()
-    assert kernels.lstm_forward_threaded.signatures and kernels.lstm_backward_threaded.signatures
+    kind = "rows" if share == "rows" and shape[1] >= parts else "threaded"
+    assert ran == [f"lstm_forward_{kind}"] * layers + [f"lstm_backward_{kind}"] * layers
     _assert_numpy_path_agrees(threaded, x, hidden, layers)
 
 
@@ -226,19 +245,22 @@ def _run_gru(x, hidden, layers, bias):
                  *(p.grad.numpy() for p in gru.parameters())]
 
 
+@pytest.mark.parametrize("share", ["rows", "units"])
 @pytest.mark.parametrize("parts", [2, 3])
 @pytest.mark.parametrize("shape, hidden, layers, bias", [
     ((9, 5, 7), 24, 1, True),
     ((6, 4, 3), 10, 2, False),
     ((5, 1, 6), 2, 1, True),
 ])
-def test_threaded_gru_steps_agree_with_the_numpy_path_and_pytorch(quiet_pools, parts, shape,
+def test_threaded_gru_steps_agree_with_the_numpy_path_and_pytorch(quiet_pools, monkeypatch,
+                                                                  share, parts, shape,
                                                                   hidden, layers, bias):
     x = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
     _threaded(parts)
+    ran = _share(monkeypatch, share, "gru")
     gru, threaded = _run_gru(x, hidden, layers, bias)
-    kernels = fused.compiled()
-    assert kernels.gru_forward_threaded.signatures and kernels.gru_backward_threaded.signatures
+    kind = "rows" if share == "rows" and shape[1] >= parts else "threaded"
+    assert ran == [f"gru_forward_{kind}"] * layers + [f"gru_backward_{kind}"] * layers
     fused.set_backend("numpy")
     try:
         _, numpy_out = _run_gru(x, hidden, layers, bias)

@@ -104,8 +104,10 @@ class LSTMSequence(Function):
             bias = (np.zeros(G, acts.dtype) if b_hh is None
                     else np.ascontiguousarray(b_hh, acts.dtype))
             parts = fused.threaded_parts()
-            if parts > 1:  # each thread with its share of the units, at every step
-                compiled.lstm_forward_threaded(W_hh, bias, hs, acts, cs, tcs, parts)
+            if parts > 1:  # each thread with its share of the rows, or of the units
+                kernel = (compiled.lstm_forward_rows if compiled.share_rows(B, W_hh, parts)
+                          else compiled.lstm_forward_threaded)
+                kernel(W_hh, bias, hs, acts, cs, tcs, parts)
                 return hs, cs, tcs
             if B <= SERIAL_ROWS and (parallel.in_task() or parallel.get_num_threads() == 1):
                 compiled.lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs)
@@ -171,9 +173,10 @@ class LSTMSequence(Function):
         gh, gc = np.array(g_hT, acts.dtype), np.array(g_cT, acts.dtype)
         g_hs = np.ascontiguousarray(g_hs, acts.dtype)
         parts = fused.threaded_parts()
-        if parts > 1:  # each thread with its share of the units, W_hh.T's rows for them
-            kernels.lstm_backward_threaded(kernels.transposed(W_hh, parts), acts, cs, tcs, g_hs,
-                                           gh, gc, gg_all, parts)
+        if parts > 1:  # each thread with its share of the rows, or of the units
+            kernel = (kernels.lstm_backward_rows if kernels.share_rows(acts.shape[1], W_hh, parts)
+                      else kernels.lstm_backward_threaded)
+            kernel(kernels.transposed(W_hh, parts), acts, cs, tcs, g_hs, gh, gc, gg_all, parts)
             return gg_all, np.matmul(gg_all[0], W_hh), gc
         for t in range(T - 1, -1, -1):
             kernels.lstm_backward_step(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t])

@@ -104,8 +104,10 @@ class GRUSequence(Function):
         H = hs.shape[2]
         bias = np.zeros(3 * H, xg.dtype) if b_hh is None else b_hh
         parts = fused.threaded_parts()
-        if parts > 1:  # each thread with its share of the units, at every step
-            kernels.gru_forward_threaded(W_hh, bias, xg, hs, acts, hns, parts)
+        if parts > 1:  # each thread with its share of the rows, or of the units
+            kernel = (kernels.gru_forward_rows if kernels.share_rows(hs.shape[1], W_hh, parts)
+                      else kernels.gru_forward_threaded)
+            kernel(W_hh, bias, xg, hs, acts, hns, parts)
             return
         hg = np.empty((3 * H, hs.shape[1]), xg.dtype)
         for t in range(len(acts)):
@@ -130,9 +132,11 @@ class GRUSequence(Function):
             g_hs = np.ascontiguousarray(g_hs, acts.dtype)
             via_w = np.zeros_like(gh)  # the state's gradient through W_hh, from step t + 1
             parts = fused.threaded_parts()
-            if parts > 1:  # each thread with its share of the units, W_hh.T's rows for them
-                compiled.gru_backward_threaded(compiled.transposed(W_hh, parts), acts, hns,
-                                               hs, g_hs, gh, via_w, g_x, g_hg, parts)
+            if parts > 1:  # each thread with its share of the rows, or of the units
+                kernel = (compiled.gru_backward_rows if compiled.share_rows(B, W_hh, parts)
+                          else compiled.gru_backward_threaded)
+                kernel(compiled.transposed(W_hh, parts), acts, hns, hs, g_hs, gh, via_w, g_x,
+                       g_hg, parts)
                 gh += np.matmul(g_hg[0], W_hh)
                 return self._weight_grads(g_x, g_hg, gh)
             for t in range(T - 1, -1, -1):

@@ -43,13 +43,18 @@ from lamina.fused.numba_softmax import (  # noqa: F401 (one namespace: fused.com
     softmax_rows,
 )
 from lamina.fused.numba_threaded import (  # noqa: F401 (one namespace: fused.compiled())
+    lstm_backward_rows,
     lstm_backward_threaded,
+    lstm_forward_rows,
     lstm_forward_serial,
     lstm_forward_threaded,
+    share_rows,
     transposed,
 )
 from lamina.fused.numba_threaded_gru import (  # noqa: F401 (one namespace: fused.compiled())
+    gru_backward_rows,
     gru_backward_threaded,
+    gru_forward_rows,
     gru_forward_threaded,
 )
 from lamina.fused.numba_windows import col2im, im2col  # noqa: F401 (one namespace)

@@ -25,11 +25,25 @@ from lamina.fused.numba_math import FASTMATH, sigmoid32, tanh32
 from lamina.fused.numba_recurrent import lstm_unit_grads
 from lamina.fused.numba_rows import rows_times, set_rows_times
 
+# Up to this size of W_hh, the threaded kernels share the batch's rows between threads
+# rather than the hidden units (share_rows).
+ROWS_MAX_WEIGHT_BYTES = 3 << 20
+
 threaded = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
                       parallel=True)
 serial = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy")
 _inline = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
                      inline="always")
+
+
+def share_rows(rows: int, W_hh: np.ndarray, parts: int) -> bool:
+    """Whether a recurrence shares the batch's rows between threads (the *_rows kernels)
+    rather than the hidden units (*_threaded): a row or more for every thread, and a W_hh
+    that one core's cache keeps. A thread that owns rows runs them through every step on
+    its own, no step waiting for the other threads' h, but reads all of W_hh at each
+    step: LSTMs of H = 256 to 384 in float32 ran 10-25% faster so, H = 448 and 512 no
+    faster or slower (benchmarks/RESULTS.md, session 51)."""
+    return rows >= parts and W_hh.nbytes <= ROWS_MAX_WEIGHT_BYTES
 
 
 @_inline
@@ -106,6 +120,21 @@ def lstm_forward_threaded(W_hh, bias, hs, acts, cs, tcs, parts):  # type: ignore
                         p * H // parts, (p + 1) * H // parts)
 
 
+@threaded
+def lstm_forward_rows(W_hh, bias, hs, acts, cs, tcs, parts):  # type: ignore[no-untyped-def]
+    """lstm_forward_threaded with the batch's rows shared instead of the units: each
+    thread runs its rows through every step, all units, with no step waiting for another
+    thread's h. Each thread reads all of W_hh at every step, so this wins where W_hh stays
+    in one core's cache (see F.lstm_sequence's choice)."""
+    T, B, G = acts.shape
+    H = G // 4
+    for p in numba.prange(parts):
+        b0, b1 = p * B // parts, (p + 1) * B // parts
+        for t in range(T):
+            _step_share(W_hh, bias, hs[t, b0:b1], acts[t, b0:b1], cs[t, b0:b1],
+                        cs[t + 1, b0:b1], tcs[t, b0:b1], hs[t + 1, b0:b1], 0, H)
+
+
 @serial
 def lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs):  # type: ignore[no-untyped-def]
     """lstm_forward_threaded in one share on the calling thread, outside numba's pool (a
@@ -151,3 +180,17 @@ def lstm_backward_threaded(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts):  # 
         for p in numba.prange(parts):
             _backward_share(W_t, after, acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t],
                             p * H // parts, (p + 1) * H // parts)
+
+
+@threaded
+def lstm_backward_rows(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts):  # type: ignore[no-untyped-def]
+    """lstm_backward_threaded with the batch's rows shared instead of the units (see
+    lstm_forward_rows): the same arguments, the same results."""
+    T, B, G = acts.shape
+    H = G // 4
+    for p in numba.prange(parts):
+        b0, b1 = p * B // parts, (p + 1) * B // parts
+        for t in range(T - 1, -1, -1):
+            after = gg_all[t + 1, b0:b1] if t + 1 < T else gg_all[t, b0:b0]
+            _backward_share(W_t, after, acts[t, b0:b1], cs[t, b0:b1], tcs[t, b0:b1],
+                            g_hs[t, b0:b1], gh[b0:b1], gc[b0:b1], gg_all[t, b0:b1], 0, H)

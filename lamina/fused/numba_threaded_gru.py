@@ -56,6 +56,20 @@ def gru_forward_threaded(W_hh, bias, xg, hs, acts, hns, parts):  # type: ignore[
                         p * H // parts, (p + 1) * H // parts)
 
 
+@threaded
+def gru_forward_rows(W_hh, bias, xg, hs, acts, hns, parts):  # type: ignore[no-untyped-def]
+    """gru_forward_threaded with the batch's rows shared instead of the units: each thread
+    runs its rows through every step (numba_threaded.lstm_forward_rows)."""
+    T, B, G = acts.shape
+    H = G // 3
+    hg = np.empty((B, G), acts.dtype)
+    for p in numba.prange(parts):
+        b0, b1 = p * B // parts, (p + 1) * B // parts
+        for t in range(T):
+            _step_share(W_hh, bias, xg[t, b0:b1], hs[t, b0:b1], hg[b0:b1], acts[t, b0:b1],
+                        hns[t, b0:b1], hs[t + 1, b0:b1], 0, H)
+
+
 @_inline
 def _backward_share(W_t, gg_next, a, hn, h_prev, g_h, carry, via_w, gx, gg, u0, u1):  # type: ignore[no-untyped-def]
     """One step of the GRU's backward for the hidden units [u0, u1): via_w's columns for
@@ -100,3 +114,18 @@ def gru_backward_threaded(W_t, acts, hns, hs, g_hs, carry, via_w, g_x, g_hg, par
         for p in numba.prange(parts):
             _backward_share(W_t, after, acts[t], hns[t], hs[t], g_hs[t], carry, via_w,
                             g_x[t], g_hg[t], p * H // parts, (p + 1) * H // parts)
+
+
+@threaded
+def gru_backward_rows(W_t, acts, hns, hs, g_hs, carry, via_w, g_x, g_hg, parts):  # type: ignore[no-untyped-def]
+    """gru_backward_threaded with the batch's rows shared instead of the units (see
+    gru_forward_rows): the same arguments, the same results."""
+    T, B, G = acts.shape
+    H = G // 3
+    for p in numba.prange(parts):
+        b0, b1 = p * B // parts, (p + 1) * B // parts
+        for t in range(T - 1, -1, -1):
+            after = g_hg[t + 1, b0:b1] if t + 1 < T else g_hg[t, b0:b0]
+            _backward_share(W_t, after, acts[t, b0:b1], hns[t, b0:b1], hs[t, b0:b1],
+                            g_hs[t, b0:b1], carry[b0:b1], via_w[b0:b1], g_x[t, b0:b1],
+                            g_hg[t, b0:b1], 0, H)
