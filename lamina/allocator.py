@@ -10,10 +10,19 @@ benchmarks/RESULTS.md). Keeping up to `TRIM_THRESHOLD` free at the top stops tha
 process then holds its peak heap between steps, as PyTorch's caching allocators and
 jemalloc do.
 
+Other threads (a split plan's slices, lamina's pieces) take their memory from arenas of
+their own, which glibc hands back to the OS past that threshold too: a heap left empty is
+unmapped whole. A GPT step split over two threads faulted 17,000 pages a step on the
+second thread and none on the first, which left it a tenth slower and the step waiting
+for it (benchmarks/RESULTS.md, session 51). So every thread takes its memory from the
+main arena (`M_ARENA_MAX` 1), which also lets one thread reuse what another freed: large
+arrays are few, and their allocations seldom wait for each other.
+
 glibc only (Linux); a user's own setting wins: with MALLOC_TRIM_THRESHOLD_,
-MALLOC_MMAP_THRESHOLD_, MALLOC_TOP_PAD_ or a glibc.malloc tunable in the environment,
-lamina leaves malloc alone. Nothing happens on import: lamina.runtime.tune_process()
-makes the setting (the `lamina` command and Trainer call it).
+MALLOC_MMAP_THRESHOLD_, MALLOC_TOP_PAD_, MALLOC_ARENA_MAX or a glibc.malloc tunable in
+the environment, lamina leaves malloc alone. Nothing happens on import:
+lamina.runtime.tune_process() makes the settings (the `lamina` command and Trainer call
+it).
 
 Blocks past malloc's mmap threshold are never kept by malloc; `empty` pools them for the
 ops that make such arrays at every step (a convolution's window matrices).
@@ -33,17 +42,21 @@ import numpy as np
 # mallopt's parameter numbers, from glibc's malloc.h.
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8
 TRIM_THRESHOLD = 256 << 20
 # Setting any threshold turns off glibc's moving ones, so the mmap threshold is fixed at
 # the most glibc allows (on 64-bit; the moving one never goes higher either). Larger
 # blocks are mapped for themselves and unmapped when freed, as before.
 MMAP_THRESHOLD = 32 << 20
-USER_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_")
+USER_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_",
+                 "MALLOC_ARENA_MAX")
 
 
 def keep_freed_memory() -> bool:
-    """Raise glibc's trim threshold (see the module's docstring). Returns whether malloc's
-    settings were changed: False off glibc, or where the environment sets them."""
+    """Raise glibc's trim threshold and keep every thread on the main arena (see the
+    module's docstring). Returns whether malloc's settings were changed: False off
+    glibc, or where the environment sets them. Threads that have allocated already keep
+    the arenas they have: call this before starting any."""
     if not on_glibc():
         return False
     if any(v in os.environ for v in USER_SETTINGS) or "glibc.malloc." in os.environ.get(
@@ -53,14 +66,16 @@ def keep_freed_memory() -> bool:
     if mallopt is None:
         return False
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-                and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+                and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+                and mallopt(M_ARENA_MAX, 1))
 
 
 def give_back_freed_memory() -> None:
     """Return the free memory malloc keeps (keep_freed_memory) to the OS now: for a
     moment after which the process allocates on other threads, whose arenas cannot reuse
-    the main thread's free memory (an execution plan's compile, between its eager check
-    on the main thread and the first run of a batch split over threads)."""
+    the main thread's free memory where the user's malloc settings give them arenas of
+    their own (an execution plan's compile, between its eager check on the main thread
+    and the first run of a batch split over threads)."""
     if on_glibc():
         trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
         if trim is not None:
