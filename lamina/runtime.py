@@ -1,8 +1,9 @@
 """Process-wide settings that make training faster, made by one call, never on import.
 
 `tune_process()` makes three settings, each only where the user has not made their own:
-- glibc's malloc keeps freed memory (lamina/allocator.py), so an eager step does not
-  page-fault its memory back in after the previous one gave it to the OS;
+- glibc's malloc keeps freed memory, every thread's in its main arena
+  (lamina/allocator.py), so a step does not page-fault its memory back in after the
+  previous one gave it to the OS;
 - OpenBLAS's idle threads sleep soon after each call instead of spinning, for 0.1 s, on
   the cores that lamina's own threads need (lamina/parallel.py). OpenBLAS reads this when
   NumPy loads, so it takes effect only in a process that sets it first: the `lamina`
