@@ -1,7 +1,9 @@
 """The LSTM's recurrence on several threads, each with its share of the hidden units: at
 every step, its rows of the recurrent GEMM, then the gates, cell and state of those units.
 One call runs a layer's whole sequence, one parallel region a step (the next step needs
-all of h). Re-exported by numba_kernels.
+all of h). Or, where W_hh fits one core's cache (share_rows), each thread with its share
+of the batch's rows, which it runs through every step with no wait for the others: one
+parallel region a layer. Re-exported by numba_kernels.
 
 A step of F.lstm_sequence on one thread calls BLAS's GEMM (itself threaded) and then four
 passes over the step's gates. Here each thread keeps its rows of W_hh (a quarter of each
