@@ -10,7 +10,8 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import column_sums, gemm_rows, matmul
+from lamina.functions._util import column_sums, gemm_rows
+from lamina.fused.mkl_blas import matmul
 
 
 class Linear(Function):

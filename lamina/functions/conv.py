@@ -16,7 +16,7 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions import winograd
-from lamina.functions._util import matmul, row_sums, unbatched
+from lamina.functions._util import row_sums, unbatched
 from lamina.functions.conv_im2col import WindowMatrix
 from lamina.functions.conv_padding import string_padding
 from lamina.functions.conv_windows import (
@@ -26,6 +26,7 @@ from lamina.functions.conv_windows import (
     out_size,
     unbatched_hint,
 )
+from lamina.fused.mkl_blas import matmul
 
 
 class Conv(WindowMatrix, Function):

@@ -10,8 +10,8 @@ from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions._util import gemm_rows, pooled_matmul, sum_to
-from lamina.functions._util import matmul as matmul_
 from lamina.functions.operands import operands
+from lamina.fused import mkl_blas
 
 
 class MatMul(Function):
@@ -44,7 +44,7 @@ class MatMul(Function):
             ga = sum_to(ga, a_mat).reshape(a_shape).astype(a_dtype, copy=False)
         if self.needs_input_grad[1]:
             if stacked_a:  # summed over the rows by the GEMM itself, not a stack of them
-                gb = matmul_(a.reshape(-1, a_shape[-1]).T, gy.reshape(-1, gy.shape[-1]))
+                gb = mkl_blas.matmul(a.reshape(-1, a_shape[-1]).T, gy.reshape(-1, gy.shape[-1]))
             else:
                 gb = pooled_matmul(np.swapaxes(a.reshape(a_mat), -1, -2), gy)
             gb = sum_to(gb, b_mat).reshape(b_shape).astype(b_dtype, copy=False)

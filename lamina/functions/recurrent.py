@@ -16,8 +16,9 @@ from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import column_sums, matmul
+from lamina.functions._util import column_sums
 from lamina.functions.activation import sigmoid_array
+from lamina.fused.mkl_blas import matmul
 
 # Up to this many rows, a step on one thread runs faster as one compiled kernel (its
 # product in register blocks, the gates activated as they come out) than as a BLAS GEMM

@@ -18,8 +18,9 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import column_sums, matmul
+from lamina.functions._util import column_sums
 from lamina.functions.activation import sigmoid_array
+from lamina.fused.mkl_blas import matmul
 
 
 class GRUCell(Function):

@@ -25,8 +25,8 @@ import numpy as np
 from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.errors import ShapeError
-from lamina.functions._util import matmul
 from lamina.functions.recurrent import LSTMSequence
+from lamina.fused.mkl_blas import matmul
 
 # The largest input projection (multiply-adds) an LSTM on lamina's threads computes on
 # one BLAS thread. After a GEMM, OpenBLAS's threads spin on the cores for a while, and the

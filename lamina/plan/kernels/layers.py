@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from lamina.functions._util import matmul
 from lamina.functions.connection import Linear
 from lamina.functions.loss import CrossEntropy
 from lamina.functions.normalization import BatchNorm
 from lamina.functions.pooling import MaxPool
 from lamina.functions.recurrent import LSTMSequence
+from lamina.fused.mkl_blas import matmul
 from lamina.plan.kernels.base import Kernel, kernel_for
 
 
