@@ -42,7 +42,8 @@ _pool_lock = threading.Lock()
 _pool_pid = os.getpid()
 _local = threading.local()  # in_task: this thread is running one of run_all's tasks
 _blas: Any = None  # threadpoolctl's controller, made at first use; False without it
-_held = 0  # open blas_single_threaded blocks
+_held = 0  # open blas_single_threaded blocks, on any thread
+_held_lock = threading.Lock()  # a split's slices open and close blocks at once
 # Elements a piece must have. A handoff to the pool and back costs about 0.1 ms on a
 # virtual machine (a sleeping thread's wake-up), which a piece must save: a memory-bound
 # pass over 2**18 float32 elements takes about that (benchmarks/RESULTS.md).
@@ -203,8 +204,9 @@ def blas_single_threaded() -> Iterator[None]:
     """BLAS on one thread inside the block, restored after (process-wide, as BLAS is; by
     threadpoolctl, and only where it is installed: lamina[train] brings it)."""
     global _held
-    _held += 1  # MKL's products (lamina/fused/mkl_blas.py) read it: threadpoolctl may
-    try:        # not know a library loaded after its controller was made
+    with _held_lock:  # MKL's products (lamina/fused/mkl_blas.py) read it: threadpoolctl
+        _held += 1    # may not know a library loaded after its controller was made
+    try:
         controller = _controller()
         if controller is False:
             yield
@@ -212,7 +214,8 @@ def blas_single_threaded() -> Iterator[None]:
         with controller.limit(limits=1, user_api="blas"):
             yield
     finally:
-        _held -= 1
+        with _held_lock:
+            _held -= 1
 
 
 def blas_held() -> bool:
