@@ -62,11 +62,45 @@ def test_stacks_of_one_stride_and_of_several():
     b = RNG.standard_normal((16, 96, 128)).astype(np.float32)
     _close(mkl_blas.matmul(a, b), a, b)
     _close(mkl_blas.matmul(a, b.transpose(0, 2, 1).copy().transpose(0, 2, 1)), a, b)
-    # Attention's heads read through a transposed view: no one stride walks the stack.
+    # Attention's heads read through a transposed view: no one stride walks the stack,
+    # so MKL takes it by the matrices' addresses.
     qkv = RNG.standard_normal((4, 128, 3, 6, 64)).astype(np.float32)
     q, k = qkv[:, :, 0].transpose(0, 2, 1, 3), qkv[:, :, 1].transpose(0, 2, 3, 1)
-    assert mkl_blas._layout(q) is None
+    assert mkl_blas._layout(q)[2] is None and mkl_blas._layout(k)[2] is None
     _close(mkl_blas.matmul(q, k), q, k)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stacks_by_address_in_every_form_numpy_takes(dtype, monkeypatch):
+    """Stacks walked by several strides, by none (a broadcast view), backwards, and
+    transposed matrices in them: each product equals NumPy's, every matrix in its place."""
+    listed = []
+    by_address = mkl_blas._listed
+    monkeypatch.setattr(mkl_blas, "_listed", lambda *a: listed.append(by_address(*a)))
+    base = RNG.standard_normal((3, 5, 70, 80)).astype(dtype)
+    other = RNG.standard_normal((5, 3, 80, 90)).astype(dtype)
+    cases = [
+        (base, other.transpose(1, 0, 2, 3)),  # several strides
+        (base[::-1, ::-1], other.transpose(1, 0, 2, 3)[:, ::-1]),  # backwards
+        (np.broadcast_to(base[:1], base.shape), other.transpose(1, 0, 2, 3)),  # stride 0
+        (base.transpose(0, 1, 3, 2)[..., :60].swapaxes(-1, -2),
+         other.transpose(1, 0, 3, 2).swapaxes(-1, -2)),  # transposed matrices
+    ]
+    for a, b in cases:
+        got = mkl_blas.matmul(a, b)
+        assert got.flags.c_contiguous and got.dtype == dtype
+        _close(got, a, b)
+    assert len(listed) == (len(cases) if mkl_blas.backend() == "mkl" else 0)
+
+
+def test_an_out_no_one_stride_walks_is_numpys_to_fill():
+    """Such an `out` might hold matrices that overlap: NumPy's matmul writes it."""
+    a = RNG.standard_normal((4, 6, 128, 64)).astype(np.float32)
+    b = RNG.standard_normal((4, 6, 64, 64)).astype(np.float32)
+    out = np.zeros((4, 128, 6, 64), np.float32).transpose(0, 2, 1, 3)
+    got = mkl_blas.matmul(a, b, out=out)
+    assert np.shares_memory(got, out)
+    _close(out, a, b)
 
 
 def test_what_it_does_not_take_is_numpys():

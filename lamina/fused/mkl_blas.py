@@ -2,10 +2,12 @@
 it on Linux x86-64) and the CPU is Intel's; NumPy's BLAS otherwise.
 
 On Intel CPUs NumPy's OpenBLAS runs the large products of a step (a layer's GEMMs, a
-convolution's, Winograd's 16) slower than MKL, the BLAS PyTorch links: convolutions and
-the layers of a GPT block spent a sixth to a fifth less time in them on MKL (benchmarks/
-RESULTS.md). Small products stay NumPy's (MIN_WORK), and so do stacks MKL cannot walk
-with one stride (attention's heads, read through a transposed view). MKL runs with GNU
+convolution's, Winograd's 16, attention's heads) slower than MKL, the BLAS PyTorch links:
+convolutions and the layers of a GPT block spent a sixth to a fifth less time in them on
+MKL (benchmarks/RESULTS.md). Small products stay NumPy's (MIN_WORK). A stack no one
+stride walks (attention's heads, read through a transposed view of the projections) goes
+to MKL as one batch of matrix addresses: NumPy's matmul runs such a stack a matrix at a
+time, on one thread. MKL runs with GNU
 OpenMP's threads, the pool numba's threaded kernels use already: lamina/parallel.py's
 spin setting covers both. It is loaded at the first product it takes, never by `import
 lamina`. LAMINA_BLAS=numpy in the environment keeps every product NumPy's. Both give
@@ -31,6 +33,10 @@ BACKENDS = ("mkl", "numpy")
 # product, cost more than its kernels save (a small CNN's first layer and a ResNet's
 # batch-1 products ran slower on MKL; benchmarks/RESULTS.md).
 MIN_WORK = 1 << 22
+# A stack that goes by addresses goes to MKL only where each product is at least this
+# many multiply-adds: below it (a small transformer's heads, 50 x 50 x 32) NumPy's
+# BLAS, called a matrix at a time, runs it faster.
+MIN_LISTED = 1 << 18
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _lib: Any = None  # the loaded library; False where it cannot load
 _resolved: str | None = None
@@ -72,6 +78,7 @@ def _load() -> Any:
             except OSError:
                 return _lib
             lib.MKL_Set_Threading_Layer(ctypes.c_int(3))  # MKL_THREADING_GNU
+            lib.MKL_Set_Interface_Layer(ctypes.c_int(0))  # LP64: its integers are C ints
             c_int, ptr = ctypes.c_int, ctypes.c_void_p
             for kind, real in (("s", ctypes.c_float), ("d", ctypes.c_double)):
                 one = getattr(lib, f"cblas_{kind}gemm")
@@ -79,7 +86,9 @@ def _load() -> Any:
                 stack = getattr(lib, f"cblas_{kind}gemm_batch_strided")
                 stack.argtypes = [c_int] * 6 + [real, ptr, c_int, c_int, ptr, c_int, c_int,
                                                 real, ptr, c_int, c_int, c_int]
-                one.restype = stack.restype = None
+                listed = getattr(lib, f"cblas_{kind}gemm_batch")  # by matrix addresses
+                listed.argtypes = [c_int] + [ptr] * 13 + [c_int, ptr]
+                one.restype = stack.restype = listed.restype = None
             lib.MKL_Set_Num_Threads_Local.argtypes = [c_int]
             _lib = lib
     return _lib
@@ -98,8 +107,8 @@ def _mkl_path() -> str | None:
 
 def matmul(a: Any, b: Any, out: Any = None) -> Any:
     """a (..., M, K) @ b (..., K, N) into `out` (or a new C-contiguous array), through MKL
-    where it runs and the operands suit it (one float dtype, equal stacks each of one
-    stride, a unit stride in each matrix, work of at least MIN_WORK), else np.matmul."""
+    where it runs and the operands suit it (one float dtype, equal stacks, a unit stride
+    in each matrix, work of at least MIN_WORK), else np.matmul."""
     shape = _product_shape(a, b)
     if shape is None or backend() != "mkl":
         return np.matmul(a, b, out=out)
@@ -110,21 +119,51 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
         return np.matmul(a, b, out=out)
     (m, k), n = a.shape[-2:], shape[-1]
     la, lb, lc = _layout(a), _layout(b), _layout(out)
-    if la is None or lb is None or lc is None or lc[0] != _NO_TRANS:
+    if la is None or lb is None or lc is None or lc[0] != _NO_TRANS or lc[2] is None:
+        return np.matmul(a, b, out=out)  # lc[2] None: out's own matrices might overlap
+    listed = la[2] is None or lb[2] is None  # a stack no one stride walks
+    if listed and m * n * k < MIN_LISTED:
         return np.matmul(a, b, out=out)
     # One thread inside a share of lamina's own split (each thread its own products) and
     # in a forked child: GNU OpenMP's pool does not survive a fork.
     _threads(1 if parallel.in_task() or parallel.blas_held() or os.getpid() != _pid else 0)
     real = a.dtype == np.float32
     args = (_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, a.ctypes.data, la[1])
-    if a.ndim == 2 or a.size == m * k:
+    if a.size == m * k:
         gemm = _lib.cblas_sgemm if real else _lib.cblas_dgemm
         gemm(*args, b.ctypes.data, lb[1], 0.0, out.ctypes.data, lc[1])
-    else:
+    elif not listed:
         gemm = _lib.cblas_sgemm_batch_strided if real else _lib.cblas_dgemm_batch_strided
         gemm(*args, la[2], b.ctypes.data, lb[1], lb[2], 0.0, out.ctypes.data, lc[1], lc[2],
              a.size // (m * k))
+    else:
+        _listed(a, b, out, la, lb, lc)
     return out
+
+
+def _listed(a: Any, b: Any, out: Any, la: tuple[int, int, int | None],
+            lb: tuple[int, int, int | None], lc: tuple[int, int, int | None]) -> None:
+    """out = a @ b as one batch of matrices given by their addresses: one group, every
+    matrix of a shape and layout."""
+    count = out.size // (out.shape[-2] * out.shape[-1])
+    ints = np.array([la[0], lb[0], *out.shape[-2:], a.shape[-1], la[1], lb[1], lc[1],
+                     count], np.intc)
+    scalars = np.array([1.0, 0.0], a.dtype)
+    addresses = [_addresses(x) for x in (a, b, out)]
+    gemm = _lib.cblas_sgemm_batch if a.dtype == np.float32 else _lib.cblas_dgemm_batch
+    at = ints.ctypes.data
+    size, alpha = ints.itemsize, scalars.ctypes.data
+    gemm(_ROW_MAJOR, at, at + size, at + 2 * size, at + 3 * size, at + 4 * size, alpha,
+         addresses[0].ctypes.data, at + 5 * size, addresses[1].ctypes.data, at + 6 * size,
+         alpha + scalars.itemsize, addresses[2].ctypes.data, at + 7 * size, 1, at + 8 * size)
+
+
+def _addresses(a: Any) -> Any:
+    """The address of every matrix of the stack a, in C order of its leading axes."""
+    offsets = np.zeros((), np.intp)
+    for n, stride in zip(a.shape[:-2], a.strides[:-2]):
+        offsets = np.add.outer(offsets, np.arange(n, dtype=np.intp) * stride)
+    return (offsets + a.ctypes.data).reshape(-1)
 
 
 def _product_shape(a: Any, b: Any) -> tuple[int, ...] | None:
@@ -139,17 +178,16 @@ def _product_shape(a: Any, b: Any) -> tuple[int, ...] | None:
     return shape
 
 
-def _layout(a: Any) -> tuple[int, int, int] | None:
+def _layout(a: Any) -> tuple[int, int, int | None] | None:
     """(transpose flag, leading dimension, stride from one matrix of the stack to the
     next) of an array of matrices for row-major BLAS, in elements; None where neither
-    matrix axis is unit-strided or no one stride walks the stack."""
+    matrix axis is unit-strided. The stride is None where no one stride walks the stack:
+    such a stack goes by its matrices' addresses."""
     item, (rows, cols) = a.itemsize, a.shape[-2:]
     if any(s % item for s in a.strides):
         return None
     *stack, s0, s1 = (s // item for s in a.strides)
     step = _stack_step(a.shape[:-2], stack)
-    if step is None:
-        return None
     if s1 == 1 and s0 >= max(1, cols):
         return _NO_TRANS, s0, step
     if s0 == 1 and s1 >= max(1, rows):
