@@ -93,6 +93,22 @@ def test_stacks_by_address_in_every_form_numpy_takes(dtype, monkeypatch):
     assert len(listed) == (len(cases) if mkl_blas.backend() == "mkl" else 0)
 
 
+@pytest.mark.parametrize("right_transposed", [False, True])
+def test_small_stacks_by_address_go_to_mkl_with_a_transposed_right_operand(
+        right_transposed, monkeypatch):
+    """A small transformer's heads (50 x 32 x 50 a product): q @ k^T by address on MKL,
+    weights @ values on NumPy's BLAS (MIN_LISTED)."""
+    listed = []
+    by_address = mkl_blas._listed
+    monkeypatch.setattr(mkl_blas, "_listed", lambda *a: listed.append(by_address(*a)))
+    qkv = RNG.standard_normal((32, 50, 3, 4, 32)).astype(np.float32)
+    q, k = qkv[:, :, 0].transpose(0, 2, 1, 3), qkv[:, :, 1].transpose(0, 2, 1, 3)
+    weights = RNG.random((32, 4, 50, 50)).astype(np.float32)
+    a, b = (q, k.swapaxes(-1, -2)) if right_transposed else (weights, k)
+    _close(mkl_blas.matmul(a, b), a, b)
+    assert len(listed) == (right_transposed and mkl_blas.backend() == "mkl")
+
+
 def test_an_out_no_one_stride_walks_is_numpys_to_fill():
     """Such an `out` might hold matrices that overlap: NumPy's matmul writes it."""
     a = RNG.standard_normal((4, 6, 128, 64)).astype(np.float32)

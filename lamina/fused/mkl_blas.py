@@ -33,9 +33,10 @@ BACKENDS = ("mkl", "numpy")
 # product, cost more than its kernels save (a small CNN's first layer and a ResNet's
 # batch-1 products ran slower on MKL; benchmarks/RESULTS.md).
 MIN_WORK = 1 << 22
-# A stack that goes by addresses goes to MKL only where each product is at least this
-# many multiply-adds: below it (a small transformer's heads, 50 x 50 x 32) NumPy's
-# BLAS, called a matrix at a time, runs it faster.
+# A stack that goes by addresses goes to MKL where each product is at least this many
+# multiply-adds, or where its right operand is transposed (attention's q @ k^T). Below
+# it, a small transformer's weights @ values (50 x 50 x 32) run faster on NumPy's
+# BLAS, a matrix at a time; its q @ k^T, slower (benchmarks/RESULTS.md).
 MIN_LISTED = 1 << 18
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _lib: Any = None  # the loaded library; False where it cannot load
@@ -122,7 +123,7 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
     if la is None or lb is None or lc is None or lc[0] != _NO_TRANS or lc[2] is None:
         return np.matmul(a, b, out=out)  # lc[2] None: out's own matrices might overlap
     listed = la[2] is None or lb[2] is None  # a stack no one stride walks
-    if listed and m * n * k < MIN_LISTED:
+    if listed and m * n * k < MIN_LISTED and lb[0] != _TRANS:
         return np.matmul(a, b, out=out)
     # One thread inside a share of lamina's own split (each thread its own products) and
     # in a forked child: GNU OpenMP's pool does not survive a fork.
