@@ -126,6 +126,22 @@ def bounds(n: int, parts: int) -> list[tuple[int, int]]:
     return list(zip(edges[:-1], edges[1:]))
 
 
+def ranges(sizes: Sequence[int], threads: int) -> list[list[tuple[int, int, int]]]:
+    """For each thread, its (array index, start, stop) pieces: arrays of these sizes laid
+    end to end and cut into `threads` ranges as equal as they can be (an elementwise pass
+    over many arrays, in one handoff to the pool however many arrays there are)."""
+    shares = bounds(sum(sizes), threads)
+    out: list[list[tuple[int, int, int]]] = [[] for _ in shares]
+    offset = 0
+    for i, size in enumerate(sizes):
+        for t, (start, stop) in enumerate(shares):
+            lo, hi = max(start, offset), min(stop, offset + size)
+            if lo < hi:
+                out[t].append((i, lo - offset, hi - offset))
+        offset += size
+    return out
+
+
 def run_all(tasks: Sequence[Callable[[], Any]]) -> list[Any]:
     """Run the tasks at once, the first on the calling thread and the rest on the pool, and
     return their results in order. Every task finishes before an error re-raises.

@@ -31,21 +31,6 @@ def splittable(update: Update) -> bool:
     return all(isinstance(a, np.ndarray) and a.flags.c_contiguous for a in arrays)
 
 
-def ranges(sizes: list[int], threads: int) -> list[list[tuple[int, int, int]]]:
-    """For each thread, its (update index, start, stop) pieces: the sizes laid end to end
-    and cut into `threads` ranges as equal as they can be."""
-    shares = parallel.bounds(sum(sizes), threads)
-    out: list[list[tuple[int, int, int]]] = [[] for _ in shares]
-    offset = 0
-    for i, size in enumerate(sizes):
-        for t, (start, stop) in enumerate(shares):
-            lo, hi = max(start, offset), min(stop, offset + size)
-            if lo < hi:
-                out[t].append((i, lo - offset, hi - offset))
-        offset += size
-    return out
-
-
 def run(rule: Callable[..., None], updates: list[Update], threads: int) -> None:
     """Apply `rule(param, grad, state, group)` to every update, in pieces over threads."""
     threads = min(threads, sum(u[0].size for u in updates) // MIN_PIECE)
@@ -53,7 +38,7 @@ def run(rule: Callable[..., None], updates: list[Update], threads: int) -> None:
         for u in updates:
             rule(*u)
         return
-    plan = ranges([u[0].size for u in updates], threads)
+    plan = parallel.ranges([u[0].size for u in updates], threads)
     views: dict[int, list[dict[str, Any]]] = {}
 
     def work(share: list[tuple[int, int, int]]) -> None:

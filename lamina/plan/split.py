@@ -102,14 +102,48 @@ class Split:
         given: set[int] = set()
         first = self.programs[0].collected
         holders = Counter(id(g) for _, g in first.values())
+        sums = []
         for key, (p, g) in first.items():
             alone = holders[id(g)] == 1 and g.flags.owndata and g.flags.writeable
-            total = g if alone else g.copy()
-            for program in self.programs[1:]:
-                total += program.collected.pop(key)[1]
+            sums.append((p, g if alone else g.copy(),
+                         [program.collected.pop(key)[1] for program in self.programs[1:]]))
+        add_up([(total, others) for _, total, others in sums])
+        for p, total, _ in sums:
             accumulate_grad(p, total, given)
         for program in self.programs:
             program.collected.clear()
+
+
+def add_up(sums: list[tuple[Any, list[Any]]]) -> None:
+    """total += each of others, for every (total, others): a memory-bound pass over all
+    the parameters' gradients, cut into one range of their elements laid end to end per
+    thread (one handoff to the pool for all of them). Arrays that do not all lie flat
+    and alike are summed whole, on this thread."""
+    threads = min(parallel.get_num_threads(),
+                  sum(total.size for total, _ in sums) // parallel.MIN_PIECE)
+    if threads < 2:
+        for total, others in sums:
+            for other in others:
+                total += other
+        return
+    flat = []
+    for total, others in sums:
+        if total.flags.c_contiguous and all(
+                o.flags.c_contiguous and o.shape == total.shape for o in others):
+            flat.append((total.reshape(-1), [o.reshape(-1) for o in others]))
+        else:
+            for other in others:
+                total += other
+    sizes = [total.size for total, _ in flat]
+
+    def add(share: list[tuple[int, int, int]]) -> None:
+        for i, lo, hi in share:
+            total, others = flat[i]
+            for other in others:
+                total[lo:hi] += other[lo:hi]
+
+    parallel.run_all([lambda s=share: add(s)
+                      for share in parallel.ranges(sizes, threads)])
 
 
 def splittable_ops(programs: list[Program], rows: list[int]) -> list[list[RandomOp]]:

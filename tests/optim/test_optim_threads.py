@@ -92,7 +92,7 @@ def test_each_thread_updates_its_own_range(threads) -> None:
 
 def test_ranges_cover_every_element_once_in_equal_shares() -> None:
     sizes = [10, 3, 0, 7, 1]
-    plan = pieces.ranges(sizes, 3)
+    plan = parallel.ranges(sizes, 3)
     covered = [np.zeros(s, int) for s in sizes]
     for share in plan:
         for i, lo, hi in share:

@@ -560,3 +560,26 @@ def test_a_split_step_whose_op_runs_in_pieces_itself_equals_eager() -> None:
     assert step(x, y).item() == pytest.approx(want_loss, rel=1e-6)
     for p, want in zip(model.parameters(), want_grads):
         _close(p.grad, want)
+
+
+def test_the_slices_gradients_add_up_in_pieces_over_threads(monkeypatch) -> None:
+    """Gradients past two pieces' worth add up on two threads in one handoff; ones not
+    laid flat alike (a transposed view) add up whole. Every sum equals NumPy's."""
+    from lamina import parallel
+    from lamina.plan.split import add_up
+
+    monkeypatch.setattr(parallel, "get_num_threads", lambda: 2)
+    handoffs = []
+    run_all = parallel.run_all
+    monkeypatch.setattr(parallel, "run_all", lambda tasks: handoffs.append(len(tasks))
+                        or run_all(tasks))
+    rng = np.random.default_rng(0)
+    shapes = [(1000, 600), (300,), (400, 600)]
+    totals = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    others = [[rng.standard_normal(s).astype(np.float32) for _ in range(2)] for s in shapes]
+    others[2][1] = np.ascontiguousarray(others[2][1].T).T  # same values, transposed layout
+    want = [t + a + b for t, (a, b) in zip(totals, others)]
+    add_up(list(zip(totals, others)))
+    assert handoffs == [2]
+    for got, w in zip(totals, want):
+        np.testing.assert_array_equal(got, w)
