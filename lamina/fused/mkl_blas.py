@@ -7,11 +7,10 @@ convolutions and the layers of a GPT block spent a sixth to a fifth less time in
 MKL (benchmarks/RESULTS.md). Small products stay NumPy's (MIN_WORK). A stack no one
 stride walks (attention's heads, read through a transposed view of the projections) goes
 to MKL as one batch of matrix addresses: NumPy's matmul runs such a stack a matrix at a
-time, on one thread. MKL runs with GNU
-OpenMP's threads, the pool numba's threaded kernels use already: lamina/parallel.py's
-spin setting covers both. It is loaded at the first product it takes, never by `import
-lamina`. LAMINA_BLAS=numpy in the environment keeps every product NumPy's. Both give
-the same results to float32 rounding.
+time, on one thread. MKL runs with GNU OpenMP's threads, the pool numba's threaded
+kernels use already: lamina/parallel.py's spin setting covers both. It is loaded at the
+first product it takes, never by `import lamina`. LAMINA_BLAS=numpy in the environment
+keeps every product NumPy's. Both give the same results to float32 rounding.
 
     lamina.fused.mkl_blas.backend()   # "mkl" or "numpy"
 """
