@@ -118,22 +118,19 @@ def add_up(sums: list[tuple[Any, list[Any]]]) -> None:
     """total += each of others, for every (total, others): a memory-bound pass over all
     the parameters' gradients, cut into one range of their elements laid end to end per
     thread (one handoff to the pool for all of them). Arrays that do not all lie flat
-    and alike are summed whole, on this thread."""
+    and alike, and sums under two pieces' worth, are summed whole, on this thread."""
     threads = min(parallel.get_num_threads(),
                   sum(total.size for total, _ in sums) // parallel.MIN_PIECE)
-    if threads < 2:
-        for total, others in sums:
-            for other in others:
-                total += other
-        return
     flat = []
     for total, others in sums:
-        if total.flags.c_contiguous and all(
+        if threads > 1 and total.flags.c_contiguous and all(
                 o.flags.c_contiguous and o.shape == total.shape for o in others):
             flat.append((total.reshape(-1), [o.reshape(-1) for o in others]))
         else:
             for other in others:
                 total += other
+    if not flat:
+        return
     sizes = [total.size for total, _ in flat]
 
     def add(share: list[tuple[int, int, int]]) -> None:
