@@ -202,3 +202,54 @@ def test_numba_keeps_openmp_beside_mkls_tbb():
             "numba_threaded.transposed(np.ones((64, 64), np.float32), 2)\n"
             "import numba; print(numba.threading_layer())")
     assert _python(code).stdout.strip() == "omp"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_axpby_is_one_update_whatever_its_range(dtype):
+    """y = a * x + b * y to rounding, and each element's bits the same wherever a range
+    starts or ends, on one thread or several: SGD's pieces give one thread's result."""
+    if mkl_blas.backend() != "mkl":
+        assert mkl_blas.axpby(0.5, np.ones(4, dtype), 2.0, np.ones(4, dtype)) is False
+        return
+    n = 300_007
+    x, y0 = (RNG.standard_normal(n).astype(dtype) for _ in range(2))
+    whole = y0.copy()
+    assert mkl_blas.axpby(0.7, x, -0.9, whole) is True
+    want = 0.7 * x.astype(np.float64) - 0.9 * y0.astype(np.float64)
+    scale = 0.7 * np.abs(x.astype(np.float64)) + 0.9 * np.abs(y0.astype(np.float64))
+    eps = np.finfo(dtype).eps
+    np.testing.assert_array_less(np.abs(whole - want), 2 * eps * scale + 1e-30)
+    for lo, hi in [(0, 1), (3, 20), (13, 70_001), (65_537, n)]:
+        part = y0[lo:hi].copy()
+        mkl_blas.axpby(0.7, x[lo:hi], -0.9, part)
+        np.testing.assert_array_equal(part, whole[lo:hi])
+    shared = y0.copy()
+    cut = n // 3
+    parallel.run_all([lambda: mkl_blas.axpby(0.7, x[:cut], -0.9, shared[:cut]),
+                      lambda: mkl_blas.axpby(0.7, x[cut:], -0.9, shared[cut:])])
+    np.testing.assert_array_equal(shared, whole)
+
+
+def test_axpby_declines_what_it_does_not_take():
+    """Strided, mixed or read-only arrays: it writes nothing and says so."""
+    x = np.ones(64, np.float32)
+    cases = [(x[::2], np.ones(32, np.float32)), (x, np.ones(64)),
+             (x, np.ones(63, np.float32)), (x.astype(np.int32), np.ones(64, np.int32))]
+    frozen = np.ones(64, np.float32)
+    frozen.flags.writeable = False
+    cases.append((x, frozen))
+    for a, y in cases:
+        before = y.copy()
+        assert mkl_blas.axpby(2.0, a, 3.0, y) is False
+        np.testing.assert_array_equal(y, before)
+
+
+def test_axpby_loads_no_mkl():
+    """An update alone is not worth MKL's load: only a product loads it."""
+    code = ("import json, numpy as np\n"
+            "from lamina.fused import mkl_blas\n"
+            "y = np.ones(8, np.float32)\n"
+            "ran = mkl_blas.axpby(2.0, np.ones(8, np.float32), 1.0, y)\n"
+            "print(json.dumps([ran, any('mkl_rt' in l for l in open('/proc/self/maps')),"
+            " float(y[0])]))")
+    assert json.loads(_python(code).stdout) == [False, False, 1.0]

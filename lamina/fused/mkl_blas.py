@@ -89,6 +89,9 @@ def _load() -> Any:
                 listed = getattr(lib, f"cblas_{kind}gemm_batch")  # by matrix addresses
                 listed.argtypes = [c_int] + [ptr] * 13 + [c_int, ptr]
                 one.restype = stack.restype = listed.restype = None
+                axpby = getattr(lib, f"cblas_{kind}axpby")  # y = a * x + b * y
+                axpby.argtypes = [c_int, real, ptr, c_int, real, ptr, c_int]
+                axpby.restype = None
             lib.MKL_Set_Num_Threads_Local.argtypes = [c_int]
             _lib = lib
     return _lib
@@ -103,6 +106,23 @@ def _mkl_path() -> str | None:
         if f.name.startswith("libmkl_rt.so"):
             return str(f.locate())
     return None
+
+
+def axpby(alpha: float, x: Any, beta: float, y: Any) -> bool:
+    """y = alpha * x + beta * y in place, in one pass over memory, where MKL runs the
+    products already and x and y are contiguous arrays of one float dtype and size; returns
+    whether it ran (else the caller runs NumPy's passes). An elementwise update (SGD's
+    momentum) reads each array once here against twice or more in NumPy's ufuncs. It
+    never loads MKL: a process that runs no large product would pay the load for this."""
+    if (not _lib or _resolved != "mkl" or type(x) is not np.ndarray
+            or type(y) is not np.ndarray or x.dtype != y.dtype or x.size != y.size
+            or x.dtype not in (np.float32, np.float64) or not x.flags.c_contiguous
+            or not y.flags.c_contiguous or not y.flags.writeable):
+        return False
+    _pick_threads()
+    fn = _lib.cblas_saxpby if x.dtype == np.float32 else _lib.cblas_daxpby
+    fn(x.size, alpha, x.ctypes.data, 1, beta, y.ctypes.data, 1)
+    return True
 
 
 def matmul(a: Any, b: Any, out: Any = None) -> Any:
@@ -124,9 +144,7 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
     listed = la[2] is None or lb[2] is None  # a stack no one stride walks
     if listed and m * n * k < MIN_LISTED and lb[0] != _TRANS:
         return np.matmul(a, b, out=out)
-    # One thread inside a share of lamina's own split (each thread its own products) and
-    # in a forked child: GNU OpenMP's pool does not survive a fork.
-    _threads(1 if parallel.in_task() or parallel.blas_held() or os.getpid() != _pid else 0)
+    _pick_threads()
     real = a.dtype == np.float32
     args = (_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, a.ctypes.data, la[1])
     if a.size == m * k:
@@ -207,6 +225,12 @@ def _stack_step(shape: tuple[int, ...], strides: list[int]) -> int | None:
             return None
         expected *= n
     return step
+
+
+def _pick_threads() -> None:
+    """One thread inside a share of lamina's own split (each thread its own products) and
+    in a forked child, where GNU OpenMP's pool does not survive the fork; else all."""
+    _threads(1 if parallel.in_task() or parallel.blas_held() or os.getpid() != _pid else 0)
 
 
 def _threads(n: int) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from lamina import fused
+from lamina.fused import mkl_blas
 from lamina.optim.optimizer import Optimizer, require, torch_flags
 
 COMPILED_FROM = 1 << 16  # elements: below, numba's call costs more than it saves
@@ -63,6 +64,11 @@ class SGD(Optimizer):
                          f(group["weight_decay"]), f(momentum), f(1 - group["dampening"]),
                          bool(group["nesterov"]))
             return
+        # Not where numba is loaded: a piece of a parameter below COMPILED_FROM takes
+        # NumPy's passes there, whose bits numba's kernel gives and MKL's may not.
+        if (momentum and buf is not None and not group["nesterov"] and not fused.loaded()
+                and self._by_blas(param, grad, buf, group)):
+            return
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
         if momentum:
@@ -77,3 +83,21 @@ class SGD(Optimizer):
             grad = grad + momentum * buf if group["nesterov"] else buf
         step = np.multiply(grad, group["lr"], out=self.scratch(param))
         param -= step
+
+    @staticmethod
+    def _by_blas(param: Any, grad: Any, buf: Any, group: dict[str, Any]) -> bool:
+        """The momentum step as two or three one-pass BLAS updates where MKL runs the
+        products already (an MLP's step, which loads no numba), against NumPy's four
+        passes or more: buf = momentum * buf + keep * (grad + wd * param), then
+        param -= lr * buf. Returns whether it ran; the first call tells for all. Any
+        size of parameter or piece: MKL gives each element the same bits wherever its
+        range starts or ends, so pieces over threads give one thread's result."""
+        keep = 1 - group["dampening"]
+        if not (fused.fits(param, grad, buf) and param.flags.writeable):
+            return False
+        if not mkl_blas.axpby(keep, grad, group["momentum"], buf):
+            return False
+        if group["weight_decay"]:
+            mkl_blas.axpby(keep * group["weight_decay"], param, 1.0, buf)
+        mkl_blas.axpby(-group["lr"], buf, 1.0, param)
+        return True
