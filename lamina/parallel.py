@@ -28,10 +28,15 @@ from typing import Any
 # them (2**12 did) are woken for every small GEMM, which made batch-1 inference slower.
 BLAS_THREAD_TIMEOUT = "20"
 
-# numba's OpenMP threads (lamina/fused/numba_threaded.py) spin about as long as
-# OpenBLAS's after each parallel region by default; GOMP_SPINCOUNT=3000 covers the gap from
-# one recurrent step to the next and frees the core for the GEMMs after the last.
-OMP_SPIN = "3000"
+# GNU OpenMP's threads (numba's threaded kernels, lamina/fused/numba_threaded.py, and MKL's
+# products, lamina/fused/mkl_blas.py) spin about as long as OpenBLAS's after each parallel
+# region by default. 30000 spins cover the gaps between a batch-1 GPT's products, where
+# layer norms and softmaxes run in between: at 3000 the pool fell asleep in them and every
+# product paid its wake-up. It still frees the cores soon after the last product of a
+# stretch (benchmarks/RESULTS.md, session 53). Above OMP_SPIN_MAX, lamina's threaded
+# kernels stand aside (idle_threads_quiet).
+OMP_SPIN = "30000"
+OMP_SPIN_MAX = 30000
 _threads: int | None = None
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
@@ -79,7 +84,7 @@ def idle_threads_quiet() -> bool:
         return value.isdigit() and int(value) <= limit
 
     return at_most("OPENBLAS_THREAD_TIMEOUT", int(BLAS_THREAD_TIMEOUT)) and \
-        at_most("GOMP_SPINCOUNT", 10 * int(OMP_SPIN))
+        at_most("GOMP_SPINCOUNT", OMP_SPIN_MAX)
 
 
 def default_threads() -> int:

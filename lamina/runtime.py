@@ -9,8 +9,8 @@
   NumPy loads, so it takes effect only in a process that sets it first: the `lamina`
   command does (it starts itself again with the variable set), a script can export
   `OPENBLAS_THREAD_TIMEOUT=20`;
-- OpenMP's idle threads (numba's pool, for lamina's threaded kernels) likewise spin only
-  briefly, `GOMP_SPINCOUNT=3000`, read when numba starts that pool. Only with both set
+- OpenMP's idle threads (the pool of numba's threaded kernels and MKL's products) likewise
+  spin only briefly, `GOMP_SPINCOUNT=30000`, read when that pool starts. Only with both set
   do the threaded kernels run (lamina.fused.threaded_parts).
 
 The `lamina` command and `Trainer` call it by default; `LAMINA_TUNE_PROCESS=0` in the
