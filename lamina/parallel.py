@@ -48,6 +48,8 @@ _pool_pid = os.getpid()
 _local = threading.local()  # in_task: this thread is running one of run_all's tasks
 _blas: Any = None  # threadpoolctl's controller, made at first use; False without it
 _held = 0  # open blas_single_threaded blocks, on any thread
+_one_blas_pool = False  # tune_process asked: OpenBLAS on one thread beside OpenMP's pool
+_openmp_on = False  # lamina has run work on GNU OpenMP's pool in this process
 _held_lock = threading.Lock()  # a split's slices open and close blocks at once
 # Elements a piece must have. A handoff to the pool and back costs about 0.1 ms on a
 # virtual machine (a sleeping thread's wake-up), which a piece must save: a memory-bound
@@ -73,6 +75,31 @@ def quiet_idle_omp_threads() -> bool:
         return os.environ.get("GOMP_SPINCOUNT") == OMP_SPIN
     os.environ["GOMP_SPINCOUNT"] = OMP_SPIN
     return True
+
+
+def blas_beside_openmp() -> bool:
+    """From lamina's first work on GNU OpenMP's pool on (MKL's products, the threaded
+    recurrences: openmp_started), NumPy's OpenBLAS runs on one thread: two pools' threads
+    spinning on the same cores stall each other's barriers, and a loop of batch-1 LSTM
+    steps fell into stretches of hundreds of steps several times slower. Returns whether
+    threadpoolctl can set it (lamina.runtime.tune_process calls it)."""
+    global _one_blas_pool
+    _one_blas_pool = True
+    return blas_limitable()
+
+
+def openmp_started() -> None:
+    """Called where lamina starts work on GNU OpenMP's pool (see blas_beside_openmp)."""
+    global _openmp_on
+    if not _openmp_on:
+        _openmp_on = True
+        _pin_blas()
+
+
+def _pin_blas() -> None:
+    if _one_blas_pool and _openmp_on and blas_limitable():
+        for library in _controller().select(internal_api="openblas").lib_controllers:
+            library.set_num_threads(1)  # one C call: a split step's blocks end here
 
 
 def idle_threads_quiet() -> bool:
@@ -237,6 +264,7 @@ def blas_single_threaded() -> Iterator[None]:
     finally:
         with _held_lock:
             _held -= 1
+        _pin_blas()  # the block restored OpenBLAS's thread count from before it
 
 
 def blas_held() -> bool:

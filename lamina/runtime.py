@@ -1,6 +1,7 @@
 """Process-wide settings that make training faster, made by one call, never on import.
 
-`tune_process()` makes three settings, each only where the user has not made their own:
+`tune_process()` makes four settings, the first three only where the user has not made
+their own:
 - glibc's malloc keeps freed memory, every thread's in its main arena
   (lamina/allocator.py), so a step does not page-fault its memory back in after the
   previous one gave it to the OS;
@@ -11,7 +12,10 @@
   `OPENBLAS_THREAD_TIMEOUT=20`;
 - OpenMP's idle threads (the pool of numba's threaded kernels and MKL's products) likewise
   spin only briefly, `GOMP_SPINCOUNT=30000`, read when that pool starts. Only with both set
-  do the threaded kernels run (lamina.fused.threaded_parts).
+  do the threaded kernels run (lamina.fused.threaded_parts);
+- once lamina runs work on OpenMP's pool (MKL's products, the threaded recurrences),
+  NumPy's OpenBLAS runs on one thread (by threadpoolctl, where installed): two pools
+  whose threads spin on the same cores stall each other's barriers.
 
 The `lamina` command and `Trainer` call it by default; `LAMINA_TUNE_PROCESS=0` in the
 environment turns it off. A plain `import lamina` changes nothing process-wide.
@@ -19,7 +23,7 @@ environment turns it off. A plain `import lamina` changes nothing process-wide.
 Examples:
     >>> settings = lm.runtime.tune_process()
     >>> sorted(settings)
-    ['blas_threads', 'malloc', 'omp_threads']
+    ['blas_threads', 'malloc', 'omp_threads', 'one_blas_pool']
 """
 
 from __future__ import annotations
@@ -42,10 +46,12 @@ def tune_process() -> dict[str, bool]:
     global _done
     if _done is None:
         if not enabled():
-            return {"malloc": False, "blas_threads": False, "omp_threads": False}
+            return {"malloc": False, "blas_threads": False, "omp_threads": False,
+                    "one_blas_pool": False}
         _done = {"malloc": allocator.keep_freed_memory(),
                  "blas_threads": parallel.quiet_idle_blas_threads(),
-                 "omp_threads": parallel.quiet_idle_omp_threads()}
+                 "omp_threads": parallel.quiet_idle_omp_threads(),
+                 "one_blas_pool": parallel.blas_beside_openmp()}
     return dict(_done)
 
 

@@ -125,8 +125,12 @@ def threaded_parts() -> int:
         if threading.current_thread() is not threading.main_thread():
             return 1
         _pool_pid = os.getpid()
+        parallel.openmp_started()
         return parts
-    return parts if layer == "omp" and _pool_pid == os.getpid() else 1
+    if layer != "omp" or _pool_pid != os.getpid():
+        return 1
+    parallel.openmp_started()
+    return parts
 
 
 def kernels() -> ModuleType:

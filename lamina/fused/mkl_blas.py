@@ -94,6 +94,7 @@ def _load() -> Any:
                 axpby.restype = None
             lib.MKL_Set_Num_Threads_Local.argtypes = [c_int]
             _lib = lib
+            parallel.openmp_started()
     return _lib
 
 

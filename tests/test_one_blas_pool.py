@@ -1,0 +1,74 @@
+"""NumPy's OpenBLAS on one thread once lamina runs work on GNU OpenMP's pool, in a process
+lamina.runtime.tune_process tuned (lamina/parallel.py, blas_beside_openmp): two pools'
+spinning threads on the same cores stall each other. Each case in a fresh process, whose
+thread pools are its own."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from lamina import parallel
+from lamina.fused import mkl_blas
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("threadpoolctl") is None,
+                                reason="threadpoolctl is not installed (lamina[train])")
+
+REPORT = ("from threadpoolctl import threadpool_info\n"
+          "def openblas():\n"
+          "    return [i['num_threads'] for i in threadpool_info()"
+          " if i['internal_api'] == 'openblas']\n")
+
+
+def _run(body: str, **env: str) -> list:
+    code = REPORT + "import json, numpy as np, lamina as lm\n" + body
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "OPENBLAS_NUM_THREADS": "2",
+                                           "GOMP_SPINCOUNT": parallel.OMP_SPIN,
+                                           "OPENBLAS_THREAD_TIMEOUT":
+                                               parallel.BLAS_THREAD_TIMEOUT, **env})
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+MKL_PRODUCT = ("from lamina.fused import mkl_blas\n"
+               "a = np.ones((300, 300), np.float32)\n"
+               "before = openblas(); mkl_blas.matmul(a, a)\n")
+
+
+@pytest.mark.skipif(mkl_blas.backend() != "mkl",
+                    reason="MKL is not installed or the CPU is not Intel's")
+def test_openblas_takes_one_thread_from_the_first_mkl_product():
+    before, after, kept = _run(
+        "lm.runtime.tune_process()\n" + MKL_PRODUCT
+        + "from lamina import parallel\n"
+        "with parallel.blas_single_threaded(): pass\n"  # restores what it found, then
+        "print(json.dumps([before, openblas(), openblas()]))")  # lamina pins it again
+    assert before == [2] and after == [1] and kept == [1]
+
+
+@pytest.mark.skipif(mkl_blas.backend() != "mkl",
+                    reason="MKL is not installed or the CPU is not Intel's")
+def test_an_untuned_process_keeps_its_openblas_threads():
+    """Without tune_process (a plain `import lamina`), nothing process-wide changes."""
+    before, after = _run(MKL_PRODUCT + "print(json.dumps([before, openblas()]))")
+    assert before == after == [2]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba is not installed")
+def test_the_threaded_recurrence_also_takes_openblas_to_one_thread():
+    """A batch-1 LSTM's threaded steps run on OpenMP's pool (numba's), no MKL needed."""
+    parts, after = _run(
+        "import lamina.fused as f\n"
+        "lm.runtime.tune_process(); lm.set_num_threads(2)\n"
+        "lstm = lm.nn.LSTM(8, 16); lstm.eval()\n"
+        "with lm.no_grad(): lstm(lm.tensor(np.ones((5, 1, 8), np.float32)))\n"
+        "print(json.dumps([f.threaded_parts(), openblas()]))", LAMINA_BLAS="numpy")
+    if parts != 2:
+        pytest.skip("numba's thread pool is not OpenMP here")
+    assert after == [1]
