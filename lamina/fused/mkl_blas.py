@@ -109,13 +109,18 @@ def _mkl_path() -> str | None:
     return None
 
 
+def ready() -> bool:
+    """Whether MKL is loaded and runs the products; loads nothing."""
+    return bool(_lib) and _resolved == "mkl"
+
+
 def axpby(alpha: float, x: Any, beta: float, y: Any) -> bool:
     """y = alpha * x + beta * y in place, in one pass over memory, where MKL runs the
     products already and x and y are contiguous arrays of one float dtype and size; returns
     whether it ran (else the caller runs NumPy's passes). An elementwise update (SGD's
     momentum) reads each array once here against twice or more in NumPy's ufuncs. It
     never loads MKL: a process that runs no large product would pay the load for this."""
-    if (not _lib or _resolved != "mkl" or type(x) is not np.ndarray
+    if (not ready() or type(x) is not np.ndarray
             or type(y) is not np.ndarray or x.dtype != y.dtype or x.size != y.size
             or x.dtype not in (np.float32, np.float64) or not x.flags.c_contiguous
             or not y.flags.c_contiguous or not y.flags.writeable):

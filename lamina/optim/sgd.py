@@ -66,8 +66,8 @@ class SGD(Optimizer):
             return
         # Not where numba is loaded: a piece of a parameter below COMPILED_FROM takes
         # NumPy's passes there, whose bits numba's kernel gives and MKL's may not.
-        if (momentum and buf is not None and not group["nesterov"] and not fused.loaded()
-                and self._by_blas(param, grad, buf, group)):
+        if (momentum and buf is not None and not group["nesterov"] and mkl_blas.ready()
+                and not fused.loaded() and self._by_blas(param, grad, buf, group)):
             return
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
