@@ -50,6 +50,7 @@ _blas: Any = None  # threadpoolctl's controller, made at first use; False withou
 _held = 0  # open blas_single_threaded blocks, on any thread
 _one_blas_pool = False  # tune_process asked: OpenBLAS on one thread beside OpenMP's pool
 _openmp_on = False  # lamina has run work on GNU OpenMP's pool in this process
+_pinned = False  # OpenBLAS was set to one thread for it (once)
 _held_lock = threading.Lock()  # a split's slices open and close blocks at once
 # Elements a piece must have. A handoff to the pool and back costs about 0.1 ms on a
 # virtual machine (a sleeping thread's wake-up), which a piece must save: a memory-bound
@@ -97,9 +98,15 @@ def openmp_started() -> None:
 
 
 def _pin_blas() -> None:
-    if _one_blas_pool and _openmp_on and blas_limitable():
-        for library in _controller().select(internal_api="openblas").lib_controllers:
-            library.set_num_threads(1)  # one C call: a split step's blocks end here
+    """Once a process: a thread count the user sets after it stands. Not inside a
+    blas_single_threaded block, whose end restores the count from before it: the last
+    open block's end calls this again."""
+    global _pinned
+    if _pinned or not (_one_blas_pool and _openmp_on) or blas_held() or not blas_limitable():
+        return
+    _pinned = True
+    for library in _controller().select(internal_api="openblas").lib_controllers:
+        library.set_num_threads(1)
 
 
 def idle_threads_quiet() -> bool:
@@ -264,7 +271,8 @@ def blas_single_threaded() -> Iterator[None]:
     finally:
         with _held_lock:
             _held -= 1
-        _pin_blas()  # the block restored OpenBLAS's thread count from before it
+        if not _pinned:  # OpenMP's pool started inside the block
+            _pin_blas()
 
 
 def blas_held() -> bool:

@@ -54,6 +54,27 @@ def test_openblas_takes_one_thread_from_the_first_mkl_product():
 
 @pytest.mark.skipif(mkl_blas.backend() != "mkl",
                     reason="MKL is not installed or the CPU is not Intel's")
+def test_a_pool_started_inside_a_single_threaded_block_is_pinned_at_its_end_once():
+    """The block's end restores OpenBLAS's count from before it, then lamina sets one
+    thread; a count the user sets after that stands through later blocks."""
+    inside, after, users = _run(
+        "lm.runtime.tune_process()\n"
+        "from lamina import parallel\n"
+        "from lamina.fused import mkl_blas\n"
+        "from threadpoolctl import threadpool_limits\n"
+        "a = np.ones((300, 300), np.float32)\n"
+        "with parallel.blas_single_threaded():\n"
+        "    mkl_blas.matmul(a, a); inside = openblas()\n"
+        "after = openblas()\n"
+        "with threadpool_limits(2, user_api='blas'):\n"
+        "    with parallel.blas_single_threaded(): pass\n"
+        "    users = openblas()\n"
+        "print(json.dumps([inside, after, users]))")
+    assert inside == [1] and after == [1] and users == [2]
+
+
+@pytest.mark.skipif(mkl_blas.backend() != "mkl",
+                    reason="MKL is not installed or the CPU is not Intel's")
 def test_an_untuned_process_keeps_its_openblas_threads():
     """Without tune_process (a plain `import lamina`), nothing process-wide changes."""
     before, after = _run(MKL_PRODUCT + "print(json.dumps([before, openblas()]))")
