@@ -51,11 +51,14 @@ class SGD(Optimizer):
 
     def update_param(self, param: Any, grad: Any, state: dict[str, Any],
                      group: dict[str, Any]) -> None:
+        momentum = group["momentum"]
+        buf = state.get("momentum_buffer")
+        if (momentum and buf is not None and not group["nesterov"] and self._blas_chosen()
+                and self._by_blas(param, grad, buf, group)):
+            return
         # Compiled where a parameter is large (below, numba's call costs more than the two
         # or four NumPy passes it saves: an RBM's few thousand weights) and numba is loaded.
         compiled = fused.loaded() if param.size >= COMPILED_FROM else None
-        momentum = group["momentum"]
-        buf = state.get("momentum_buffer")
         if compiled is not None and fused.fits(param, grad, *(() if not momentum else (buf,))):
             # One pass (lamina.fused) instead of four; the same formula, in float32.
             f = np.float32
@@ -63,11 +66,6 @@ class SGD(Optimizer):
                          (param if buf is None else buf).reshape(-1), f(group["lr"]),
                          f(group["weight_decay"]), f(momentum), f(1 - group["dampening"]),
                          bool(group["nesterov"]))
-            return
-        # Not where numba is loaded: a piece of a parameter below COMPILED_FROM takes
-        # NumPy's passes there, whose bits numba's kernel gives and MKL's may not.
-        if (momentum and buf is not None and not group["nesterov"] and mkl_blas.ready()
-                and not fused.loaded() and self._by_blas(param, grad, buf, group)):
             return
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
@@ -83,6 +81,17 @@ class SGD(Optimizer):
             grad = grad + momentum * buf if group["nesterov"] else buf
         step = np.multiply(grad, group["lr"], out=self.scratch(param))
         param -= step
+
+    def _blas_chosen(self) -> bool:
+        """Whether the momentum steps go to MKL: where MKL is loaded and numba is not (with
+        numba, a piece of a parameter below COMPILED_FROM takes NumPy's passes, whose bits
+        numba's kernel gives and MKL's may not). Chosen at the first such step and kept:
+        an op that loads numba later (a larger validation batch) must not change the
+        bits from then on, which a run resumed in a fresh process would not repeat."""
+        chosen = getattr(self, "_blas", None)
+        if chosen is None:
+            chosen = self._blas = mkl_blas.ready() and fused.loaded() is None
+        return chosen
 
     @staticmethod
     def _by_blas(param: Any, grad: Any, buf: Any, group: dict[str, Any]) -> bool:

@@ -90,3 +90,18 @@ def test_nesterov_and_numba_keep_numpys_passes(blas_calls, monkeypatch):
     monkeypatch.setattr(optim.sgd, "COMPILED_FROM", 10**9)  # NumPy's passes, never MKL's
     _lamina(CONFIGS[0], _grads(3), 1)
     assert blas_calls == []
+
+
+def test_the_path_chosen_at_the_first_momentum_step_is_kept(blas_calls, monkeypatch):
+    """numba loaded later (by a larger validation batch's op) does not switch the steps
+    to NumPy's bits: a run resumed in a fresh process would not switch where this did."""
+    rng = np.random.default_rng(2)
+    p = lm.tensor(rng.standard_normal((300, 400)).astype(np.float32), requires_grad=True)
+    opt = optim.SGD([p], lr=0.05, momentum=0.9)
+    for step in range(4):
+        if step == 2:
+            monkeypatch.setattr(fused, "loaded", lambda: object())
+        before = len(blas_calls)
+        p.grad = rng.standard_normal(p.shape).astype(np.float32)
+        opt.step()
+        assert len(blas_calls) > before or step == 0  # the first step makes the buffer
