@@ -12,6 +12,13 @@ from lamina import fused
 from lamina.optim.optimizer import Optimizer, torch_flags
 
 
+def _load_kernels() -> None:
+    """numba's kernels loaded when an Adam is made, not at its first update: the first
+    step's forward would run the ops that use numba only once loaded (log-softmax) on
+    NumPy's code, a resumed run's first step again, and an uninterrupted run's not."""
+    fused.compiled()
+
+
 class Adam(Optimizer):
     """Adam (Kingma & Ba, 2015) with L2 weight decay added to the gradient (or, with
     `decoupled_weight_decay`, applied to the weights first, as AdamW).
@@ -35,6 +42,7 @@ class Adam(Optimizer):
                                       **torch_flags(maximize, foreach, differentiable,
                                                     capturable=capturable, fused=fused),
                                       decoupled_weight_decay=decoupled_weight_decay))
+        _load_kernels()
 
     def init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         state = {"step": 0, "exp_avg": np.zeros_like(param), "exp_avg_sq": np.zeros_like(param)}
