@@ -125,10 +125,9 @@ def threaded_parts() -> int:
         if threading.current_thread() is not threading.main_thread():
             return 1
         _pool_pid = os.getpid()
-        parallel.openmp_started()
-        return parts
-    if layer != "omp" or _pool_pid != os.getpid():
-        return 1
+    else:
+        if layer != "omp" or _pool_pid != os.getpid():
+            return 1
     parallel.openmp_started()
     return parts
 

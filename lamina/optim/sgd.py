@@ -38,6 +38,7 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       **torch_flags(maximize, foreach, differentiable,
                                                     fused=fused)))
+        self._blas: bool | None = None  # MKL's path for the momentum steps: _blas_chosen
 
     def check_hyper(self, group: dict[str, Any]) -> None:
         super().check_hyper(group)
@@ -88,10 +89,9 @@ class SGD(Optimizer):
         numba's kernel gives and MKL's may not). Chosen at the first such step and kept:
         an op that loads numba later (a larger validation batch) must not change the
         bits from then on, which a run resumed in a fresh process would not repeat."""
-        chosen = getattr(self, "_blas", None)
-        if chosen is None:
-            chosen = self._blas = mkl_blas.ready() and fused.loaded() is None
-        return chosen
+        if self._blas is None:
+            self._blas = mkl_blas.ready() and fused.loaded() is None
+        return self._blas
 
     @staticmethod
     def _by_blas(param: Any, grad: Any, buf: Any, group: dict[str, Any]) -> bool:
