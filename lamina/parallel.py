@@ -86,6 +86,7 @@ def blas_beside_openmp() -> bool:
     threadpoolctl can set it (lamina.runtime.tune_process calls it)."""
     global _one_blas_pool
     _one_blas_pool = True
+    _pin_blas()  # where the pool started before this call
     return blas_limitable()
 
 

@@ -75,6 +75,14 @@ def test_a_pool_started_inside_a_single_threaded_block_is_pinned_at_its_end_once
 
 @pytest.mark.skipif(mkl_blas.backend() != "mkl",
                     reason="MKL is not installed or the CPU is not Intel's")
+def test_tune_process_after_the_first_mkl_product_takes_openblas_to_one_thread():
+    before, after = _run(MKL_PRODUCT + "lm.runtime.tune_process()\n"
+                         "print(json.dumps([before, openblas()]))")
+    assert before == [2] and after == [1]
+
+
+@pytest.mark.skipif(mkl_blas.backend() != "mkl",
+                    reason="MKL is not installed or the CPU is not Intel's")
 def test_an_untuned_process_keeps_its_openblas_threads():
     """Without tune_process (a plain `import lamina`), nothing process-wide changes."""
     before, after = _run(MKL_PRODUCT + "print(json.dumps([before, openblas()]))")
