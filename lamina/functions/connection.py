@@ -60,38 +60,44 @@ class Embedding(Function):
         self.padding_idx, self.scale_grad_by_freq = padding_idx, scale_grad_by_freq
 
     def forward(self, ids: Any, W: Any) -> Any:
-        if ids.dtype.kind not in "iu":
-            raise TypeError(f"embedding: ids must be integers; got dtype {ids.dtype}")
-        if ids.size and (ids.min() < 0 or ids.max() >= W.shape[0]):
-            raise IndexError(
-                f"embedding: ids must lie in [0, {W.shape[0]}); got values in "
-                f"[{ids.min()}, {ids.max()}]"
-            )
+        check_ids("embedding", ids, W.shape[0])
         self.save_for_backward(ids)
         self.W_meta = (W.shape, W.dtype)
         return W[ids]
 
     def backward(self, gy: Any) -> tuple[None, Any]:
         gW = np.zeros(*self.W_meta)
-        ids = self.saved_tensors[0].ravel()
-        rows = gy.reshape(-1, gW.shape[1])
-        compiled = fused.compiled()
-        if compiled is not None and not self.scale_grad_by_freq and fused.fits(gW, rows):
-            compiled.scatter_add_rows(ids, rows, gW)  # in one pass, no sort (lamina.fused)
-            if self.padding_idx is not None:
-                gW[self.padding_idx] = 0
-            return None, gW
-        # Rows of repeated ids must be summed: sort the ids, then one segment sum per id.
-        # (np.add.at does the same, an order of magnitude slower.)
-        order = np.argsort(ids, kind="stable")
-        uniq, starts, counts = np.unique(ids[order], return_index=True, return_counts=True)
-        if len(uniq):
-            gW[uniq] = np.add.reduceat(rows[order], starts, axis=0)
-            if self.scale_grad_by_freq:
-                gW[uniq] /= counts[:, None]
+        sum_rows_by_id(self.saved_tensors[0].ravel(), gy.reshape(-1, gW.shape[1]), gW,
+                       self.scale_grad_by_freq)
         if self.padding_idx is not None:
             gW[self.padding_idx] = 0
         return None, gW
+
+
+def check_ids(op: str, ids: Any, rows: int) -> None:
+    """Raise where ids are not integers in [0, rows): the ids of a lookup in a table."""
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{op}: ids must be integers; got dtype {ids.dtype}")
+    if ids.size and (ids.min() < 0 or ids.max() >= rows):
+        raise IndexError(f"{op}: ids must lie in [0, {rows}); got values in "
+                         f"[{ids.min()}, {ids.max()}]")
+
+
+def sum_rows_by_id(ids: Any, rows: Any, out: Any, by_count: bool = False) -> None:
+    """out[i] = the sum of the rows whose id is i (a lookup's gradient; out comes in as
+    zeros), divided by their count where by_count."""
+    compiled = fused.compiled()
+    if compiled is not None and not by_count and fused.fits(out, rows):
+        compiled.scatter_add_rows(ids, rows, out)  # in one pass, no sort (lamina.fused)
+        return
+    # Rows of repeated ids must be summed: sort the ids, then one segment sum per id.
+    # (np.add.at does the same, an order of magnitude slower.)
+    order = np.argsort(ids, kind="stable")
+    uniq, starts, counts = np.unique(ids[order], return_index=True, return_counts=True)
+    if len(uniq):
+        out[uniq] = np.add.reduceat(rows[order], starts, axis=0)
+        if by_count:
+            out[uniq] /= counts[:, None]
 
 
 def embedding(input: Any, weight: Tensor, padding_idx: int | None = None,

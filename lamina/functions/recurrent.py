@@ -83,10 +83,13 @@ class LSTMSequence(Function):
         self.save_for_backward(acts, hs, cs, tcs, W_hh)
         return hs[1:], hs[-1], cs[-1]
 
-    def recur(self, acts: Any, h0: Any, c0: Any, W_hh: Any, b_hh: Any) -> tuple[Any, ...]:
+    def recur(self, acts: Any, h0: Any, c0: Any, W_hh: Any, b_hh: Any,
+              lookup: tuple[Any, Any] | None = None) -> tuple[Any, ...]:
         """Run the recurrence, activating the gates in `acts` (the x-gates, written over);
         returns the states before and after every step, hs and cs (T + 1, B, H), and
-        tanh(c) of each step (T, B, H)."""
+        tanh(c) of each step (T, B, H). lookup: (ids (T, B), table (V, 4H)), the x-gates
+        being table[ids], which acts does not hold yet (the compiled kernels look each
+        step's up as they reach it)."""
         T, B, G = acts.shape
         H = G // 4
         if G != 4 * H or h0.shape != (B, H) or W_hh.shape != (G, H):
@@ -104,15 +107,19 @@ class LSTMSequence(Function):
         if compiled is not None and fused.fits(acts, hs, W_hh):
             bias = (np.zeros(G, acts.dtype) if b_hh is None
                     else np.ascontiguousarray(b_hh, acts.dtype))
+            ids, table = (np.empty((T, 0), np.intp), acts[0, :0]) if lookup is None else lookup
             parts = fused.threaded_parts()
             if parts > 1:  # each thread with its share of the rows, or of the units
                 kernel = (compiled.lstm_forward_rows if compiled.share_rows(B, W_hh, parts)
                           else compiled.lstm_forward_threaded)
-                kernel(W_hh, bias, hs, acts, cs, tcs, parts)
+                kernel(W_hh, bias, hs, acts, cs, tcs, parts, ids, table)
                 return hs, cs, tcs
             if B <= SERIAL_ROWS and (parallel.in_task() or parallel.get_num_threads() == 1):
-                compiled.lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs)
+                compiled.lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs, ids, table)
                 return hs, cs, tcs
+        if lookup is not None:
+            np.take(lookup[1], lookup[0], axis=0, out=acts)
+        if compiled is not None and fused.fits(acts, hs, W_hh):
             for t in range(T):  # the same steps in four calls, not fifteen
                 np.matmul(W_hh, hs[t].T, out=hg)
                 compiled.lstm_preactivate(acts[t], hg, bias)
@@ -164,6 +171,10 @@ class LSTMSequence(Function):
             gh = gg @ W_hh
         return self._weight_grads(gg_all, gh, gc)
 
+    def gate_needs(self) -> tuple[bool, ...]:
+        """needs_input_grad of the x-gates, h0, c0, W_hh and b_hh, in that order."""
+        return self.needs_input_grad
+
     def _compiled_steps(self, kernels: Any, g_hs: Any, g_hT: Any, g_cT: Any
                         ) -> tuple[Any, Any, Any]:
         """The backward recurrence with one compiled kernel a step (lamina.fused) beside
@@ -190,7 +201,7 @@ class LSTMSequence(Function):
         acts, hs = self.saved_tensors[:2]
         T, B, G = acts.shape
         H = G // 4
-        need = self.needs_input_grad
+        need = self.gate_needs()
         flat = gg_all.reshape(T * B, G)
         gW = matmul(flat.T, hs[:T].reshape(T * B, H)) if need[3] else None
         grads = [gg_all if need[0] else None, gh if need[1] else None,

@@ -81,11 +81,27 @@ def transposed(W, parts):  # type: ignore[no-untyped-def]
 
 
 @_inline
-def _step_share(W_hh, bias, h, a, c_prev, c, tc, h_next, u0, u1):  # type: ignore[no-untyped-def]
-    """One LSTM step for the hidden units [u0, u1): their rows of h @ W_hh.T added to the
-    x-gates in a (B, 4H), then activated there with the bias, and their c, tanh(c) and h."""
+def _looked_up(table, ids, a, u0, u1):  # type: ignore[no-untyped-def]
+    """Each row b of a (B, 4H) gets, for the units [u0, u1) of its four gates, the x-gates
+    of table's row ids[b]: the lookup that would otherwise be a pass of its own over all
+    steps, here while the step's rows are in this thread's cache."""
     B, G = a.shape
     H = G // 4
+    for b in range(B):
+        src, row = table[ids[b]], a[b]
+        for q in range(4):
+            row[q * H + u0:q * H + u1] = src[q * H + u0:q * H + u1]
+
+
+@_inline
+def _step_share(W_hh, bias, h, a, c_prev, c, tc, h_next, u0, u1, ids, table):  # type: ignore[no-untyped-def]
+    """One LSTM step for the hidden units [u0, u1): their rows of h @ W_hh.T added to the
+    x-gates in a (B, 4H), then activated there with the bias, and their c, tanh(c) and h.
+    Where ids (B,) is not empty, the x-gates are first looked up in table (V, 4H)."""
+    B, G = a.shape
+    H = G // 4
+    if ids.shape[0] > 0:
+        _looked_up(table, ids, a, u0, u1)
     for q in range(4):
         rows_times(W_hh, q * H + u0, u1 - u0, h, a, q * H + u0)
     bi, bf, bg, bo = four_gates(bias, H, u0, u1)
@@ -109,21 +125,23 @@ def _step_share(W_hh, bias, h, a, c_prev, c, tc, h_next, u0, u1):  # type: ignor
 
 
 @threaded
-def lstm_forward_threaded(W_hh, bias, hs, acts, cs, tcs, parts):  # type: ignore[no-untyped-def]
+def lstm_forward_threaded(W_hh, bias, hs, acts, cs, tcs, parts, ids, table):  # type: ignore[no-untyped-def]
     """An LSTM layer's recurrence, each step in `parts` shares of the hidden units. W_hh
     (4H, H), bias (4H,); acts (T, B, 4H): the x-gates in, the activated gates i, f, g, o
     out (as F.lstm_sequence keeps them for the backward); hs and cs (T + 1, B, H) hold
-    h0 and c0 in [0] and get each step's state after it; tcs (T, B, H) gets tanh(c)."""
+    h0 and c0 in [0] and get each step's state after it; tcs (T, B, H) gets tanh(c).
+    ids (T, B) and table (V, 4H): the x-gates are table[ids], written into acts here;
+    ids of shape (T, 0): they are in acts already."""
     T, B, G = acts.shape
     H = G // 4
     for t in range(T):  # each step one parallel region: the next needs all of h
         for p in numba.prange(parts):
             _step_share(W_hh, bias, hs[t], acts[t], cs[t], cs[t + 1], tcs[t], hs[t + 1],
-                        p * H // parts, (p + 1) * H // parts)
+                        p * H // parts, (p + 1) * H // parts, ids[t], table)
 
 
 @threaded
-def lstm_forward_rows(W_hh, bias, hs, acts, cs, tcs, parts):  # type: ignore[no-untyped-def]
+def lstm_forward_rows(W_hh, bias, hs, acts, cs, tcs, parts, ids, table):  # type: ignore[no-untyped-def]
     """lstm_forward_threaded with the batch's rows shared instead of the units: each
     thread runs its rows through every step, all units, with no step waiting for another
     thread's h. Each thread reads all of W_hh at every step, so this wins where W_hh stays
@@ -134,17 +152,18 @@ def lstm_forward_rows(W_hh, bias, hs, acts, cs, tcs, parts):  # type: ignore[no-
         b0, b1 = p * B // parts, (p + 1) * B // parts
         for t in range(T):
             _step_share(W_hh, bias, hs[t, b0:b1], acts[t, b0:b1], cs[t, b0:b1],
-                        cs[t + 1, b0:b1], tcs[t, b0:b1], hs[t + 1, b0:b1], 0, H)
+                        cs[t + 1, b0:b1], tcs[t, b0:b1], hs[t + 1, b0:b1], 0, H,
+                        ids[t, b0:b1], table)
 
 
 @serial
-def lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs):  # type: ignore[no-untyped-def]
+def lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs, ids, table):  # type: ignore[no-untyped-def]
     """lstm_forward_threaded in one share on the calling thread, outside numba's pool (a
     thread of lamina's split step, or lamina on one thread). For a small batch it beats
     a BLAS GEMM and four passes a step; for a large one BLAS's blocking wins."""
     for t in range(acts.shape[0]):
         _step_share(W_hh, bias, hs[t], acts[t], cs[t], cs[t + 1], tcs[t], hs[t + 1], 0,
-                    hs.shape[2])
+                    hs.shape[2], ids[t], table)
 
 
 @_inline

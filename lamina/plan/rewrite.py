@@ -14,6 +14,8 @@ from lamina.functions.connection import Embedding, Linear
 from lamina.functions.conv import Conv
 from lamina.functions.conv_windows import out_size
 from lamina.functions.pooling import MaxPool
+from lamina.functions.recurrent import LSTMSequence
+from lamina.functions.recurrent_lookup import LSTMLookupSequence
 from lamina.plan.graph import wiring
 from lamina.plan.kernels import ConvMaxPool, fusable
 from lamina.plan.kernels.conv import ConvKernel
@@ -185,10 +187,33 @@ def linear_before_transpose(nodes: list[Node], trace: Trace) -> tuple[list[Node]
     return out, notes
 
 
+def lookup_into_lstm(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
+    """lstm_sequence(embedding(ids, G), ...) -> LSTMLookupSequence(ids, G, ...) where
+    nothing else reads the looked-up x-gates: the recurrence looks each step's up itself
+    (see functions/recurrent_lookup.py). After linear_of_embedding, G is the table of
+    x-gates it made."""
+    readers, maker = wiring(nodes)
+    out, notes = list(nodes), []
+    for lstm in nodes:
+        look = maker.get(lstm.inputs[0])
+        if not (type(lstm.fn) is LSTMSequence and look is not None
+                and type(look.fn) is Embedding and look.fn.padding_idx is None
+                and not look.fn.scale_grad_by_freq and len(trace.shapes[look.inputs[0]]) == 2
+                and _only_reader(lstm.inputs[0], readers, trace)):
+            continue
+        out[out.index(lstm)] = Node(LSTMLookupSequence(), [*look.inputs, *lstm.inputs[1:]],
+                                    lstm.outputs, lstm.index)
+        out.remove(look)
+        notes.append(f"{lstm.name}#{lstm.index}({look.name}#{look.index}(ids, G)) -> "
+                     "LSTMLookupSequence(ids, G)")
+    return out, notes
+
+
 # In this order: a ReLU moved below the pooling leaves conv -> pool to fuse, or to crop;
-# a lookup's transpose goes into the lookup before any linear moves past it.
+# a lookup's transpose goes into the lookup before any linear moves past it, and the
+# linear into the lookup's table before the lookup goes into the recurrence.
 REWRITES: list[Rewrite] = [pool_before_relu, fuse_conv_pool, crop_for_pool,
-                           linear_of_embedding, linear_before_transpose]
+                           linear_of_embedding, linear_before_transpose, lookup_into_lstm]
 
 
 def rewrite(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
