@@ -42,15 +42,19 @@ class Linear(Function):
     def backward(self, gy: Any) -> tuple[Any, ...]:
         x, W = self.saved_tensors
         need = self.needs_input_grad
+        # The rows laid end to end once: a gradient that is a transposed view (a
+        # batch-first head over a time-major layer) is copied here, not in each product.
+        rows = gy.reshape(-1, gy.shape[-1])
         gx = None
         if need[0]:
-            gx = (W.T @ gy.T).T if self.x_transposed else gemm_rows(gy, W)
+            gx = ((W.T @ gy.T).T if self.x_transposed
+                  else gemm_rows(rows, W).reshape(*gy.shape[:-1], W.shape[1]))
         gW = None
         if need[1]:
-            gW = matmul(gy.reshape(-1, gy.shape[-1]).T, x.reshape(-1, x.shape[-1]))
+            gW = matmul(rows.T, x.reshape(-1, x.shape[-1]))
         if len(need) == 2:
             return gx, gW
-        gb = column_sums(gy.reshape(-1, gy.shape[-1])) if need[2] else None
+        gb = column_sums(rows) if need[2] else None
         return gx, gW, gb
 
 
