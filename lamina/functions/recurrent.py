@@ -24,6 +24,10 @@ from lamina.fused.mkl_blas import matmul
 # product in register blocks, the gates activated as they come out) than as a BLAS GEMM
 # and four passes; from 64 rows on, BLAS's blocking wins (benchmarks/RESULTS.md).
 SERIAL_ROWS = 32
+# Up to this size of a table (LSTMLookupSequence's), each share of the threaded backward
+# sums the gate gradients into its rows as it makes them: the table stays in the core's
+# cache beside W_hh, and the sum needs no pass of its own over every step's.
+LOOKUP_SUM_BYTES = 1 << 20
 
 
 class LSTMCell(Function):
@@ -148,8 +152,7 @@ class LSTMSequence(Function):
         H = G // 4
         compiled = fused.compiled()
         if compiled is not None and fused.fits(acts, hs, cs, tcs, W_hh):
-            gg_all, gh, gc = self._compiled_steps(compiled, g_hs, g_hT, g_cT)
-            return self._weight_grads(gg_all, gh, gc)
+            return self._weight_grads(*self._compiled_steps(compiled, g_hs, g_hT, g_cT))
         i, f, g, o = (acts[..., k * H : (k + 1) * H] for k in range(4))
         # Every factor that does not depend on the incoming gradient, for all steps at once:
         # d tanh(c) / dc * o, and each gate's pre-activation derivative times its partner.
@@ -175,39 +178,67 @@ class LSTMSequence(Function):
         """needs_input_grad of the x-gates, h0, c0, W_hh and b_hh, in that order."""
         return self.needs_input_grad
 
+    def lookup_ids(self) -> tuple[Any, int] | None:
+        """None, or the ids (T, B) by which the threaded kernels should sum the gate
+        gradients into the rows of a table (LSTMLookupSequence's), and its row count."""
+        return None
+
+    def gates_grad(self, gg_all: Any, by_id: Any) -> Any:
+        """The first input's gradient from every step's gate gradients: the x-gates' own
+        (LSTMLookupSequence's is its table's; by_id: that, where the kernels summed it)."""
+        return gg_all
+
     def _compiled_steps(self, kernels: Any, g_hs: Any, g_hT: Any, g_cT: Any
-                        ) -> tuple[Any, Any, Any]:
+                        ) -> tuple[Any, ...]:
         """The backward recurrence with one compiled kernel a step (lamina.fused) beside
-        its GEMM: (gate gradients (T, B, 4H), gh and gc for the initial states)."""
+        its GEMM: the gate gradients (T, B, 4H), gh and gc for the initial states, and
+        the sums the threaded kernels make as they go (see _summed)."""
         acts, hs, cs, tcs, W_hh = self.saved_tensors
-        T = len(acts)
+        T, B, G = acts.shape
         gg_all = np.empty_like(acts)
         gh, gc = np.array(g_hT, acts.dtype), np.array(g_cT, acts.dtype)
         g_hs = np.ascontiguousarray(g_hs, acts.dtype)
         parts = fused.threaded_parts()
         if parts > 1:  # each thread with its share of the rows, or of the units
-            kernel = (kernels.lstm_backward_rows if kernels.share_rows(acts.shape[1], W_hh, parts)
-                      else kernels.lstm_backward_threaded)
-            kernel(kernels.transposed(W_hh, parts), acts, cs, tcs, g_hs, gh, gc, gg_all, parts)
-            return gg_all, np.matmul(gg_all[0], W_hh), gc
+            rows = kernels.share_rows(B, W_hh, parts)
+            kernel = kernels.lstm_backward_rows if rows else kernels.lstm_backward_threaded
+            ids, gb, gtable = self._summed(parts if rows else 1, acts)
+            kernel(kernels.transposed(W_hh, parts), acts, cs, tcs, g_hs, gh, gc, gg_all, parts,
+                   ids, gb, gtable)
+            return (gg_all, np.matmul(gg_all[0], W_hh), gc, gb.sum(0),
+                    gtable.sum(0) if gtable.shape[1] else None)
         for t in range(T - 1, -1, -1):
             kernels.lstm_backward_step(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t])
             np.matmul(gg_all[t], W_hh, out=gh)
         return gg_all, gh, gc
 
-    def _weight_grads(self, gg_all: Any, gh: Any, gc: Any) -> tuple[Any, ...]:
+    def _summed(self, shares: int, acts: Any) -> tuple[Any, Any, Any]:
+        """What the threaded backward kernels add the gate gradients into, one of each per
+        share: the bias's gradient (shares, 4H), and by id, where lookup_ids gives ids
+        and the table is small enough to stay in a core's cache, a table's (shares, V,
+        4H); else the ids (T, 0) and a table of no rows."""
+        T, B, G = acts.shape
+        ids, rows = self.lookup_ids() or (None, 0)
+        if rows * G * acts.itemsize > LOOKUP_SUM_BYTES:
+            ids, rows = None, 0
+        return (np.empty((T, 0), np.intp) if ids is None else ids,
+                np.zeros((shares, G), acts.dtype), np.zeros((shares, rows, G), acts.dtype))
+
+    def _weight_grads(self, gg_all: Any, gh: Any, gc: Any, gb: Any = None, by_id: Any = None
+                      ) -> tuple[Any, ...]:
         """The op's gradients from the gate gradients of every step and those of the
-        initial states: dW_hh and db_hh are one GEMM and one sum over all steps."""
+        initial states: dW_hh and db_hh are one GEMM and one sum over all steps (gb where
+        the kernels summed it)."""
         acts, hs = self.saved_tensors[:2]
         T, B, G = acts.shape
         H = G // 4
         need = self.gate_needs()
         flat = gg_all.reshape(T * B, G)
         gW = matmul(flat.T, hs[:T].reshape(T * B, H)) if need[3] else None
-        grads = [gg_all if need[0] else None, gh if need[1] else None,
-                 gc if need[2] else None, gW]
+        grads = [self.gates_grad(gg_all, by_id) if need[0] else None,
+                 gh if need[1] else None, gc if need[2] else None, gW]
         if self.has_bias:
-            grads.append(column_sums(flat) if need[4] else None)
+            grads.append(None if not need[4] else column_sums(flat) if gb is None else gb)
         return tuple(grads)
 
 

@@ -7,9 +7,10 @@ step are rows of a (V, 4H) table picked by the ids. Looked up as an op of its ow
 are a (T, B, 4H) array written to memory in one pass, which the recurrence then reads
 back and writes over with the activated gates. Here the compiled kernels look up each
 step's rows as they reach the step, into the array the activated gates go to anyway:
-one pass over that memory instead of three. The values are the same bit for bit, the
-gradients too (the table's is the gate gradients summed by id, as the lookup's backward
-sums them).
+one pass over that memory instead of three. The values are the same bit for bit, and so
+are the gradients but the table's: the gate gradients summed by id, which the threaded
+backward kernels sum as they make them (in another order than the lookup's backward,
+which reads them all again), where the table is small enough to stay in cache.
 """
 
 from __future__ import annotations
@@ -46,10 +47,15 @@ class LSTMLookupSequence(LSTMSequence):
         # the x-gates' gradient is wanted exactly where the table's is
         return self.needs_input_grad[1:]
 
+    def lookup_ids(self) -> tuple[Any, int] | None:
+        return (self.ids, self.table_meta[0][0]) if self.needs_input_grad[1] else None
+
+    def gates_grad(self, gg_all: Any, by_id: Any) -> Any:
+        if by_id is not None:
+            return by_id
+        g_table = np.zeros(*self.table_meta)
+        sum_rows_by_id(self.ids.ravel(), gg_all.reshape(-1, g_table.shape[1]), g_table)
+        return g_table
+
     def backward(self, g_hs: Any, g_hT: Any, g_cT: Any) -> tuple[Any, ...]:
-        g_gates, *rest = super().backward(g_hs, g_hT, g_cT)
-        g_table = None
-        if g_gates is not None:
-            g_table = np.zeros(*self.table_meta)
-            sum_rows_by_id(self.ids.ravel(), g_gates.reshape(-1, g_table.shape[1]), g_table)
-        return (None, g_table, *rest)
+        return (None, *super().backward(g_hs, g_hT, g_cT))

@@ -167,46 +167,64 @@ def lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs, ids, table):  # type: ign
 
 
 @_inline
-def _backward_share(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, u0, u1):  # type: ignore[no-untyped-def]
+def _backward_share(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, u0, u1, ids, gb, gtable):  # type: ignore[no-untyped-def]
     """One step of the LSTM's backward for the hidden units [u0, u1): gh's columns for them
     become gg_next @ W_hh's (W_t = W_hh.T; none where gg_next is empty, the last step's),
     then each unit through numba_recurrent.lstm_unit_grads with dh = gh + g_h: the gate
-    gradients into gg (B, 4H), and gc becomes c_prev's."""
+    gradients into gg (B, 4H), and gc becomes c_prev's. The gate gradients are added into
+    gb (4H,), the bias's gradient, and where ids (B,) is not empty into gtable's rows at
+    ids (the x-gates' table's gradient): while they are in this thread's cache, instead
+    of passes of their own over every step's."""
     B, G = a.shape
     H = G // 4
     if gg_next.shape[0] > 0:
         set_rows_times(W_t, u0, u1 - u0, gg_next, gh, u0)
+    bi, bf, bg, bo = four_gates(gb, H, u0, u1)
     for b in range(B):
         ai, af, ag, ao = four_gates(a[b], H, u0, u1)
         gi, gf, gG, go = four_gates(gg[b], H, u0, u1)
         cp, tr, outr = c_prev[b, u0:u1], tc[b, u0:u1], g_h[b, u0:u1]
         ghr, gcr = gh[b, u0:u1], gc[b, u0:u1]
         for j in range(u1 - u0):
-            gi[j], gf[j], gG[j], go[j], gcr[j] = lstm_unit_grads(
+            di, df, dg, do, gcr[j] = lstm_unit_grads(
                 ai[j], af[j], ag[j], ao[j], tr[j], cp[j], ghr[j] + outr[j], gcr[j])
+            gi[j], gf[j], gG[j], go[j] = di, df, dg, do
+            bi[j] += di
+            bf[j] += df
+            bg[j] += dg
+            bo[j] += do
+        if ids.shape[0] > 0:
+            ti, tf, tg, to = four_gates(gtable[ids[b]], H, u0, u1)
+            for j in range(u1 - u0):
+                ti[j] += gi[j]
+                tf[j] += gf[j]
+                tg[j] += gG[j]
+                to[j] += go[j]
 
 
 @threaded
-def lstm_backward_threaded(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts):  # type: ignore[no-untyped-def]
+def lstm_backward_threaded(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts, ids, gb, gtable):  # type: ignore[no-untyped-def]
     """The LSTM's backward recurrence, each step in `parts` shares of the hidden units,
     from the forward's activated gates acts (T, B, 4H), cs (T + 1, B, H) and tcs; W_t is
     W_hh.T (H, 4H). gh and gc (B, H) come in as the gradients of the last h and c; gc
     leaves as c0's, gh as scratch (h0's gradient is gg_all[0] @ W_hh, a GEMM outside).
     g_hs (T, B, H): each step's output gradient; the gate gradients of every step go into
-    gg_all (T, B, 4H)."""
+    gg_all (T, B, 4H). Their sums are added into gb[0] (4H,) and, by ids (T, B) unless
+    ids is (T, 0), into the rows of gtable[0] (V, 4H): each share its own columns."""
     T, B, G = acts.shape
     H = G // 4
     for t in range(T - 1, -1, -1):
         after = gg_all[t + 1] if t + 1 < T else gg_all[t, :0]
         for p in numba.prange(parts):
             _backward_share(W_t, after, acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t],
-                            p * H // parts, (p + 1) * H // parts)
+                            p * H // parts, (p + 1) * H // parts, ids[t], gb[0], gtable[0])
 
 
 @threaded
-def lstm_backward_rows(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts):  # type: ignore[no-untyped-def]
+def lstm_backward_rows(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts, ids, gb, gtable):  # type: ignore[no-untyped-def]
     """lstm_backward_threaded with the batch's rows shared instead of the units (see
-    lstm_forward_rows): the same arguments, the same results."""
+    lstm_forward_rows): the same arguments and results, but each share p adds its sums
+    into gb[p] and gtable[p] (their sums over p are the gradients)."""
     T, B, G = acts.shape
     H = G // 4
     for p in numba.prange(parts):
@@ -214,4 +232,5 @@ def lstm_backward_rows(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts):  # type
         for t in range(T - 1, -1, -1):
             after = gg_all[t + 1, b0:b1] if t + 1 < T else gg_all[t, b0:b0]
             _backward_share(W_t, after, acts[t, b0:b1], cs[t, b0:b1], tcs[t, b0:b1],
-                            g_hs[t, b0:b1], gh[b0:b1], gc[b0:b1], gg_all[t, b0:b1], 0, H)
+                            g_hs[t, b0:b1], gh[b0:b1], gc[b0:b1], gg_all[t, b0:b1], 0, H,
+                            ids[t, b0:b1], gb[p], gtable[p])
