@@ -205,11 +205,11 @@ class LSTMSequence(Function):
             ids, gb, gtable = self._summed(parts if rows else 1, acts)
             kernel(kernels.transposed(W_hh, parts), acts, cs, tcs, g_hs, gh, gc, gg_all, parts,
                    ids, gb, gtable)
-            return (gg_all, np.matmul(gg_all[0], W_hh), gc, gb.sum(0),
+            return (gg_all, matmul(gg_all[0], W_hh), gc, gb.sum(0),
                     gtable.sum(0) if gtable.shape[1] else None)
         for t in range(T - 1, -1, -1):
             kernels.lstm_backward_step(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t])
-            np.matmul(gg_all[t], W_hh, out=gh)
+            matmul(gg_all[t], W_hh, out=gh)
         return gg_all, gh, gc
 
     def _summed(self, shares: int, acts: Any) -> tuple[Any, Any, Any]:
