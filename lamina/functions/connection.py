@@ -10,7 +10,7 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import column_sums, gemm_rows
+from lamina.functions._util import axis_order, column_sums, gemm_rows, in_order
 from lamina.fused.mkl_blas import matmul
 
 
@@ -23,7 +23,10 @@ class Linear(Function):
         # A non-finite input gives non-finite outputs and no NumPy warning, as in PyTorch
         # (some BLAS kernels multiply it by padding zeros): the NaN guard reports it.
         with np.errstate(invalid="ignore", over="ignore"):
-            return gemm_rows(x, W.T, out=out, add=b)
+            if self.order is None or out is not None:
+                return gemm_rows(x, W.T, out=out, add=b)
+            y = gemm_rows(_stored_rows(x, self.order), W.T, add=b)
+            return in_order(y.reshape(-1), (*x.shape[:-1], W.shape[0]), self.order)
 
     def check_and_keep(self, x: Any, W: Any) -> None:
         """Check the shapes; keep what backward needs."""
@@ -38,24 +41,57 @@ class Linear(Function):
         # in that layout) reads gx next, and mixed layouts make it a strided pass, 3-8x
         # slower than a contiguous one.
         self.x_transposed = x.ndim == 2 and x.flags.f_contiguous and not x.flags.c_contiguous
+        self.order = _rows_order(x, W)
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         x, W = self.saved_tensors
         need = self.needs_input_grad
+        order = self.order
         # The rows laid end to end once: a gradient that is a transposed view (a
-        # batch-first head over a time-major layer) is copied here, not in each product.
-        rows = gy.reshape(-1, gy.shape[-1])
+        # batch-first head over a time-major layer) is copied here, not in each product;
+        # in the order x's rows are stored in, where the products ran in that order.
+        rows = (gy.reshape(-1, gy.shape[-1]) if order is None
+                else _stored_rows(np.ascontiguousarray(np.transpose(gy, order)), None))
         gx = None
         if need[0]:
-            gx = ((W.T @ gy.T).T if self.x_transposed
-                  else gemm_rows(rows, W).reshape(*gy.shape[:-1], W.shape[1]))
+            if self.x_transposed:
+                gx = (W.T @ gy.T).T
+            elif order is None:
+                gx = gemm_rows(rows, W).reshape(*gy.shape[:-1], W.shape[1])
+            else:
+                gx = in_order(gemm_rows(rows, W).reshape(-1), x.shape, order)
         gW = None
         if need[1]:
-            gW = matmul(rows.T, x.reshape(-1, x.shape[-1]))
+            xr = x.reshape(-1, x.shape[-1]) if order is None else _stored_rows(x, order)
+            gW = matmul(rows.T, xr)
         if len(need) == 2:
             return gx, gW
         gb = column_sums(rows) if need[2] else None
         return gx, gW, gb
+
+
+def _rows_order(x: Any, W: Any) -> list[int] | None:
+    """The order of x's axes in memory, where x is a permutation of contiguous memory
+    that keeps the features last (a batch-first view of a time-major recurrence's
+    output) and the layer makes no more features than it reads; else None.
+
+    Its products then run over x's rows as they are stored, and the output takes x's
+    layout: no copy of x, forward or backward, and the gradient handed back is laid out
+    as x is (the transpose before reads it in order). Only for outputs no wider than x:
+    a consumer that needs them in order (a recurrence's x-gates) copies what this saved."""
+    if x.ndim < 3 or x.flags.c_contiguous or W.shape[0] > W.shape[1]:
+        return None
+    order = axis_order(x)
+    if order[-1] != x.ndim - 1 or not np.transpose(x, order).flags.c_contiguous:
+        return None
+    return order
+
+
+def _stored_rows(a: Any, order: list[int] | None) -> Any:
+    """a's rows (..., K) as a (rows, K) view in the order they are stored (a's axes in
+    `order`; None: a is C-contiguous)."""
+    stored = a if order is None else np.transpose(a, order)
+    return stored.reshape(-1, a.shape[-1])
 
 
 class Embedding(Function):
