@@ -117,12 +117,15 @@ def test_threaded_steps_agree_with_the_numpy_path(quiet_pools, monkeypatch, shar
 
 
 @pytest.mark.parametrize("infer, batch", [(False, 6), (True, 1), (True, 3)])
-def test_threaded_steps_match_pytorch(quiet_pools, infer, batch):
-    """In eval mode too: at batch 1 the inference op hands its steps to the threaded
-    kernel (at 3 it keeps its own, gate-major)."""
+def test_threaded_steps_match_pytorch(quiet_pools, monkeypatch, infer, batch):
+    """In eval mode too: the inference op hands its steps to the threaded kernels, by
+    units at batch 1 (fewer rows than threads), by rows at 3."""
     x = np.random.default_rng(7).standard_normal((12, batch, 8)).astype(np.float32)
     _threaded(2)
+    ran = _share(monkeypatch, "rows", "lstm")
     lstm, got = _run_lstm(x, 20, 2, infer)
+    kind = "rows" if batch >= 2 else "threaded"
+    assert ran[:2] == [f"lstm_forward_{kind}"] * 2
     ref = torch.nn.LSTM(8, 20, num_layers=2)
     ref.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
     xt = torch.from_numpy(x).requires_grad_(not infer)
@@ -135,6 +138,7 @@ def test_threaded_steps_match_pytorch(quiet_pools, infer, batch):
         np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("infer", [False, True])
 @pytest.mark.parametrize("on_one_thread", ["threads=1", "in a task"])
 @pytest.mark.parametrize("shape, hidden, layers, serial", [
     ((9, 5, 7), 24, 1, True),
@@ -142,9 +146,10 @@ def test_threaded_steps_match_pytorch(quiet_pools, infer, batch):
     ((4, 33, 5), 6, 1, False),  # more rows than SERIAL_ROWS: BLAS and four passes a step
 ])
 def test_the_serial_forward_steps_agree_with_the_numpy_path_and_pytorch(
-        monkeypatch, on_one_thread, shape, hidden, layers, serial):
+        monkeypatch, infer, on_one_thread, shape, hidden, layers, serial):
     """On one thread (lamina's, or a task of a split step's), a small batch's forward
-    steps run in one compiled kernel (numba_threaded.lstm_forward_serial)."""
+    steps run in one compiled kernel (numba_threaded.lstm_forward_serial), in eval mode
+    too (more rows keep the inference op's gate-major steps)."""
     kernels = fused.compiled()
     calls = []
     inner = kernels.lstm_forward_serial
@@ -155,19 +160,23 @@ def test_the_serial_forward_steps_agree_with_the_numpy_path_and_pytorch(
     try:
         if on_one_thread == "threads=1":
             lm.set_num_threads(1)
-            lstm, got = _run_lstm(x, hidden, layers)
+            lstm, got = _run_lstm(x, hidden, layers, infer)
         else:  # a task beside an idle one, as a split step runs its slices
-            lstm, got = parallel.run_all([lambda: _run_lstm(x, hidden, layers), lambda: 0])[0]
+            lstm, got = parallel.run_all([lambda: _run_lstm(x, hidden, layers, infer),
+                                          lambda: 0])[0]
     finally:
         lm.set_num_threads(before)
     assert len(calls) == (layers if serial else 0)
-    _assert_numpy_path_agrees(got, x, hidden, layers)
+    if not infer:
+        _assert_numpy_path_agrees(got, x, hidden, layers)
     ref = torch.nn.LSTM(shape[-1], hidden, num_layers=layers)
     ref.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
-    xt = torch.from_numpy(x).requires_grad_()
+    xt = torch.from_numpy(x).requires_grad_(not infer)
     out, (h, c) = ref(xt)
-    (out.square().sum() + (h * c).sum()).backward()
-    want = [out, h, c, xt.grad, *(p.grad for p in ref.parameters())]
+    want = [out, h, c]
+    if not infer:
+        (out.square().sum() + (h * c).sum()).backward()
+        want += [xt.grad, *(p.grad for p in ref.parameters())]
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-5)
 
