@@ -143,7 +143,7 @@ class GRUSequence(Function):
             for t in range(T - 1, -1, -1):
                 compiled.gru_backward_step(acts[t], hns[t], hs[t], g_hs[t], gh, via_w,
                                            g_x[t], g_hg[t])
-                np.matmul(g_hg[t], W_hh, out=via_w)
+                matmul(g_hg[t], W_hh, out=via_w)
             gh += via_w
             return self._weight_grads(g_x, g_hg, gh)
         for t in range(T - 1, -1, -1):
