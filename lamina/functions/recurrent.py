@@ -30,6 +30,13 @@ SERIAL_ROWS = 32
 LOOKUP_SUM_BYTES = 1 << 20
 
 
+def serial_steps(rows: int) -> bool:
+    """Whether a recurrence on this many rows runs the serial compiled kernel, where no
+    threaded one runs: a batch of up to SERIAL_ROWS on one thread (lamina's only thread,
+    or a task of a split step's)."""
+    return rows <= SERIAL_ROWS and (parallel.in_task() or parallel.get_num_threads() == 1)
+
+
 class LSTMCell(Function):
     """gates (B, 4H) in PyTorch's order i, f, g, o and c_prev (B, H) -> h, c."""
 
@@ -108,7 +115,9 @@ class LSTMSequence(Function):
         hg = np.empty((G, B), acts.dtype)
         self.has_bias = b_hh is not None
         compiled = fused.compiled()
-        if compiled is not None and fused.fits(acts, hs, W_hh):
+        if not fused.fits(acts, hs, W_hh):
+            compiled = None  # the kernels take float32 C-contiguous arrays
+        if compiled is not None:
             bias = (np.zeros(G, acts.dtype) if b_hh is None
                     else np.ascontiguousarray(b_hh, acts.dtype))
             ids, table = (np.empty((T, 0), np.intp), acts[0, :0]) if lookup is None else lookup
@@ -118,12 +127,12 @@ class LSTMSequence(Function):
                           else compiled.lstm_forward_threaded)
                 kernel(W_hh, bias, hs, acts, cs, tcs, parts, ids, table)
                 return hs, cs, tcs
-            if B <= SERIAL_ROWS and (parallel.in_task() or parallel.get_num_threads() == 1):
+            if serial_steps(B):
                 compiled.lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs, ids, table)
                 return hs, cs, tcs
         if lookup is not None:
             np.take(lookup[1], lookup[0], axis=0, out=acts)
-        if compiled is not None and fused.fits(acts, hs, W_hh):
+        if compiled is not None:
             for t in range(T):  # the same steps in four calls, not fifteen
                 np.matmul(W_hh, hs[t].T, out=hg)
                 compiled.lstm_preactivate(acts[t], hg, bias)

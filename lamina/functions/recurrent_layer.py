@@ -15,8 +15,8 @@ one matrix for the weights' GEMM, and gathering gate-major steps into one costs 
 copy a step, more than this layout saves in the forward (benchmarks/RESULTS.md).
 
 Where F.lstm_sequence's compiled kernels take the batch (lamina's threads, or one thread
-and a batch of up to SERIAL_ROWS), the op hands its steps to them instead: one kernel call
-a layer beats the gate-major steps' five calls a step.
+and a batch recurrent.serial_steps takes), the op hands its steps to them instead: one
+kernel call a layer beats the gate-major steps' five calls a step.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.errors import ShapeError
 from lamina.functions._util import gemm_rows
-from lamina.functions.recurrent import SERIAL_ROWS, LSTMSequence
+from lamina.functions.recurrent import LSTMSequence, serial_steps
 from lamina.fused.mkl_blas import matmul
 
 # The largest input projection (multiply-adds) an LSTM on lamina's threads computes on
@@ -56,7 +56,7 @@ class LSTMInference(Function):
                              f"{W_ih.shape}, {W_hh.shape}")
         dtype = W_hh.dtype
         bias = 0 if b_ih is None else b_ih + b_hh
-        if B > 1 and _compiled_steps(B, W_hh, W_ih, h0, c0):
+        if B > 1 and _one_call_a_layer(B, W_hh, W_ih, h0, c0):
             # F.lstm_sequence's compiled steps, on the x-gates laid out (T, B, 4H): one
             # kernel call a layer, each thread its rows or units, not five calls a step
             xg = gemm_rows(x, W_ih.T, add=None if b_ih is None else bias)
@@ -107,12 +107,11 @@ class LSTMInference(Function):
         return hs[1:].transpose(0, 2, 1), hs[-1].T, c.T
 
 
-def _compiled_steps(B: int, *arrays: Any) -> bool:
+def _one_call_a_layer(B: int, *arrays: Any) -> bool:
     """Whether F.lstm_sequence's recurrence on B rows runs one compiled kernel a layer:
     on several threads (by rows or by units), or on one with a batch the serial kernel
     takes. Those beat this op's gate-major steps, five calls a step (LSTM inference at
     batch 32 on two threads: see benchmarks/RESULTS.md, session 54)."""
     if not fused.fits(*arrays) or fused.compiled() is None:
         return False
-    return fused.threaded_parts() > 1 or (
-        B <= SERIAL_ROWS and (parallel.in_task() or parallel.get_num_threads() == 1))
+    return fused.threaded_parts() > 1 or serial_steps(B)
