@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import fused, parallel
+from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
@@ -95,8 +95,7 @@ class MaxPool(_Pool):
             stacks = _stacks(xp, y, idx) if self.compiled else None
         if stacks is not None:
             x3, y3, i3 = stacks
-            parallel.pieces(len(x3), lambda lo, hi: self.compiled.max_pool_2x2(
-                x3[lo:hi], y3[lo:hi], i3[lo:hi]), unit=x3[0].size)
+            fused.in_rows(self.compiled.max_pool_2x2, x3, y3, i3)
             self.idx = idx if self.needs_input_grad[0] else None
         else:
             max_of(planes, y)
@@ -120,8 +119,7 @@ class MaxPool(_Pool):
         stacks = _stacks(gy, self.idx, gxp) if self.compiled else None
         if stacks is not None:
             g3, i3, gx3 = stacks
-            parallel.pieces(len(g3), lambda lo, hi: self.compiled.max_pool_2x2_backward(
-                g3[lo:hi], i3[lo:hi], gx3[lo:hi]), unit=gx3[0].size)
+            fused.in_rows(self.compiled.max_pool_2x2_backward, g3, i3, gx3, unit=gx3[0].size)
             return self._unpad(gxp)
         for k, plane in enumerate(self._planes(gxp)):
             if disjoint:  # windows do not overlap: each element is written once, no sum

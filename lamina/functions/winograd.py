@@ -91,8 +91,7 @@ def convolve(xc: Any, u: Any, padding: tuple[int, int], out: Any) -> Any:
     # The transformed input lives only as the GEMMs' operand.
     m_rows = _flat(o, n * th * tw, out.dtype)
     _gemms(u, _tiles(kernels, xc, padding, th, tw), out=_view(m_rows, o, n * th * tw))
-    parallel.pieces(o, lambda lo, hi: kernels.winograd_output(m_rows, lo, hi, 0, n * th, out),
-                    unit=16 * n * th * tw)
+    fused.in_ranges(kernels.winograd_output, o, 16 * n * th * tw, (m_rows,), (0, n * th, out))
     return out
 
 
@@ -135,9 +134,8 @@ def _tiles(kernels: Any, xc: Any, padding: tuple[int, int], th: int, tw: int) ->
     """(16, C, N*th*tw): B^T d B of all of xc's tiles (numba_winograd.winograd_input)."""
     c, n = xc.shape[:2]
     v_rows = _flat(c, n * th * tw, xc.dtype)
-    parallel.pieces(c, lambda lo, hi: kernels.winograd_input(xc, *padding, th, tw, lo, hi, 0,
-                                                             n * th, v_rows),
-                    unit=16 * n * th * tw)
+    fused.in_ranges(kernels.winograd_input, c, 16 * n * th * tw, (xc, *padding, th, tw),
+                    (0, n * th, v_rows))
     return _view(v_rows, c, n * th * tw)
 
 
@@ -159,9 +157,8 @@ def weight_grad(xc: Any, gyc: Any, padding: tuple[int, int]) -> Any:
     c, (o, n, oh, ow) = xc.shape[0], gyc.shape
     th, tw = (oh + 1) // 2, (ow + 1) // 2
     dm_rows = _flat(o, n * th * tw, gyc.dtype)
-    parallel.pieces(o, lambda lo, hi: kernels.winograd_output_grad(gyc, th, tw, lo, hi, 0,
-                                                                   n * th, dm_rows),
-                    unit=16 * n * th * tw)
+    fused.in_ranges(kernels.winograd_output_grad, o, 16 * n * th * tw, (gyc, th, tw),
+                    (0, n * th, dm_rows))
     v = _tiles(kernels, xc, padding, th, tw)
     du = _gemms(_view(dm_rows, o, n * th * tw), v.transpose(0, 2, 1))  # (16, O, C)
     return _gemms(du.reshape(16, o * c).T, _KRON.astype(gyc.dtype)).reshape(o, c, 3, 3)

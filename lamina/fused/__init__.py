@@ -161,40 +161,6 @@ def flat_memory(*arrays: Any) -> list[Any] | None:
     return flat
 
 
-def in_pieces(kernel: Any, *arrays: Any) -> None:
-    """kernel(*slices) over equal ranges of the flattened arrays, on lamina's threads."""
-    flat = [a.reshape(-1) for a in arrays]
-    parallel.pieces(flat[0].size, lambda lo, hi: kernel(*(f[lo:hi] for f in flat)))
-
-
-def in_rows(kernel: Any, rows: Any, *args: Any) -> None:
-    """kernel(rows, *args) over ranges of rows, on lamina's threads: every array argument
-    has a row (or an element) per row of `rows` and is cut to the range; scalars pass
-    whole."""
-    n = len(rows)
-
-    def cut(a: Any, lo: int, hi: int) -> Any:
-        return a[lo:hi] if isinstance(a, np.ndarray) else a
-
-    parallel.pieces(n, lambda lo, hi: kernel(rows[lo:hi], *(cut(a, lo, hi) for a in args)),
-                    unit=rows[0].size if n else 1)
-
-
-def gelu(x: Any) -> tuple[Any, Any]:
-    """(x * Phi(x), Phi(x)) for a float32 C-contiguous x (see `fits`); Phi as in
-    lamina/fused/constants.py, within 4e-7 of the exact one in float32."""
-    y, phi = np.empty_like(x), np.empty_like(x)
-    in_pieces(kernels().gelu_forward, x, y, phi)
-    return y, phi
-
-
-def gelu_backward(x: Any, phi: Any, gy: Any) -> Any:
-    """The gradient of GELU from gy, x and the Phi(x) that `gelu` returned."""
-    gx = np.empty_like(x)
-    in_pieces(kernels().gelu_backward, x, phi, gy, gx)
-    return gx
-
-
 def im2col(kernels: ModuleType, x: Any, k: tuple[int, int], s: tuple[int, int],
            p: tuple[int, int], d: tuple[int, int], out: tuple[int, int]) -> Any:
     """The window matrix (C, KH, KW, N, OH, OW) of x (N, C, H, W) for a convolution of
@@ -204,8 +170,7 @@ def im2col(kernels: ModuleType, x: Any, k: tuple[int, int], s: tuple[int, int],
     col = allocator.empty((c, *k, n, *out), x.dtype)  # often past malloc's mmap threshold
     # Channel-major, as a convolution's output already is (a free transpose then).
     xc = np.ascontiguousarray(x.transpose(1, 0, 2, 3))
-    parallel.pieces(c, lambda lo, hi: kernels.im2col(xc[lo:hi], *k, *s, *p, *d, col[lo:hi]),
-                    unit=_unit(col))
+    in_rows(kernels.im2col, xc, *k, *s, *p, *d, col, unit=_unit(col))
     return col
 
 
@@ -222,69 +187,27 @@ def col2im(kernels: ModuleType, gcol: Any, hw: tuple[int, int], s: tuple[int, in
     KW, N, OH, OW): im2col's adjoint, by `kernels`, its channels split over threads."""
     c, n = gcol.shape[0], gcol.shape[3]
     gx = np.zeros((c, n, *hw), gcol.dtype)
-    parallel.pieces(c, lambda lo, hi: kernels.col2im(gcol[lo:hi], *s, *p, *d, gx[lo:hi]),
-                    unit=_unit(gcol))
+    in_rows(kernels.col2im, gcol, *s, *p, *d, gx, unit=_unit(gcol))
     return gx
 
 
-def layer_norm(kernels: ModuleType, rows: Any, w: Any, b: Any, eps: float
-               ) -> tuple[Any, Any, Any]:
-    """(y, xhat, invstd (R,)) of layer norm over the rows (R, D) of a float32 array, by
-    `kernels`; w and b (D,) float32, ones and zeros where the layer has none."""
-    y, xhat = np.empty_like(rows), np.empty_like(rows)
-    invstd = np.empty(len(rows), rows.dtype)
-    parallel.pieces(len(rows), lambda lo, hi: kernels.layer_norm(
-        rows[lo:hi], w, b, eps, y[lo:hi], xhat[lo:hi], invstd[lo:hi]), unit=rows.shape[1])
-    return y, xhat, invstd
 
+# Last: shares.py reads this module's functions (kernels, threaded_parts) at call time.
+from lamina.fused.shares import (  # noqa: E402
+    gelu,
+    gelu_backward,
+    in_pieces,
+    in_ranges,
+    in_rows,
+    layer_norm,
+    layer_norm_backward,
+    log_softmax,
+    softmax,
+    softmax_backward,
+    split_kernels,
+)
 
-def layer_norm_backward(kernels: ModuleType, gy: Any, xhat: Any, invstd: Any, w: Any
-                        ) -> tuple[Any, Any, Any]:
-    """(gx, gw, gb) of layer norm from gy and the forward's xhat and invstd (R,): gw and gb
-    summed over rows in float64 a piece, then in the rows' dtype."""
-    gx = np.empty_like(gy)
-    sums: list[tuple[Any, Any]] = []
-
-    def piece(lo: int, hi: int) -> None:
-        gw, gb = np.zeros(gy.shape[1]), np.zeros(gy.shape[1])
-        kernels.layer_norm_backward(gy[lo:hi], xhat[lo:hi], invstd[lo:hi], w, gx[lo:hi],
-                                    gw, gb)
-        sums.append((gw, gb))
-
-    parallel.pieces(len(gy), piece, unit=gy.shape[1])
-    gw, gb = (sum(part) for part in zip(*sums))
-    return gx, gw.astype(gy.dtype), gb.astype(gy.dtype)
-
-
-def softmax(kernels: ModuleType, x: Any, scale: float = 1.0, causal: bool = False) -> Any:
-    """softmax(x * scale) over the last axis of a float32 C-contiguous x, by `kernels`, the
-    rows split over lamina's threads. causal: x holds attention's scores (..., L, S), and
-    query i sees keys 0..i only."""
-    rows = x.reshape(-1, x.shape[-1])
-    y = allocator.empty(rows.shape, rows.dtype)  # attention's weights: pooled where large
-    factor, queries = np.float32(scale), x.shape[-2] if causal else 0
-    # Each piece passes its first row's index: the causal mask needs the query of a row.
-    # An element costs about two memory passes (its exp), so rows count double toward a
-    # second piece (parallel.MIN_PIECE).
-    parallel.pieces(len(rows), lambda lo, hi: kernels.softmax_rows(
-        rows[lo:hi], y[lo:hi], factor, queries, lo), unit=2 * rows.shape[1])
-    return y.reshape(x.shape)
-
-
-def log_softmax(kernels: ModuleType, rows: Any, out: Any = None) -> Any:
-    """log(softmax(rows)) along each row of a float32 C-contiguous (R, C) array, by
-    `kernels`, written into `out` (rows itself, or a C-contiguous array of its shape) when
-    given; the rows split over lamina's threads, each element counting double (its exp)."""
-    y = np.empty_like(rows) if out is None else out
-    parallel.pieces(len(rows), lambda lo, hi: kernels.log_softmax_rows(rows[lo:hi], y[lo:hi]),
-                    unit=2 * rows.shape[1])
-    return y
-
-
-def softmax_backward(kernels: ModuleType, y: Any, gy: Any, scale: float = 1.0) -> Any:
-    """The gradient of `softmax` (with its scale) from its output y and gy (both
-    C-contiguous, y's shape)."""
-    rows, g = y.reshape(-1, y.shape[-1]), gy.reshape(-1, y.shape[-1])
-    gx = allocator.empty(rows.shape, rows.dtype)
-    in_rows(kernels.softmax_backward, rows, g, np.float32(scale), gx)
-    return gx.reshape(y.shape)
+__all__ = ["BACKENDS", "backend", "col2im", "compiled", "compiled_for", "fits", "flat_memory",
+           "gelu", "gelu_backward", "im2col", "in_pieces", "in_ranges", "in_rows", "kernels",
+           "layer_norm", "layer_norm_backward", "loaded", "log_softmax", "set_backend",
+           "softmax", "softmax_backward", "split_kernels", "threaded_parts"]

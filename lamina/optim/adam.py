@@ -93,10 +93,12 @@ def _fused_step(kernel: Any, param: Any, grad: Any, state: dict[str, Any],
     decoupled = bool(wd and group["decoupled_weight_decay"])
     state["step"] += 1
     t, f = state["step"], np.float32
-    kernel(param.reshape(-1), grad.reshape(-1), state["exp_avg"].reshape(-1),
-           state["exp_avg_sq"].reshape(-1), f(1 - b1), f(b2), f(1 - b2), f(lr / (1 - b1**t)),
-           f(math.sqrt(1 - b2**t)), f(group["eps"]), f(1 - lr * wd if decoupled else 1),
-           f(0 if decoupled else wd))
+    # In shares over the threads: a GPT's embedding and widest layers are millions of
+    # elements, each read and written in four arrays.
+    fused.in_pieces(kernel, param, grad, state["exp_avg"], state["exp_avg_sq"], f(1 - b1),
+                    f(b2), f(1 - b2), f(lr / (1 - b1**t)), f(math.sqrt(1 - b2**t)),
+                    f(group["eps"]), f(1 - lr * wd if decoupled else 1),
+                    f(0 if decoupled else wd))
 
 
 class AdamW(Adam):

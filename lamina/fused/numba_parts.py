@@ -1,0 +1,194 @@
+"""The fused kernels of a single op split into `parts` shares run at once on numba's
+OpenMP pool: each `*_parts` kernel runs its serial kernel on a contiguous range of the
+elements or rows per share. Loaded by lamina.fused.split, only where numba runs.
+
+lamina's own pool (lamina.parallel) hands a share to a sleeping Python thread and waits
+on another to learn that it is done: two wake-ups of about 0.05-0.1 ms each on a virtual
+machine, and GELU over 1600 x 512 elements ran no faster on two threads than on one
+(benchmarks/RESULTS.md, session 55). OpenMP's threads spin between regions: the same
+GELU on two threads here took 0.55x one thread's time. And MKL's products run on this
+same pool, which the ops between them now keep awake.
+
+Each share's arithmetic is its serial kernel's over its range, fixed by `parts`, not by
+the threads that run it; the elementwise kernels give the same bits for any `parts`.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from lamina.fused import numba_kernels as serial
+from lamina.fused import numba_pool as pool
+from lamina.fused import numba_softmax as rows_of
+from lamina.fused import numba_windows as windows
+from lamina.fused import numba_winograd as winograd
+
+# No fastmath here: a share's range is integer arithmetic; the kernels keep their own flags.
+split = numba.njit(nogil=True, cache=True, error_model="numpy", parallel=True)
+_inline = numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+
+
+@_inline
+def _bounds(n, parts, p):  # type: ignore[no-untyped-def]
+    """Share p of `parts` of n items: [lo, hi), as lamina.parallel.bounds cuts them."""
+    return n * p // parts, n * (p + 1) // parts
+
+
+@split
+def gelu_forward_parts(parts, x, y, phi):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(x.size, parts, p)
+        serial.gelu_forward(x[lo:hi], y[lo:hi], phi[lo:hi])
+
+
+@split
+def gelu_backward_parts(parts, x, phi, gy, gx):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(x.size, parts, p)
+        serial.gelu_backward(x[lo:hi], phi[lo:hi], gy[lo:hi], gx[lo:hi])
+
+
+@split
+def relu_parts(parts, x, y, mask):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(x.size, parts, p)
+        serial.relu(x[lo:hi], y[lo:hi], mask[lo:hi])
+
+
+@split
+def relu_backward_parts(parts, gy, kept, gx):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(gy.size, parts, p)
+        serial.relu_backward(gy[lo:hi], kept[lo:hi], gx[lo:hi])
+
+
+@split
+def adam_parts(parts, p_, g, m, v, c1, b2, c2, step_size, bias2_root, eps, shrink,  # type: ignore[no-untyped-def]
+               l2):
+    for p in numba.prange(parts):
+        lo, hi = _bounds(p_.size, parts, p)
+        serial.adam(p_[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], c1, b2, c2, step_size,
+                    bias2_root, eps, shrink, l2)
+
+
+@split
+def layer_norm_parts(parts, x, w, b, eps, y, xhat, invstd):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(x), parts, p)
+        serial.layer_norm(x[lo:hi], w, b, eps, y[lo:hi], xhat[lo:hi], invstd[lo:hi])
+
+
+@split
+def layer_norm_backward_parts(parts, gy, xhat, invstd, w, gx, gw, gb):  # type: ignore[no-untyped-def]
+    """gw and gb (parts, D): share p adds its rows' sums into row p."""
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(gy), parts, p)
+        serial.layer_norm_backward(gy[lo:hi], xhat[lo:hi], invstd[lo:hi], w, gx[lo:hi],
+                                   gw[p], gb[p])
+
+
+@split
+def batch_norm_parts(parts, x, gamma, beta, eps, y, xhat, mean, var):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(x), parts, p)
+        serial.batch_norm(x[lo:hi], gamma[lo:hi], beta[lo:hi], eps, y[lo:hi], xhat[lo:hi],
+                          mean[lo:hi], var[lo:hi])
+
+
+@split
+def batch_norm_backward_parts(parts, gy, xhat, scale, gx, g_xhat, g_sum):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(gy), parts, p)
+        serial.batch_norm_backward(gy[lo:hi], xhat[lo:hi], scale[lo:hi], gx[lo:hi],
+                                   g_xhat[lo:hi], g_sum[lo:hi])
+
+
+@split
+def softmax_rows_parts(parts, x, y, scale, queries):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(x), parts, p)
+        rows_of.softmax_rows(x[lo:hi], y[lo:hi], scale, queries, lo)
+
+
+@split
+def softmax_backward_parts(parts, y, gy, scale, gx):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(y), parts, p)
+        rows_of.softmax_backward(y[lo:hi], gy[lo:hi], scale, gx[lo:hi])
+
+
+@split
+def log_softmax_rows_parts(parts, x, y):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(x), parts, p)
+        rows_of.log_softmax_rows(x[lo:hi], y[lo:hi])
+
+
+@split
+def im2col_parts(parts, xc, kh, kw, sh, sw, ph, pw, dh, dw, col):  # type: ignore[no-untyped-def]
+    """Channels in shares (xc (C, N, H, W), col (C, KH, KW, N, OH, OW))."""
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(xc), parts, p)
+        windows.im2col(xc[lo:hi], kh, kw, sh, sw, ph, pw, dh, dw, col[lo:hi])
+
+
+@split
+def col2im_parts(parts, gcol, sh, sw, ph, pw, dh, dw, gx):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(gcol), parts, p)
+        windows.col2im(gcol[lo:hi], sh, sw, ph, pw, dh, dw, gx[lo:hi])
+
+
+@split
+def max_pool_2x2_parts(parts, x, y, idx):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(x), parts, p)
+        pool.max_pool_2x2(x[lo:hi], y[lo:hi], idx[lo:hi])
+
+
+@split
+def max_pool_2x2_backward_parts(parts, gy, idx, gx):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(gy), parts, p)
+        pool.max_pool_2x2_backward(gy[lo:hi], idx[lo:hi], gx[lo:hi])
+
+
+@split
+def max_of_blocks_parts(parts, mem, y, idx):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(mem), parts, p)
+        pool.max_of_blocks(mem[lo:hi], y[lo:hi], idx[lo:hi])
+
+
+@split
+def scatter_blocks_parts(parts, gy, idx, gmem):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(gy), parts, p)
+        pool.scatter_blocks(gy[lo:hi], idx[lo:hi], gmem[lo:hi])
+
+
+@split
+def winograd_input_parts(parts, x, ph, pw, th, tw, channels, r0, r1, v):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(channels, parts, p)
+        winograd.winograd_input(x, ph, pw, th, tw, lo, hi, r0, r1, v)
+
+
+@split
+def winograd_output_parts(parts, m, channels, r0, r1, y):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(channels, parts, p)
+        winograd.winograd_output(m, lo, hi, r0, r1, y)
+
+
+@split
+def winograd_output_grad_parts(parts, gy, th, tw, channels, r0, r1, dm):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(channels, parts, p)
+        winograd.winograd_output_grad(gy, th, tw, lo, hi, r0, r1, dm)
+
+
+def sums(parts: int, width: int) -> np.ndarray:
+    """A share's row of float64 sums each, for layer_norm_backward_parts."""
+    return np.zeros((parts, width))
