@@ -81,11 +81,14 @@ def layer_norm_parts(parts, x, w, b, eps, y, xhat, invstd):  # type: ignore[no-u
 
 @split
 def layer_norm_backward_parts(parts, gy, xhat, invstd, w, gx, gw, gb):  # type: ignore[no-untyped-def]
-    """gw and gb (parts, D): share p adds its rows' sums into row p."""
+    """gw and gb (parts, D): share p writes its rows' sums into row p. Each share sums
+    into arrays of its own first: into rows of gw and gb, the loop ran 1.6x slower on two
+    threads than on one."""
     for p in numba.prange(parts):
         lo, hi = _bounds(len(gy), parts, p)
-        serial.layer_norm_backward(gy[lo:hi], xhat[lo:hi], invstd[lo:hi], w, gx[lo:hi],
-                                   gw[p], gb[p])
+        sw, sb = np.zeros(gy.shape[1]), np.zeros(gy.shape[1])
+        serial.layer_norm_backward(gy[lo:hi], xhat[lo:hi], invstd[lo:hi], w, gx[lo:hi], sw, sb)
+        gw[p], gb[p] = sw, sb
 
 
 @split
@@ -191,4 +194,4 @@ def winograd_output_grad_parts(parts, gy, th, tw, channels, r0, r1, dm):  # type
 
 def sums(parts: int, width: int) -> np.ndarray:
     """A share's row of float64 sums each, for layer_norm_backward_parts."""
-    return np.zeros((parts, width))
+    return np.empty((parts, width))
