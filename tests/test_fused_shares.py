@@ -187,3 +187,11 @@ def test_a_convolutional_step_in_shares_is_the_one_thread_step(two_shares):
     # of each array's largest terms.
     for got, want in zip(shared, alone):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_a_linear_layers_bias_is_added_in_shares(two_shares):
+    x, W, b = _x((1600, 128)), _x((384, 128), 1), _x(384, 2)
+    y = lm.nn.functional.linear(lm.tensor(x), lm.tensor(W), lm.tensor(b)).numpy()
+    assert two_shares == [("add_row_parts", 2)]
+    product = (lm.tensor(x) @ lm.tensor(W).T).numpy()  # the same GEMM, no bias
+    np.testing.assert_array_equal(y, product + b)  # the same additions, in NumPy

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import allocator
+from lamina import allocator, fused
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.fused.mkl_blas import matmul
@@ -148,16 +148,15 @@ def gemm_rows(x: Any, m: Any, out: Any = None, add: Any = None) -> Any:
         else:
             np.add(swapped.T, add, out=y)
         return y.reshape(*x.shape[:-1], n)
-    if x.ndim == 2:
-        y = matmul(x, m, out=out)
-    elif x.ndim < 2 or not contiguous_out:
-        y = np.matmul(x, m, out=out)
-    else:
-        flat = matmul(x.reshape(-1, k), m, out=None if out is None else out.reshape(-1, n))
-        y = flat.reshape(*x.shape[:-1], n)
+    if x.ndim <= 2 or not contiguous_out:
+        y = (matmul if x.ndim == 2 else np.matmul)(x, m, out=out)
+        if add is not None:
+            fused.add_row(y, add)  # NumPy's pass where y is not a 2-D float32 array
+        return y
+    flat = matmul(x.reshape(-1, k), m, out=None if out is None else out.reshape(-1, n))
     if add is not None:
-        y += add
-    return y
+        fused.add_row(flat, add)
+    return flat.reshape(*x.shape[:-1], n)
 
 
 def column_sums(a: Any) -> Any:

@@ -194,6 +194,7 @@ def col2im(kernels: ModuleType, gcol: Any, hw: tuple[int, int], s: tuple[int, in
 
 # Last: shares.py reads this module's functions (kernels, threaded_parts) at call time.
 from lamina.fused.shares import (  # noqa: E402
+    add_row,
     gelu,
     gelu_backward,
     in_pieces,
@@ -207,7 +208,7 @@ from lamina.fused.shares import (  # noqa: E402
     split_kernels,
 )
 
-__all__ = ["BACKENDS", "backend", "col2im", "compiled", "compiled_for", "fits", "flat_memory",
-           "gelu", "gelu_backward", "im2col", "in_pieces", "in_ranges", "in_rows", "kernels",
-           "layer_norm", "layer_norm_backward", "loaded", "log_softmax", "set_backend",
-           "softmax", "softmax_backward", "split_kernels", "threaded_parts"]
+__all__ = ["BACKENDS", "add_row", "backend", "col2im", "compiled", "compiled_for", "fits",
+           "flat_memory", "gelu", "gelu_backward", "im2col", "in_pieces", "in_ranges",
+           "in_rows", "kernels", "layer_norm", "layer_norm_backward", "loaded", "log_softmax",
+           "set_backend", "softmax", "softmax_backward", "split_kernels", "threaded_parts"]

@@ -234,3 +234,12 @@ def scatter_add_rows(ids, rows, out):  # type: ignore[no-untyped-def]
         k = ids[i]
         for j in range(rows.shape[1]):
             out[k, j] += rows[i, j]
+
+
+@_jit
+def add_row(y, b):  # type: ignore[no-untyped-def]
+    """y (R, N) += b (N,) on every row: a linear layer's bias, after its GEMM."""
+    for r in range(y.shape[0]):
+        yr = y[r]
+        for j in range(b.size):
+            yr[j] += b[j]

@@ -129,6 +129,13 @@ def log_softmax_rows_parts(parts, x, y):  # type: ignore[no-untyped-def]
 
 
 @split
+def add_row_parts(parts, y, b):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(len(y), parts, p)
+        serial.add_row(y[lo:hi], b)
+
+
+@split
 def im2col_parts(parts, xc, kh, kw, sh, sw, ph, pw, dh, dw, col):  # type: ignore[no-untyped-def]
     """Channels in shares (xc (C, N, H, W), col (C, KH, KW, N, OH, OW))."""
     for p in numba.prange(parts):

@@ -88,6 +88,17 @@ def in_ranges(kernel: Any, n: int, unit: int, before: tuple[Any, ...],
     parallel.pieces(n, lambda lo, hi: kernel(*before, lo, hi, *after), unit=unit)
 
 
+def add_row(y: Any, b: Any) -> None:
+    """y (R, N) += b (N,) in place (a linear layer's bias after its GEMM): in shares where
+    numba is loaded already and the rows are work for two, else NumPy's one-thread pass."""
+    if (_fused.loaded() is not None and y.ndim == 2 and b.shape == y.shape[1:]
+            and _fused.fits(y, b)):
+        module, parts = split_kernels(*y.shape)
+        if module is not None:
+            module.add_row_parts(parts, y, b)
+            return
+    y += b
+
 def _cut(a: Any, lo: int, hi: int) -> Any:
     """Rows or elements [lo, hi) of an array argument; a scalar whole."""
     return a[lo:hi] if isinstance(a, np.ndarray) else a
