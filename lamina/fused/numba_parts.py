@@ -3,11 +3,11 @@ OpenMP pool: each `*_parts` kernel runs its serial kernel on a contiguous range 
 elements or rows per share. Loaded by lamina.fused.split, only where numba runs.
 
 lamina's own pool (lamina.parallel) hands a share to a sleeping Python thread and waits
-on another to learn that it is done: two wake-ups of about 0.05-0.1 ms each on a virtual
-machine, and GELU over 1600 x 512 elements ran no faster on two threads than on one
-(benchmarks/RESULTS.md, session 55). OpenMP's threads spin between regions: the same
-GELU on two threads here took 0.55x one thread's time. And MKL's products run on this
-same pool, which the ops between them now keep awake.
+on another to learn that it is done: two wake-ups, each as long as a memory pass over a
+few hundred thousand elements on a virtual machine, so that a GELU ran no faster on two
+threads than on one (benchmarks/RESULTS.md, session 55). OpenMP's threads spin between
+regions. And MKL's products run on this same pool, which the ops between them now keep
+awake.
 
 Each share's arithmetic is its serial kernel's over its range, fixed by `parts`, not by
 the threads that run it; the elementwise kernels give the same bits for any `parts`.
@@ -82,8 +82,8 @@ def layer_norm_parts(parts, x, w, b, eps, y, xhat, invstd):  # type: ignore[no-u
 @split
 def layer_norm_backward_parts(parts, gy, xhat, invstd, w, gx, gw, gb):  # type: ignore[no-untyped-def]
     """gw and gb (parts, D): share p writes its rows' sums into row p. Each share sums
-    into arrays of its own first: into rows of gw and gb, the loop ran 1.6x slower on two
-    threads than on one."""
+    into arrays of its own first: summing into rows of gw and gb, two threads ran slower
+    than one."""
     for p in numba.prange(parts):
         lo, hi = _bounds(len(gy), parts, p)
         sw, sb = np.zeros(gy.shape[1]), np.zeros(gy.shape[1])
