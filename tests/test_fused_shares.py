@@ -195,3 +195,21 @@ def test_a_linear_layers_bias_is_added_in_shares(two_shares):
     assert two_shares == [("add_row_parts", 2)]
     product = (lm.tensor(x) @ lm.tensor(W).T).numpy()  # the same GEMM, no bias
     np.testing.assert_array_equal(y, product + b)  # the same additions, in NumPy
+
+
+def test_sgd_in_shares_is_the_one_thread_update(two_shares):
+    rng = np.random.default_rng(0)
+    start = rng.standard_normal((1024, 384)).astype(np.float32)
+    grads = [rng.standard_normal((1024, 384)).astype(np.float32) for _ in range(3)]
+    results = []
+    for threads in (2, 1):
+        lm.set_num_threads(threads)
+        p = lm.nn.Parameter(lm.tensor(start.copy()))
+        opt = lm.optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=1e-3)
+        for g in grads:
+            p.grad = lm.tensor(g)
+            opt.step()
+        results.append(p.detach().numpy())
+    # The first step makes the momentum buffer (NumPy's passes); the next two share.
+    assert [name for name, _ in two_shares] == ["sgd_parts"] * 2
+    np.testing.assert_array_equal(results[0], results[1])

@@ -73,6 +73,13 @@ def adam_parts(parts, p_, g, m, v, c1, b2, c2, step_size, bias2_root, eps, shrin
 
 
 @split
+def sgd_parts(parts, p_, g, buf, lr, wd, momentum, keep, nesterov):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(p_.size, parts, p)
+        serial.sgd(p_[lo:hi], g[lo:hi], buf[lo:hi], lr, wd, momentum, keep, nesterov)
+
+
+@split
 def layer_norm_parts(parts, x, w, b, eps, y, xhat, invstd):  # type: ignore[no-untyped-def]
     for p in numba.prange(parts):
         lo, hi = _bounds(len(x), parts, p)

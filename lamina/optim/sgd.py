@@ -61,12 +61,12 @@ class SGD(Optimizer):
         # or four NumPy passes it saves: an RBM's few thousand weights) and numba is loaded.
         compiled = fused.loaded() if param.size >= COMPILED_FROM else None
         if compiled is not None and fused.fits(param, grad, *(() if not momentum else (buf,))):
-            # One pass (lamina.fused) instead of four; the same formula, in float32.
+            # One pass (lamina.fused) instead of four; the same formula, in float32, and
+            # the same bits for each element in any share of the threads.
             f = np.float32
-            compiled.sgd(param.reshape(-1), grad.reshape(-1),
-                         (param if buf is None else buf).reshape(-1), f(group["lr"]),
-                         f(group["weight_decay"]), f(momentum), f(1 - group["dampening"]),
-                         bool(group["nesterov"]))
+            fused.in_pieces(compiled.sgd, param, grad, param if buf is None else buf,
+                            f(group["lr"]), f(group["weight_decay"]), f(momentum),
+                            f(1 - group["dampening"]), bool(group["nesterov"]))
             return
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
