@@ -17,6 +17,10 @@ import numba
 import numpy as np
 
 from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_SQRT2, INV_SQRT2PI
+from lamina.fused.numba_conv_pool import (  # noqa: F401 (one namespace)
+    conv_max_pool,
+    conv_max_pool_weight_grad,
+)
 from lamina.fused.numba_energy import cd_measures  # noqa: F401 (one namespace)
 from lamina.fused.numba_math import exp32
 from lamina.fused.numba_math import kernel as _jit

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from lamina.fused import numba_conv_pool as conv_pool
 from lamina.fused import numba_kernels as serial
 from lamina.fused import numba_pool as pool
 from lamina.fused import numba_softmax as rows_of
@@ -205,6 +206,26 @@ def winograd_output_grad_parts(parts, gy, th, tw, channels, r0, r1, dm):  # type
         lo, hi = _bounds(channels, parts, p)
         winograd.winograd_output_grad(gy, th, tw, lo, hi, r0, r1, dm)
 
+
+@split
+def conv_max_pool_parts(parts, xph, w3, bias, kh, kw, dh, dw, ph_n, pw_n, n, y, idx):  # type: ignore[no-untyped-def]
+    """Images in shares."""
+    for p in numba.prange(parts):
+        lo, hi = _bounds(n, parts, p)
+        conv_pool.conv_max_pool(xph, w3, bias, kh, kw, dh, dw, ph_n, pw_n, lo, hi, y, idx)
+
+
+@split
+def conv_max_pool_weight_grad_parts(parts, xph, gy, idx, kh, kw, dh, dw, ph_n, pw_n, n,  # type: ignore[no-untyped-def]
+                                    gws):
+    """gws (parts, O, C, KH*KW): share p's sums, over its images, in gws[p] (see
+    layer_norm_backward_parts)."""
+    for p in numba.prange(parts):
+        lo, hi = _bounds(n, parts, p)
+        own = np.zeros(gws.shape[1:])
+        conv_pool.conv_max_pool_weight_grad(xph, gy, idx, kh, kw, dh, dw, ph_n, pw_n, lo, hi,
+                                            own)
+        gws[p] = own
 
 def sums(parts: int, width: int) -> np.ndarray:
     """A share's row of float64 sums each, for layer_norm_backward_parts."""

@@ -29,6 +29,7 @@ from lamina.functions.conv_windows import out_size, padded, windows
 from lamina.functions.pooling import MaxPool, first_max, max_of
 from lamina.fused.mkl_blas import matmul
 from lamina.plan.kernels.base import Kernel
+from lamina.plan.kernels.conv_pool_direct import direct_applies, direct_backward, direct_forward
 
 
 def fusable(conv: Any, pool: Any, weight_shape: tuple[int, ...]) -> bool:
@@ -57,6 +58,11 @@ class ConvMaxPool(Kernel, Function):
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         self.conv._check(x, W)
+        self.direct = None
+        if self.nd == 2 and direct_applies(self.conv, x, W, self.window):
+            self.direct = fused.compiled_for(x.size * W.shape[0])
+            if self.direct is not None:
+                return direct_forward(self, x, W, b)
         if self.nd == 1:
             x, W = x[:, :, None, :], W[:, :, None, :]
         o, cg, kh, kw = W.shape
@@ -104,6 +110,9 @@ class ConvMaxPool(Kernel, Function):
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
         x, W = self.saved_tensors
+        need = self.needs_input_grad
+        if self.direct is not None and not need[0]:  # a first layer's: no input gradient
+            return direct_backward(self, x, gy)
         if self.nd == 1:
             gy = gy[:, :, None, :]
         o, cg, kh, kw = self.w_shape
@@ -116,7 +125,6 @@ class ConvMaxPool(Kernel, Function):
             for k in range(kk):  # each window's gradient goes to its first maximum
                 np.multiply(gyc, self.idx == k, out=gmem[:, k])
         gmem = gmem.reshape(g, o // g, kk * cells)
-        need = self.needs_input_grad
         gx = gW = gb = None
         if need[1]:
             col = self._cols(x, self.w_shape)
