@@ -133,62 +133,6 @@ def test_batch_norm_in_shares_matches_the_serial_kernels(two_shares):
         _close(got, expected)
 
 
-def test_adam_in_shares_is_the_one_thread_update(two_shares):
-    rng = np.random.default_rng(0)
-    start = rng.standard_normal((1024, 384)).astype(np.float32)
-    grads = [rng.standard_normal((1024, 384)).astype(np.float32) for _ in range(3)]
-    results = []
-    for threads in (2, 1):
-        lm.set_num_threads(threads)
-        p = lm.nn.Parameter(lm.tensor(start.copy()))
-        opt = lm.optim.AdamW([p], lr=1e-2, weight_decay=0.1)
-        for g in grads:
-            p.grad = lm.tensor(g)
-            opt.step()
-        results.append(p.detach().numpy())
-    assert two_shares == [("adam_parts", 2)] * 3
-    np.testing.assert_array_equal(results[0], results[1])
-
-
-def test_no_shares_for_small_work_or_inside_a_split(two_shares):
-    assert shares.split_kernels(2 * shares.MIN_SHARE - 1) == (None, 1)
-    inside = parallel.run_all([lambda: shares.split_kernels(1 << 20), lambda: None])[0]
-    assert inside == (None, 1)
-    fused.gelu(_x(2 * shares.MIN_SHARE - 1))  # one thread: no shares kernel
-    assert two_shares == []
-
-
-def _conv_net_step(threads):
-    """A small ResNet-like step's outputs and gradients on `threads` threads: a 3x3
-    convolution (Winograd's), batch norm, ReLU, a strided convolution (im2col's), 2x2
-    max pooling."""
-    lm.set_num_threads(threads)
-    lm.manual_seed(0)
-    net = lm.nn.Sequential(lm.nn.Conv2d(64, 64, 3, padding=1, bias=False), lm.nn.BatchNorm2d(64),
-                           lm.nn.ReLU(), lm.nn.Conv2d(64, 32, 3, stride=2, padding=1),
-                           lm.nn.MaxPool2d(2))
-    x = lm.tensor(_x((32, 64, 24, 24)), requires_grad=True)
-    y = net(x)
-    y.backward(lm.tensor(_x(tuple(y.shape), 1)))
-    return [y.detach().numpy(), x.grad.numpy(), *(p.grad.numpy() for p in net.parameters())]
-
-
-def test_a_convolutional_step_in_shares_is_the_one_thread_step(two_shares):
-    shared = _conv_net_step(2)
-    ran = {name for name, _ in two_shares}
-    two_shares.clear()
-    alone = _conv_net_step(1)
-    assert two_shares == []
-    assert {"winograd_input_parts", "winograd_output_grad_parts", "batch_norm_parts",
-            "batch_norm_backward_parts", "relu_parts", "relu_backward_parts",
-            "max_pool_2x2_parts", "max_pool_2x2_backward_parts", "im2col_parts",
-            "col2im_parts"} <= ran
-    # Products on MKL's two threads and on one sum in another order: float32 rounding
-    # of each array's largest terms.
-    for got, want in zip(shared, alone):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
-
-
 def test_a_linear_layers_bias_is_added_in_shares(two_shares):
     x, W, b = _x((1600, 128)), _x((384, 128), 1), _x(384, 2)
     y = lm.nn.functional.linear(lm.tensor(x), lm.tensor(W), lm.tensor(b)).numpy()
@@ -197,7 +141,12 @@ def test_a_linear_layers_bias_is_added_in_shares(two_shares):
     np.testing.assert_array_equal(y, product + b)  # the same additions, in NumPy
 
 
-def test_sgd_in_shares_is_the_one_thread_update(two_shares):
+@pytest.mark.parametrize("make,calls", [
+    # The first step makes SGD's momentum buffer (NumPy's passes); the next two share.
+    (lambda p: lm.optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=1e-3), ["sgd_parts"] * 2),
+    (lambda p: lm.optim.AdamW([p], lr=1e-2, weight_decay=0.1), ["adam_parts"] * 3),
+], ids=["sgd", "adamw"])
+def test_an_optimizers_update_in_shares_is_the_one_thread_update(two_shares, make, calls):
     rng = np.random.default_rng(0)
     start = rng.standard_normal((1024, 384)).astype(np.float32)
     grads = [rng.standard_normal((1024, 384)).astype(np.float32) for _ in range(3)]
@@ -205,11 +154,10 @@ def test_sgd_in_shares_is_the_one_thread_update(two_shares):
     for threads in (2, 1):
         lm.set_num_threads(threads)
         p = lm.nn.Parameter(lm.tensor(start.copy()))
-        opt = lm.optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=1e-3)
+        opt = make(p)
         for g in grads:
             p.grad = lm.tensor(g)
             opt.step()
         results.append(p.detach().numpy())
-    # The first step makes the momentum buffer (NumPy's passes); the next two share.
-    assert [name for name, _ in two_shares] == ["sgd_parts"] * 2
-    np.testing.assert_array_equal(results[0], results[1])
+    assert [name for name, _ in two_shares] == calls
+    np.testing.assert_array_equal(results[0], results[1])  # each element's same bits

@@ -25,7 +25,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.fused.numba_math import kernel
+from lamina.fused.numba_math import kernel, scalar
+
+
+@scalar
+def _term_start(xph, c, di, dj, n0):  # type: ignore[no-untyped-def]
+    """Where, in xph's memory, the phase plane that a convolution term at input offset
+    (di, dj) reads for window element 0's position starts: channel c, phase (di % QH,
+    dj % QW), image n0, shifted by whole rows and columns of the phase plane."""
+    qh, qw, n_, u_, v_ = xph.shape[1], xph.shape[2], xph.shape[3], xph.shape[4], xph.shape[5]
+    return (((c * qh + di % qh) * qw + dj % qw) * n_ + n0) * u_ * v_ + (di // qh) * v_ + dj // qw
 
 
 @kernel
@@ -37,7 +46,6 @@ def conv_max_pool(xph, w3, bias, kh, kw, dh, dw, ph_n, pw_n, n0, n1, y, idx):  #
     o_, c_ = w3.shape[0], w3.shape[1]
     qh, qw, u_, v_ = xph.shape[1], xph.shape[2], xph.shape[4], xph.shape[5]
     image = u_ * v_
-    phase = xph.shape[3] * image
     length = (n1 - n0 - 1) * image + (ph_n - 1) * v_ + pw_n
     flat = xph.reshape(-1)
     plane = np.empty(length, np.float32)
@@ -52,9 +60,7 @@ def conv_max_pool(xph, w3, bias, kh, kw, dh, dw, ph_n, pw_n, n0, n1, y, idx):  #
             for c in range(c_):
                 for i in range(kh):
                     for j in range(kw):
-                        di, dj = a + i * dh, b + j * dw
-                        start = (((c * qh + di % qh) * qw + dj % qw) * phase + n0 * image
-                                 + (di // qh) * v_ + dj // qw)
+                        start = _term_start(xph, c, a + i * dh, b + j * dw, n0)
                         src = flat[start:start + length]  # a 1-D slice: cheap to make
                         w = w3[o, c, i * kw + j]
                         for t in range(length):
@@ -86,7 +92,6 @@ def conv_max_pool_weight_grad(xph, gy, idx, kh, kw, dh, dw, ph_n, pw_n, n0, n1, 
     o_, c_ = gw.shape[0], gw.shape[1]
     qh, qw, u_, v_ = xph.shape[1], xph.shape[2], xph.shape[4], xph.shape[5]
     image = u_ * v_
-    phase = xph.shape[3] * image
     length = (n1 - n0 - 1) * image + (ph_n - 1) * v_ + pw_n
     flat = xph.reshape(-1)
     g = np.zeros(length, np.float32)  # what lies past each pooled map stays zero
@@ -106,9 +111,7 @@ def conv_max_pool_weight_grad(xph, gy, idx, kh, kw, dh, dw, ph_n, pw_n, n0, n1, 
             for c in range(c_):
                 for i in range(kh):
                     for j in range(kw):
-                        di, dj = a + i * dh, b + j * dw
-                        start = (((c * qh + di % qh) * qw + dj % qw) * phase + n0 * image
-                                 + (di // qh) * v_ + dj // qw)
+                        start = _term_start(xph, c, a + i * dh, b + j * dw, n0)
                         src = flat[start:start + length]
                         total = np.float32(0.0)
                         for t in range(length):
