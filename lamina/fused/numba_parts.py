@@ -1,6 +1,6 @@
 """The fused kernels of a single op split into `parts` shares run at once on numba's
 OpenMP pool: each `*_parts` kernel runs its serial kernel on a contiguous range of the
-elements or rows per share. Loaded by lamina.fused.split, only where numba runs.
+elements or rows per share. Loaded by lamina.fused.shares, only where numba runs.
 
 lamina's own pool (lamina.parallel) hands a share to a sleeping Python thread and waits
 on another to learn that it is done: two wake-ups, each as long as a memory pass over a

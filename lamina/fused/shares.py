@@ -54,7 +54,6 @@ def in_pieces(kernel: Any, *args: Any) -> None:
     if shares is not None:
         shares(parts, *flat)
         return
-
     parallel.pieces(flat[0].size, lambda lo, hi: kernel(*(_cut(a, lo, hi) for a in flat)))
 
 
@@ -70,7 +69,6 @@ def in_rows(kernel: Any, rows: Any, *args: Any, unit: int | None = None) -> None
     if shares is not None:
         shares(parts, rows, *args)
         return
-
     parallel.pieces(n, lambda lo, hi: kernel(rows[lo:hi], *(_cut(a, lo, hi) for a in args)),
                     unit=unit)
 
