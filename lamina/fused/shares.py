@@ -44,13 +44,20 @@ def split_kernels(n: int, unit: int = 1) -> tuple[ModuleType | None, int]:
     return _parts_module, parts
 
 
+def _twin(kernel: Any, n: int, unit: int) -> tuple[Any, int]:
+    """(kernel's *_parts twin in numba_parts, shares) for n items of `unit` elements, or
+    (None, 1) where split_kernels says no or the kernel has no twin."""
+    module, parts = split_kernels(n, unit)
+    twin = getattr(module, kernel.__name__ + "_parts", None)
+    return (twin, parts) if twin is not None else (None, 1)
+
+
 def in_pieces(kernel: Any, *args: Any) -> None:
     """kernel(*slices) over equal ranges of the flattened arrays among args (the first
     one an array; the others of its size, or scalars, which pass whole), on lamina's
     threads."""
     flat = [a.reshape(-1) if isinstance(a, np.ndarray) else a for a in args]
-    module, parts = split_kernels(flat[0].size)
-    shares = getattr(module, kernel.__name__ + "_parts", None)
+    shares, parts = _twin(kernel, flat[0].size, 1)
     if shares is not None:
         shares(parts, *flat)
         return
@@ -64,8 +71,7 @@ def in_rows(kernel: Any, rows: Any, *args: Any, unit: int | None = None) -> None
     n = len(rows)
     if unit is None:
         unit = rows[0].size if n else 1
-    module, parts = split_kernels(n, unit)
-    shares = getattr(module, kernel.__name__ + "_parts", None)
+    shares, parts = _twin(kernel, n, unit)
     if shares is not None:
         shares(parts, rows, *args)
         return
@@ -78,8 +84,7 @@ def in_ranges(kernel: Any, n: int, unit: int, before: tuple[Any, ...],
     """kernel(*before, lo, hi, *after) over ranges [lo, hi) covering [0, n), items of
     `unit` elements each, on lamina's threads: for a kernel that takes its range itself
     (Winograd's transforms, whose ranges are channels of arrays they read whole)."""
-    module, parts = split_kernels(n, unit)
-    shares = getattr(module, kernel.__name__ + "_parts", None)
+    shares, parts = _twin(kernel, n, unit)
     if shares is not None:
         shares(parts, *before, n, *after)
         return
@@ -96,6 +101,7 @@ def add_row(y: Any, b: Any) -> None:
             module.add_row_parts(parts, y, b)
             return
     y += b
+
 
 def _cut(a: Any, lo: int, hi: int) -> Any:
     """Rows or elements [lo, hi) of an array argument; a scalar whole."""
@@ -179,12 +185,7 @@ def log_softmax(kernels: ModuleType, rows: Any, out: Any = None) -> Any:
     `kernels`, written into `out` (rows itself, or a C-contiguous array of its shape) when
     given; the rows split over lamina's threads, each element counting double (its exp)."""
     y = np.empty_like(rows) if out is None else out
-    module, parts = split_kernels(len(rows), 2 * rows.shape[1])
-    if module is not None:
-        module.log_softmax_rows_parts(parts, rows, y)
-    else:
-        parallel.pieces(len(rows), lambda lo, hi: kernels.log_softmax_rows(
-            rows[lo:hi], y[lo:hi]), unit=2 * rows.shape[1])
+    in_rows(kernels.log_softmax_rows, rows, y, unit=2 * rows.shape[1])
     return y
 
 

@@ -112,7 +112,7 @@ class ConvMaxPool(Kernel, Function):
         x, W = self.saved_tensors
         need = self.needs_input_grad
         if self.direct is not None and not need[0]:  # a first layer's: no input gradient
-            return direct_backward(self, x, gy)
+            return direct_backward(self, x, gy)  # x: the forward's phases of the input
         if self.nd == 1:
             gy = gy[:, :, None, :]
         o, cg, kh, kw = self.w_shape

@@ -62,32 +62,36 @@ def direct_forward(kernel: Any, x: Any, W: Any, b: Any) -> Any:
     fused.in_ranges(kernel.direct.conv_max_pool, len(x), o * window * kernel.cells // len(x),
                     (xp, w3, bias, *sizes), (y, idx))
     kernel.compiled, kernel.idx = kernel.direct, idx  # what ConvMaxPool.backward reads
+    kernel.sizes = sizes
     need = kernel.needs_input_grad
     if any(need):
-        kernel.save_for_backward(x if need[1] else None, W if need[0] else None)
+        # The input's gradient takes ConvMaxPool's own backward, which reads x; without
+        # it direct_backward reads the phases made here.
+        kept = None if not need[1] else x if need[0] else xp
+        kernel.save_for_backward(kept, W if need[0] else None)
     return y.reshape(o, len(x), *kernel.pooled).transpose(1, 0, 2, 3)
 
 
-def direct_backward(kernel: Any, x: Any, gy: Any) -> tuple[Any, ...]:
-    """ConvMaxPool.backward without the input's gradient: the weight's by
-    conv_max_pool_weight_grad (in shares of the images, each share's sums its own), the
-    bias's as row sums."""
+def direct_backward(kernel: Any, xp: Any, gy: Any) -> tuple[Any, ...]:
+    """ConvMaxPool.backward without the input's gradient, from the forward's phases xp:
+    the weight's by conv_max_pool_weight_grad (in shares of the images, each share's
+    sums its own), the bias's as row sums."""
     need = kernel.needs_input_grad
-    o = kernel.w_shape[0]
+    (o, c, kh, kw), n = kernel.w_shape, kernel.x_shape[0]
+    gyc = np.ascontiguousarray(gy.transpose(1, 0, 2, 3), np.float32).reshape(o, -1)
     gW = gb = None
     if need[1]:
-        xp, sizes = _geometry(kernel, x, kernel.w_shape)
-        gyc = np.ascontiguousarray(gy.transpose(1, 0, 2, 3), np.float32).reshape(o, -1)
-        shape, n = (o, x.shape[1], kernel.w_shape[2] * kernel.w_shape[3]), len(x)
         module, parts = fused.split_kernels(n, gyc.size // n)
         if module is not None:
-            sums = np.empty((parts, *shape))
-            module.conv_max_pool_weight_grad_parts(parts, xp, gyc, kernel.idx, *sizes, n, sums)
+            sums = np.empty((parts, o, c, kh * kw))
+            module.conv_max_pool_weight_grad_parts(parts, xp, gyc, kernel.idx, *kernel.sizes,
+                                                   n, sums)
             gw = sums.sum(axis=0)
         else:
-            gw = np.zeros(shape)
-            kernel.direct.conv_max_pool_weight_grad(xp, gyc, kernel.idx, *sizes, 0, n, gw)
+            gw = np.zeros((o, c, kh * kw))
+            kernel.direct.conv_max_pool_weight_grad(xp, gyc, kernel.idx, *kernel.sizes, 0, n,
+                                                    gw)
         gW = gw.reshape(kernel.w_shape).astype(gy.dtype)
     if len(need) == 3 and need[2]:
-        gb = row_sums(np.ascontiguousarray(gy.transpose(1, 0, 2, 3)).reshape(o, -1))
+        gb = row_sums(gyc)
     return (None, gW) if len(need) == 2 else (None, gW, gb)
