@@ -176,9 +176,18 @@ def im2col(kernels: ModuleType, x: Any, k: tuple[int, int], s: tuple[int, int],
 
 def _unit(col: Any) -> int:
     """Elements a channel of a window matrix (C, KH, KW, N, OH, OW) counts for when
-    splitting over threads: none below 2**21 elements in all, where a second thread's
-    handoff (and its contention with BLAS's spinning threads) costs more than it saves."""
+    splitting over threads. On OpenMP's pool (threaded_parts), its copy plus a row's setup
+    per row of OW windows, which costs about as much as copying ROW_SETUP elements: a
+    small map's short rows (a ResNet's 4x4 at batch 1) are mostly setup. On lamina's own
+    pool, nothing below 2**21 elements in all, where a second thread's handoff (and its
+    contention with BLAS's spinning threads) costs more than it saves."""
+    if threaded_parts() > 1:
+        return col[0].size // col.shape[-1] * (col.shape[-1] + ROW_SETUP)
     return col[0].size if col.size >= 1 << 21 else 0
+
+
+# A window-matrix row's setup in elements' worth of copying (see _unit).
+ROW_SETUP = 16
 
 
 def col2im(kernels: ModuleType, gcol: Any, hw: tuple[int, int], s: tuple[int, int],
