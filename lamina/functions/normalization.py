@@ -70,23 +70,31 @@ class BatchNorm(Function):
         """Eval mode as PyTorch's inference kernel computes it: x * a + b, a = gamma /
         sqrt(var + eps) and b = beta - mean * a per channel, in two passes over x. The
         normalized x is made only for gamma's gradient."""
-        dtype, mean = x3.dtype, self.running_mean.astype(x3.dtype, copy=False)
-        invstd = (1.0 / np.sqrt(self.running_var + self.eps)).astype(dtype, copy=False)
-        need = self.needs_input_grad
+        dtype, need = x3.dtype, self.needs_input_grad
         if any(need):
+            mean = self.running_mean.astype(dtype, copy=False)
+            invstd = (1.0 / np.sqrt(self.running_var + self.eps)).astype(dtype, copy=False)
             xhat = None
             if wants(need, 1):
                 xhat = (x3 - ch.each(mean, x3)) * ch.each(invstd, x3)
             self.save_for_backward(xhat, invstd, gamma)
             self.channels = ch
-        scale = invstd if gamma is None else invstd * gamma
-        shift = -(mean * scale)
-        if beta is not None:
-            shift += beta
+        scale, shift = self.affine(gamma, beta, dtype)
         out3 = _rows_of(ch, out)
         y = np.multiply(x3, ch.each(scale, x3), out=out3)
         y += ch.each(shift, x3)
         return _written(ch, y, out, out3)
+
+    def affine(self, gamma: Any, beta: Any, dtype: Any) -> tuple[Any, Any]:
+        """Eval mode's map x * scale + shift per channel: (scale, shift), each (C,)."""
+        mean = self.running_mean.astype(dtype, copy=False)
+        scale = (1.0 / np.sqrt(self.running_var + self.eps)).astype(dtype, copy=False)
+        if gamma is not None:
+            scale = scale * gamma
+        shift = -(mean * scale)
+        if beta is not None:
+            shift += beta
+        return scale, shift
 
     def _compiled_forward(self, kernels: Any, x3: Any, gamma: Any, beta: Any,
                           ch: _Channels, out: Any) -> Any:

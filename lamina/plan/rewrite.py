@@ -19,6 +19,7 @@ from lamina.functions.recurrent_lookup import LSTMLookupSequence
 from lamina.plan.graph import wiring
 from lamina.plan.kernels import ConvMaxPool, fusable
 from lamina.plan.kernels.conv import ConvKernel
+from lamina.plan.kernels.conv_norm import ConvBatchNorm, foldable
 from lamina.plan.trace import Node, Trace
 
 Rewrite = Callable[[list[Node], Trace], tuple[list[Node], list[str]]]
@@ -107,6 +108,34 @@ def crop_for_pool(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str
         trace.shapes[v] = (*shape[:2], *read[2 - pool.fn.nd:])
         notes.append(f"{conv.name}#{conv.index} computes {read[0]}x{read[1]} of "
                      f"its {size[0]}x{size[1]} outputs (the rest unpooled)")
+    return out, notes
+
+
+def fold_batch_norm(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
+    """relu(batch_norm(conv(x, W, b), gamma, beta)) -> ConvBatchNorm(x, W, b, gamma, beta)
+    where the norm runs on its running statistics, no gradient flows through the two
+    (kernels/conv_norm.py), and nothing else reads the convolution's output; the ReLU
+    joins where it alone reads the norm's."""
+    readers, maker = wiring(nodes)
+    out, notes = list(nodes), []
+    for norm in nodes:
+        conv = maker.get(norm.inputs[0])
+        if not (conv is not None and foldable(conv.fn, norm.fn)
+                and _only_reader(norm.inputs[0], readers, trace)):
+            continue
+        y = norm.outputs[0]
+        relu = next((n for n in nodes if y in n.inputs), None)
+        if not (relu is not None and type(relu.fn) is ReLU and _only_reader(y, readers, trace)):
+            relu = None
+        fused = ConvBatchNorm(conv.fn, norm.fn, len(conv.inputs), relu is not None)
+        last = relu or norm
+        out[out.index(conv)] = Node(fused, [*conv.inputs, *norm.inputs[1:]], last.outputs,
+                                    conv.index)
+        out.remove(norm)
+        if relu is not None:
+            out.remove(relu)
+        notes.append(f"{'ReLU(' if relu else ''}{norm.name}#{norm.index}({conv.name}#"
+                     f"{conv.index}(x)){')' if relu else ''} -> ConvBatchNorm(x)")
     return out, notes
 
 
@@ -212,7 +241,7 @@ def lookup_into_lstm(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
 # In this order: a ReLU moved below the pooling leaves conv -> pool to fuse, or to crop;
 # a lookup's transpose goes into the lookup before any linear moves past it, and the
 # linear into the lookup's table before the lookup goes into the recurrence.
-REWRITES: list[Rewrite] = [pool_before_relu, fuse_conv_pool, crop_for_pool,
+REWRITES: list[Rewrite] = [pool_before_relu, fuse_conv_pool, crop_for_pool, fold_batch_norm,
                            linear_of_embedding, linear_before_transpose, lookup_into_lstm]
 
 

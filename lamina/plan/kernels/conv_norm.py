@@ -1,0 +1,73 @@
+"""A convolution, the eval-mode batch norm that reads it, and the ReLU that may read that,
+as one kernel: what an inference plan fuses them into (plan.rewrite.fold_batch_norm).
+
+On its running statistics a batch norm is an affine map per channel, x * scale + shift.
+Apart, it reads the convolution's output and writes a new array, and the ReLU reads that
+and writes another: three passes over the activations and two arrays, plus a dozen small
+NumPy calls for the scale and the shift, where the map itself is two in-place passes over
+the convolution's output as it lies in the plan's buffer. The numbers are eager mode's
+bit for bit: the same scale and shift (BatchNorm.affine), applied in the same order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.functions.activation import clamp
+from lamina.functions.conv import Conv
+from lamina.functions.normalization import BatchNorm
+from lamina.plan.kernels.base import Kernel
+from lamina.plan.kernels.conv import ConvKernel
+
+
+def foldable(conv: Any, norm: Any) -> bool:
+    """Whether norm(conv(...)) can run as ConvBatchNorm: a 2-D convolution, a batch norm
+    on running statistics, and no gradient through either (an inference plan, or a frozen
+    part of a training one)."""
+    return (isinstance(conv, Conv) and conv.nd == 2 and type(norm) is BatchNorm
+            and not norm.training and norm.running_mean is not None
+            and not any(conv.needs_input_grad) and not any(norm.needs_input_grad))
+
+
+class ConvBatchNorm(Kernel, Function):
+    """relu(batch_norm(conv(x, W, b), gamma, beta)) in eval mode, the ReLU optional.
+    Inputs: the convolution's (x, W and b where it has one), then the norm's parameters
+    (gamma and beta where it is affine)."""
+
+    writes_output = True
+
+    def __init__(self, conv: Conv, norm: BatchNorm, conv_inputs: int, relu: bool) -> None:
+        # Copies: the plan releases what the traced ops hold once they no longer run.
+        self.conv = ConvKernel.lower(conv)
+        self.norm = BatchNorm(norm.running_mean, norm.running_var, False, norm.momentum,
+                              norm.eps)
+        self.conv_inputs, self.relu = conv_inputs, relu
+
+    def forward(self, *arrays: Any) -> Any:
+        k = self.conv_inputs
+        gamma, beta = (*arrays[k:], None, None)[:2]
+        conv = self.conv
+        conv.out_buffers, conv.needs_input_grad = self.out_buffers, (False,) * k
+        y = conv.forward(*arrays[:k])  # NCHW view of channel-major (O, N, OH, OW) memory
+        rows = y.swapaxes(0, 1).reshape(y.shape[1], -1)
+        if not np.may_share_memory(rows, y):  # not channel-major after all: a copy
+            return self._apart(y, gamma, beta)
+        scale, shift = self.norm.affine(gamma, beta, y.dtype)
+        np.multiply(rows, scale[:, None], out=rows)
+        rows += shift[:, None]
+        if self.relu:
+            clamp(rows, 0, out=rows)
+        return y
+
+    def _apart(self, y: Any, gamma: Any, beta: Any) -> Any:
+        """The norm (and the ReLU) on y in any layout, into y."""
+        scale, shift = self.norm.affine(gamma, beta, y.dtype)
+        at = (1, -1, *(1,) * (y.ndim - 2))
+        np.multiply(y, scale.reshape(at), out=y)
+        y += shift.reshape(at)
+        if self.relu:
+            clamp(y, 0, out=y)
+        return y
