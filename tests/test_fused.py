@@ -42,23 +42,27 @@ def test_gelu_kernels_agree_with_each_other_to_float32_rounding():
     out = {}
     for name in fused.BACKENDS:
         fused.set_backend(name)
-        y, phi = fused.gelu(x)
-        out[name] = (y, phi, fused.gelu_backward(x, phi, gy))
+        y, d = fused.gelu(x)
+        out[name] = (y, d, fused.gelu_backward(d, gy))
     fused.set_backend(None)
     for a, b in zip(out["numba"], out["numpy"]):
         # x reaches 12 here, where float32's spacing is 1e-6.
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=5e-7)
 
 
-def test_gelu_phi_is_within_the_formulas_error_of_the_exact_one(backend):
+def test_gelu_and_its_derivative_are_within_the_formulas_error_of_the_exact_ones(backend):
     from scipy.special import erf
 
-    x, _ = _gelu_inputs()
-    _, phi = fused.gelu(x)
-    exact = 0.5 * (1 + erf(x.astype(np.float64) / np.sqrt(2)))
+    x, gy = _gelu_inputs()
+    y, d = fused.gelu(x)
+    x64 = x.astype(np.float64)
+    phi = 0.5 * (1 + erf(x64 / np.sqrt(2)))
     # Abramowitz & Stegun 7.1.26: 1.5e-7 on erf, 7.5e-8 on Phi, plus float32 rounding.
-    assert np.abs(phi - exact).max() < 4e-7
-    assert abs(phi[0] - 0.5) < 2e-7 and phi[2] == 1.0 and 0 <= phi[3] < 1e-30
+    assert np.all(np.abs(y - x64 * phi) <= 4e-7 * np.maximum(np.abs(x64), 1))
+    exact = phi + x64 * np.exp(-x64 * x64 / 2) / np.sqrt(2 * np.pi)
+    assert np.abs(d - exact).max() < 1e-6
+    assert abs(d[0] - 0.5) < 2e-7 and d[2] == 1.0 and abs(d[3]) < 1e-30
+    np.testing.assert_array_equal(fused.gelu_backward(d, gy), gy * d)
 
 
 @pytest.mark.torch

@@ -31,8 +31,11 @@ class GELU(Function):
     what the backward needs (Phi(x), or the tanh) instead of computing it again.
 
     The erf form of a C-contiguous float32 array is one fused kernel (lamina.fused), its
-    Phi within 4e-7 (the formula PyTorch's vectorized CPU kernel uses too); other arrays
-    and dtypes take the exact erf."""
+    Phi within 4e-7 (the formula PyTorch's vectorized CPU kernel uses too); it keeps the
+    derivative alone, computed as it goes, not x and Phi(x): the backward is then one
+    product, and x may be freed once read. Other arrays and dtypes take the exact erf."""
+
+    derivative = False  # whether the forward kept the derivative (the fused kernel)
 
     def __init__(self, approximate: str) -> None:
         if approximate not in ("none", "tanh"):
@@ -43,8 +46,9 @@ class GELU(Function):
         if x.dtype.kind != "f":  # integers compute in float64, as np.tanh would
             x = x.astype(np.float64)
         if self.approximate == "none" and fused.fits(x):
-            y, part = fused.gelu(x)
-            self.save_for_backward(x, part)
+            y, d = fused.gelu(x)
+            self.derivative = True
+            self.save_for_backward(d if self.needs_input_grad[0] else None)
             return y
         c = x.dtype.type
         if self.approximate == "tanh":  # tanh(sqrt(2/pi) * x * (1 + 0.044715 x^2))
@@ -67,9 +71,12 @@ class GELU(Function):
         return x * part
 
     def backward(self, gy: Any) -> Any:
+        if self.derivative:
+            (d,) = self.saved_tensors
+            if gy.dtype != d.dtype:
+                return gy * d
+            return fused.gelu_backward(d, np.ascontiguousarray(gy))
         x, part = self.saved_tensors
-        if self.approximate == "none" and fused.fits(x, part) and gy.dtype == x.dtype:
-            return fused.gelu_backward(x, part, np.ascontiguousarray(gy))
         c = x.dtype.type
         x2 = _square(x)
         if self.approximate == "tanh":

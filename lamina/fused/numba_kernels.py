@@ -76,24 +76,26 @@ HALF, ONE, R2, R2PI, ZERO = _f(0.5), _f(1.0), _f(INV_SQRT2), _f(INV_SQRT2PI), _f
 
 
 @_jit
-def gelu_forward(x, y, phi):  # type: ignore[no-untyped-def]
-    """y = x * Phi(x) and phi = Phi(x), Phi by Abramowitz & Stegun 7.1.26 (see constants)."""
+def gelu_forward(x, y, d):  # type: ignore[no-untyped-def]
+    """y = x * Phi(x) and its derivative d = Phi(x) + x * N(x), N the standard normal
+    density; Phi by Abramowitz & Stegun 7.1.26 (see constants), whose exp(-x^2 / 2) is
+    N's too."""
     for i in range(x.size):
         v = x[i]
         z = abs(v) * R2
         t = ONE / (ONE + P * z)
-        tail = HALF * t * (A1 + t * (A2 + t * (A3 + t * (A4 + t * A5)))) * exp32(-z * z)
+        e = exp32(-z * z)
+        tail = HALF * t * (A1 + t * (A2 + t * (A3 + t * (A4 + t * A5)))) * e
         p = tail if v < 0 else ONE - tail
-        phi[i] = p
+        d[i] = p + v * R2PI * e
         y[i] = v * p
 
 
 @_jit
-def gelu_backward(x, phi, gy, gx):  # type: ignore[no-untyped-def]
-    """gx = gy * (Phi(x) + x * N(x)), N the standard normal density."""
-    for i in range(x.size):
-        v = x[i]
-        gx[i] = gy[i] * (phi[i] + v * R2PI * exp32(-HALF * v * v))
+def gelu_backward(d, gy, gx):  # type: ignore[no-untyped-def]
+    """gx = gy * d, d the derivative gelu_forward gave."""
+    for i in range(d.size):
+        gx[i] = gy[i] * d[i]
 
 
 @_jit

@@ -37,17 +37,17 @@ def _bounds(n, parts, p):  # type: ignore[no-untyped-def]
 
 
 @split
-def gelu_forward_parts(parts, x, y, phi):  # type: ignore[no-untyped-def]
+def gelu_forward_parts(parts, x, y, d):  # type: ignore[no-untyped-def]
     for p in numba.prange(parts):
         lo, hi = _bounds(x.size, parts, p)
-        serial.gelu_forward(x[lo:hi], y[lo:hi], phi[lo:hi])
+        serial.gelu_forward(x[lo:hi], y[lo:hi], d[lo:hi])
 
 
 @split
-def gelu_backward_parts(parts, x, phi, gy, gx):  # type: ignore[no-untyped-def]
+def gelu_backward_parts(parts, d, gy, gx):  # type: ignore[no-untyped-def]
     for p in numba.prange(parts):
-        lo, hi = _bounds(x.size, parts, p)
-        serial.gelu_backward(x[lo:hi], phi[lo:hi], gy[lo:hi], gx[lo:hi])
+        lo, hi = _bounds(d.size, parts, p)
+        serial.gelu_backward(d[lo:hi], gy[lo:hi], gx[lo:hi])
 
 
 @split

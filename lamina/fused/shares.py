@@ -109,17 +109,18 @@ def _cut(a: Any, lo: int, hi: int) -> Any:
 
 
 def gelu(x: Any) -> tuple[Any, Any]:
-    """(x * Phi(x), Phi(x)) for a float32 C-contiguous x (see `fits`); Phi as in
-    lamina/fused/constants.py, within 4e-7 of the exact one in float32."""
-    y, phi = np.empty_like(x), np.empty_like(x)
-    in_pieces(_fused.kernels().gelu_forward, x, y, phi)
-    return y, phi
+    """(x * Phi(x), its derivative Phi(x) + x * N(x)) for a float32 C-contiguous x (see
+    `fits`); Phi as in lamina/fused/constants.py, within 4e-7 of the exact one in float32."""
+    y, d = np.empty_like(x), np.empty_like(x)
+    in_pieces(_fused.kernels().gelu_forward, x, y, d)
+    return y, d
 
 
-def gelu_backward(x: Any, phi: Any, gy: Any) -> Any:
-    """The gradient of GELU from gy, x and the Phi(x) that `gelu` returned."""
-    gx = np.empty_like(x)
-    in_pieces(_fused.kernels().gelu_backward, x, phi, gy, gx)
+def gelu_backward(d: Any, gy: Any, out: Any = None) -> Any:
+    """The gradient of GELU from gy and the derivative d that `gelu` returned; into out
+    where given (gy itself, where nothing reads it after)."""
+    gx = np.empty_like(d) if out is None else out
+    in_pieces(_fused.kernels().gelu_backward, d, gy, gx)
     return gx
 
 
