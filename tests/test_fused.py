@@ -314,6 +314,29 @@ def _norm_run(backend_name, op, x, gy):
 
 
 @needs_numba
+def test_layer_norm_made_by_the_kernels_takes_its_gradient_without_them():
+    """The kernels keep x, the mean and 1 / std, not xhat: a backward after
+    set_backend("numpy") makes xhat from them and gives the kernels' gradients."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((40, 24)) * 3 + 1).astype(np.float32)
+    gy = rng.standard_normal((40, 24)).astype(np.float32)
+    grads = []
+    for switch in (False, True):
+        fused.set_backend("numba")
+        try:
+            layer, xl = lm.nn.LayerNorm(24), lm.tensor(x, requires_grad=True)
+            y = layer(xl)
+            if switch:
+                fused.set_backend("numpy")
+            y.backward(lm.tensor(gy))
+        finally:
+            fused.set_backend(None)
+        grads.append([xl.grad.numpy(), layer.weight.grad.numpy(), layer.bias.grad.numpy()])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@needs_numba
 @pytest.mark.parametrize("op", ["layer_norm", "softmax", "log_softmax"])
 @pytest.mark.parametrize("shape", [(3, 5, 7), (300, 384), (2, 6, 128, 128)])
 def test_compiled_layer_norm_and_softmax_agree_with_numpy(op, shape):

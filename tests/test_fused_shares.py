@@ -82,15 +82,15 @@ def test_layer_norm_in_shares_is_the_serial_kernels(two_shares, rows):
     kernels = fused.compiled()
     x, gy = _x((rows, 128)), _x((rows, 128), 1)
     w, b = _x(128, 2, 1.0), _x(128, 3, 1.0)
-    y, xhat, invstd = fused.layer_norm(kernels, x, w, b, 1e-5)
-    gx, gw, gb = fused.layer_norm_backward(kernels, gy, xhat, invstd, w)
+    y, mean, invstd = fused.layer_norm(kernels, x, w, b, 1e-5)
+    gx, gw, gb = fused.layer_norm_backward(kernels, gy, x, mean, invstd, w)
     assert [name for name, _ in two_shares] == ["layer_norm_parts",
                                                 "layer_norm_backward_parts"]
-    y1, xhat1, inv1 = np.empty_like(x), np.empty_like(x), np.empty(rows, np.float32)
-    kernels.layer_norm(x, w, b, 1e-5, y1, xhat1, inv1)
+    y1, mean1, inv1 = np.empty_like(x), np.empty(rows, np.float32), np.empty(rows, np.float32)
+    kernels.layer_norm(x, w, b, 1e-5, y1, mean1, inv1)
     gx1, gw1, gb1 = np.empty_like(x), np.zeros(128), np.zeros(128)
-    kernels.layer_norm_backward(gy, xhat1, inv1, w, gx1, gw1, gb1)
-    for got, want in ((y, y1), (xhat, xhat1), (invstd, inv1), (gx, gx1)):
+    kernels.layer_norm_backward(gy, x, mean1, inv1, w, gx1, gw1, gb1)
+    for got, want in ((y, y1), (mean, mean1), (invstd, inv1), (gx, gx1)):
         _close(got, want)
     # The sums of the shares, added in float64, then rounded once.
     np.testing.assert_allclose(gw, gw1.astype(np.float32), rtol=1e-6, atol=1e-4)

@@ -130,39 +130,40 @@ def _moments(x, r):  # type: ignore[no-untyped-def]
 
 
 @_jit
-def layer_norm(x, w, b, eps, y, xhat, invstd):  # type: ignore[no-untyped-def]
-    """Each row of x (R, D) to zero mean and unit variance: xhat, its 1 / std in invstd
-    (R,), and y = xhat * w + b (w, b of D; ones and zeros for none)."""
+def layer_norm(x, w, b, eps, y, mean, invstd):  # type: ignore[no-untyped-def]
+    """Each row of x (R, D) to zero mean and unit variance, xhat = (x - mean) * invstd,
+    then y = xhat * w + b (w, b of D; ones and zeros for none); each row's mean and 1 /
+    std into mean and invstd (R,), from which the backward makes xhat again. Writing
+    xhat too took twice as long as y alone: the pass is bound by its stores."""
     rows, d = x.shape
     for r in range(rows):
-        mean, var = _moments(x, r)
-        inv = 1.0 / math.sqrt(var + eps)
-        m32, i32 = np.float32(mean), np.float32(inv)
-        invstd[r] = i32
+        mu, var = _moments(x, r)
+        m32, i32 = np.float32(mu), np.float32(1.0 / math.sqrt(var + eps))
+        mean[r], invstd[r] = m32, i32
         for j in range(d):
-            h = (x[r, j] - m32) * i32
-            xhat[r, j] = h
-            y[r, j] = h * w[j] + b[j]
+            y[r, j] = (x[r, j] - m32) * i32 * w[j] + b[j]
 
 
 @_jit
-def layer_norm_backward(gy, xhat, invstd, w, gx, gw, gb):  # type: ignore[no-untyped-def]
-    """gx = invstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = gy * w; adds
-    this piece's sum(gy * xhat) and sum(gy) over rows into gw and gb (float64, D)."""
+def layer_norm_backward(gy, x, mean, invstd, w, gx, gw, gb):  # type: ignore[no-untyped-def]
+    """gx = invstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = gy * w and xhat =
+    (x - mean) * invstd as layer_norm made it; adds this piece's sum(gy * xhat) and
+    sum(gy) over rows into gw and gb (float64, D)."""
     rows, d = gy.shape
     for r in range(rows):
+        m, inv = mean[r], invstd[r]
         sg = 0.0
         sgx = 0.0
         for j in range(d):
+            h = (x[r, j] - m) * inv
             g = gy[r, j] * w[j]
             sg += g
-            sgx += g * xhat[r, j]
-            gw[j] += gy[r, j] * xhat[r, j]
+            sgx += g * h
+            gw[j] += gy[r, j] * h
             gb[j] += gy[r, j]
-        inv = invstd[r]
         mg, mgx = np.float32(sg / d), np.float32(sgx / d)
         for j in range(d):
-            gx[r, j] = inv * (gy[r, j] * w[j] - mg - xhat[r, j] * mgx)
+            gx[r, j] = inv * (gy[r, j] * w[j] - mg - (x[r, j] - m) * inv * mgx)
 
 
 @_exact

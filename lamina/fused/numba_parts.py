@@ -81,21 +81,22 @@ def sgd_parts(parts, p_, g, buf, lr, wd, momentum, keep, nesterov):  # type: ign
 
 
 @split
-def layer_norm_parts(parts, x, w, b, eps, y, xhat, invstd):  # type: ignore[no-untyped-def]
+def layer_norm_parts(parts, x, w, b, eps, y, mean, invstd):  # type: ignore[no-untyped-def]
     for p in numba.prange(parts):
         lo, hi = _bounds(len(x), parts, p)
-        serial.layer_norm(x[lo:hi], w, b, eps, y[lo:hi], xhat[lo:hi], invstd[lo:hi])
+        serial.layer_norm(x[lo:hi], w, b, eps, y[lo:hi], mean[lo:hi], invstd[lo:hi])
 
 
 @split
-def layer_norm_backward_parts(parts, gy, xhat, invstd, w, gx, gw, gb):  # type: ignore[no-untyped-def]
+def layer_norm_backward_parts(parts, gy, x, mean, invstd, w, gx, gw, gb):  # type: ignore[no-untyped-def]
     """gw and gb (parts, D): share p writes its rows' sums into row p. Each share sums
     into arrays of its own first: summing into rows of gw and gb, two threads ran slower
     than one."""
     for p in numba.prange(parts):
         lo, hi = _bounds(len(gy), parts, p)
         sw, sb = np.zeros(gy.shape[1]), np.zeros(gy.shape[1])
-        serial.layer_norm_backward(gy[lo:hi], xhat[lo:hi], invstd[lo:hi], w, gx[lo:hi], sw, sb)
+        serial.layer_norm_backward(gy[lo:hi], x[lo:hi], mean[lo:hi], invstd[lo:hi], w,
+                                   gx[lo:hi], sw, sb)
         gw[p], gb[p] = sw, sb
 
 

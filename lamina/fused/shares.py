@@ -126,35 +126,37 @@ def gelu_backward(d: Any, gy: Any, out: Any = None) -> Any:
 
 def layer_norm(kernels: ModuleType, rows: Any, w: Any, b: Any, eps: float
                ) -> tuple[Any, Any, Any]:
-    """(y, xhat, invstd (R,)) of layer norm over the rows (R, D) of a float32 array, by
-    `kernels`; w and b (D,) float32, ones and zeros where the layer has none."""
-    y, xhat = np.empty_like(rows), np.empty_like(rows)
-    invstd = np.empty(len(rows), rows.dtype)
+    """(y, mean, invstd) of layer norm over the rows (R, D) of a float32 array, by
+    `kernels`, the last two (R,); w and b (D,) float32, ones and zeros where the layer
+    has none."""
+    y = np.empty_like(rows)
+    mean, invstd = np.empty(len(rows), rows.dtype), np.empty(len(rows), rows.dtype)
     module, parts = split_kernels(len(rows), rows.shape[1])
     if module is not None:
-        module.layer_norm_parts(parts, rows, w, b, eps, y, xhat, invstd)
-        return y, xhat, invstd
+        module.layer_norm_parts(parts, rows, w, b, eps, y, mean, invstd)
+        return y, mean, invstd
     parallel.pieces(len(rows), lambda lo, hi: kernels.layer_norm(
-        rows[lo:hi], w, b, eps, y[lo:hi], xhat[lo:hi], invstd[lo:hi]), unit=rows.shape[1])
-    return y, xhat, invstd
+        rows[lo:hi], w, b, eps, y[lo:hi], mean[lo:hi], invstd[lo:hi]), unit=rows.shape[1])
+    return y, mean, invstd
 
 
-def layer_norm_backward(kernels: ModuleType, gy: Any, xhat: Any, invstd: Any, w: Any
-                        ) -> tuple[Any, Any, Any]:
-    """(gx, gw, gb) of layer norm from gy and the forward's xhat and invstd (R,): gw and gb
-    summed over rows in float64 a piece, then in the rows' dtype."""
+def layer_norm_backward(kernels: ModuleType, gy: Any, x: Any, mean: Any, invstd: Any,
+                        w: Any) -> tuple[Any, Any, Any]:
+    """(gx, gw, gb) of layer norm from gy, the rows x it normalised and the forward's mean
+    and invstd (R,): gw and gb summed over rows in float64 a piece, then in the rows'
+    dtype."""
     gx = np.empty_like(gy)
     module, parts = split_kernels(len(gy), gy.shape[1])
     if module is not None:
         gws, gbs = module.sums(parts, gy.shape[1]), module.sums(parts, gy.shape[1])
-        module.layer_norm_backward_parts(parts, gy, xhat, invstd, w, gx, gws, gbs)
+        module.layer_norm_backward_parts(parts, gy, x, mean, invstd, w, gx, gws, gbs)
         return gx, gws.sum(axis=0).astype(gy.dtype), gbs.sum(axis=0).astype(gy.dtype)
     sums: list[tuple[Any, Any]] = []
 
     def piece(lo: int, hi: int) -> None:
         gw, gb = np.zeros(gy.shape[1]), np.zeros(gy.shape[1])
-        kernels.layer_norm_backward(gy[lo:hi], xhat[lo:hi], invstd[lo:hi], w, gx[lo:hi],
-                                    gw, gb)
+        kernels.layer_norm_backward(gy[lo:hi], x[lo:hi], mean[lo:hi], invstd[lo:hi], w,
+                                    gx[lo:hi], gw, gb)
         sums.append((gw, gb))
 
     parallel.pieces(len(gy), piece, unit=gy.shape[1])
