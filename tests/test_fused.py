@@ -554,6 +554,30 @@ def test_relu_backward_from_a_kept_output_agrees_with_numpy():
 
 
 @needs_numba
+def test_batch_norm_made_by_the_kernels_takes_its_gradient_without_them():
+    """The training kernels keep x and the mean, not xhat: a backward after
+    set_backend("numpy") makes xhat from them and gives the kernels' gradients."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((6, 5, 9, 9)) * 2 + 1).astype(np.float32)
+    x = np.ascontiguousarray(x.swapaxes(0, 1)).swapaxes(0, 1)  # channel-major, as conv's
+    gy = rng.standard_normal(x.shape).astype(np.float32)
+    grads = []
+    for switch in (False, True):
+        fused.set_backend("numba")
+        try:
+            layer, xl = lm.nn.BatchNorm2d(5), lm.tensor(x, requires_grad=True)
+            y = layer(xl)
+            if switch:
+                fused.set_backend("numpy")
+            y.backward(lm.tensor(gy))
+        finally:
+            fused.set_backend(None)
+        grads.append([xl.grad.numpy(), layer.weight.grad.numpy(), layer.bias.grad.numpy()])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@needs_numba
 def test_batch_norm_into_a_plans_buffer_computes_what_eager_does():
     """An execution plan's BatchNorm writes into its buffer (out=); it must take the same
     kernel as eager, or a plan's check against the eager step sees them drift apart."""

@@ -120,14 +120,15 @@ def test_batch_norm_in_shares_matches_the_serial_kernels(two_shares):
     kernels = fused.compiled()
     x3, gy = _x((64, 4096)), _x((64, 4096), 1)
     g, b = _x(64, 2, 1.0), _x(64, 3, 1.0)
-    outs = [np.empty_like(x3), np.empty_like(x3), np.empty(64), np.empty(64)]
+    outs = [np.empty_like(x3), np.empty(64), np.empty(64), np.empty(64, np.float32)]
     fused.in_rows(kernels.batch_norm, x3, g, b, 1e-5, *outs)
-    want = [np.empty_like(x3), np.empty_like(x3), np.empty(64), np.empty(64)]
+    want = [np.empty_like(x3), np.empty(64), np.empty(64), np.empty(64, np.float32)]
     kernels.batch_norm(x3, g, b, 1e-5, *want)
+    mean, invstd = outs[1].astype(np.float32), outs[3]
     grads = [np.empty_like(x3), np.empty(64), np.empty(64)]
-    fused.in_rows(kernels.batch_norm_backward, gy, outs[1], g, *grads)
+    fused.in_rows(kernels.batch_norm_backward, gy, x3, mean, invstd, g, *grads)
     want_grads = [np.empty_like(x3), np.empty(64), np.empty(64)]
-    kernels.batch_norm_backward(gy, want[1], g, *want_grads)
+    kernels.batch_norm_backward(gy, x3, mean, invstd, g, *want_grads)
     assert [name for name, _ in two_shares] == ["batch_norm_parts", "batch_norm_backward_parts"]
     for got, expected in zip(outs + grads, want + want_grads):
         _close(got, expected)

@@ -105,14 +105,13 @@ class BatchNorm(Function):
         y = None if out is None else ch.rows(out)
         if y is None or not (np.may_share_memory(y, out) and y.flags.c_contiguous):
             y = np.empty_like(x3)
-        xhat = np.empty_like(x3)
-        mean, var = np.empty(c), np.empty(c)
+        mean, var, invstd = np.empty(c), np.empty(c), np.empty(c, x3.dtype)
         g = np.ones(c, x3.dtype) if gamma is None else gamma
         b = np.zeros(c, x3.dtype) if beta is None else beta
-        fused.in_rows(kernels.batch_norm, x3, g, b, self.eps, y, xhat, mean, var)
+        fused.in_rows(kernels.batch_norm, x3, g, b, self.eps, y, mean, var, invstd)
         self._update_running(mean, var, m)
-        invstd = (1.0 / np.sqrt(var + self.eps)).astype(x3.dtype)
-        self.save_for_backward(xhat, invstd, gamma)
+        # x and the float32 mean the kernel subtracted, not xhat (see kernels.batch_norm)
+        self.save_for_backward(x3, invstd, gamma, mean.astype(x3.dtype))
         self.channels = ch
         if out is None:
             return ch.restore(y)
@@ -135,14 +134,15 @@ class BatchNorm(Function):
         self.running_var += m * var * (n / (n - 1))
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
-        xhat, invstd, gamma = self.saved_tensors
+        xhat, invstd, gamma, *mean = self.saved_tensors  # x's rows and a mean: the kernel's
         ch, need = self.channels, self.needs_input_grad
         g3 = ch.rows(gy)
         compiled = fused.compiled() if self.training else None
-        if (compiled is not None and need[0] and ch.first
-                and g3.dtype == xhat.dtype and fused.fits(xhat)):
-            return self._compiled_backward(compiled, np.ascontiguousarray(g3), xhat, invstd,
-                                           gamma)
+        if (mean and compiled is not None and need[0] and g3.dtype == xhat.dtype):
+            return self._compiled_backward(compiled, np.ascontiguousarray(g3), xhat, mean[0],
+                                           invstd, gamma)
+        if mean:  # the kernel's forward, without its backward: xhat from x
+            xhat = (xhat - ch.each(mean[0], xhat)) * ch.each(invstd, xhat)
         batch_stats = need[0] and self.training
         gy_xhat = ch.dots(g3, xhat) if batch_stats or wants(need, 1) else None
         gy_sum = ch.sums(g3) if batch_stats or wants(need, 2) else None
@@ -159,15 +159,16 @@ class BatchNorm(Function):
             gx = ch.restore(gx)
         return (gx, *(g if wanted else None for g, wanted in zip((gy_xhat, gy_sum), need[1:])))
 
-    def _compiled_backward(self, kernels: Any, g3: Any, xhat: Any, invstd: Any,
+    def _compiled_backward(self, kernels: Any, g3: Any, x3: Any, mean: Any, invstd: Any,
                            gamma: Any) -> tuple[Any, ...]:
         """The batch-statistics backward on channel-major rows in one kernel: both sums
-        in one pass, gx in another."""
-        c = len(xhat)
+        in one pass, gx in another, xhat made again from x as each reads it."""
+        c = len(x3)
         gx = np.empty_like(g3)
         g_xhat, g_sum = np.empty(c), np.empty(c)
         scale = invstd if gamma is None else invstd * gamma
-        fused.in_rows(kernels.batch_norm_backward, g3, xhat, scale, gx, g_xhat, g_sum)
+        fused.in_rows(kernels.batch_norm_backward, g3, x3, mean, invstd, scale, gx, g_xhat,
+                      g_sum)
         need = self.needs_input_grad
         grads = (g_xhat.astype(g3.dtype), g_sum.astype(g3.dtype))
         return (self.channels.restore(gx),

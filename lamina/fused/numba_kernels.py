@@ -183,37 +183,40 @@ def sgd(p, g, buf, lr, wd, momentum, keep, nesterov):  # type: ignore[no-untyped
 
 
 @_jit
-def batch_norm(x, gamma, beta, eps, y, xhat, mean, var):  # type: ignore[no-untyped-def]
-    """Batch statistics of each channel's row of x (C, M) into mean and var (biased),
-    xhat = (x - mean) / sqrt(var + eps) and y = xhat * gamma + beta."""
+def batch_norm(x, gamma, beta, eps, y, mean, var, invstd):  # type: ignore[no-untyped-def]
+    """Batch statistics of each channel's row of x (C, M) into mean and var (biased,
+    float64) and invstd = 1 / sqrt(var + eps) (float32), and y = xhat * gamma + beta,
+    xhat = (x - mean) * invstd with the mean rounded to float32, which batch_norm_backward
+    makes again from x: writing xhat too doubles the time of a pass bound by its stores."""
     c_, m = x.shape
     for c in range(c_):
         mu, v = _moments(x, c)
         mean[c], var[c] = mu, v
         inv = np.float32(1.0 / math.sqrt(v + eps))
+        invstd[c] = inv
         m32, g, b = np.float32(mu), gamma[c], beta[c]
         for j in range(m):
-            h = (x[c, j] - m32) * inv
-            xhat[c, j] = h
-            y[c, j] = h * g + b
+            y[c, j] = (x[c, j] - m32) * inv * g + b
 
 
 @_jit
-def batch_norm_backward(gy, xhat, scale, gx, g_xhat, g_sum):  # type: ignore[no-untyped-def]
-    """Per channel row (C, M): g_xhat = sum(gy * xhat) and g_sum = sum(gy) (float64), and
-    gx = scale * (gy - g_sum / M - xhat * g_xhat / M), scale = gamma / std per channel."""
+def batch_norm_backward(gy, x, mean, invstd, scale, gx, g_xhat, g_sum):  # type: ignore[no-untyped-def]
+    """Per channel row (C, M), xhat = (x - mean) * invstd as batch_norm made it (mean in
+    float32): g_xhat = sum(gy * xhat) and g_sum = sum(gy) (float64), and gx = scale * (gy
+    - g_sum / M - xhat * g_xhat / M), scale = gamma / std per channel."""
     c_, m = gy.shape
     for c in range(c_):
+        mu, inv = mean[c], invstd[c]
         sg = 0.0
         sgx = 0.0
         for j in range(m):
             sg += gy[c, j]
-            sgx += gy[c, j] * xhat[c, j]
+            sgx += gy[c, j] * ((x[c, j] - mu) * inv)
         g_xhat[c], g_sum[c] = sgx, sg
         s = scale[c]
         a, b = np.float32(sg / m), np.float32(sgx / m)
         for j in range(m):
-            gx[c, j] = s * (gy[c, j] - a - xhat[c, j] * b)
+            gx[c, j] = s * (gy[c, j] - a - (x[c, j] - mu) * inv * b)
 
 
 @_jit

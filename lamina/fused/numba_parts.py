@@ -101,19 +101,19 @@ def layer_norm_backward_parts(parts, gy, x, mean, invstd, w, gx, gw, gb):  # typ
 
 
 @split
-def batch_norm_parts(parts, x, gamma, beta, eps, y, xhat, mean, var):  # type: ignore[no-untyped-def]
+def batch_norm_parts(parts, x, gamma, beta, eps, y, mean, var, invstd):  # type: ignore[no-untyped-def]
     for p in numba.prange(parts):
         lo, hi = _bounds(len(x), parts, p)
-        serial.batch_norm(x[lo:hi], gamma[lo:hi], beta[lo:hi], eps, y[lo:hi], xhat[lo:hi],
-                          mean[lo:hi], var[lo:hi])
+        serial.batch_norm(x[lo:hi], gamma[lo:hi], beta[lo:hi], eps, y[lo:hi], mean[lo:hi],
+                          var[lo:hi], invstd[lo:hi])
 
 
 @split
-def batch_norm_backward_parts(parts, gy, xhat, scale, gx, g_xhat, g_sum):  # type: ignore[no-untyped-def]
+def batch_norm_backward_parts(parts, gy, x, mean, invstd, scale, gx, g_xhat, g_sum):  # type: ignore[no-untyped-def]
     for p in numba.prange(parts):
         lo, hi = _bounds(len(gy), parts, p)
-        serial.batch_norm_backward(gy[lo:hi], xhat[lo:hi], scale[lo:hi], gx[lo:hi],
-                                   g_xhat[lo:hi], g_sum[lo:hi])
+        serial.batch_norm_backward(gy[lo:hi], x[lo:hi], mean[lo:hi], invstd[lo:hi],
+                                   scale[lo:hi], gx[lo:hi], g_xhat[lo:hi], g_sum[lo:hi])
 
 
 @split
