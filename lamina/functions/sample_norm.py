@@ -20,8 +20,9 @@ class LayerNorm(Function):
     """Normalise each sample over its last axes; per sample, so it never mixes a batch.
 
     The compiled kernels keep x and each row's mean and 1 / std, as PyTorch's kernel does,
-    and the backward makes xhat again as it reads x: writing xhat in the forward doubled
-    its time. NumPy's passes keep xhat, which they make anyway."""
+    and the backward makes xhat again as it reads x: the forward is bound by its stores,
+    and xhat would be a second array to write. NumPy's passes keep xhat, which they make
+    anyway."""
 
     from_rows = False  # whether the forward kept (x's rows, mean, invstd): the kernels'
 

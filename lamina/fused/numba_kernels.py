@@ -133,8 +133,8 @@ def _moments(x, r):  # type: ignore[no-untyped-def]
 def layer_norm(x, w, b, eps, y, mean, invstd):  # type: ignore[no-untyped-def]
     """Each row of x (R, D) to zero mean and unit variance, xhat = (x - mean) * invstd,
     then y = xhat * w + b (w, b of D; ones and zeros for none); each row's mean and 1 /
-    std into mean and invstd (R,), from which the backward makes xhat again. Writing
-    xhat too took twice as long as y alone: the pass is bound by its stores."""
+    std into mean and invstd (R,), from which the backward makes xhat again: the pass is
+    bound by its stores, and xhat would be a second array to write (benchmarks/RESULTS.md)."""
     rows, d = x.shape
     for r in range(rows):
         mu, var = _moments(x, r)
@@ -187,7 +187,7 @@ def batch_norm(x, gamma, beta, eps, y, mean, var, invstd):  # type: ignore[no-un
     """Batch statistics of each channel's row of x (C, M) into mean and var (biased,
     float64) and invstd = 1 / sqrt(var + eps) (float32), and y = xhat * gamma + beta,
     xhat = (x - mean) * invstd with the mean rounded to float32, which batch_norm_backward
-    makes again from x: writing xhat too doubles the time of a pass bound by its stores."""
+    makes again from x: as layer_norm's, a pass bound by its stores."""
     c_, m = x.shape
     for c in range(c_):
         mu, v = _moments(x, c)
