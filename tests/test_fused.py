@@ -691,3 +691,25 @@ def test_2x2_max_pooling_chooses_as_pytorch_on_ties_and_nan(backend_name):
     yt.backward(torch.tensor(gy))
     np.testing.assert_array_equal(yl.detach().numpy(), yt.detach().numpy())
     np.testing.assert_array_equal(xl.grad.numpy(), xt.grad.numpy())
+
+
+@needs_numba
+def test_an_op_run_again_on_other_arrays_keeps_what_that_run_needs():
+    """A plan runs one op instance again (tuning a neighbour's variants may hand it a
+    strided array): GELU and layer norm keep the kernels' arrays or NumPy's by the last
+    run, not the first."""
+    from lamina.functions.activation_gelu import GELU
+    from lamina.functions.sample_norm import LayerNorm
+
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((6, 8)).astype(np.float32)
+    gy = rng.standard_normal((8, 6)).astype(np.float32)
+    for make, strided in ((lambda: GELU("none"), x.T), (lambda: LayerNorm((6,), 1e-5),
+                                                        x.astype(np.float64).T)):
+        again, fresh = make(), make()
+        for op in (again, fresh):
+            op.needs_input_grad = (True,)
+        again.forward(x.T.copy())  # the kernels' path
+        y = again.forward(strided)  # NumPy's
+        np.testing.assert_array_equal(y, fresh.forward(strided))
+        np.testing.assert_array_equal(again.backward(gy), fresh.backward(gy))

@@ -45,6 +45,7 @@ class GELU(Function):
     def forward(self, x: Any) -> Any:
         if x.dtype.kind != "f":  # integers compute in float64, as np.tanh would
             x = x.astype(np.float64)
+        self.derivative = False  # a plan runs one op again, maybe on other arrays
         if self.approximate == "none" and fused.fits(x):
             y, d = fused.gelu(x)
             self.derivative = True

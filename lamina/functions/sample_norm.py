@@ -41,6 +41,7 @@ class LayerNorm(Function):
                                  f"got {p.shape}")
         d = math.prod(shape)
         rows = x.reshape(math.prod(x.shape[:x.ndim - k]), d)  # a copy only if x is strided
+        self.from_rows = False  # a plan runs one op again, maybe on other arrays
         compiled = fused.compiled()
         if compiled is not None and fused.fits(rows, *(a for a in (weight, bias) if a is not None)):
             w = np.ones(d, rows.dtype) if weight is None else weight.reshape(-1)
