@@ -35,8 +35,6 @@ class GELU(Function):
     derivative alone, computed as it goes, not x and Phi(x): the backward is then one
     product, and x may be freed once read. Other arrays and dtypes take the exact erf."""
 
-    derivative = False  # whether the forward kept the derivative (the fused kernel)
-
     def __init__(self, approximate: str) -> None:
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh'; got {approximate!r}")
@@ -45,10 +43,8 @@ class GELU(Function):
     def forward(self, x: Any) -> Any:
         if x.dtype.kind != "f":  # integers compute in float64, as np.tanh would
             x = x.astype(np.float64)
-        self.derivative = False  # a plan runs one op again, maybe on other arrays
         if self.approximate == "none" and fused.fits(x):
             y, d = fused.gelu(x)
-            self.derivative = True
             self.save_for_backward(d if self.needs_input_grad[0] else None)
             return y
         c = x.dtype.type
@@ -72,7 +68,7 @@ class GELU(Function):
         return x * part
 
     def backward(self, gy: Any) -> Any:
-        if self.derivative:
+        if len(self.saved_tensors) == 1:  # the kernel's derivative
             (d,) = self.saved_tensors
             if gy.dtype != d.dtype:
                 return gy * d

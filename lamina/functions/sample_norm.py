@@ -24,8 +24,6 @@ class LayerNorm(Function):
     and xhat would be a second array to write. NumPy's passes keep xhat, which they make
     anyway."""
 
-    from_rows = False  # whether the forward kept (x's rows, mean, invstd): the kernels'
-
     def __init__(self, normalized_shape: tuple[int, ...], eps: float) -> None:
         self.normalized_shape, self.eps = normalized_shape, eps
 
@@ -41,13 +39,11 @@ class LayerNorm(Function):
                                  f"got {p.shape}")
         d = math.prod(shape)
         rows = x.reshape(math.prod(x.shape[:x.ndim - k]), d)  # a copy only if x is strided
-        self.from_rows = False  # a plan runs one op again, maybe on other arrays
         compiled = fused.compiled()
         if compiled is not None and fused.fits(rows, *(a for a in (weight, bias) if a is not None)):
             w = np.ones(d, rows.dtype) if weight is None else weight.reshape(-1)
             b = np.zeros(d, rows.dtype) if bias is None else bias.reshape(-1)
             y, mean, invstd = fused.layer_norm(compiled, rows, w, b, self.eps)
-            self.from_rows = True
             self.save_for_backward(rows, mean, invstd, weight)
             return y.reshape(x.shape)
         centred = rows - (row_sums(rows) / d)[:, None]
@@ -63,7 +59,7 @@ class LayerNorm(Function):
         return y.reshape(x.shape)
 
     def backward(self, gy: Any) -> tuple[Any, ...]:
-        if not self.from_rows:
+        if len(self.saved_tensors) == 3:  # NumPy's forward
             xhat, invstd, weight = self.saved_tensors
             return self._backward(gy, xhat, invstd, weight)
         rows, mean, invstd, weight = self.saved_tensors

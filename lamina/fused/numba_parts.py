@@ -228,6 +228,7 @@ def conv_max_pool_weight_grad_parts(parts, xph, gy, idx, kh, kw, dh, dw, ph_n, p
                                             own)
         gws[p] = own
 
+
 def sums(parts: int, width: int) -> np.ndarray:
     """A share's row of float64 sums each, for layer_norm_backward_parts."""
     return np.empty((parts, width))

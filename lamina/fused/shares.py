@@ -116,10 +116,9 @@ def gelu(x: Any) -> tuple[Any, Any]:
     return y, d
 
 
-def gelu_backward(d: Any, gy: Any, out: Any = None) -> Any:
-    """The gradient of GELU from gy and the derivative d that `gelu` returned; into out
-    where given (gy itself, where nothing reads it after)."""
-    gx = np.empty_like(d) if out is None else out
+def gelu_backward(d: Any, gy: Any) -> Any:
+    """The gradient of GELU from gy and the derivative d that `gelu` returned."""
+    gx = np.empty_like(d)
     in_pieces(_fused.kernels().gelu_backward, d, gy, gx)
     return gx
 

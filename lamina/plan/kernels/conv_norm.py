@@ -3,17 +3,15 @@ as one kernel: what an inference plan fuses them into (plan.rewrite.fold_batch_n
 
 On its running statistics a batch norm is an affine map per channel, x * scale + shift.
 Apart, it reads the convolution's output and writes a new array, and the ReLU reads that
-and writes another: three passes over the activations and two arrays, plus a dozen small
-NumPy calls for the scale and the shift, where the map itself is two in-place passes over
-the convolution's output as it lies in the plan's buffer. The numbers are eager mode's
-bit for bit: the same scale and shift (BatchNorm.affine), applied in the same order.
+and writes another: two more arrays, and passes that each read one array and write
+another, where the map and the ReLU can run in place over the convolution's output as it
+lies in the plan's buffer. The norm is eager mode's own (BatchNorm.forward, writing over
+its input), so the numbers are eager's bit for bit.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from lamina.autograd.function import Function
 from lamina.functions.activation import clamp
@@ -48,26 +46,12 @@ class ConvBatchNorm(Kernel, Function):
 
     def forward(self, *arrays: Any) -> Any:
         k = self.conv_inputs
-        gamma, beta = (*arrays[k:], None, None)[:2]
-        conv = self.conv
+        conv, norm = self.conv, self.norm
         conv.out_buffers, conv.needs_input_grad = self.out_buffers, (False,) * k
+        norm.needs_input_grad = (False,) * (1 + len(arrays) - k)
         y = conv.forward(*arrays[:k])  # NCHW view of channel-major (O, N, OH, OW) memory
-        rows = y.swapaxes(0, 1).reshape(y.shape[1], -1)
-        if not np.may_share_memory(rows, y):  # not channel-major after all: a copy
-            return self._apart(y, gamma, beta)
-        scale, shift = self.norm.affine(gamma, beta, y.dtype)
-        np.multiply(rows, scale[:, None], out=rows)
-        rows += shift[:, None]
-        if self.relu:
-            clamp(rows, 0, out=rows)
-        return y
-
-    def _apart(self, y: Any, gamma: Any, beta: Any) -> Any:
-        """The norm (and the ReLU) on y in any layout, into y."""
-        scale, shift = self.norm.affine(gamma, beta, y.dtype)
-        at = (1, -1, *(1,) * (y.ndim - 2))
-        np.multiply(y, scale.reshape(at), out=y)
-        y += shift.reshape(at)
-        if self.relu:
-            clamp(y, 0, out=y)
+        y = norm.forward(y, *arrays[k:], out=y)  # eager mode's eval norm, in place
+        if self.relu:  # over the memory in its order: channel-major, as the conv wrote it
+            mem = y.swapaxes(0, 1)
+            clamp(mem, 0, out=mem)
         return y
