@@ -3,8 +3,8 @@ pass an operation. Imported only by lamina.fused, and only where numba is instal
 
 Every kernel is serial, takes 1-D contiguous float32 arrays and releases the GIL
 (`nogil`), so lamina's own threads run it in pieces (lamina.parallel.pieces), as they run
-NumPy's. `cache=True` keeps the machine code on disk (numba's cache, beside this file or
-in the user's cache folder): the second process pays no compile time. `fastmath` (as
+NumPy's. The machine code is kept on disk (numba's cache, beside this file or in the
+user's cache folder; see numba_cache.py): the second process pays no compile time. `fastmath` (as
 `_jit` sets it) lets LLVM vectorize; the results agree with the NumPy code paths to float32
 rounding, which tests/test_fused.py checks.
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_SQRT2, INV_SQRT2PI
+from lamina.fused.numba_cache import jit
 from lamina.fused.numba_conv_pool import (  # noqa: F401 (one namespace)
     conv_max_pool,
     conv_max_pool_weight_grad,
@@ -68,7 +68,7 @@ from lamina.fused.numba_winograd import (  # noqa: F401 (one namespace: fused.co
     winograd_output_grad,
 )
 
-_exact = numba.njit(nogil=True, cache=True, error_model="numpy")
+_exact = jit(nogil=True, error_model="numpy")
 
 _f = np.float32
 A1, A2, A3, A4, A5, P = _f(AS_A1), _f(AS_A2), _f(AS_A3), _f(AS_A4), _f(AS_A5), _f(AS_P)

@@ -34,17 +34,18 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from lamina.fused.numba_cache import jit
 
 # The kernels' flags: fastmath without "nnan" and "ninf", so NaN and infinity behave as in
 # NumPy (a softmax's -inf mask, a NaN that max pooling propagates); reassociation still
 # vectorizes the sums.
 FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
-kernel = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy")
+kernel = jit(nogil=True, fastmath=FASTMATH, error_model="numpy")
 # A scalar function the kernels call and LLVM inlines into their loops, with its own
 # arithmetic exact (no fastmath): exp32's steps must not be reordered.
-scalar = numba.njit(nogil=True, cache=True, error_model="numpy")
+scalar = jit(nogil=True, error_model="numpy")
 
 _f = np.float32
 LOG2E = _f(1 / math.log(2))

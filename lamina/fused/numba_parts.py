@@ -24,10 +24,11 @@ from lamina.fused import numba_pool as pool
 from lamina.fused import numba_softmax as rows_of
 from lamina.fused import numba_windows as windows
 from lamina.fused import numba_winograd as winograd
+from lamina.fused.numba_cache import jit
 
 # No fastmath here: a share's range is integer arithmetic; the kernels keep their own flags.
-split = numba.njit(nogil=True, cache=True, error_model="numpy", parallel=True)
-_inline = numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+split = jit(nogil=True, error_model="numpy", parallel=True)
+_inline = jit(nogil=True, error_model="numpy", inline="always")
 
 
 @_inline

@@ -15,9 +15,9 @@ threaded kernels that inlined an older rows_times would keep it.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from lamina.fused.numba_cache import jit
 from lamina.fused.numba_math import FASTMATH
 
 
@@ -32,7 +32,7 @@ def _wide_registers() -> bool:
 
 
 WIDE = _wide_registers()  # a constant in the compiled code: one block is compiled
-_inline = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
+_inline = jit(nogil=True, fastmath=FASTMATH, error_model="numpy",
                      inline="always")
 ZERO = np.float32(0.0)
 

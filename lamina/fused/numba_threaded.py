@@ -23,6 +23,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from lamina.fused.numba_cache import jit
 from lamina.fused.numba_math import FASTMATH, sigmoid32, tanh32
 from lamina.fused.numba_recurrent import lstm_unit_grads
 from lamina.fused.numba_rows import rows_times, set_rows_times
@@ -31,10 +32,10 @@ from lamina.fused.numba_rows import rows_times, set_rows_times
 # rather than the hidden units (share_rows).
 ROWS_MAX_WEIGHT_BYTES = 3 << 20
 
-threaded = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
+threaded = jit(nogil=True, fastmath=FASTMATH, error_model="numpy",
                       parallel=True)
-serial = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy")
-_inline = numba.njit(nogil=True, fastmath=FASTMATH, cache=True, error_model="numpy",
+serial = jit(nogil=True, fastmath=FASTMATH, error_model="numpy")
+_inline = jit(nogil=True, fastmath=FASTMATH, error_model="numpy",
                      inline="always")
 
 
