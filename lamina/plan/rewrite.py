@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from lamina.functions.activation import ReLU
-from lamina.functions.array import Transpose
+from lamina.functions.array import Reshape, Split, Transpose
 from lamina.functions.connection import Embedding, Linear
 from lamina.functions.conv import Conv
 from lamina.functions.conv_windows import out_size
@@ -20,6 +20,7 @@ from lamina.plan.graph import wiring
 from lamina.plan.kernels import ConvMaxPool, fusable
 from lamina.plan.kernels.conv import ConvKernel
 from lamina.plan.kernels.conv_norm import ConvBatchNorm, foldable
+from lamina.plan.kernels.heads import SplitHeads
 from lamina.plan.trace import Node, Trace
 
 Rewrite = Callable[[list[Node], Trace], tuple[list[Node], list[str]]]
@@ -238,11 +239,50 @@ def lookup_into_lstm(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
     return out, notes
 
 
+def split_heads(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
+    """transpose(reshape(part, (B, T, H, D)), (0, 2, 1, 3)) for every part of an even split
+    of x (B, T, parts * H * D) along its last axis -> SplitHeads(x): attention's queries,
+    keys and values, contiguous, with one copy each way instead of strided views and two
+    copies in backward (see plan/kernels/heads.py). The same values, copied."""
+    readers, maker = wiring(nodes)
+    reader = {v: n for n in nodes for v in n.inputs}  # a reader; the one where _only_reader
+    out, notes = list(nodes), []
+    for cut in nodes:
+        shape = trace.shapes[cut.inputs[0]] if type(cut.fn) is Split else ()
+        if len(shape) != 3 or cut.fn.axis % 3 != 2 or \
+                len({trace.shapes[v] for v in cut.outputs}) != 1:
+            continue
+        chain, heads = [], set()
+        for part in cut.outputs:
+            view = reader.get(part) if _only_reader(part, readers, trace) else None
+            if view is None or type(view.fn) is not Reshape:
+                break
+            viewed = trace.shapes[view.outputs[0]]
+            turn = reader.get(view.outputs[0])
+            if len(viewed) != 4 or viewed[:2] != shape[:2] or turn is None or \
+                    not _only_reader(view.outputs[0], readers, trace) or \
+                    type(turn.fn) is not Transpose or _rows_kept(turn, trace) != (0, 2, 1, 3):
+                break
+            chain += [view, turn]
+            heads.add(viewed[2])
+        if len(chain) != 2 * len(cut.outputs) or len(heads) != 1:
+            continue
+        fused = SplitHeads(len(cut.outputs), heads.pop())
+        out[out.index(cut)] = Node(fused, cut.inputs, [t.outputs[0] for t in chain[1::2]],
+                                   cut.index)
+        for n in chain:
+            out.remove(n)
+        notes.append(f"Transpose(Reshape(Split#{cut.index}(x))) x {len(cut.outputs)} -> "
+                     f"SplitHeads(x): {fused.heads} heads")
+    return out, notes
+
+
 # In this order: a ReLU moved below the pooling leaves conv -> pool to fuse, or to crop;
 # a lookup's transpose goes into the lookup before any linear moves past it, and the
 # linear into the lookup's table before the lookup goes into the recurrence.
 REWRITES: list[Rewrite] = [pool_before_relu, fuse_conv_pool, crop_for_pool, fold_batch_norm,
-                           linear_of_embedding, linear_before_transpose, lookup_into_lstm]
+                           linear_of_embedding, linear_before_transpose, lookup_into_lstm,
+                           split_heads]
 
 
 def rewrite(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:

@@ -1,0 +1,62 @@
+"""A fused projection's queries, keys and values cut into attention heads, as one kernel:
+what a plan makes of split -> view -> transpose (plan.rewrite.split_heads).
+
+`q, k, v = qkv.split(E, dim=2)` and `q.view(B, T, H, D).transpose(1, 2)` (nanoGPT's
+attention, and nn.MultiheadAttention's over one sequence) leave each of q, k and v a
+strided view of the projection: its rows 3E apart, its heads D apart. The attention's
+products then read stacks of matrices that no one stride walks, which BLAS takes slower
+than contiguous ones, or NumPy one matrix at a time; four of the six read them in the
+backward. And the backward hands each gradient through two copies: the view's (a
+transposed array flattened into rows) and the split's (the three joined). Here each of
+q, k and v is copied once into contiguous (B, H, T, D) memory, and the backward writes
+the three gradients into their places in the projection's gradient: one copy each way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.function import Function
+from lamina.plan.kernels.base import Kernel
+
+
+class SplitHeads(Kernel, Function):
+    """x (B, T, parts * H * D) -> `parts` arrays (B, H, T, D): the split of x's last
+    axis into `parts` equal pieces, each viewed as (B, T, H, D) and its axes 1 and 2
+    swapped, each contiguous."""
+
+    writes_output = True
+
+    def __init__(self, parts: int, heads: int) -> None:
+        self.parts, self.heads = parts, heads
+
+    def _pieces(self, a: Any) -> Any:
+        """a (B, T, parts * H * D) as (parts, B, H, T, D), a view where a's memory allows."""
+        b, t, width = a.shape
+        h = self.heads
+        return a.reshape(b, t, self.parts, h, width // (self.parts * h)).transpose(2, 0, 3, 1, 4)
+
+    def forward(self, x: Any) -> tuple[Any, ...]:
+        self.x_meta = (x.shape, x.dtype)
+        outs = []
+        for i, piece in enumerate(self._pieces(x)):
+            out = self.out_buffer(i)
+            outs.append(piece.copy() if out is None else _copied(out, piece))
+        return tuple(outs)
+
+    def backward(self, *gys: Any) -> Any:
+        shape, dtype = self.x_meta
+        gx = np.empty(shape, dtype)
+        for piece, gy in zip(self._pieces(gx), gys):
+            if gy is None:
+                piece[...] = 0
+            else:
+                np.copyto(piece, gy)
+        return gx
+
+
+def _copied(out: Any, a: Any) -> Any:
+    np.copyto(out, a)
+    return out
