@@ -102,7 +102,8 @@ class AsType(Function):
         return x.astype(self.dtype)
 
     def backward(self, gy: Any) -> Any:
-        return gy.astype(self.in_dtype)
+        # A copy's gradient is gy itself (as a reshape's is a view of it): no copy of it.
+        return gy.astype(self.in_dtype, copy=False)
 
 
 def astype(x: Tensor, dtype: Any) -> Tensor:
