@@ -262,8 +262,14 @@ class _Retain:
 
     def __call__(self, grad: Tensor) -> None:
         t = self.ref()
-        if t is not None:
-            t._grad = grad if t._grad is None else _tensor_class()(t._grad.array + grad.array)
+        if t is None:
+            return
+        if t._grad is not None:
+            t._grad = _tensor_class()(t._grad.array + grad.array)
+        elif grad.requires_grad:  # create_graph: the gradient's graph is kept
+            t._grad = grad.clone()
+        else:  # the tensor's own, as PyTorch's: the array flows on to other gradients
+            t._grad = _tensor_class()(grad.array.copy())
 
 
 class _HookHandle:

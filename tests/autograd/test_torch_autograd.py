@@ -168,6 +168,24 @@ def test_hooks_and_retain_grad_match_pytorch() -> None:
     assert _hooks(lamina) == _hooks(torch)
 
 
+def _retained_then_changed(lib, make):
+    """A retained gradient that is the very gradient another tensor takes (a sum's, a
+    copy's), then that tensor's .grad changed in place, as an optimizer or clipping does."""
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = make(x)
+    y.retain_grad()
+    (y * 2).sum().backward()
+    with lib.no_grad():
+        x.grad.mul_(10)
+    return x.grad.tolist(), y.grad.tolist()
+
+
+@pytest.mark.parametrize("make", [lambda x: x + 0, lambda x: x.clone(),
+                                  lambda x: x.contiguous() * 1])
+def test_a_retained_gradient_is_the_tensors_own(make) -> None:
+    assert _retained_then_changed(lamina, make) == _retained_then_changed(torch, make)
+
+
 def _grads(lib):
     x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
     w = lib.tensor([0.5, 0.5, 2.0], requires_grad=True)
