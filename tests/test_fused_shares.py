@@ -97,18 +97,18 @@ def test_layer_norm_in_shares_is_the_serial_kernels(two_shares, rows):
     np.testing.assert_allclose(gb, gb1.astype(np.float32), rtol=1e-6, atol=1e-4)
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_softmax_and_log_softmax_in_shares_are_the_serial_kernels(two_shares, causal):
+@pytest.mark.parametrize("causal, offset", [(False, 0), (True, 0), (True, 7)])
+def test_softmax_and_log_softmax_in_shares_are_the_serial_kernels(two_shares, causal, offset):
     kernels = fused.compiled()
     x, gy = _x((64, 4, 50, 50)), _x((64, 4, 50, 50), 1)
-    y = fused.softmax(kernels, x, 0.125, causal)
+    y = fused.softmax(kernels, x, 0.125, causal, offset)
     gx = fused.softmax_backward(kernels, y, gy, 0.125)
     rows = x.reshape(-1, 50)
     logp = fused.log_softmax(kernels, rows)
     assert [name for name, _ in two_shares] == [
         "softmax_rows_parts", "softmax_backward_parts", "log_softmax_rows_parts"]
     y1, gx1, logp1 = (np.empty_like(rows) for _ in range(3))
-    kernels.softmax_rows(rows, y1, np.float32(0.125), 50 if causal else 0, 0)
+    kernels.softmax_rows(rows, y1, np.float32(0.125), 50 if causal else 0, 0, offset)
     kernels.softmax_backward(y1, gy.reshape(-1, 50), np.float32(0.125), gx1)
     kernels.log_softmax_rows(rows, logp1)
     _close(y.reshape(-1, 50), y1)

@@ -118,10 +118,10 @@ def batch_norm_backward_parts(parts, gy, x, mean, invstd, scale, gx, g_xhat, g_s
 
 
 @split
-def softmax_rows_parts(parts, x, y, scale, queries):  # type: ignore[no-untyped-def]
+def softmax_rows_parts(parts, x, y, scale, queries, offset):  # type: ignore[no-untyped-def]
     for p in numba.prange(parts):
         lo, hi = _bounds(len(x), parts, p)
-        rows_of.softmax_rows(x[lo:hi], y[lo:hi], scale, queries, lo)
+        rows_of.softmax_rows(x[lo:hi], y[lo:hi], scale, queries, lo, offset)
 
 
 @split

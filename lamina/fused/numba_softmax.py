@@ -36,15 +36,16 @@ def _row_max(xr, n, scale):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def softmax_rows(x, y, scale, queries, first):  # type: ignore[no-untyped-def]
+def softmax_rows(x, y, scale, queries, first, offset):  # type: ignore[no-untyped-def]
     """y = softmax(x * scale) along each row (R, S): the max, then exp (with numba_math's
     exp, which vectorizes), its sum, and the division, each a loop over one row's view (a
     2-D index in the loop costs the vectorizer). With queries > 0, attention's causal mask
-    too: row r scores query (first + r) % queries, which sees keys 0 to that index; the
-    others get 0 and cost no exp."""
+    too: row r scores query (first + r) % queries + offset (offset > 0: a block of the
+    queries that starts there), which sees keys 0 to that index; the others get 0 and
+    cost no exp."""
     rows, s = x.shape
     for r in range(rows):
-        n = s if queries == 0 else min(s, (first + r) % queries + 1)
+        n = s if queries == 0 else min(s, (first + r) % queries + 1 + offset)
         xr, yr = x[r], y[r]
         top = _row_max(xr, n, scale)
         for j in range(n):

@@ -163,10 +163,11 @@ def layer_norm_backward(kernels: ModuleType, gy: Any, x: Any, mean: Any, invstd:
     return gx, gw.astype(gy.dtype), gb.astype(gy.dtype)
 
 
-def softmax(kernels: ModuleType, x: Any, scale: float = 1.0, causal: bool = False) -> Any:
+def softmax(kernels: ModuleType, x: Any, scale: float = 1.0, causal: bool = False,
+            offset: int = 0) -> Any:
     """softmax(x * scale) over the last axis of a float32 C-contiguous x, by `kernels`, the
     rows split over lamina's threads. causal: x holds attention's scores (..., L, S), and
-    query i sees keys 0..i only."""
+    query i sees keys 0..i + offset only (offset: where a block of the queries starts)."""
     rows = x.reshape(-1, x.shape[-1])
     y = allocator.empty(rows.shape, rows.dtype)  # attention's weights: pooled where large
     factor, queries = np.float32(scale), x.shape[-2] if causal else 0
@@ -175,10 +176,10 @@ def softmax(kernels: ModuleType, x: Any, scale: float = 1.0, causal: bool = Fals
     # second piece (parallel.MIN_PIECE).
     module, parts = split_kernels(len(rows), 2 * rows.shape[1])
     if module is not None:
-        module.softmax_rows_parts(parts, rows, y, factor, queries)
+        module.softmax_rows_parts(parts, rows, y, factor, queries, offset)
     else:
         parallel.pieces(len(rows), lambda lo, hi: kernels.softmax_rows(
-            rows[lo:hi], y[lo:hi], factor, queries, lo), unit=2 * rows.shape[1])
+            rows[lo:hi], y[lo:hi], factor, queries, lo, offset), unit=2 * rows.shape[1])
     return y.reshape(x.shape)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 
-from lamina.plan.trace import Node
+from lamina.plan.trace import Node, Trace
 
 
 def wiring(nodes: list[Node]) -> tuple[dict[int, int], dict[int, Node]]:
@@ -15,6 +15,11 @@ def wiring(nodes: list[Node]) -> tuple[dict[int, int], dict[int, Node]]:
         for v in n.inputs:
             readers[v] += 1
     return readers, {v: n for n in nodes for v in n.outputs}
+
+
+def only_reader(v: int, readers: dict[int, int], trace: Trace) -> bool:
+    """Whether one node alone reads value v, and the plan does not return it."""
+    return readers[v] == 1 and v not in trace.outputs
 
 
 def prune(nodes: list[Node], outputs: list[int]) -> list[Node]:

@@ -9,18 +9,18 @@ from collections.abc import Callable
 import numpy as np
 
 from lamina.functions.activation import ReLU
-from lamina.functions.array import Reshape, Split, Transpose
+from lamina.functions.array import Transpose
 from lamina.functions.connection import Embedding, Linear
 from lamina.functions.conv import Conv
 from lamina.functions.conv_windows import out_size
 from lamina.functions.pooling import MaxPool
 from lamina.functions.recurrent import LSTMSequence
 from lamina.functions.recurrent_lookup import LSTMLookupSequence
-from lamina.plan.graph import wiring
+from lamina.plan.graph import only_reader, wiring
 from lamina.plan.kernels import ConvMaxPool, fusable
 from lamina.plan.kernels.conv import ConvKernel
 from lamina.plan.kernels.conv_norm import ConvBatchNorm, foldable
-from lamina.plan.kernels.heads import SplitHeads
+from lamina.plan.rewrite_attention import causal_blocks, split_heads
 from lamina.plan.trace import Node, Trace
 
 Rewrite = Callable[[list[Node], Trace], tuple[list[Node], list[str]]]
@@ -32,11 +32,6 @@ def _new_value(trace: Trace, shape: tuple[int, ...], dtype: object) -> int:
                           (trace.dtypes, dtype), (trace.arrays, None)):
         column.append(value)
     return len(trace.kinds) - 1
-
-
-def _only_reader(v: int, readers: dict[int, int], trace: Trace) -> bool:
-    """Whether one node alone reads value v, and the plan does not return it."""
-    return readers[v] == 1 and v not in trace.outputs
 
 
 def _rows_kept(turn: Node, trace: Trace) -> tuple[int, ...] | None:
@@ -58,7 +53,7 @@ def pool_before_relu(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
     for pool in nodes:
         relu = maker.get(pool.inputs[0])
         if not (isinstance(pool.fn, MaxPool) and relu is not None
-                and isinstance(relu.fn, ReLU) and _only_reader(pool.inputs[0], readers, trace)):
+                and isinstance(relu.fn, ReLU) and only_reader(pool.inputs[0], readers, trace)):
             continue
         # a new value: the pooled pre-activation
         pooled = _new_value(trace, trace.shapes[pool.outputs[0]], trace.dtypes[pool.outputs[0]])
@@ -76,7 +71,7 @@ def fuse_conv_pool(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[st
     for pool in nodes:
         conv = maker.get(pool.inputs[0])
         if not (conv is not None and len(conv.inputs) > 1
-                and _only_reader(pool.inputs[0], readers, trace)
+                and only_reader(pool.inputs[0], readers, trace)
                 and fusable(conv.fn, pool.fn, trace.shapes[conv.inputs[1]])):
             continue
         out[out.index(conv)] = Node(ConvMaxPool(conv.fn, pool.fn), conv.inputs,
@@ -95,7 +90,7 @@ def crop_for_pool(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str
         v = pool.inputs[0]
         conv = maker.get(v)
         if not (isinstance(pool.fn, MaxPool) and not any(pool.fn.p) and conv is not None
-                and type(conv.fn) is Conv and _only_reader(v, readers, trace)):
+                and type(conv.fn) is Conv and only_reader(v, readers, trace)):
             continue
         shape = trace.shapes[v]
         size = (1, shape[2]) if pool.fn.nd == 1 else shape[2:]
@@ -122,11 +117,11 @@ def fold_batch_norm(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[s
     for norm in nodes:
         conv = maker.get(norm.inputs[0])
         if not (conv is not None and foldable(conv.fn, norm.fn)
-                and _only_reader(norm.inputs[0], readers, trace)):
+                and only_reader(norm.inputs[0], readers, trace)):
             continue
         y = norm.outputs[0]
         relu = next((n for n in nodes if y in n.inputs), None)
-        if not (relu is not None and type(relu.fn) is ReLU and _only_reader(y, readers, trace)):
+        if not (relu is not None and type(relu.fn) is ReLU and only_reader(y, readers, trace)):
             relu = None
         fused = ConvBatchNorm(conv.fn, norm.fn, len(conv.inputs), relu is not None)
         last = relu or norm
@@ -157,7 +152,7 @@ def linear_of_embedding(nodes: list[Node], trace: Trace) -> tuple[list[Node], li
             continue
         between = maker.get(lin.inputs[0])
         if between is not None and type(between.fn) is Transpose and \
-                _only_reader(between.outputs[0], readers, trace):
+                only_reader(between.outputs[0], readers, trace):
             axes = _rows_kept(between, trace)
             if axes is None:
                 continue  # the rows' own axis moves
@@ -166,7 +161,7 @@ def linear_of_embedding(nodes: list[Node], trace: Trace) -> tuple[list[Node], li
             look, between = between, None
         if look is None or type(look.fn) is not Embedding or look.fn.padding_idx is not None \
                 or look.fn.scale_grad_by_freq \
-                or not _only_reader(look.outputs[0], readers, trace):
+                or not only_reader(look.outputs[0], readers, trace):
             continue
         ids, table = look.inputs
         rows, count = trace.shapes[table][0], int(np.prod(trace.shapes[ids]))
@@ -200,7 +195,7 @@ def linear_before_transpose(nodes: list[Node], trace: Trace) -> tuple[list[Node]
     for lin in nodes:
         turn = maker.get(lin.inputs[0])
         if type(lin.fn) is not Linear or turn is None or type(turn.fn) is not Transpose \
-                or not _only_reader(lin.inputs[0], readers, trace):
+                or not only_reader(lin.inputs[0], readers, trace):
             continue
         x, y = turn.inputs[0], lin.outputs[0]
         if x in maker and type(maker[x].fn) is Transpose:
@@ -229,7 +224,7 @@ def lookup_into_lstm(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
         if not (type(lstm.fn) is LSTMSequence and look is not None
                 and type(look.fn) is Embedding and look.fn.padding_idx is None
                 and not look.fn.scale_grad_by_freq and len(trace.shapes[look.inputs[0]]) == 2
-                and _only_reader(lstm.inputs[0], readers, trace)):
+                and only_reader(lstm.inputs[0], readers, trace)):
             continue
         out[out.index(lstm)] = Node(LSTMLookupSequence(), [*look.inputs, *lstm.inputs[1:]],
                                     lstm.outputs, lstm.index)
@@ -239,50 +234,12 @@ def lookup_into_lstm(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
     return out, notes
 
 
-def split_heads(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
-    """transpose(reshape(part, (B, T, H, D)), (0, 2, 1, 3)) for every part of an even split
-    of x (B, T, parts * H * D) along its last axis -> SplitHeads(x): attention's queries,
-    keys and values, contiguous, with one copy each way instead of strided views and two
-    copies in backward (see plan/kernels/heads.py). The same values, copied."""
-    readers, maker = wiring(nodes)
-    reader = {v: n for n in nodes for v in n.inputs}  # a reader; the one where _only_reader
-    out, notes = list(nodes), []
-    for cut in nodes:
-        shape = trace.shapes[cut.inputs[0]] if type(cut.fn) is Split else ()
-        if len(shape) != 3 or cut.fn.axis % 3 != 2 or \
-                len({trace.shapes[v] for v in cut.outputs}) != 1:
-            continue
-        chain, heads = [], set()
-        for part in cut.outputs:
-            view = reader.get(part) if _only_reader(part, readers, trace) else None
-            if view is None or type(view.fn) is not Reshape:
-                break
-            viewed = trace.shapes[view.outputs[0]]
-            turn = reader.get(view.outputs[0])
-            if len(viewed) != 4 or viewed[:2] != shape[:2] or turn is None or \
-                    not _only_reader(view.outputs[0], readers, trace) or \
-                    type(turn.fn) is not Transpose or _rows_kept(turn, trace) != (0, 2, 1, 3):
-                break
-            chain += [view, turn]
-            heads.add(viewed[2])
-        if len(chain) != 2 * len(cut.outputs) or len(heads) != 1:
-            continue
-        fused = SplitHeads(len(cut.outputs), heads.pop())
-        out[out.index(cut)] = Node(fused, cut.inputs, [t.outputs[0] for t in chain[1::2]],
-                                   cut.index)
-        for n in chain:
-            out.remove(n)
-        notes.append(f"Transpose(Reshape(Split#{cut.index}(x))) x {len(cut.outputs)} -> "
-                     f"SplitHeads(x): {fused.heads} heads")
-    return out, notes
-
-
 # In this order: a ReLU moved below the pooling leaves conv -> pool to fuse, or to crop;
 # a lookup's transpose goes into the lookup before any linear moves past it, and the
 # linear into the lookup's table before the lookup goes into the recurrence.
 REWRITES: list[Rewrite] = [pool_before_relu, fuse_conv_pool, crop_for_pool, fold_batch_norm,
                            linear_of_embedding, linear_before_transpose, lookup_into_lstm,
-                           split_heads]
+                           split_heads, causal_blocks]
 
 
 def rewrite(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
