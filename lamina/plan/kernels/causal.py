@@ -109,7 +109,7 @@ class CausalAttention(Kernel, Function):
             if need_v:
                 _product_into(np.swapaxes(p, -1, -2), g, gv[..., :r1, :], first)
             if need_q or need_k:
-                gs = self._softmax_grad(p, np.ascontiguousarray(pooled_matmul(g, vT[..., :r1])))
+                gs = self._softmax_grad(p, pooled_matmul(g, vT[..., :r1]))
                 if need_q:
                     matmul(gs, k[..., :r1, :], out=gq[..., r0:r1, :])
                 if need_k:
