@@ -15,9 +15,11 @@ from lamina.autograd.tensor import Tensor
 
 class Softmax(Function):
     """softmax over `axis`; a subclass may normalise scores made from x instead (`_scores`,
-    `scale` and `causal`: attention's, in lamina/functions/attention.py)."""
+    `scale`, `causal` and `offset`: attention's, in lamina/functions/attention.py)."""
 
-    scale, causal = 1.0, False  # the compiled kernels apply these; _scores, in NumPy
+    # The compiled kernels apply these; _scores, in NumPy. offset: the query of the first
+    # row, where the rows are a block of the queries (a plan's causal attention by blocks).
+    scale, causal, offset = 1.0, False, 0
 
     def __init__(self, axis: int) -> None:
         self.axis = axis
@@ -37,24 +39,30 @@ class Softmax(Function):
         return x
 
     def forward(self, x: Any) -> Any:
-        if x.size == 0:  # nothing to normalise (max has no identity): as PyTorch, empty
-            self.save_for_backward(x)
-            return x.copy()
-        compiled = self._compiled(x)
-        if compiled is not None:
-            y = fused.softmax(compiled, x, self.scale, self.causal)
-        else:
-            z = self._scores(x)
-            # Subtracting the max keeps exp from overflowing; softmax is shift-invariant. A
-            # row of -inf gives NaN (-inf - -inf), as PyTorch's does, without a warning.
-            with np.errstate(invalid="ignore"):
-                y = np.exp(z - z.max(axis=self.axis, keepdims=True))
-                y /= y.sum(axis=self.axis, keepdims=True)
+        y = self.probabilities(x)
         self.save_for_backward(y)
         return y
 
+    def probabilities(self, x: Any) -> Any:
+        """The softmax of x, kept by nothing (forward keeps it for backward)."""
+        if x.size == 0:  # nothing to normalise (max has no identity): as PyTorch, empty
+            return x.copy()
+        compiled = self._compiled(x)
+        if compiled is not None:
+            return fused.softmax(compiled, x, self.scale, self.causal, self.offset)
+        z = self._scores(x)
+        # Subtracting the max keeps exp from overflowing; softmax is shift-invariant. A
+        # row of -inf gives NaN (-inf - -inf), as PyTorch's does, without a warning.
+        with np.errstate(invalid="ignore"):
+            y = np.exp(z - z.max(axis=self.axis, keepdims=True))
+            y /= y.sum(axis=self.axis, keepdims=True)
+        return y
+
     def backward(self, gy: Any) -> Any:
-        (y,) = self.saved_tensors
+        return self.gradient(*self.saved_tensors, gy)
+
+    def gradient(self, y: Any, gy: Any) -> Any:
+        """The gradient from gy and the softmax y that `probabilities` gave."""
         if gy.dtype == y.dtype and gy.shape == y.shape:
             compiled = self._compiled(y)
             if compiled is not None:

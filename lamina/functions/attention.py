@@ -23,20 +23,22 @@ from lamina.functions.operands import astype
 from lamina.functions.product import matmul
 
 
-def causal_mask(queries: int, keys: int, dtype: np.dtype) -> np.ndarray:
-    """(queries, keys): 0 where query i may see key j (j <= i), -inf where it may not."""
+def causal_mask(queries: int, keys: int, dtype: np.dtype, offset: int = 0) -> np.ndarray:
+    """(queries, keys): 0 where query i may see key j (j <= i + offset), -inf where it may
+    not. offset: the first row's query, where the rows are a block of the queries."""
     mask = np.zeros((queries, keys), dtype)
-    mask[np.triu_indices(queries, 1, keys)] = -np.inf
+    mask[np.triu_indices(queries, 1 + offset, keys)] = -np.inf
     return mask
 
 
 class AttentionSoftmax(Softmax):
     """softmax(x * scale + mask) over the last axis of attention's scores x (..., L, S),
-    the mask causal (query i sees keys 0..i) or none."""
+    the mask causal (query i sees keys 0..i) or none. offset: the query of x's first row,
+    where x holds a block of the queries (its row i then sees keys 0..offset + i)."""
 
-    def __init__(self, scale: float, causal: bool) -> None:
+    def __init__(self, scale: float, causal: bool, offset: int = 0) -> None:
         super().__init__(-1)
-        self.scale, self.causal = float(scale), bool(causal)
+        self.scale, self.causal, self.offset = float(scale), bool(causal), int(offset)
 
     def forward(self, x: Any) -> Any:
         if x.ndim < 2:
@@ -46,7 +48,7 @@ class AttentionSoftmax(Softmax):
     def _scores(self, x: Any) -> Any:
         z = x * x.dtype.type(self.scale)
         if self.causal:
-            z += causal_mask(x.shape[-2], x.shape[-1], x.dtype)
+            z += causal_mask(x.shape[-2], x.shape[-1], x.dtype, self.offset)
         return z
 
 

@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from lamina import fused, parallel
+from lamina import parallel
 from lamina.autograd.function import Function
 from lamina.functions._util import pooled_matmul
+from lamina.functions.attention import AttentionSoftmax
 from lamina.fused.mkl_blas import matmul
 from lamina.plan.kernels.base import Kernel
 
@@ -66,33 +67,12 @@ class CausalAttention(Kernel, Function):
         weights = []
         self.edges = self._edges(q.shape[-2])  # backward's, whatever thread it runs on
         for r0, r1 in self.edges:
-            p = self._softmax(pooled_matmul(q[..., r0:r1, :], kT[..., :r1]), r0)
+            scores = pooled_matmul(q[..., r0:r1, :], kT[..., :r1])
+            p = AttentionSoftmax(self.scale, True, r0).probabilities(scores)
             matmul(p, v[..., :r1, :], out=y[..., r0:r1, :])
             weights.append(p)
         self.save_for_backward(q, k, v, *weights)
         return y
-
-    def _softmax(self, s: Any, offset: int) -> Any:
-        """softmax(s * scale) of a block of scores (..., L, S) whose first query is
-        `offset`: row i sees keys 0..offset + i."""
-        compiled = fused.compiled()
-        if compiled is not None and fused.fits(s):
-            return fused.softmax(compiled, s, self.scale, True, offset)
-        rows, keys = s.shape[-2:]
-        hidden = np.arange(keys) > np.arange(offset, offset + rows)[:, None]
-        z = np.where(hidden, -np.inf, s * s.dtype.type(self.scale))
-        p = np.exp(z - z.max(axis=-1, keepdims=True))
-        p /= p.sum(axis=-1, keepdims=True)
-        return p
-
-    def _softmax_grad(self, p: Any, gp: Any) -> Any:
-        compiled = fused.compiled()
-        if compiled is not None and fused.fits(p, gp):
-            return fused.softmax_backward(compiled, p, gp, self.scale)
-        gs = p * gp
-        gs -= p * gs.sum(axis=-1, keepdims=True)
-        gs *= p.dtype.type(self.scale)
-        return gs
 
     def backward(self, gy: Any) -> tuple[Any, Any, Any]:
         q, k, v, *weights = self.saved_tensors
@@ -109,7 +89,8 @@ class CausalAttention(Kernel, Function):
             if need_v:
                 _product_into(np.swapaxes(p, -1, -2), g, gv[..., :r1, :], first)
             if need_q or need_k:
-                gs = self._softmax_grad(p, pooled_matmul(g, vT[..., :r1]))
+                gs = AttentionSoftmax(self.scale, True, r0).gradient(
+                    p, pooled_matmul(g, vT[..., :r1]))
                 if need_q:
                     matmul(gs, k[..., :r1, :], out=gq[..., r0:r1, :])
                 if need_k:

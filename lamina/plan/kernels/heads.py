@@ -43,7 +43,9 @@ class SplitHeads(Kernel, Function):
         outs = []
         for i, piece in enumerate(self._pieces(x)):
             out = self.out_buffer(i)
-            outs.append(piece.copy() if out is None else _copied(out, piece))
+            out = np.empty(piece.shape, piece.dtype) if out is None else out
+            np.copyto(out, piece)
+            outs.append(out)
         return tuple(outs)
 
     def backward(self, *gys: Any) -> Any:
@@ -55,8 +57,3 @@ class SplitHeads(Kernel, Function):
             else:
                 np.copyto(piece, gy)
         return gx
-
-
-def _copied(out: Any, a: Any) -> Any:
-    np.copyto(out, a)
-    return out
