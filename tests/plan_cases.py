@@ -1,5 +1,6 @@
 """Helpers the plan tests share: a tolerance check, one step planned and eager from the same
-state, a small batch-norm net and its batch, and SGD training, planned or eager."""
+state, a small batch-norm net and its batch, SGD training, planned or eager, and a small
+language model around nanoGPT's attention."""
 
 from __future__ import annotations
 
@@ -110,3 +111,42 @@ class Custom(nn.Layer):
 
     def forward(self, x):
         return self._forward(self, x)
+
+
+class GPTAttention(nn.Module):
+    """nanoGPT's causal self-attention, as its users write it. `dropout`: on the weights
+    in training mode; `read_v`: v read again past its heads (a plan's split of the heads
+    must then leave the split alone)."""
+
+    def __init__(self, width=16, heads=4, dropout=0.0, read_v=False) -> None:
+        super().__init__()
+        self.c_attn, self.c_proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.heads, self.dropout, self.read_v = heads, dropout, read_v
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        extra = v.sum() if self.read_v else 0.0
+        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                           dropout_p=self.dropout if self.training else 0.0)
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C)) + extra
+
+
+VOCAB = 13  # the language model's
+
+
+def language_model(attention, width=16):
+    """An embedding, `attention` (of that width) and a linear head over VOCAB, seed 0."""
+    lm.manual_seed(0)
+    return nn.Sequential(nn.Embedding(VOCAB, width), attention, nn.Linear(width, VOCAB))
+
+
+def language_loss(out, y):
+    return F.cross_entropy(out.reshape(-1, VOCAB), y.reshape(-1))
+
+
+def token_batch(n, t):
+    """n sequences of t ids and their n x t targets."""
+    rng = np.random.default_rng(1)
+    return (lm.tensor(rng.integers(0, VOCAB, (n, t))), lm.tensor(rng.integers(0, VOCAB, (n, t))))

@@ -9,16 +9,20 @@ import math
 
 import numpy as np
 import pytest
-from plan_cases import close, eager_and_planned
+from plan_cases import (
+    GPTAttention,
+    close,
+    eager_and_planned,
+    language_loss,
+    language_model,
+    token_batch,
+)
 
 import lamina as lm
-import lamina.functions as F
 import lamina.nn as nn
 from lamina import parallel
 from lamina.plan import compile
 from lamina.plan.kernels.causal import CausalAttention, blocks_for
-
-VOCAB = 13
 
 
 def _reference(q, k, v, scale):
@@ -75,37 +79,6 @@ def test_float32_gradients_through_the_compiled_kernels_match_float64():
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
-class GPTAttention(nn.Module):
-    """nanoGPT's causal self-attention, as its users write it."""
-
-    def __init__(self, width=16, heads=4, dropout=0.0) -> None:
-        super().__init__()
-        self.c_attn, self.c_proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
-        self.heads, self.dropout = heads, dropout
-
-    def forward(self, x):
-        B, T, C = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)
-        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                           dropout_p=self.dropout if self.training else 0.0)
-        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
-
-
-def _model(attention, width=16):
-    lm.manual_seed(0)
-    return nn.Sequential(nn.Embedding(VOCAB, width), attention, nn.Linear(width, VOCAB))
-
-
-def _loss(out, y):
-    return F.cross_entropy(out.reshape(-1, VOCAB), y.reshape(-1))
-
-
-def _batch(n, t):
-    rng = np.random.default_rng(1)
-    return (lm.tensor(rng.integers(0, VOCAB, (n, t))), lm.tensor(rng.integers(0, VOCAB, (n, t))))
-
-
 @pytest.mark.parametrize("attention, length", [("gpt", 128), ("gpt", 261), ("gpt", 512),
                                                ("multihead", 130)])
 @pytest.mark.parametrize("threads", [1, 2])
@@ -113,17 +86,17 @@ def test_a_plan_runs_causal_attention_by_blocks_and_tracks_the_eager_step(attent
                                                                           threads):
     layer = GPTAttention() if attention == "gpt" else nn.SelfAttention(16, 4, causal=True,
                                                                          batch_first=True)
-    model, (x, y) = _model(layer), _batch(4 if length < 512 else 2, length)
-    plan = compile(model, _loss, (x, y), threads=threads)
+    model, (x, y) = language_model(layer), token_batch(4 if length < 512 else 2, length)
+    plan = compile(model, language_loss, (x, y), threads=threads)
     assert f"CausalAttention(q, k, v): {blocks_for(length)} blocks" in plan.describe()
-    planned, eager = eager_and_planned(model, _loss, x, y, step=plan)
+    planned, eager = eager_and_planned(model, language_loss, x, y, step=plan)
     assert planned[0] == pytest.approx(eager[0], rel=1e-5)
     for name, g in eager[1].items():
         close(planned[1][name], g, 1e-4)
 
 
 def test_an_inference_plan_runs_it_too():
-    model, (x, _) = _model(GPTAttention()).eval(), _batch(1, 128)
+    model, (x, _) = language_model(GPTAttention()).eval(), token_batch(1, 128)
     plan = compile(model, None, (x,))
     assert "CausalAttention" in [n.name for n in plan.last.forward]
     with lm.no_grad():
@@ -136,6 +109,6 @@ def test_where_it_does_not_apply_the_ops_stay(case):
         layer = nn.SelfAttention(16, 4, batch_first=True)
     else:
         layer = GPTAttention(dropout=0.1 if case == "dropout" else 0.0)
-    model, (x, y) = _model(layer), _batch(4, 100 if case == "short" else 128)
-    plan = compile(model, _loss, (x, y))
+    model, (x, y) = language_model(layer), token_batch(4, 100 if case == "short" else 128)
+    plan = compile(model, language_loss, (x, y))
     assert "CausalAttention" not in plan.describe()

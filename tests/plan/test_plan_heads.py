@@ -6,46 +6,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from plan_cases import close, eager_and_planned
+from plan_cases import (
+    GPTAttention,
+    close,
+    eager_and_planned,
+    language_loss,
+    language_model,
+    token_batch,
+)
 
 import lamina as lm
-import lamina.functions as F
 import lamina.nn as nn
 from lamina.plan import compile
 from lamina.plan.kernels.heads import SplitHeads
 
-E, HEADS, T, VOCAB = 16, 4, 6, 11
-
-
-class GPTAttention(nn.Module):
-    """nanoGPT's causal self-attention, written as its users write it."""
-
-    def __init__(self, read_v: bool = False) -> None:
-        super().__init__()
-        self.c_attn, self.c_proj = nn.Linear(E, 3 * E), nn.Linear(E, E)
-        self.read_v = read_v  # v read again past its heads: the rewrite must not apply
-
-    def forward(self, x):
-        B, T_, C = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)
-        extra = v.sum() if self.read_v else 0.0
-        q, k, v = (t.view(B, T_, HEADS, C // HEADS).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T_, C)) + extra
-
-
-def _model(attention):
-    lm.manual_seed(0)
-    return nn.Sequential(nn.Embedding(VOCAB, E), attention, nn.Linear(E, VOCAB))
-
-
-def _loss(out, y):
-    return F.cross_entropy(out.reshape(-1, VOCAB), y.reshape(-1))
-
-
-def _batch(n=5):
-    rng = np.random.default_rng(1)
-    return (lm.tensor(rng.integers(0, VOCAB, (n, T))), lm.tensor(rng.integers(0, VOCAB, (n, T))))
+E, HEADS, T = 16, 4, 6
 
 
 @pytest.mark.parametrize("attention", ["gpt", "multihead"])
@@ -53,28 +28,28 @@ def _batch(n=5):
 def test_a_plan_splits_the_heads_in_one_op_and_tracks_the_eager_step(attention, threads):
     layer = GPTAttention() if attention == "gpt" else nn.SelfAttention(E, HEADS, causal=True,
                                                                          batch_first=True)
-    model, (x, y) = _model(layer), _batch()
-    plan = compile(model, _loss, (x, y), threads=threads)
+    model, (x, y) = language_model(layer), token_batch(5, T)
+    plan = compile(model, language_loss, (x, y), threads=threads)
     program = plan.last if threads == 1 else plan.runner.programs[0]
     names = [n.name for n in program.forward]
     assert names.count("SplitHeads") == 1 and "Split" not in names
     assert "SplitHeads(x): 4 heads" in plan.describe()
-    planned, eager = eager_and_planned(model, _loss, x, y, step=plan)
+    planned, eager = eager_and_planned(model, language_loss, x, y, step=plan)
     assert planned[0] == pytest.approx(eager[0], rel=1e-6)
     for name, g in eager[1].items():
         close(planned[1][name], g)
 
 
 def test_a_part_read_past_its_heads_keeps_the_split():
-    model, (x, y) = _model(GPTAttention(read_v=True)), _batch()
-    plan = compile(model, _loss, (x, y))
+    model, (x, y) = language_model(GPTAttention(read_v=True)), token_batch(5, T)
+    plan = compile(model, language_loss, (x, y))
     assert "SplitHeads" not in plan.describe()
-    planned, eager = eager_and_planned(model, _loss, x, y, step=plan)
+    planned, eager = eager_and_planned(model, language_loss, x, y, step=plan)
     assert planned[0] == pytest.approx(eager[0], rel=1e-6)
 
 
 def test_an_inference_plan_splits_the_heads_too():
-    model, (x, _) = _model(GPTAttention()).eval(), _batch(1)
+    model, (x, _) = language_model(GPTAttention()).eval(), token_batch(1, T)
     plan = compile(model, None, (x,))
     assert "SplitHeads" in [n.name for n in plan.last.forward]
     with lm.no_grad():
