@@ -22,6 +22,12 @@ def only_reader(v: int, readers: dict[int, int], trace: Trace) -> bool:
     return readers[v] == 1 and v not in trace.outputs
 
 
+def transpose_axes(turn: Node, trace: Trace) -> tuple[int, ...] | None:
+    """A transpose node's axes, non-negative; None for one that gives none (reversed)."""
+    ndim = len(trace.shapes[turn.inputs[0]])
+    return None if turn.fn.axes is None else tuple(a % ndim for a in turn.fn.axes)
+
+
 def prune(nodes: list[Node], outputs: list[int]) -> list[Node]:
     """The nodes that some requested output depends on, in their order."""
     maker = {v: n for n in nodes for v in n.outputs}

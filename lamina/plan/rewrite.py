@@ -16,7 +16,7 @@ from lamina.functions.conv_windows import out_size
 from lamina.functions.pooling import MaxPool
 from lamina.functions.recurrent import LSTMSequence
 from lamina.functions.recurrent_lookup import LSTMLookupSequence
-from lamina.plan.graph import only_reader, wiring
+from lamina.plan.graph import only_reader, transpose_axes, wiring
 from lamina.plan.kernels import ConvMaxPool, fusable
 from lamina.plan.kernels.conv import ConvKernel
 from lamina.plan.kernels.conv_norm import ConvBatchNorm, foldable
@@ -37,8 +37,7 @@ def _new_value(trace: Trace, shape: tuple[int, ...], dtype: object) -> int:
 def _rows_kept(turn: Node, trace: Trace) -> tuple[int, ...] | None:
     """A transpose's axes, non-negative, where it keeps the last axis last (it moves whole
     rows); None where it moves that axis or gives no axes."""
-    ndim = len(trace.shapes[turn.inputs[0]])
-    axes = None if turn.fn.axes is None else tuple(a % ndim for a in turn.fn.axes)
+    ndim, axes = len(trace.shapes[turn.inputs[0]]), transpose_axes(turn, trace)
     return axes if axes is not None and len(axes) == ndim and axes[-1] == ndim - 1 else None
 
 

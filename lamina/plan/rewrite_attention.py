@@ -6,16 +6,10 @@ from __future__ import annotations
 from lamina.functions.array import Reshape, Split, Transpose
 from lamina.functions.attention import AttentionSoftmax
 from lamina.functions.product import MatMul
-from lamina.plan.graph import only_reader, wiring
+from lamina.plan.graph import only_reader, transpose_axes, wiring
 from lamina.plan.kernels.causal import CausalAttention, blocks_for
 from lamina.plan.kernels.heads import SplitHeads
 from lamina.plan.trace import Node, Trace
-
-
-def _axes(turn: Node, trace: Trace) -> tuple[int, ...] | None:
-    """A transpose's axes, non-negative; None for a transpose that gives none."""
-    ndim = len(trace.shapes[turn.inputs[0]])
-    return None if turn.fn.axes is None else tuple(a % ndim for a in turn.fn.axes)
 
 
 def split_heads(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
@@ -40,7 +34,7 @@ def split_heads(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]
             turn = reader.get(view.outputs[0])
             if len(viewed) != 4 or viewed[:2] != shape[:2] or turn is None or \
                     not only_reader(view.outputs[0], readers, trace) or \
-                    type(turn.fn) is not Transpose or _axes(turn, trace) != (0, 2, 1, 3):
+                    type(turn.fn) is not Transpose or transpose_axes(turn, trace) != (0, 2, 1, 3):
                 break
             chain += [view, turn]
             heads.add(viewed[2])
@@ -82,7 +76,7 @@ def causal_blocks(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str
         k = turn.inputs[0]
         shapes = [trace.shapes[a] for a in (q, k, v)]
         ndim = len(shapes[0])
-        if ndim < 2 or _axes(turn, trace) != (*range(ndim - 2), ndim - 1, ndim - 2) or \
+        if ndim < 2 or transpose_axes(turn, trace) != (*range(ndim - 2), ndim - 1, ndim - 2) or \
                 any(len(s) != ndim or s[:-1] != shapes[0][:-1] for s in shapes) or \
                 shapes[0][-1] != shapes[1][-1]:
             continue
