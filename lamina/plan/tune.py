@@ -12,6 +12,9 @@ from lamina import allocator
 if TYPE_CHECKING:
     from lamina.plan.program import Program
 
+# How long a split or whole step runs untimed before each turn of its timing (see
+# split_over_whole).
+SETTLE = 0.1
 # How much faster than the op's default kernel (its first variant) another must time to
 # be kept; timings of one step vary by a few percent from round to round.
 VARIANT_MARGIN = 0.03
@@ -84,9 +87,12 @@ def split_over_whole(seconds: Callable[[Any, float], float], split: Any, whole: 
     for r in range(rounds):
         times = {}
         for name, runner in (("split", split), ("whole", whole))[:: -1 if r % 2 else 1]:
-            # After the whole step's BLAS calls, OpenBLAS's idle threads spin for up to
-            # 0.1 s on the cores that the split's threads need.
-            times[name] = seconds(runner, settle=0.1 if name == "split" else 0.0)
+            # Both run untimed for SETTLE seconds first. After the whole step's BLAS
+            # calls, OpenBLAS's idle threads spin for up to 0.1 s on the cores that the
+            # split's threads need; and a step's first steps after its buffers are made
+            # run slower than its steady state. Settling the split alone timed the whole
+            # step in those: a CNN whose split runs slower in a training loop timed even.
+            times[name] = seconds(runner, settle=SETTLE)
             runner.release_memory()
             allocator.give_back_freed_memory()
         ratios.append(times["split"] / times["whole"])
