@@ -5,10 +5,10 @@ At a kernel's first call in a process, numba's own cache refreshes its compiler'
 registries before it reads the kernel's machine code from disk: it imports some seventy
 modules of typing and lowering (numba.np.arraymath, numba.typed, numba.np.random, ...)
 that only a compile reads. Reading machine code back needs numba's runtime (NRT) alone,
-whose functions the code calls. lamina's kernels use `jit`, whose cache initializes the
-runtime and reads the code; a kernel not on disk yet compiles as with numba's own cache,
-whose compiler refreshes the registries itself (numba.core.compiler), after
-numba_load.before_compile.
+whose functions the code calls. lamina's kernels use `jit`, whose cache starts the
+runtime (its functions read from disk too: numba_runtime.py) and reads the code; a kernel
+not on disk yet compiles as with numba's own cache, whose compiler refreshes the
+registries itself (numba.core.compiler), after numba_load.before_compile.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ from typing import Any
 
 import numba
 from numba.core.caching import FunctionCache
-from numba.core.runtime import rtsys
 
 from lamina.fused.numba_load import before_compile
+from lamina.fused.numba_runtime import start
 
 
 class KernelCache(FunctionCache):
     """numba's FunctionCache, reading machine code back without the registries' refresh."""
 
     def load_overload(self, sig: Any, target_context: Any) -> Any:
-        rtsys.initialize(target_context)  # once a process: the code calls the runtime
+        start(target_context, self.cache_path)  # once a process: the code calls it
         loaded = None  # also where the guard swallows an error reading the file
         with self._guard_against_spurious_io_errors():
             loaded = self._load_overload(sig, target_context)
