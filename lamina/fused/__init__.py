@@ -206,6 +206,7 @@ from lamina.fused.shares import (  # noqa: E402
     add_row,
     gelu,
     gelu_backward,
+    gelu_bias,
     in_pieces,
     in_ranges,
     in_rows,
@@ -218,6 +219,6 @@ from lamina.fused.shares import (  # noqa: E402
 )
 
 __all__ = ["BACKENDS", "add_row", "backend", "col2im", "compiled", "compiled_for", "fits",
-           "flat_memory", "gelu", "gelu_backward", "im2col", "in_pieces", "in_ranges",
+           "flat_memory", "gelu", "gelu_backward", "gelu_bias", "im2col", "in_pieces", "in_ranges",
            "in_rows", "kernels", "layer_norm", "layer_norm_backward", "loaded", "log_softmax",
            "set_backend", "softmax", "softmax_backward", "split_kernels", "threaded_parts"]

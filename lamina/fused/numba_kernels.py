@@ -76,19 +76,47 @@ HALF, ONE, R2, R2PI, ZERO = _f(0.5), _f(1.0), _f(INV_SQRT2), _f(INV_SQRT2PI), _f
 
 
 @_jit
+def _gelu(v):  # type: ignore[no-untyped-def]
+    """(v * Phi(v), its derivative Phi(v) + v * N(v)), N the standard normal density; Phi
+    by Abramowitz & Stegun 7.1.26 (see constants), whose exp(-v^2 / 2) is N's too.
+    Inlined into the kernels' loops, which it leaves vectorizable."""
+    z = abs(v) * R2
+    t = ONE / (ONE + P * z)
+    e = exp32(-z * z)
+    tail = HALF * t * (A1 + t * (A2 + t * (A3 + t * (A4 + t * A5)))) * e
+    p = tail if v < 0 else ONE - tail
+    return v * p, p + v * R2PI * e
+
+
+@_jit
 def gelu_forward(x, y, d):  # type: ignore[no-untyped-def]
-    """y = x * Phi(x) and its derivative d = Phi(x) + x * N(x), N the standard normal
-    density; Phi by Abramowitz & Stegun 7.1.26 (see constants), whose exp(-x^2 / 2) is
-    N's too."""
+    """y = gelu(x) and its derivative d (see _gelu)."""
     for i in range(x.size):
-        v = x[i]
-        z = abs(v) * R2
-        t = ONE / (ONE + P * z)
-        e = exp32(-z * z)
-        tail = HALF * t * (A1 + t * (A2 + t * (A3 + t * (A4 + t * A5)))) * e
-        p = tail if v < 0 else ONE - tail
-        d[i] = p + v * R2PI * e
-        y[i] = v * p
+        y[i], d[i] = _gelu(x[i])
+
+
+@_jit
+def gelu_bias_forward(x, b, y, d):  # type: ignore[no-untyped-def]
+    """gelu_forward of x + b, b (N,) added to each row of x (R, N) in the same pass: the
+    bias of the linear layer that made x (plan.rewrite_bias)."""
+    rows, n = x.shape
+    for r in range(rows):
+        xr, yr, dr = x[r], y[r], d[r]
+        for j in range(n):
+            yr[j], dr[j] = _gelu(xr[j] + b[j])
+
+
+@_jit
+def heads_bias(x, b, part, out):  # type: ignore[no-untyped-def]
+    """out[i, h, t] = x[i, t, part, h] + b[part, h], x (B, T, P, H, D) and b (P, H, D) C-
+    contiguous, out (B, H, T, D): one part of a projection cut into attention heads, its
+    bias added as it is copied (plan/kernels/heads.py)."""
+    nb, nt, _, nh, nd = x.shape
+    for i in range(nb):
+        for h in range(nh):
+            for t in range(nt):
+                for j in range(nd):
+                    out[i, h, t, j] = x[i, t, part, h, j] + b[part, h, j]
 
 
 @_jit

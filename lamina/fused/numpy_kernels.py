@@ -49,6 +49,16 @@ def gelu_forward(x: Any, y: Any, d: Any) -> None:
         np.add(ps, zs, out=ds)
 
 
+def gelu_bias_forward(x: Any, b: Any, y: Any, d: Any) -> None:
+    """gelu_forward of x + b, b (N,) added to each row of x (R, N)."""
+    gelu_forward((x + b).reshape(-1), y.reshape(-1), d.reshape(-1))
+
+
+def heads_bias(x: Any, b: Any, part: int, out: Any) -> None:
+    """out[i, h, t] = x[i, t, part, h] + b[part, h] (numba_kernels')."""
+    np.add(x[:, :, part].transpose(0, 2, 1, 3), b[part][None, :, None, :], out=out)
+
+
 def gelu_backward(d: Any, gy: Any, gx: Any) -> None:
     """gx = gy * d, d the derivative gelu_forward gave."""
     np.multiply(gy, d, out=gx)

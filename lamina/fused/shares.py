@@ -116,6 +116,16 @@ def gelu(x: Any) -> tuple[Any, Any]:
     return y, d
 
 
+def gelu_bias(rows: Any, b: Any) -> tuple[Any, Any]:
+    """`gelu` of rows (R, N) + b (N,), float32 and C-contiguous, the bias added in the
+    same pass."""
+    y, d = np.empty_like(rows), np.empty_like(rows)
+    kernel = _fused.kernels().gelu_bias_forward
+    parallel.pieces(len(rows), lambda lo, hi: kernel(rows[lo:hi], b, y[lo:hi], d[lo:hi]),
+                    unit=rows.shape[1])
+    return y, d
+
+
 def gelu_backward(d: Any, gy: Any) -> Any:
     """The gradient of GELU from gy and the derivative d that `gelu` returned."""
     gx = np.empty_like(d)

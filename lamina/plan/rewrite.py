@@ -21,6 +21,7 @@ from lamina.plan.kernels import ConvMaxPool, fusable
 from lamina.plan.kernels.conv import ConvKernel
 from lamina.plan.kernels.conv_norm import ConvBatchNorm, foldable
 from lamina.plan.rewrite_attention import causal_blocks, split_heads
+from lamina.plan.rewrite_bias import bias_into_reader
 from lamina.plan.trace import Node, Trace
 
 Rewrite = Callable[[list[Node], Trace], tuple[list[Node], list[str]]]
@@ -235,10 +236,11 @@ def lookup_into_lstm(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
 
 # In this order: a ReLU moved below the pooling leaves conv -> pool to fuse, or to crop;
 # a lookup's transpose goes into the lookup before any linear moves past it, and the
-# linear into the lookup's table before the lookup goes into the recurrence.
+# linear into the lookup's table before the lookup goes into the recurrence; the heads'
+# split is one op before a bias goes into it.
 REWRITES: list[Rewrite] = [pool_before_relu, fuse_conv_pool, crop_for_pool, fold_batch_norm,
                            linear_of_embedding, linear_before_transpose, lookup_into_lstm,
-                           split_heads, causal_blocks]
+                           split_heads, causal_blocks, bias_into_reader]
 
 
 def rewrite(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:

@@ -1,0 +1,42 @@
+"""A linear layer's bias added by the op that reads its output, in that op's own pass:
+what a plan makes of linear(x, W, b) read by GELU alone (plan.rewrite_bias).
+
+The GEMM writes the layer's output, which leaves the cache as it is written; the bias is
+then a pass of its own that reads and writes all of it again. GELU's pass reads it anyway
+and adds the bias there (as SplitHeads does in its copy, kernels/heads.py). The bias's
+gradient is the column sums of the gradient this op hands back, which the linear layer's
+backward would have summed: the same values, and the same ones forward, where the same
+float32 sum x + b is rounded once in either place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina import fused
+from lamina.autograd.function import Function
+from lamina.functions._util import column_sums
+from lamina.plan.kernels.base import Kernel
+
+
+class BiasGELU(Kernel, Function):
+    """gelu(x + b), the erf form, over float32 x (..., N) and b (N,)."""
+
+    def forward(self, x: Any, b: Any) -> Any:
+        rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+        y, d = fused.gelu_bias(rows, b)
+        self.save_for_backward(d if any(self.needs_input_grad) else None)
+        return y.reshape(x.shape)
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        (d,) = self.saved_tensors
+        gx = fused.gelu_backward(d, np.ascontiguousarray(gy).reshape(d.shape))
+        gb = column_sums(gx) if self.needs_input_grad[1] else None
+        return gx.reshape(gy.shape), gb
+
+
+def bias_gradient(g: Any) -> Any:
+    """A bias's gradient from the gradient g (..., N) of the sums it was added to."""
+    return column_sums(np.ascontiguousarray(g).reshape(-1, g.shape[-1]))

@@ -1,0 +1,43 @@
+"""The plan compiler's rewrite of a linear layer's bias (see rewrite.py): added by the op
+that alone reads the layer's output, in that op's own pass (plan/kernels/bias.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lamina.functions.activation_gelu import GELU
+from lamina.functions.connection import Linear
+from lamina.plan.graph import only_reader, wiring
+from lamina.plan.kernels.bias import BiasGELU
+from lamina.plan.kernels.heads import SplitHeads
+from lamina.plan.trace import Node, Trace
+
+
+def bias_into_reader(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
+    """reader(linear(x, W, b)) -> reader(linear(x, W), b), the reader GELU (the erf form:
+    BiasGELU) or SplitHeads, where nothing else reads the linear's output and it is
+    float32: no pass of its own over the output for the bias. The same values and
+    gradients (see plan/kernels/bias.py)."""
+    readers, _ = wiring(nodes)
+    reader = {v: n for n in nodes for v in n.inputs}
+    out, notes = list(nodes), []
+    for lin in nodes:
+        if type(lin.fn) is not Linear or len(lin.inputs) != 3:
+            continue
+        z = lin.outputs[0]
+        use = reader.get(z)
+        if use is None or not only_reader(z, readers, trace) or use.inputs != [z] or \
+                np.dtype(trace.dtypes[z]) != np.float32 or \
+                np.dtype(trace.dtypes[lin.inputs[2]]) != np.float32:
+            continue
+        if type(use.fn) is GELU and use.fn.approximate == "none":
+            fn = BiasGELU()
+        elif type(use.fn) is SplitHeads:
+            fn = SplitHeads(use.fn.parts, use.fn.heads)
+        else:
+            continue
+        out[out.index(lin)] = Node(Linear(), lin.inputs[:2], [z], lin.index)
+        out[out.index(use)] = Node(fn, [z, lin.inputs[2]], use.outputs, use.index)
+        notes.append(f"{use.name}#{use.index}({lin.name}#{lin.index}"
+                     f"(x, W, b)) -> {type(fn).__name__}({lin.name}(x, W), b)")
+    return out, notes
