@@ -106,6 +106,19 @@ def gelu_bias_forward(x, b, y, d):  # type: ignore[no-untyped-def]
             yr[j], dr[j] = _gelu(xr[j] + b[j])
 
 
+@_exact
+def add_bias(x, z, b, out):  # type: ignore[no-untyped-def]
+    """out = x + (z + b) over rows (R, N), b (N,) added to each: a residual sum of a linear
+    layer's output z and its bias (plan/kernels/bias.py). out may be x or z. Exact IEEE
+    operations in that order (no fastmath, which may reassociate the sums): the bits of
+    the linear's output plus x."""
+    rows, n = x.shape
+    for r in range(rows):
+        xr, zr, yr = x[r], z[r], out[r]
+        for j in range(n):
+            yr[j] = xr[j] + (zr[j] + b[j])
+
+
 @_jit
 def heads_bias(x, b, part, out):  # type: ignore[no-untyped-def]
     """out[i, h, t] = x[i, t, part, h] + b[part, h], x (B, T, P, H, D) and b (P, H, D) C-

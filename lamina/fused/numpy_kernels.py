@@ -54,6 +54,11 @@ def gelu_bias_forward(x: Any, b: Any, y: Any, d: Any) -> None:
     gelu_forward((x + b).reshape(-1), y.reshape(-1), d.reshape(-1))
 
 
+def add_bias(x: Any, z: Any, b: Any, out: Any) -> None:
+    """out = x + z + b over rows (R, N) (numba_kernels')."""
+    np.add(x, np.add(z, b), out=out)
+
+
 def heads_bias(x: Any, b: Any, part: int, out: Any) -> None:
     """out[i, h, t] = x[i, t, part, h] + b[part, h] (numba_kernels')."""
     np.add(x[:, :, part].transpose(0, 2, 1, 3), b[part][None, :, None, :], out=out)

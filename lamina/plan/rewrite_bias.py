@@ -7,17 +7,19 @@ import numpy as np
 
 from lamina.functions.activation_gelu import GELU
 from lamina.functions.connection import Linear
+from lamina.functions.math import Add
 from lamina.plan.graph import only_reader, wiring
-from lamina.plan.kernels.bias import BiasGELU
+from lamina.plan.kernels.bias import BiasAdd, BiasGELU
 from lamina.plan.kernels.heads import SplitHeads
 from lamina.plan.trace import Node, Trace
 
 
 def bias_into_reader(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]:
     """reader(linear(x, W, b)) -> reader(linear(x, W), b), the reader GELU (the erf form:
-    BiasGELU) or SplitHeads, where nothing else reads the linear's output and it is
-    float32: no pass of its own over the output for the bias. The same values and
-    gradients (see plan/kernels/bias.py)."""
+    BiasGELU), SplitHeads or a sum with another array of the output's shape (BiasAdd),
+    where nothing else reads the linear's output and it is float32: no pass of its own
+    over the output for the bias. The same values and gradients (see
+    plan/kernels/bias.py)."""
     readers, _ = wiring(nodes)
     reader = {v: n for n in nodes for v in n.inputs}
     out, notes = list(nodes), []
@@ -26,18 +28,23 @@ def bias_into_reader(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
             continue
         z = lin.outputs[0]
         use = reader.get(z)
-        if use is None or not only_reader(z, readers, trace) or use.inputs != [z] or \
+        if use is None or not only_reader(z, readers, trace) or \
                 np.dtype(trace.dtypes[z]) != np.float32 or \
                 np.dtype(trace.dtypes[lin.inputs[2]]) != np.float32:
             continue
-        if type(use.fn) is GELU and use.fn.approximate == "none":
-            fn = BiasGELU()
-        elif type(use.fn) is SplitHeads:
-            fn = SplitHeads(use.fn.parts, use.fn.heads)
+        other = [v for v in use.inputs if v != z]
+        if type(use.fn) is GELU and use.fn.approximate == "none" and not other:
+            fn, inputs = BiasGELU(), [z, lin.inputs[2]]
+        elif type(use.fn) is SplitHeads and not other:
+            fn, inputs = SplitHeads(use.fn.parts, use.fn.heads), [z, lin.inputs[2]]
+        elif type(use.fn) is Add and len(other) == 1 and \
+                trace.shapes[other[0]] == trace.shapes[z] and \
+                np.dtype(trace.dtypes[other[0]]) == np.float32:
+            fn, inputs = BiasAdd(), [other[0], z, lin.inputs[2]]
         else:
             continue
         out[out.index(lin)] = Node(Linear(), lin.inputs[:2], [z], lin.index)
-        out[out.index(use)] = Node(fn, [z, lin.inputs[2]], use.outputs, use.index)
+        out[out.index(use)] = Node(fn, inputs, use.outputs, use.index)
         notes.append(f"{use.name}#{use.index}({lin.name}#{lin.index}"
                      f"(x, W, b)) -> {type(fn).__name__}({lin.name}(x, W), b)")
     return out, notes

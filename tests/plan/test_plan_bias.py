@@ -1,6 +1,7 @@
 """A linear layer's bias added by the op that alone reads its output (plan.rewrite_bias):
-BiasGELU and SplitHeads with a bias against the linear's bias and the op apart, the
-eager step of an MLP block and of nanoGPT's attention, and where it must not apply."""
+BiasGELU, BiasAdd and SplitHeads with a bias against the linear's bias and the op apart,
+the eager step of an MLP block, a residual block and nanoGPT's attention, and where it
+must not apply."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import lamina.nn as nn
 import lamina.nn.functional as F
 from lamina.functions.activation_gelu import GELU
 from lamina.plan import compile
-from lamina.plan.kernels.bias import BiasGELU
+from lamina.plan.kernels.bias import BiasAdd, BiasGELU
 from lamina.plan.kernels.heads import SplitHeads
 
 
@@ -66,6 +67,17 @@ def test_bias_gelu_gives_gelu_of_the_sum_and_its_gradients_match_float64(backend
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bias_add_gives_the_residual_sum_bit_for_bit_and_its_gradients(dtype, backend):
+    rng = np.random.default_rng(4)
+    x, z, b = (rng.standard_normal(s).astype(dtype) for s in ((3, 5, 7), (3, 5, 7), (7,)))
+    op = BiasAdd()
+    op.needs_input_grad = (False, False, False)
+    np.testing.assert_array_equal(op.forward(x, z, b), x + (z + b))
+    ts = [lm.tensor(a.astype(np.float64), requires_grad=True) for a in (x, z, b)]
+    assert lm.gradcheck(lambda *a: BiasAdd().apply(*a), ts)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_split_heads_with_a_bias_splits_the_sum_and_its_gradients_match_central_differences(
         dtype, backend):
     rng = np.random.default_rng(2)
@@ -99,6 +111,31 @@ def test_a_plan_adds_attentions_projection_bias_in_the_heads_split():
     planned, eager = eager_and_planned(model, language_loss, x, y, step=plan)
     assert planned[0] == pytest.approx(eager[0], rel=1e-6)
     close(planned[1]["1.c_attn.bias"], eager[1]["1.c_attn.bias"])
+
+
+class _Residual(nn.Module):
+    """x + fc2(gelu(fc(norm(x)))): a transformer's MLP block."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm, self.fc, self.fc2 = nn.LayerNorm(8), nn.Linear(8, 32), nn.Linear(32, 8)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x):
+        return self.head(x + self.fc2(F.gelu(self.fc(self.norm(x)))))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_plan_adds_the_bias_in_a_residual_sum_and_tracks_the_eager_step(threads):
+    lm.manual_seed(0)
+    model, (x, y) = _Residual(), _data()
+    plan = compile(model, F.cross_entropy, (x, y), threads=threads)
+    notes = plan.describe()
+    assert "-> BiasAdd(Linear(x, W), b)" in notes and "-> BiasGELU(Linear(x, W), b)" in notes
+    planned, eager = eager_and_planned(model, F.cross_entropy, x, y, step=plan)
+    assert planned[0] == pytest.approx(eager[0], rel=1e-6)
+    for name, g in eager[1].items():
+        close(planned[1][name], g)
 
 
 class _ReadTwice(nn.Module):
