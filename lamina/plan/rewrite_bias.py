@@ -22,13 +22,13 @@ def bias_into_reader(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
     plan/kernels/bias.py)."""
     readers, _ = wiring(nodes)
     reader = {v: n for n in nodes for v in n.inputs}
-    out, notes = list(nodes), []
+    out, notes, taken = list(nodes), [], set()  # readers given a bias already
     for lin in nodes:
         if type(lin.fn) is not Linear or len(lin.inputs) != 3:
             continue
         z = lin.outputs[0]
         use = reader.get(z)
-        if use is None or not only_reader(z, readers, trace) or \
+        if use is None or id(use) in taken or not only_reader(z, readers, trace) or \
                 np.dtype(trace.dtypes[z]) != np.float32 or \
                 np.dtype(trace.dtypes[lin.inputs[2]]) != np.float32:
             continue
@@ -45,6 +45,7 @@ def bias_into_reader(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
             continue
         out[out.index(lin)] = Node(Linear(), lin.inputs[:2], [z], lin.index)
         out[out.index(use)] = Node(fn, inputs, use.outputs, use.index)
+        taken.add(id(use))  # a sum of two linears' outputs takes one bias (LSTMCell's)
         notes.append(f"{use.name}#{use.index}({lin.name}#{lin.index}"
                      f"(x, W, b)) -> {type(fn).__name__}({lin.name}(x, W), b)")
     return out, notes

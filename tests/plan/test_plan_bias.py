@@ -138,6 +138,28 @@ def test_a_plan_adds_the_bias_in_a_residual_sum_and_tracks_the_eager_step(thread
         close(planned[1][name], g)
 
 
+class _TwoLinears(nn.Module):
+    """a(x) + b(x): the sum an RNN cell makes of its input's and its state's products."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.head = nn.Linear(8, 16), nn.Linear(8, 16), nn.Linear(16, 5)
+
+    def forward(self, x):
+        return self.head(self.a(x) + self.b(x))
+
+
+def test_a_sum_of_two_linears_takes_one_of_their_biases():
+    lm.manual_seed(0)
+    model, (x, y) = _TwoLinears(), _data()
+    plan = compile(model, F.cross_entropy, (x, y))
+    assert [n.name for n in plan.last.forward].count("BiasAdd") == 1
+    planned, eager = eager_and_planned(model, F.cross_entropy, x, y, step=plan)
+    assert planned[0] == pytest.approx(eager[0], rel=1e-6)
+    for name, g in eager[1].items():
+        close(planned[1][name], g)
+
+
 class _ReadTwice(nn.Module):
     def __init__(self):
         super().__init__()
