@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from plan_cases import (
     GPTAttention,
+    assert_plan_tracks_eager,
     close,
     eager_and_planned,
     language_loss,
@@ -97,10 +98,7 @@ def test_a_plan_adds_the_bias_in_gelu_and_tracks_the_eager_step(threads):
     assert "GELU#1(Linear#0(x, W, b)) -> BiasGELU(Linear(x, W), b)" in plan.describe()
     program = plan.last if threads == 1 else plan.runner.programs[0]
     assert [n.name for n in program.forward][:2] == ["Linear", "BiasGELU"]
-    planned, eager = eager_and_planned(model, F.cross_entropy, x, y, step=plan)
-    assert planned[0] == pytest.approx(eager[0], rel=1e-6)
-    for name, g in eager[1].items():
-        close(planned[1][name], g)
+    assert_plan_tracks_eager(model, plan, x, y)
 
 
 def test_a_plan_adds_attentions_projection_bias_in_the_heads_split():
@@ -132,10 +130,7 @@ def test_a_plan_adds_the_bias_in_a_residual_sum_and_tracks_the_eager_step(thread
     plan = compile(model, F.cross_entropy, (x, y), threads=threads)
     notes = plan.describe()
     assert "-> BiasAdd(Linear(x, W), b)" in notes and "-> BiasGELU(Linear(x, W), b)" in notes
-    planned, eager = eager_and_planned(model, F.cross_entropy, x, y, step=plan)
-    assert planned[0] == pytest.approx(eager[0], rel=1e-6)
-    for name, g in eager[1].items():
-        close(planned[1][name], g)
+    assert_plan_tracks_eager(model, plan, x, y)
 
 
 class _TwoLinears(nn.Module):
@@ -154,10 +149,7 @@ def test_a_sum_of_two_linears_takes_one_of_their_biases():
     model, (x, y) = _TwoLinears(), _data()
     plan = compile(model, F.cross_entropy, (x, y))
     assert [n.name for n in plan.last.forward].count("BiasAdd") == 1
-    planned, eager = eager_and_planned(model, F.cross_entropy, x, y, step=plan)
-    assert planned[0] == pytest.approx(eager[0], rel=1e-6)
-    for name, g in eager[1].items():
-        close(planned[1][name], g)
+    assert_plan_tracks_eager(model, plan, x, y)
 
 
 class _ReadTwice(nn.Module):
@@ -182,5 +174,4 @@ def test_where_it_does_not_apply_the_ops_stay(case):
     x, y = _data(np.float64 if case == "float64" else np.float32)
     plan = compile(model, F.cross_entropy, (x, y))
     assert "BiasGELU" not in plan.describe()
-    planned, eager = eager_and_planned(model, F.cross_entropy, x, y, step=plan)
-    assert planned[0] == pytest.approx(eager[0], rel=1e-6)
+    assert_plan_tracks_eager(model, plan, x, y)
