@@ -55,7 +55,7 @@ def gelu_bias_forward(x: Any, b: Any, y: Any, d: Any) -> None:
 
 
 def add_bias(x: Any, z: Any, b: Any, out: Any) -> None:
-    """out = x + z + b over rows (R, N) (numba_kernels')."""
+    """out = x + (z + b) over rows (R, N) (numba_kernels')."""
     np.add(x, np.add(z, b), out=out)
 
 

@@ -5,10 +5,9 @@ what a plan makes of linear(x, W, b) read by GELU alone, or by a residual sum al
 The GEMM writes the layer's output, which leaves the cache as it is written; the bias is
 then a pass of its own that reads and writes all of it again. GELU's pass and the sum's
 read it anyway and add the bias there (as SplitHeads does in its copy, kernels/heads.py).
-The bias's
-gradient is the column sums of the gradient this op hands back, which the linear layer's
-backward would have summed: the same values, and the same ones forward, where the same
-float32 sum x + b is rounded once in either place.
+The bias's gradient is the column sums of the gradient this op hands back, which the
+linear layer's backward would have summed: the same values, and the same ones forward,
+where the same float32 sum of the product and the bias is rounded once in either place.
 """
 
 from __future__ import annotations
