@@ -17,6 +17,11 @@ def wiring(nodes: list[Node]) -> tuple[dict[int, int], dict[int, Node]]:
     return readers, {v: n for n in nodes for v in n.outputs}
 
 
+def a_reader(nodes: list[Node]) -> dict[int, Node]:
+    """A node reading each value: the one, where only_reader holds."""
+    return {v: n for n in nodes for v in n.inputs}
+
+
 def only_reader(v: int, readers: dict[int, int], trace: Trace) -> bool:
     """Whether one node alone reads value v, and the plan does not return it."""
     return readers[v] == 1 and v not in trace.outputs

@@ -6,7 +6,7 @@ from __future__ import annotations
 from lamina.functions.array import Reshape, Split, Transpose
 from lamina.functions.attention import AttentionSoftmax
 from lamina.functions.product import MatMul
-from lamina.plan.graph import only_reader, transpose_axes, wiring
+from lamina.plan.graph import a_reader, only_reader, transpose_axes, wiring
 from lamina.plan.kernels.causal import CausalAttention, blocks_for
 from lamina.plan.kernels.heads import SplitHeads
 from lamina.plan.trace import Node, Trace
@@ -18,7 +18,7 @@ def split_heads(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str]]
     keys and values, contiguous, with one copy each way instead of strided views and two
     copies in backward (see plan/kernels/heads.py). The same values, copied."""
     readers, maker = wiring(nodes)
-    reader = {v: n for n in nodes for v in n.inputs}  # a reader; the one where only_reader
+    reader = a_reader(nodes)
     out, notes = list(nodes), []
     for cut in nodes:
         shape = trace.shapes[cut.inputs[0]] if type(cut.fn) is Split else ()
@@ -56,7 +56,7 @@ def causal_blocks(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[str
     each: the products by blocks of queries, none above the diagonal (see
     plan/kernels/causal.py). The same values and gradients, to float rounding."""
     readers, maker = wiring(nodes)
-    reader = {v: n for n in nodes for v in n.inputs}
+    reader = a_reader(nodes)
     out, notes = list(nodes), []
     for soft in nodes:
         if type(soft.fn) is not AttentionSoftmax or not soft.fn.causal:

@@ -8,7 +8,7 @@ import numpy as np
 from lamina.functions.activation_gelu import GELU
 from lamina.functions.connection import Linear
 from lamina.functions.math import Add
-from lamina.plan.graph import only_reader, wiring
+from lamina.plan.graph import a_reader, only_reader, wiring
 from lamina.plan.kernels.bias import BiasAdd, BiasGELU
 from lamina.plan.kernels.heads import SplitHeads
 from lamina.plan.trace import Node, Trace
@@ -21,7 +21,7 @@ def bias_into_reader(nodes: list[Node], trace: Trace) -> tuple[list[Node], list[
     over the output for the bias. The same values and gradients (see
     plan/kernels/bias.py)."""
     readers, _ = wiring(nodes)
-    reader = {v: n for n in nodes for v in n.inputs}
+    reader = a_reader(nodes)
     out, notes, taken = list(nodes), [], set()  # readers given a bias already
     for lin in nodes:
         if type(lin.fn) is not Linear or len(lin.inputs) != 3:

@@ -34,7 +34,7 @@ class BiasGELU(Kernel, Function):
     def backward(self, gy: Any) -> tuple[Any, Any]:
         (d,) = self.saved_tensors
         gx = fused.gelu_backward(d, np.ascontiguousarray(gy).reshape(d.shape))
-        gb = column_sums(gx) if self.needs_input_grad[1] else None
+        gb = bias_gradient(gx) if self.needs_input_grad[1] else None
         return gx.reshape(gy.shape), gb
 
 
