@@ -110,6 +110,24 @@ def _pin_blas() -> None:
         library.set_num_threads(1)
 
 
+def all_blas_threads(product: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """product(*args, **kwargs) on all of OpenBLAS's threads where lamina pinned it to one
+    (_pin_blas) and this thread runs no share of a split: a large product (one MKL does
+    not run: LAMINA_BLAS=numpy, or a CPU not Intel's) on one core of two ran at half
+    speed, and a GPT's eager step at 0.6x. The pin stays for the small products, whose
+    threads' wake-ups beside OpenMP's pool stalled the batch-1 steps."""
+    if not _pinned or in_task() or blas_held():
+        return product(*args, **kwargs)
+    libraries = _controller().select(internal_api="openblas").lib_controllers
+    for library in libraries:
+        library.set_num_threads(get_num_threads())
+    try:
+        return product(*args, **kwargs)
+    finally:
+        for library in libraries:
+            library.set_num_threads(1)
+
+
 def idle_threads_quiet() -> bool:
     """Whether OpenBLAS's and OpenMP's idle threads were told to sleep soon (by
     lamina.runtime.tune_process or the user's environment). Two pools whose idle threads

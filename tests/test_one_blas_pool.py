@@ -101,3 +101,43 @@ def test_the_threaded_recurrence_also_takes_openblas_to_one_thread():
     if parts != 2:
         pytest.skip("numba's thread pool is not OpenMP here")
     assert after == [1]
+
+
+PINNED = ("import lamina.fused as f\n"
+          "lm.runtime.tune_process(); lm.set_num_threads(2)\n"
+          "lstm = lm.nn.LSTM(8, 16); lstm.eval()\n"
+          "with lm.no_grad(): lstm(lm.tensor(np.ones((5, 1, 8), np.float32)))\n"
+          "from lamina import parallel\n"
+          "from lamina.fused import mkl_blas\n"
+          "product = np.matmul\n"
+          "seen = []\n"
+          "def spy(*args, **kwargs):\n"  # the product itself still runs, as NumPy's
+          "    seen.append(openblas()[0])\n"
+          "    return product(*args, **kwargs)\n"
+          "np.matmul = spy\n")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba is not installed")
+def test_a_large_product_mkl_does_not_run_takes_all_of_openblas_threads_back():
+    """Pinned beside OpenMP's pool with no MKL to run the products there, OpenBLAS runs a
+    large product on every thread (one core of two ran it at half speed), a small one on
+    one, and is pinned again after; inside a split's share (a single-threaded block) the
+    large one stays on one thread."""
+    parts, seen, after, held, a_large = _run(
+        PINNED
+        + "big = np.ones((256, 256), np.float32); small = np.ones((8, 8), np.float32)\n"
+        "out = mkl_blas.matmul(big, big); mkl_blas.matmul(small, small)\n"
+        "after = openblas()[0]\n"
+        "with parallel.blas_single_threaded(): mkl_blas.matmul(big, big)\n"
+        "print(json.dumps([f.threaded_parts(), seen, after, openblas()[0],"
+        " float(out[0, 0])]))", LAMINA_BLAS="numpy")
+    if parts != 2:
+        pytest.skip("numba's thread pool is not OpenMP here")
+    assert seen == [2, 1, 1] and after == 1 and held == 1
+    assert a_large == 256.0
+
+
+def test_all_blas_threads_changes_nothing_in_an_untuned_process():
+    inside, after = _run("from lamina import parallel\n"
+                         "print(json.dumps([parallel.all_blas_threads(openblas), openblas()]))")
+    assert inside == after == [2]

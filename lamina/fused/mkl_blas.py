@@ -136,8 +136,10 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
     where it runs and the operands suit it (one float dtype, equal stacks, a unit stride
     in each matrix, work of at least MIN_WORK), else np.matmul."""
     shape = _product_shape(a, b)
-    if shape is None or backend() != "mkl":
+    if shape is None:
         return np.matmul(a, b, out=out)
+    if backend() != "mkl":
+        return parallel.all_blas_threads(np.matmul, a, b, out=out)
     if out is None:
         out = np.empty(shape, a.dtype)
     elif (out.shape != shape or out.dtype != a.dtype or np.may_share_memory(out, a)
