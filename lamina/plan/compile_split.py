@@ -18,7 +18,7 @@ from lamina.plan.program import Program
 from lamina.plan.split import Split, blas_single_threaded, loss_weights, slices, splittable_ops
 from lamina.plan.trace import TraceError
 from lamina.plan.tune import copy_variants, pick, split_over_whole, timed_step, tune_variants
-from lamina.plan.verify import check_against_eager, eager_outcome, preserved
+from lamina.plan.verify import check_against_eager, eager_outcome, other_draws, preserved
 
 if TYPE_CHECKING:
     from lamina.plan.plan import Plan
@@ -38,10 +38,18 @@ def compile_split(plan: Plan, arrays: list[Any], n: int) -> Program | Split:
                          f"{[np.shape(a) for a in arrays]}")
     edges = bounds(n, plan.threads)
     parts = slices(arrays, edges)
-    programs = [plan._compile_one(parts[0], tune=False)]
-    for part in parts[1:]:  # compared with the first slice's program where they agree
+    # The second slice, of other values and other draws, is what the first's trace is
+    # checked against, not a trace of perturbed values: one trace of the step fewer.
+    first = plan._trace(parts[0])
+    second = None
+    if _other_values(parts[0], parts[1]):
+        with other_draws():
+            second = plan._trace(parts[1])
+    programs = [plan._compile_one(parts[0], tune=False, first=first, other=second)]
+    for i, part in enumerate(parts[1:], 1):  # compared with the first slice's program
         like = programs[0] if _shapes(part) == _shapes(parts[0]) else None
-        programs.append(plan._compile_one(part, tune=False, like=like))
+        programs.append(plan._compile_one(part, tune=False, like=like,
+                                          first=second if i == 1 else None))
     readings = splittable_ops(programs, [hi - lo for lo, hi in edges])  # or refuses
     want = eager_outcome(plan, arrays) if plan.verify else None
     whole = None
@@ -108,3 +116,11 @@ def step_seconds(plan: Plan, runner: Program | Split, arrays: list[Any], settle:
 
 def _shapes(arrays: Sequence[Any]) -> list[tuple[int, ...]]:
     return [np.shape(a) for a in arrays]
+
+
+def _other_values(one: Sequence[Any], other: Sequence[Any]) -> bool:
+    """Whether two slices have the same shapes and dtypes and differ in some array's
+    values (a batch of repeated rows does not: its slices are checked as one is alone)."""
+    return (_shapes(one) == _shapes(other)
+            and all(np.asarray(a).dtype == np.asarray(b).dtype for a, b in zip(one, other))
+            and not all(np.array_equal(a, b) for a, b in zip(one, other)))

@@ -244,13 +244,15 @@ class Plan:
         return compile_split(self, arrays, n)
 
     def _compile_one(self, arrays: list[Any], tune: bool | None = None,
-                     like: Program | None = None) -> Program:
-        """Trace the step on `arrays` and check the trace against a second, of other
-        values (see verify.perturbed), or against `like`'s: the program of another slice
-        of the same batch, whose values differ as much, already checked so (and whose
-        analysis the new program reuses where it applies: see Program)."""
-        first = self._trace(arrays)
-        other = like.trace if like is not None else None
+                     like: Program | None = None, first: Trace | None = None,
+                     other: Trace | None = None) -> Program:
+        """Trace the step on `arrays` (or take `first`, that trace) and check the trace
+        against a second, of other values (see verify.perturbed), or against `other`'s or
+        `like`'s: another slice of the same batch, whose values differ as much (`like`
+        its program, whose analysis the new program reuses where it applies: see
+        Program)."""
+        first = first if first is not None else self._trace(arrays)
+        other = like.trace if like is not None else other
         if other is None:
             with other_draws():
                 other = self._trace([perturbed(a) for a in arrays])

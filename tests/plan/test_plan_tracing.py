@@ -77,6 +77,24 @@ def test_a_tensor_made_from_raw_data_or_at_random_is_refused_not_frozen(make) ->
         compile(Custom(lambda self, x: self.fc(x * make(x))), F.cross_entropy, batch())
 
 
+@pytest.mark.parametrize("repeated", [False, True])
+@pytest.mark.parametrize("make", [
+    lambda x: lm.tensor((x.array > 0).astype(np.float32)),
+    lambda x: lm.randn_like(x),
+])
+def test_a_split_checks_each_slice_against_other_values(make, repeated) -> None:
+    """A split's first slice is checked against its second, whose values differ; where
+    they do not (a batch of one row repeated), against perturbed values of its own."""
+    x, y = batch()
+    if repeated:
+        x, y = lm.tensor(np.repeat(x.array[:1], 6, axis=0)), lm.tensor(np.repeat(y.array[:1], 6))
+    with pytest.raises(TraceError, match=r"op 0 \(Mul\) reads a tensor of shape \(3, 4\) made "
+                                         r"during the call that differs from one batch to "
+                                         r"another"):
+        compile(Custom(lambda self, x: self.fc(x * make(x))), F.cross_entropy, (x, y),
+                threads=2)
+
+
 def test_ops_that_draw_draw_anew_at_every_planned_step() -> None:
     model = Custom(lambda self, x: F.gumbel_softmax(F.rrelu(self.fc(x), training=True)))
     x, y = batch()
