@@ -138,7 +138,8 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
     shape = _product_shape(a, b)
     if shape is None:
         return np.matmul(a, b, out=out)
-    if backend() != "mkl":
+    if backend() != "mkl":  # NumPy's own output follows the operands' strides
+        out = np.empty(shape, a.dtype) if out is None else out
         return parallel.all_blas_threads(np.matmul, a, b, out=out)
     if out is None:
         out = np.empty(shape, a.dtype)
