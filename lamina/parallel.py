@@ -118,13 +118,15 @@ def all_blas_threads(product: Callable[..., Any], *args: Any, **kwargs: Any) -> 
     threads' wake-ups beside OpenMP's pool stalled the batch-1 steps."""
     if not _pinned or in_task() or blas_held():
         return product(*args, **kwargs)
-    libraries = _controller().select(internal_api="openblas").lib_controllers
-    for library in libraries:
+    # Only a library at lamina's pin: a count the user set since stands.
+    pinned = [library for library in _controller().select(internal_api="openblas")
+              .lib_controllers if library.get_num_threads() == 1]
+    for library in pinned:
         library.set_num_threads(get_num_threads())
     try:
         return product(*args, **kwargs)
     finally:
-        for library in libraries:
+        for library in pinned:
             library.set_num_threads(1)
 
 

@@ -137,6 +137,18 @@ def test_a_large_product_mkl_does_not_run_takes_all_of_openblas_threads_back():
     assert a_large == 256.0
 
 
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba is not installed")
+def test_a_count_the_user_sets_after_the_pin_stands_through_a_large_product():
+    parts, seen, after = _run(
+        PINNED + "from threadpoolctl import threadpool_limits\n"
+        "threadpool_limits(3, user_api='blas')\n"
+        "big = np.ones((256, 256), np.float32); mkl_blas.matmul(big, big)\n"
+        "print(json.dumps([f.threaded_parts(), seen, openblas()[0]]))", LAMINA_BLAS="numpy")
+    if parts != 2:
+        pytest.skip("numba's thread pool is not OpenMP here")
+    assert seen == [3] and after == 3
+
+
 def test_all_blas_threads_changes_nothing_in_an_untuned_process():
     inside, after = _run("from lamina import parallel\n"
                          "print(json.dumps([parallel.all_blas_threads(openblas), openblas()]))")
