@@ -112,9 +112,10 @@ def _pin_blas() -> None:
 
 def all_blas_threads(product: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """product(*args, **kwargs) on all of OpenBLAS's threads where lamina pinned it to one
-    (_pin_blas) and this thread runs no share of a split: a large product (one MKL does
-    not run: LAMINA_BLAS=numpy, or a CPU not Intel's) on one core of two ran at half
-    speed, and a GPT's eager step at 0.6x. The pin stays for the small products, whose
+    (_pin_blas) and this thread runs no share of a split. The pin was made for MKL running
+    the large products on OpenMP's pool; where MKL does not run them (LAMINA_BLAS=numpy,
+    a CPU not Intel's), a large product held to one thread leaves the other cores idle
+    through the longest ops of a step. The pin stays for the small products, whose
     threads' wake-ups beside OpenMP's pool stalled the batch-1 steps."""
     if not _pinned or in_task() or blas_held():
         return product(*args, **kwargs)
