@@ -50,7 +50,9 @@ _blas: Any = None  # threadpoolctl's controller, made at first use; False withou
 _held = 0  # open blas_single_threaded blocks, on any thread
 _one_blas_pool = False  # tune_process asked: OpenBLAS on one thread beside OpenMP's pool
 _openmp_on = False  # lamina has run work on GNU OpenMP's pool in this process
-_pinned = False  # OpenBLAS was set to one thread for it (once)
+# OpenBLAS's libraries lamina set to one thread for it (once; None before): a large
+# product takes their threads back for its call (all_blas_threads).
+_pinned: list[Any] | None = None
 _held_lock = threading.Lock()  # a split's slices open and close blocks at once
 # Elements a piece must have. A handoff to the pool and back costs about 0.1 ms on a
 # virtual machine (a sleeping thread's wake-up), which a piece must save: a memory-bound
@@ -103,10 +105,11 @@ def _pin_blas() -> None:
     blas_single_threaded block, whose end restores the count from before it: the last
     open block's end calls this again."""
     global _pinned
-    if _pinned or not (_one_blas_pool and _openmp_on) or blas_held() or not blas_limitable():
+    if (_pinned is not None or not (_one_blas_pool and _openmp_on) or blas_held()
+            or not blas_limitable()):
         return
-    _pinned = True
-    for library in _controller().select(internal_api="openblas").lib_controllers:
+    _pinned = list(_controller().select(internal_api="openblas").lib_controllers)
+    for library in _pinned:
         library.set_num_threads(1)
 
 
@@ -117,11 +120,10 @@ def all_blas_threads(product: Callable[..., Any], *args: Any, **kwargs: Any) -> 
     a CPU not Intel's), a large product held to one thread leaves the other cores idle
     through the longest ops of a step. The pin stays for the small products, whose
     threads' wake-ups beside OpenMP's pool stalled the batch-1 steps."""
-    if not _pinned or in_task() or blas_held():
+    if _pinned is None or in_task() or blas_held():
         return product(*args, **kwargs)
     # Only a library at lamina's pin: a count the user set since stands.
-    pinned = [library for library in _controller().select(internal_api="openblas")
-              .lib_controllers if library.get_num_threads() == 1]
+    pinned = [library for library in _pinned if library.get_num_threads() == 1]
     for library in pinned:
         library.set_num_threads(get_num_threads())
     try:
@@ -293,7 +295,7 @@ def blas_single_threaded() -> Iterator[None]:
     finally:
         with _held_lock:
             _held -= 1
-        if not _pinned:  # OpenMP's pool started inside the block
+        if _pinned is None:  # OpenMP's pool started inside the block
             _pin_blas()
 
 

@@ -138,13 +138,13 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
     shape = _product_shape(a, b)
     if shape is None:
         return np.matmul(a, b, out=out)
-    if backend() != "mkl":  # NumPy's own output follows the operands' strides
-        out = np.empty(shape, a.dtype) if out is None else out
-        return parallel.all_blas_threads(np.matmul, a, b, out=out)
-    if out is None:
+    given = out is not None
+    if not given:  # C-ordered on NumPy's path too: its own output follows the operands'
         out = np.empty(shape, a.dtype)
-    elif (out.shape != shape or out.dtype != a.dtype or np.may_share_memory(out, a)
-          or np.may_share_memory(out, b)):
+    if backend() != "mkl":
+        return parallel.all_blas_threads(np.matmul, a, b, out=out)
+    if given and (out.shape != shape or out.dtype != a.dtype or np.may_share_memory(out, a)
+                  or np.may_share_memory(out, b)):
         return np.matmul(a, b, out=out)
     (m, k), n = a.shape[-2:], shape[-1]
     la, lb, lc = _layout(a), _layout(b), _layout(out)

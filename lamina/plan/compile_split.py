@@ -119,8 +119,8 @@ def _shapes(arrays: Sequence[Any]) -> list[tuple[int, ...]]:
 
 
 def _other_values(one: Sequence[Any], other: Sequence[Any]) -> bool:
-    """Whether two slices have the same shapes and dtypes and differ in some array's
-    values (a batch of repeated rows does not: its slices are checked as one is alone)."""
+    """Whether two slices of a batch (one dtype per array) have the same shapes and
+    differ in some array's values (a batch of repeated rows does not: its slices are
+    checked as one is alone)."""
     return (_shapes(one) == _shapes(other)
-            and all(np.asarray(a).dtype == np.asarray(b).dtype for a, b in zip(one, other))
             and not all(np.array_equal(a, b) for a, b in zip(one, other)))
