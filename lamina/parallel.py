@@ -30,12 +30,19 @@ BLAS_THREAD_TIMEOUT = "20"
 
 # GNU OpenMP's threads (numba's threaded kernels, lamina/fused/numba_threaded.py, and MKL's
 # products, lamina/fused/mkl_blas.py) spin about as long as OpenBLAS's after each parallel
-# region by default. 30000 spins cover the gaps between a batch-1 GPT's products, where
-# layer norms and softmaxes run in between: at 3000 the pool fell asleep in them and every
-# product paid its wake-up. It still frees the cores soon after the last product of a
-# stretch (benchmarks/RESULTS.md, session 53). Above OMP_SPIN_MAX, lamina's threaded
-# kernels stand aside (idle_threads_quiet).
+# region by default. Where MKL runs the products on that pool, 30000 spins cover the gaps
+# between a batch-1 GPT's products, where layer norms and softmaxes run in between: at
+# 3000 the pool fell asleep in them and every product paid its wake-up. It still frees the
+# cores soon after the last product of a stretch (benchmarks/RESULTS.md, session 53).
 OMP_SPIN = "30000"
+# Where OpenBLAS runs the large products on threads of its own (mkl_blas.would_run is
+# False), the OpenMP thread still spinning after a layer norm's or a bias's shares holds
+# one of the cores the next product's threads need, and each product of a batch-1 GPT ran
+# slower by as much. 1000 spins still cover a threaded LSTM's gap from one step's region
+# to the next, where a sleeping pool (0 spins) made every step pay a wake-up
+# (benchmarks/RESULTS.md, session 60).
+OMP_SPIN_BESIDE_OPENBLAS = "1000"
+# Above this, lamina's threaded kernels stand aside (idle_threads_quiet).
 OMP_SPIN_MAX = 30000
 _threads: int | None = None
 _pool: ThreadPoolExecutor | None = None
@@ -70,13 +77,13 @@ def quiet_idle_blas_threads() -> bool:
     return True
 
 
-def quiet_idle_omp_threads() -> bool:
-    """Set GOMP_SPINCOUNT unless it is set. libgomp reads it once, when it loads (numba's
-    thread pool loads it at its first parallel kernel), so this acts only before then;
-    returns whether it did, or had."""
+def quiet_idle_omp_threads(spin: str = OMP_SPIN) -> bool:
+    """Set GOMP_SPINCOUNT to `spin` unless it is set. libgomp reads it once, when it loads
+    (numba's thread pool loads it at its first parallel kernel), so this acts only before
+    then; returns whether it did, or had."""
     if "GOMP_SPINCOUNT" in os.environ or "numba.np.ufunc.omppool" in sys.modules:
-        return os.environ.get("GOMP_SPINCOUNT") == OMP_SPIN
-    os.environ["GOMP_SPINCOUNT"] = OMP_SPIN
+        return os.environ.get("GOMP_SPINCOUNT") == spin
+    os.environ["GOMP_SPINCOUNT"] = spin
     return True
 
 

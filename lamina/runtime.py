@@ -11,8 +11,10 @@ their own:
   command does (it starts itself again with the variable set), a script can export
   `OPENBLAS_THREAD_TIMEOUT=20`;
 - OpenMP's idle threads (the pool of numba's threaded kernels and MKL's products) likewise
-  spin only briefly, `GOMP_SPINCOUNT=30000`, read when that pool starts. Only with both set
-  do the threaded kernels run (lamina.fused.threaded_parts);
+  spin only briefly, read when that pool starts: `GOMP_SPINCOUNT=30000` where MKL runs
+  the products on that pool, 1000 where OpenBLAS runs them on threads of its own
+  (omp_spin). Only with both set do the threaded kernels run
+  (lamina.fused.threaded_parts);
 - once lamina runs work on OpenMP's pool (MKL's products, the threaded recurrences),
   NumPy's OpenBLAS runs on one thread (by threadpoolctl, where installed): two pools
   whose threads spin on the same cores stall each other's barriers.
@@ -31,6 +33,7 @@ from __future__ import annotations
 import os
 
 from lamina import allocator, parallel
+from lamina.fused import mkl_blas
 
 SWITCH = "LAMINA_TUNE_PROCESS"
 _done: dict[str, bool] | None = None
@@ -50,7 +53,7 @@ def tune_process() -> dict[str, bool]:
                     "one_blas_pool": False}
         _done = {"malloc": allocator.keep_freed_memory(),
                  "blas_threads": parallel.quiet_idle_blas_threads(),
-                 "omp_threads": parallel.quiet_idle_omp_threads(),
+                 "omp_threads": parallel.quiet_idle_omp_threads(omp_spin()),
                  "one_blas_pool": parallel.blas_beside_openmp()}
     return dict(_done)
 
@@ -61,5 +64,12 @@ def blas_env() -> dict[str, str]:
     if not enabled():
         return {}
     wanted = {"OPENBLAS_THREAD_TIMEOUT": parallel.BLAS_THREAD_TIMEOUT,
-              "GOMP_SPINCOUNT": parallel.OMP_SPIN}
+              "GOMP_SPINCOUNT": omp_spin()}
     return {k: v for k, v in wanted.items() if k not in os.environ}
+
+
+def omp_spin() -> str:
+    """GOMP_SPINCOUNT for this process: long where MKL's products share OpenMP's pool with
+    lamina's threaded kernels, short where OpenBLAS's threads run them (lamina/parallel.py
+    says why)."""
+    return parallel.OMP_SPIN if mkl_blas.would_run() else parallel.OMP_SPIN_BESIDE_OPENBLAS

@@ -153,3 +153,34 @@ def test_all_blas_threads_changes_nothing_in_an_untuned_process():
     inside, after = _run("from lamina import parallel\n"
                          "print(json.dumps([parallel.all_blas_threads(openblas), openblas()]))")
     assert inside == after == [2]
+
+
+def _tuned_spin(**env: str) -> list:
+    """In a fresh process with no GOMP_SPINCOUNT of its own: what mkl_blas.would_run
+    says, the spin tune_process sets, and the backend the first product then runs on."""
+    code = ("import json, os, numpy as np, lamina as lm\n"
+            "from lamina.fused import mkl_blas\n"
+            "would = mkl_blas.would_run(); lm.runtime.tune_process()\n"
+            "a = np.ones((300, 300), np.float32); mkl_blas.matmul(a, a)\n"
+            "print(json.dumps([would, os.environ['GOMP_SPINCOUNT'], mkl_blas.backend()]))")
+    base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "LAMINA_BLAS")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env={**base, **env})
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_openmp_spins_briefly_where_openblas_runs_the_products():
+    """LAMINA_BLAS=numpy on any machine: OpenBLAS's threads run the large products, and
+    OpenMP's idle threads must not hold their cores (lamina/parallel.py)."""
+    assert _tuned_spin(LAMINA_BLAS="numpy") == [False, parallel.OMP_SPIN_BESIDE_OPENBLAS,
+                                                "numpy"]
+
+
+def test_the_spin_follows_the_backend_the_products_run_on():
+    """would_run, which loads nothing, foretells the backend; MKL's products share
+    OpenMP's pool and keep its long spin."""
+    would, spin, backend = _tuned_spin()
+    assert would == (backend == "mkl")
+    assert spin == (parallel.OMP_SPIN if backend == "mkl"
+                    else parallel.OMP_SPIN_BESIDE_OPENBLAS)

@@ -55,6 +55,16 @@ def backend() -> str:
     return _resolved
 
 
+def would_run() -> bool:
+    """Whether backend() would be "mkl": LAMINA_BLAS allows it, the CPU is Intel's and
+    the mkl package is installed. Loads nothing (lamina.runtime picks OpenMP's spin by
+    it before the pool starts)."""
+    if _resolved is not None:
+        return _resolved == "mkl"
+    name = os.environ.get("LAMINA_BLAS", "").strip().lower() or "mkl"
+    return name == "mkl" and _intel_cpu() and _mkl_path() is not None
+
+
 def _intel_cpu() -> bool:
     try:
         with open("/proc/cpuinfo") as f:
