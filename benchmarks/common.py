@@ -61,13 +61,13 @@ def run_isolated(script: str, args: Sequence[str], threads: int,
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run_steps(script: str, target: str, threads: int, framework: str, steps: int
-              ) -> dict[str, Any] | None:
-    """`script --only framework target --steps steps` in a fresh process (run_isolated):
-    what run.py's and sweep.py's rows time, one framework's process at a time. None where
-    the framework is PyTorch and PyTorch is not installed."""
-    return run_isolated(script, ["--only", framework, target, "--steps", str(steps)], threads,
-                        optional_torch=framework == "torch")
+def run_steps(script: str, target: str, threads: int, framework: str, steps: int,
+              extra: Sequence[str] = ()) -> dict[str, Any] | None:
+    """`script --only framework target --steps steps *extra` in a fresh process
+    (run_isolated): what run.py's and sweep.py's rows time, one framework's process at a
+    time. None where the framework is PyTorch and PyTorch is not installed."""
+    return run_isolated(script, ["--only", framework, target, "--steps", str(steps), *extra],
+                        threads, optional_torch=framework == "torch")
 
 
 def in_rounds(frameworks: Sequence[str], rounds: int, steps: int,

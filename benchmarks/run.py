@@ -24,7 +24,8 @@ tuned for the toy workloads, with the default kernels for the realistic ones
 PyTorch's processes never load lamina, whose import raises glibc's malloc thresholds for
 the whole process (lamina/allocator.py): PyTorch runs as its users get it. To give every
 process lamina's settings, export MALLOC_TRIM_THRESHOLD_=268435456 and
-MALLOC_MMAP_THRESHOLD_=33554432 first.
+MALLOC_MMAP_THRESHOLD_=33554432 first. Every process runs a second of untimed steps
+before it times any (SETTLE_S).
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ from common import (  # noqa: E402
 )
 
 FRAMEWORKS = ("eager", "planned", "torch")
+# Untimed steps a process runs first, for at least this long: over a step's first runs
+# Python specializes its bytecode and the allocators fill, in all three frameworks, and a
+# batch-1 row's median over a few dozen steps after two warm-up steps still held some of
+# that start (benchmarks/RESULTS.md, session 60).
+SETTLE_S = 1.0
+# A batch-1 row of a toy workload takes a millisecond or two a step: more of them.
+INFERENCE_STEPS = 4
 TOYS = ["mlp", "cnn", "lstm", "transformer"]
 WORKLOADS = [*TOYS, *realistic.BATCH]
 
@@ -107,19 +115,21 @@ def _step(framework: str, name: str, timing: dict[str, float]) -> tuple[Any, flo
     return step, step(), workloads.DEFAULT_BATCH[base]  # the first step: also a warm-up
 
 
-def measure(framework: str, name: str, steps: int) -> dict[str, Any]:
+def measure(framework: str, name: str, steps: int, settle: float = SETTLE_S
+            ) -> dict[str, Any]:
     timing: dict[str, float] = {}
     step, first, size = _step(framework, name, timing)
-    ms = [t * 1e3 for t in step_times(step, steps, warmup=2)]
+    ms = [t * 1e3 for t in step_times(step, steps, warmup=2, settle=settle)]
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {"ms": ms, "size": size, "first_loss": first, "rss_mb": rss_kb / 1024, **timing}
 
 
-def rows_in_rounds(name: str, threads: int, steps: int, rounds: int
+def rows_in_rounds(name: str, threads: int, steps: int, rounds: int, settle: float = SETTLE_S
                    ) -> dict[str, dict | None]:
     """Each framework's row for workload `name`: `rounds` processes each, `steps` steps
     split between them, the frameworks' order reversed every other round."""
-    runs = in_rounds(FRAMEWORKS, rounds, steps, partial(run_steps, __file__, name, threads))
+    run = partial(run_steps, __file__, name, threads, extra=("--settle", str(settle)))
+    runs = in_rounds(FRAMEWORKS, rounds, steps, run)
     return {fw: summary(rs) if rs else None for fw, rs in runs.items()}
 
 
@@ -146,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="timed steps per framework and workload, over all rounds")
     parser.add_argument("--rounds", type=int, default=2,
                         help="processes per framework and workload, in alternating order")
+    parser.add_argument("--settle", type=float, default=SETTLE_S,
+                        help="seconds of untimed steps in each process before the timed ones")
     parser.add_argument("--workloads", nargs="+", default=WORKLOADS, choices=WORKLOADS)
     parser.add_argument("--no-inference", action="store_true",
                         help="leave out the batch-1 inference rows")
@@ -158,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.only:
-        print(json.dumps(measure(args.only[0], args.only[1], args.steps)))
+        print(json.dumps(measure(args.only[0], args.only[1], args.steps, args.settle)))
         return 0
     machine = (f"{cpu_name()}, {os.cpu_count()} cores, threads={args.threads}, "
                f"{args.steps} timed steps in {args.rounds} rounds; Python "
@@ -175,9 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     names = [*args.workloads, *([] if args.no_inference else
                                 [f"{n}@1" for n in args.workloads])]
     for name in names:
-        # a realistic workload's step takes a second: fewer of them tell as much
-        steps = min(args.steps, 10) if name.removesuffix("@1") in realistic.BATCH else args.steps
-        rows = rows_in_rounds(name, args.threads, steps, args.rounds)
+        steps = _steps(name, args.steps)
+        rows = rows_in_rounds(name, args.threads, steps, args.rounds, args.settle)
         table[name] = {fw: r for fw, r in rows.items() if r is not None}
         torch = rows["torch"]
         for fw, r in rows.items():
@@ -204,6 +215,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.png:
         _bars(table, args.png, machine)
     return 0 if ok else 1
+
+
+def _steps(name: str, steps: int) -> int:
+    """Timed steps of a row, over all rounds: a realistic workload's training step takes
+    a second, fewer of them tell as much; a toy's batch-1 step, a millisecond."""
+    if name.endswith("@1"):
+        return steps if name.removesuffix("@1") in realistic.BATCH else INFERENCE_STEPS * steps
+    return min(steps, 10) if name in realistic.BATCH else steps
 
 
 def _bars(table: dict[str, dict[str, dict[str, float]]], path: Path, machine: str) -> None:

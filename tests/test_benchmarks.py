@@ -35,7 +35,7 @@ def _rows(out: str, first_column: str) -> list[str]:
 
 
 def test_run_prints_every_framework_for_the_workload(tmp_path) -> None:
-    out = _run("run.py", "--steps", "2", "--workloads", "mlp", "--json",
+    out = _run("run.py", "--steps", "2", "--settle", "0", "--workloads", "mlp", "--json",
                str(tmp_path / "b.json"), "--png", str(tmp_path / "b.png"))
     written = json.loads((tmp_path / "b.json").read_text())
     rows = written["rows"]
