@@ -38,9 +38,10 @@ OMP_SPIN = "30000"
 # Where OpenBLAS runs the large products on threads of its own (mkl_blas.would_run is
 # False), the OpenMP thread still spinning after a layer norm's or a bias's shares holds
 # one of the cores the next product's threads need, and each product of a batch-1 GPT ran
-# slower by as much. 1000 spins still cover a threaded LSTM's gap from one step's region
-# to the next, where a sleeping pool (0 spins) made every step pay a wake-up
-# (benchmarks/RESULTS.md, session 60).
+# slower by as much. With 1000 spins a threaded LSTM's regions still find the pool awake
+# most of the time, where a sleeping pool (0 spins) made every step pay a wake-up; a
+# batch-1 LSTM loop still runs somewhat slower than at 30000, a smaller cost than the
+# GPT's (benchmarks/RESULTS.md, session 60).
 OMP_SPIN_BESIDE_OPENBLAS = "1000"
 # Above this, lamina's threaded kernels stand aside (idle_threads_quiet).
 OMP_SPIN_MAX = 30000
