@@ -46,7 +46,7 @@ def run_isolated(script: str, args: Sequence[str], threads: int,
                  optional_torch: bool = False) -> dict[str, Any] | None:
     """Run `script args` in a fresh process with pinned threads; parse its last line as
     JSON. Returns None when it needed torch and torch is not installed."""
-    from lamina.parallel import BLAS_THREAD_TIMEOUT
+    from lamina.thread_pools import BLAS_THREAD_TIMEOUT
 
     env = {**os.environ, **{v: str(threads) for v in THREAD_VARS}}
     # As under `lamina train`, which starts itself with lamina.runtime's BLAS setting;

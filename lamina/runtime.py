@@ -6,7 +6,7 @@ their own:
   (lamina/allocator.py), so a step does not page-fault its memory back in after the
   previous one gave it to the OS;
 - OpenBLAS's idle threads sleep soon after each call instead of spinning, for 0.1 s, on
-  the cores that lamina's own threads need (lamina/parallel.py). OpenBLAS reads this when
+  the cores that lamina's own threads need (lamina/thread_pools.py). OpenBLAS reads this when
   NumPy loads, so it takes effect only in a process that sets it first: the `lamina`
   command does (it starts itself again with the variable set), a script can export
   `OPENBLAS_THREAD_TIMEOUT=20`;
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 
-from lamina import allocator, parallel
+from lamina import allocator, thread_pools
 from lamina.fused import mkl_blas
 
 SWITCH = "LAMINA_TUNE_PROCESS"
@@ -52,9 +52,9 @@ def tune_process() -> dict[str, bool]:
             return {"malloc": False, "blas_threads": False, "omp_threads": False,
                     "one_blas_pool": False}
         _done = {"malloc": allocator.keep_freed_memory(),
-                 "blas_threads": parallel.quiet_idle_blas_threads(),
-                 "omp_threads": parallel.quiet_idle_omp_threads(omp_spin()),
-                 "one_blas_pool": parallel.blas_beside_openmp()}
+                 "blas_threads": thread_pools.quiet_idle_blas_threads(),
+                 "omp_threads": thread_pools.quiet_idle_omp_threads(omp_spin()),
+                 "one_blas_pool": thread_pools.blas_beside_openmp()}
     return dict(_done)
 
 
@@ -63,13 +63,13 @@ def blas_env() -> dict[str, str]:
     (the user's own values kept)."""
     if not enabled():
         return {}
-    wanted = {"OPENBLAS_THREAD_TIMEOUT": parallel.BLAS_THREAD_TIMEOUT,
+    wanted = {"OPENBLAS_THREAD_TIMEOUT": thread_pools.BLAS_THREAD_TIMEOUT,
               "GOMP_SPINCOUNT": omp_spin()}
     return {k: v for k, v in wanted.items() if k not in os.environ}
 
 
 def omp_spin() -> str:
     """GOMP_SPINCOUNT for this process: long where MKL's products share OpenMP's pool with
-    lamina's threaded kernels, short where OpenBLAS's threads run them (lamina/parallel.py
+    lamina's threaded kernels, short where OpenBLAS's threads run them (lamina/thread_pools.py
     says why)."""
-    return parallel.OMP_SPIN if mkl_blas.would_run() else parallel.OMP_SPIN_BESIDE_OPENBLAS
+    return thread_pools.OMP_SPIN if mkl_blas.would_run() else thread_pools.OMP_SPIN_BESIDE_OPENBLAS

@@ -12,7 +12,7 @@ import pytest
 
 import lamina as lm
 import lamina.fused as fused
-from lamina import parallel
+from lamina import thread_pools
 from lamina.fused import shares
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
@@ -23,8 +23,8 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
 def two_shares(monkeypatch):
     """Two threads and the pools quiet (what lamina.runtime.tune_process sets), each
     kernel of numba_parts that runs recorded; skips where numba's pool is not OpenMP."""
-    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", parallel.BLAS_THREAD_TIMEOUT)
-    monkeypatch.setenv("GOMP_SPINCOUNT", parallel.OMP_SPIN)
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", thread_pools.BLAS_THREAD_TIMEOUT)
+    monkeypatch.setenv("GOMP_SPINCOUNT", thread_pools.OMP_SPIN)
     before = lm.get_num_threads()
     lm.set_num_threads(2)
     fused.set_backend("numba")

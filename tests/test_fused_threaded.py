@@ -14,7 +14,7 @@ import torch
 
 import lamina as lm
 import lamina.fused as fused
-from lamina import parallel
+from lamina import parallel, thread_pools
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                 reason="numba is not installed (pip install 'lamina[fast]')")
@@ -23,8 +23,8 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
 @pytest.fixture
 def quiet_pools(monkeypatch):
     """What lamina.runtime.tune_process sets, for this test: the threaded steps' condition."""
-    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", parallel.BLAS_THREAD_TIMEOUT)
-    monkeypatch.setenv("GOMP_SPINCOUNT", parallel.OMP_SPIN)
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", thread_pools.BLAS_THREAD_TIMEOUT)
+    monkeypatch.setenv("GOMP_SPINCOUNT", thread_pools.OMP_SPIN)
     before = lm.get_num_threads()
     yield
     lm.set_num_threads(before)
@@ -94,7 +94,7 @@ def test_threaded_steps_need_quiet_pools_several_threads_and_no_split(quiet_pool
     monkeypatch.setenv("GOMP_SPINCOUNT", "300000")  # libgomp's own default
     assert fused.threaded_parts() == 1
     monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT")
-    monkeypatch.setenv("GOMP_SPINCOUNT", parallel.OMP_SPIN)
+    monkeypatch.setenv("GOMP_SPINCOUNT", thread_pools.OMP_SPIN)
     assert fused.threaded_parts() == 1
 
 
@@ -188,7 +188,7 @@ def test_tune_process_quiets_numbas_pool_before_it_starts():
             "lm.set_num_threads(2); import os; "
             "print(s['omp_threads'], os.environ['GOMP_SPINCOUNT'], f.threaded_parts())")
     env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
-    env["OPENBLAS_THREAD_TIMEOUT"] = parallel.BLAS_THREAD_TIMEOUT
+    env["OPENBLAS_THREAD_TIMEOUT"] = thread_pools.BLAS_THREAD_TIMEOUT
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
     assert out == ["True", lm.runtime.omp_spin(), "2"]
@@ -231,8 +231,8 @@ def test_a_child_forked_after_the_pool_started_runs_the_serial_steps():
         p.join(60)
         print(parent, p.exitcode, *q.get(timeout=1))
     """
-    env = {**os.environ, "OPENBLAS_THREAD_TIMEOUT": parallel.BLAS_THREAD_TIMEOUT,
-           "GOMP_SPINCOUNT": parallel.OMP_SPIN}
+    env = {**os.environ, "OPENBLAS_THREAD_TIMEOUT": thread_pools.BLAS_THREAD_TIMEOUT,
+           "GOMP_SPINCOUNT": thread_pools.OMP_SPIN}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, timeout=120)
     fields = out.stdout.split()

@@ -13,7 +13,7 @@ from plan_cases import assert_plan_tracks_eager
 
 import lamina as lm
 import lamina.fused as fused
-from lamina import nn, parallel
+from lamina import nn, parallel, thread_pools
 from lamina.functions import winograd
 
 torch = pytest.importorskip("torch")
@@ -179,9 +179,9 @@ def test_blocks_stay_under_their_size(monkeypatch):
     whose blocks would hold fewer than MIN_BLOCK_TILES tiles run whole (ResNet-18's
     stages after the first), and so does every map where BLAS cannot be held to one
     thread."""
-    monkeypatch.setattr(parallel, "blas_limitable", lambda: False)
+    monkeypatch.setattr(thread_pools, "blas_limitable", lambda: False)
     assert winograd._block_rows(64, 64, 16) == 0
-    monkeypatch.setattr(parallel, "blas_limitable", lambda: True)
+    monkeypatch.setattr(thread_pools, "blas_limitable", lambda: True)
     for c, tw in ((64, 16), (32, 16), (64, 32)):
         rows = winograd._block_rows(c, c, tw)
         assert rows * tw >= winograd.MIN_BLOCK_TILES
@@ -196,7 +196,7 @@ def test_blocks_run_their_gemms_on_one_blas_thread(monkeypatch):
     rather than each over both cores (a BLAS threads a GEMM from a size of its own), and
     BLAS has its threads back after."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    if not parallel.blas_limitable():
+    if not thread_pools.blas_limitable():
         pytest.skip("threadpoolctl finds no BLAS to limit")
 
     def blas_threads():  # NumPy's BLAS (numba may have loaded SciPy's too)

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from lamina import parallel
+from lamina import parallel, thread_pools
 from lamina.fused import mkl_blas
 
 mkl_only = pytest.mark.skipif(mkl_blas.backend() != "mkl",
@@ -147,7 +147,7 @@ def test_inside_lamina_threads_each_product_is_right():
     """In run_all's tasks MKL runs on one thread each (two products side by side)."""
     pairs = [(RNG.standard_normal((256, 512)).astype(np.float32),
               RNG.standard_normal((512, 384)).astype(np.float32)) for _ in range(2)]
-    with parallel.blas_single_threaded():
+    with thread_pools.blas_single_threaded():
         outs = parallel.run_all([lambda p=p: mkl_blas.matmul(*p) for p in pairs])
     for out, (a, b) in zip(outs, pairs):
         _close(out, a, b)

@@ -1,5 +1,5 @@
 """NumPy's OpenBLAS on one thread once lamina runs work on GNU OpenMP's pool, in a process
-lamina.runtime.tune_process tuned (lamina/parallel.py, blas_beside_openmp): two pools'
+lamina.runtime.tune_process tuned (lamina/thread_pools.py, blas_beside_openmp): two pools'
 spinning threads on the same cores stall each other. Each case in a fresh process, whose
 thread pools are its own."""
 
@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from lamina import parallel
+from lamina import thread_pools
 from lamina.fused import mkl_blas
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("threadpoolctl") is None,
@@ -29,9 +29,9 @@ def _run(body: str, **env: str) -> list:
     code = REPORT + "import json, numpy as np, lamina as lm\n" + body
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, env={**os.environ, "OPENBLAS_NUM_THREADS": "2",
-                                           "GOMP_SPINCOUNT": parallel.OMP_SPIN,
+                                           "GOMP_SPINCOUNT": thread_pools.OMP_SPIN,
                                            "OPENBLAS_THREAD_TIMEOUT":
-                                               parallel.BLAS_THREAD_TIMEOUT, **env})
+                                               thread_pools.BLAS_THREAD_TIMEOUT, **env})
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -46,8 +46,8 @@ MKL_PRODUCT = ("from lamina.fused import mkl_blas\n"
 def test_openblas_takes_one_thread_from_the_first_mkl_product():
     before, after, kept = _run(
         "lm.runtime.tune_process()\n" + MKL_PRODUCT
-        + "from lamina import parallel\n"
-        "with parallel.blas_single_threaded(): pass\n"  # restores what it found, then
+        + "from lamina import thread_pools\n"
+        "with thread_pools.blas_single_threaded(): pass\n"  # restores what it found, then
         "print(json.dumps([before, openblas(), openblas()]))")  # lamina pins it again
     assert before == [2] and after == [1] and kept == [1]
 
@@ -59,15 +59,15 @@ def test_a_pool_started_inside_a_single_threaded_block_is_pinned_at_its_end_once
     thread; a count the user sets after that stands through later blocks."""
     inside, after, users = _run(
         "lm.runtime.tune_process()\n"
-        "from lamina import parallel\n"
+        "from lamina import thread_pools\n"
         "from lamina.fused import mkl_blas\n"
         "from threadpoolctl import threadpool_limits\n"
         "a = np.ones((300, 300), np.float32)\n"
-        "with parallel.blas_single_threaded():\n"
+        "with thread_pools.blas_single_threaded():\n"
         "    mkl_blas.matmul(a, a); inside = openblas()\n"
         "after = openblas()\n"
         "with threadpool_limits(2, user_api='blas'):\n"
-        "    with parallel.blas_single_threaded(): pass\n"
+        "    with thread_pools.blas_single_threaded(): pass\n"
         "    users = openblas()\n"
         "print(json.dumps([inside, after, users]))")
     assert inside == [1] and after == [1] and users == [2]
@@ -107,7 +107,7 @@ PINNED = ("import lamina.fused as f\n"
           "lm.runtime.tune_process(); lm.set_num_threads(2)\n"
           "lstm = lm.nn.LSTM(8, 16); lstm.eval()\n"
           "with lm.no_grad(): lstm(lm.tensor(np.ones((5, 1, 8), np.float32)))\n"
-          "from lamina import parallel\n"
+          "from lamina import thread_pools\n"
           "from lamina.fused import mkl_blas\n"
           "product = np.matmul\n"
           "seen = []\n"
@@ -128,7 +128,7 @@ def test_a_large_product_mkl_does_not_run_takes_all_of_openblas_threads_back():
         + "big = np.ones((256, 256), np.float32); small = np.ones((8, 8), np.float32)\n"
         "out = mkl_blas.matmul(big, big); mkl_blas.matmul(small, small)\n"
         "after = openblas()[0]\n"
-        "with parallel.blas_single_threaded(): mkl_blas.matmul(big, big)\n"
+        "with thread_pools.blas_single_threaded(): mkl_blas.matmul(big, big)\n"
         "print(json.dumps([f.threaded_parts(), seen, after, openblas()[0],"
         " float(out[0, 0])]))", LAMINA_BLAS="numpy")
     if parts != 2:
@@ -150,8 +150,8 @@ def test_a_count_the_user_sets_after_the_pin_stands_through_a_large_product():
 
 
 def test_all_blas_threads_changes_nothing_in_an_untuned_process():
-    inside, after = _run("from lamina import parallel\n"
-                         "print(json.dumps([parallel.all_blas_threads(openblas), openblas()]))")
+    inside, after = _run("from lamina import thread_pools\n"
+                         "print(json.dumps([thread_pools.all_blas_threads(openblas), openblas()]))")
     assert inside == after == [2]
 
 
@@ -172,8 +172,8 @@ def _tuned_spin(**env: str) -> list:
 
 def test_openmp_spins_briefly_where_openblas_runs_the_products():
     """LAMINA_BLAS=numpy on any machine: OpenBLAS's threads run the large products, and
-    OpenMP's idle threads must not hold their cores (lamina/parallel.py)."""
-    assert _tuned_spin(LAMINA_BLAS="numpy") == [False, parallel.OMP_SPIN_BESIDE_OPENBLAS,
+    OpenMP's idle threads must not hold their cores (lamina/thread_pools.py)."""
+    assert _tuned_spin(LAMINA_BLAS="numpy") == [False, thread_pools.OMP_SPIN_BESIDE_OPENBLAS,
                                                 "numpy"]
 
 
@@ -182,5 +182,5 @@ def test_the_spin_follows_the_backend_the_products_run_on():
     OpenMP's pool and keep its long spin."""
     would, spin, backend = _tuned_spin()
     assert would == (backend == "mkl")
-    assert spin == (parallel.OMP_SPIN if backend == "mkl"
-                    else parallel.OMP_SPIN_BESIDE_OPENBLAS)
+    assert spin == (thread_pools.OMP_SPIN if backend == "mkl"
+                    else thread_pools.OMP_SPIN_BESIDE_OPENBLAS)

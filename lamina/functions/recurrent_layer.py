@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import fused, parallel
+from lamina import fused, thread_pools
 from lamina.autograd.function import Function
 from lamina.errors import ShapeError
 from lamina.functions._util import gemm_rows
@@ -66,7 +66,7 @@ class LSTMInference(Function):
         threaded = B == 1 and fused.threaded_parts() > 1 and fused.fits(W_hh, W_ih, h0, c0)
         if B == 1:  # (T, 4H) is (T, 4H, 1): one GEMM, W_ih read once
             quiet = threaded and T * I * G <= QUIET_PROJECTION
-            with parallel.blas_single_threaded() if quiet else contextlib.nullcontext():
+            with thread_pools.blas_single_threaded() if quiet else contextlib.nullcontext():
                 xg = (matmul(x[:, 0], W_ih.T) + bias)[:, :, None]
         else:  # one GEMM a step of [W_ih | b] and [x_t; 1], for all steps at once
             W_xb = np.empty((G, I + 1), dtype)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import allocator, fused, parallel
+from lamina import allocator, fused, parallel, thread_pools
 from lamina.fused.mkl_blas import matmul
 
 MIN_CHANNELS = 64
@@ -85,7 +85,7 @@ def convolve(xc: Any, u: Any, padding: tuple[int, int], out: Any) -> Any:
                 _gemms(u, _view(v_rows, c, pb), out=_view(m_rows, o, pb))
                 kernels.winograd_output(m_rows, 0, o, b0, b1, out)
 
-        with parallel.blas_single_threaded():  # the threads' blocks side by side
+        with thread_pools.blas_single_threaded():  # the threads' blocks side by side
             parallel.pieces(n * th, share, unit=16 * (c + o) * tw)
         return out
     # The transformed input lives only as the GEMMs' operand.
@@ -108,7 +108,7 @@ def _block_rows(c: int, o: int, tw: int) -> int:
     their operands through memory); with more channels a block holds fewer tiles, and
     under MIN_BLOCK_TILES the map's GEMMs win: benchmarks/RESULTS.md."""
     rows = (BLOCK_MACS - 1) // (o * c * tw)
-    return rows if rows * tw >= MIN_BLOCK_TILES and parallel.blas_limitable() else 0
+    return rows if rows * tw >= MIN_BLOCK_TILES and thread_pools.blas_limitable() else 0
 
 
 def _gemms(a: Any, b: Any, out: Any = None) -> Any:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import allocator, parallel
+from lamina import allocator, parallel, thread_pools
 from lamina.fused import numpy_kernels
 
 BACKENDS = ("numba", "numpy")
@@ -106,7 +106,7 @@ def threaded_parts() -> int:
     """How many shares a threaded kernel (numba_threaded.py) should split its work into:
     lamina's thread count, or 1 for the serial kernels instead. 1 where numba does not run,
     inside a share of lamina's own split (parallel.in_task), where idle pool threads may
-    spin on the cores (parallel.idle_threads_quiet: lamina.runtime.tune_process sets them
+    spin on the cores (thread_pools.idle_threads_quiet: lamina.runtime.tune_process sets them
     quiet), and where numba's pool is not OpenMP: its fallback, "workqueue", wakes its
     threads too slowly for a step, and aborts the process when two threads launch on it.
     Before the pool starts, only the main thread may start it. And only in the process
@@ -115,7 +115,7 @@ def threaded_parts() -> int:
     global _pool_pid
     parts = parallel.get_num_threads()
     if (parts < 2 or compiled() is None or parallel.in_task()
-            or not parallel.idle_threads_quiet()):
+            or not thread_pools.idle_threads_quiet()):
         return 1
     import numba
 
@@ -128,7 +128,7 @@ def threaded_parts() -> int:
     else:
         if layer != "omp" or _pool_pid != os.getpid():
             return 1
-    parallel.openmp_started()
+    thread_pools.openmp_started()
     return parts
 
 

@@ -8,7 +8,7 @@ MKL (benchmarks/RESULTS.md). Small products stay NumPy's (MIN_WORK). A stack no 
 stride walks (attention's heads, read through a transposed view of the projections) goes
 to MKL as one batch of matrix addresses: NumPy's matmul runs such a stack a matrix at a
 time, on one thread. MKL runs with GNU OpenMP's threads, the pool numba's threaded
-kernels use already: lamina/parallel.py's spin setting covers both. It is loaded at the
+kernels use already: lamina/thread_pools.py's spin setting covers both. It is loaded at the
 first product it takes, never by `import lamina`. LAMINA_BLAS=numpy in the environment
 keeps every product NumPy's. Both give the same results to float32 rounding.
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import parallel
+from lamina import parallel, thread_pools
 
 BACKENDS = ("mkl", "numpy")
 # Products of fewer multiply-adds stay NumPy's: there MKL's threads, woken for each
@@ -104,7 +104,7 @@ def _load() -> Any:
                 axpby.restype = None
             lib.MKL_Set_Num_Threads_Local.argtypes = [c_int]
             _lib = lib
-            parallel.openmp_started()
+            thread_pools.openmp_started()
     return _lib
 
 
@@ -152,7 +152,7 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
     if not given:  # C-ordered on NumPy's path too: its own output follows the operands'
         out = np.empty(shape, a.dtype)
     if backend() != "mkl":
-        return parallel.all_blas_threads(np.matmul, a, b, out=out)
+        return thread_pools.all_blas_threads(np.matmul, a, b, out=out)
     if given and (out.shape != shape or out.dtype != a.dtype or np.may_share_memory(out, a)
                   or np.may_share_memory(out, b)):
         return np.matmul(a, b, out=out)
@@ -249,7 +249,7 @@ def _stack_step(shape: tuple[int, ...], strides: list[int]) -> int | None:
 def _pick_threads() -> None:
     """One thread inside a share of lamina's own split (each thread its own products) and
     in a forked child, where GNU OpenMP's pool does not survive the fork; else all."""
-    _threads(1 if parallel.in_task() or parallel.blas_held() or os.getpid() != _pid else 0)
+    _threads(1 if parallel.in_task() or thread_pools.blas_held() or os.getpid() != _pid else 0)
 
 
 def _threads(n: int) -> None:

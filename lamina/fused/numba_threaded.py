@@ -16,7 +16,7 @@ does.
 thread, which is slower but the same arithmetic. Each share's arithmetic is fixed by
 `parts`, not by the threads that run it: the results do not depend on numba's thread count.
 A GEMM on BLAS's threads just before costs the first steps more (its idle threads spin for
-a while on the cores this pool needs: lamina.parallel's timeout bounds that)."""
+a while on the cores this pool needs: lamina.thread_pools' timeout bounds that)."""
 
 from __future__ import annotations
 

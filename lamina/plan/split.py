@@ -19,10 +19,10 @@ from lamina import parallel
 from lamina.autograd.delivery import accumulate_grad
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
-from lamina.parallel import blas_single_threaded
 from lamina.plan.program import Program
 from lamina.plan.trace import TraceError
 from lamina.plan.verify import eval_mode, preserved
+from lamina.thread_pools import blas_single_threaded
 
 # A random op of a split step: its step index, its batch axis, its rows in every slice
 # along that axis, and the shape of its draw for the whole batch.

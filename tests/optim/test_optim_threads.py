@@ -12,7 +12,7 @@ import pytest
 
 import lamina as lm
 import lamina.optim as optim
-from lamina import parallel
+from lamina import parallel, thread_pools
 from lamina.optim import pieces
 
 # Big enough to be cut (pieces.MIN_PIECE elements per thread), and one parameter small
@@ -184,7 +184,7 @@ def test_default_threads_follow_omp_num_threads(monkeypatch) -> None:
     (["-c", "import numpy, lamina"], {}, "unset"),  # a plain import changes nothing
     (["-c", "import lamina; lamina.runtime.tune_process()"], {}, "unset"),  # too late
     (["-m", "lamina.cli", "env"], {}, "unset"),  # main alone cannot: NumPy is loaded
-    (["-c", "from lamina.cli import entry; entry()", "env"], {}, parallel.BLAS_THREAD_TIMEOUT),
+    (["-c", "from lamina.cli import entry; entry()", "env"], {}, thread_pools.BLAS_THREAD_TIMEOUT),
     (["-c", "from lamina.cli import entry; entry()", "env"],
      {"OPENBLAS_THREAD_TIMEOUT": "24"}, "24"),  # the user's value wins
     (["-c", "from lamina.cli import entry; entry()", "env"], {"LAMINA_TUNE_PROCESS": "0"},

@@ -13,7 +13,7 @@ import lamina as lm
 import lamina.functions as F
 import lamina.fused as fused
 import lamina.nn as nn
-from lamina import parallel
+from lamina import thread_pools
 from lamina.errors import ShapeError
 from lamina.functions import recurrent, recurrent_lookup
 from lamina.functions.connection import sum_rows_by_id
@@ -52,8 +52,8 @@ def _path(monkeypatch, path):
         return
     if fused.compiled() is None:
         pytest.skip("numba is not installed (pip install 'lamina[fast]')")
-    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", parallel.BLAS_THREAD_TIMEOUT)
-    monkeypatch.setenv("GOMP_SPINCOUNT", parallel.OMP_SPIN)
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", thread_pools.BLAS_THREAD_TIMEOUT)
+    monkeypatch.setenv("GOMP_SPINCOUNT", thread_pools.OMP_SPIN)
     lm.set_num_threads(2 if path in ("rows", "units") else 1)
     if path == "units":
         monkeypatch.setattr(numba_threaded, "ROWS_MAX_WEIGHT_BYTES", -1)
