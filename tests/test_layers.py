@@ -14,8 +14,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "lamina"
 RANKS = {
     **dict.fromkeys(["autograd", "dtypes", "state", "random", "errors", "backend",
-                     "parallel", "fused", "allocator", "runtime", "creation", "return_types",
-                     "schema", "version", "registry", "printing", "type_info", "profiler",
+                     "parallel", "thread_pools", "fused", "allocator", "runtime", "creation",
+                     "return_types", "schema", "version", "registry", "printing", "type_info",
+                     "profiler",
                      "interop", "shared_memory", "memory_formats", "creation_random",
                      "promotion"], 0),
     **dict.fromkeys(["functions", "tensor_functions", "tensor_functions_extra", "linalg",
