@@ -25,13 +25,15 @@ REPORT = ("from threadpoolctl import threadpool_info\n"
           " if i['internal_api'] == 'openblas']\n")
 
 
-def _run(body: str, **env: str) -> list:
+def _run(body: str, unset: tuple[str, ...] = (), **env: str) -> list:
+    """body's last printed line, as JSON, from a fresh process with env's variables and
+    without those in `unset`."""
     code = REPORT + "import json, numpy as np, lamina as lm\n" + body
+    base = {**os.environ, "OPENBLAS_NUM_THREADS": "2", "GOMP_SPINCOUNT": thread_pools.OMP_SPIN,
+            "OPENBLAS_THREAD_TIMEOUT": thread_pools.BLAS_THREAD_TIMEOUT}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, env={**os.environ, "OPENBLAS_NUM_THREADS": "2",
-                                           "GOMP_SPINCOUNT": thread_pools.OMP_SPIN,
-                                           "OPENBLAS_THREAD_TIMEOUT":
-                                               thread_pools.BLAS_THREAD_TIMEOUT, **env})
+                         timeout=120, env={**{k: v for k, v in base.items() if k not in unset},
+                                           **env})
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -158,16 +160,11 @@ def test_all_blas_threads_changes_nothing_in_an_untuned_process():
 def _tuned_spin(**env: str) -> list:
     """In a fresh process with no GOMP_SPINCOUNT of its own: what mkl_blas.would_run
     says, the spin tune_process sets, and the backend the first product then runs on."""
-    code = ("import json, os, numpy as np, lamina as lm\n"
-            "from lamina.fused import mkl_blas\n"
-            "would = mkl_blas.would_run(); lm.runtime.tune_process()\n"
-            "a = np.ones((300, 300), np.float32); mkl_blas.matmul(a, a)\n"
-            "print(json.dumps([would, os.environ['GOMP_SPINCOUNT'], mkl_blas.backend()]))")
-    base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "LAMINA_BLAS")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, env={**base, **env})
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return _run("import os\nfrom lamina.fused import mkl_blas\n"
+                "would = mkl_blas.would_run(); lm.runtime.tune_process()\n"
+                "a = np.ones((300, 300), np.float32); mkl_blas.matmul(a, a)\n"
+                "print(json.dumps([would, os.environ['GOMP_SPINCOUNT'], mkl_blas.backend()]))",
+                unset=("GOMP_SPINCOUNT", "LAMINA_BLAS"), **env)
 
 
 def test_openmp_spins_briefly_where_openblas_runs_the_products():

@@ -48,7 +48,7 @@ def backend() -> str:
     """"mkl" where MKL runs the products, else "numpy" (LAMINA_BLAS, read at first call)."""
     global _resolved
     if _resolved is None:
-        name = os.environ.get("LAMINA_BLAS", "").strip().lower() or "mkl"
+        name = _wanted()
         if name not in BACKENDS:
             raise ValueError(f"LAMINA_BLAS must be one of {BACKENDS}; got {name!r}")
         _resolved = "mkl" if name == "mkl" and _load() else "numpy"
@@ -61,8 +61,17 @@ def would_run() -> bool:
     it before the pool starts)."""
     if _resolved is not None:
         return _resolved == "mkl"
-    name = os.environ.get("LAMINA_BLAS", "").strip().lower() or "mkl"
-    return name == "mkl" and _intel_cpu() and _mkl_path() is not None
+    return _wanted() == "mkl" and _usable_path() is not None
+
+
+def _wanted() -> str:
+    """The backend LAMINA_BLAS asks for, "mkl" where it is unset."""
+    return os.environ.get("LAMINA_BLAS", "").strip().lower() or "mkl"
+
+
+def _usable_path() -> str | None:
+    """MKL's runtime library where the mkl package is installed and the CPU is Intel's."""
+    return _mkl_path() if _intel_cpu() else None
 
 
 def _intel_cpu() -> bool:
@@ -79,8 +88,8 @@ def _load() -> Any:
     global _lib, _pid
     if _lib is None:
         _lib, _pid = False, os.getpid()
-        path = _mkl_path()
-        if path is not None and _intel_cpu():
+        path = _usable_path()
+        if path is not None:
             try:
                 # What MKL's GNU layer links to (numba's OpenMP pool is the same library).
                 ctypes.CDLL("libgomp.so.1", mode=ctypes.RTLD_GLOBAL)
