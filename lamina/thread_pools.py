@@ -63,10 +63,10 @@ def quiet_idle_blas_threads() -> bool:
     return True
 
 
-def quiet_idle_omp_threads(spin: str = OMP_SPIN) -> bool:
-    """Set GOMP_SPINCOUNT to `spin` unless it is set. libgomp reads it once, when it loads
-    (numba's thread pool loads it at its first parallel kernel), so this acts only before
-    then; returns whether it did, or had."""
+def quiet_idle_omp_threads(spin: str) -> bool:
+    """Set GOMP_SPINCOUNT to `spin` (lamina.runtime.omp_spin's choice) unless it is set.
+    libgomp reads it once, when it loads (numba's thread pool loads it at its first
+    parallel kernel), so this acts only before then; returns whether it did, or had."""
     if "GOMP_SPINCOUNT" in os.environ or "numba.np.ufunc.omppool" in sys.modules:
         return os.environ.get("GOMP_SPINCOUNT") == spin
     os.environ["GOMP_SPINCOUNT"] = spin
