@@ -17,8 +17,12 @@ weight's gradient is the same loops backward: per window element, the pooled gra
 where that element was chosen, dotted with each shifted phase plane. Stride 1 only.
 
 The choice among a window's elements is max_of_blocks' (numba_pool.py): the first
-maximum, or the last NaN. The sums run in another order than a GEMM's: the results agree
-with the im2col path to float32 rounding. Re-exported by numba_kernels.
+maximum, or the last NaN. Each element's choice is a select on comparisons of one width:
+the window indices are chosen as int32, beside the float32 maxima, and only the pooled
+output's are bytes; chosen as bytes, LLVM left the choice a branch an element, which on
+unordered values ran the forward several times slower. The sums run in another order
+than a GEMM's: the results agree with the im2col path to float32 rounding. Re-exported
+by numba_kernels.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def conv_max_pool(xph, w3, bias, kh, kw, dh, dw, ph_n, pw_n, n0, n1, y, idx):  #
     flat = xph.reshape(-1)
     plane = np.empty(length, np.float32)
     best = np.empty(length, np.float32)
-    chosen = np.empty(length, np.uint8)
+    chosen = np.empty(length, np.int32)  # as wide as the values it is chosen by
     for o in range(o_):
         for k in range(qh * qw):
             a, b = k // qw, k % qw
@@ -70,7 +74,7 @@ def conv_max_pool(xph, w3, bias, kh, kw, dh, dw, ph_n, pw_n, n0, n1, y, idx):  #
                     best[t] = plane[t]
                     chosen[t] = 0
             else:
-                kk = np.uint8(k)
+                kk = np.int32(k)
                 for t in range(length):
                     v, m = plane[t], best[t]
                     take = (v > m) | (v != v)
@@ -81,7 +85,7 @@ def conv_max_pool(xph, w3, bias, kh, kw, dh, dw, ph_n, pw_n, n0, n1, y, idx):  #
                 first, row = (n * ph_n + p) * pw_n, (n - n0) * image + p * v_
                 for q in range(pw_n):
                     y[o, first + q] = best[row + q]
-                    idx[o, first + q] = chosen[row + q]
+                    idx[o, first + q] = np.uint8(chosen[row + q])
 
 
 @kernel
