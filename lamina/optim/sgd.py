@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from lamina import fused
-from lamina.fused import mkl_blas
+from lamina.fused import mkl_blas, numpy_blas
 from lamina.optim.optimizer import Optimizer, require, torch_flags
 
 COMPILED_FROM = 1 << 16  # elements: below, numba's call costs more than it saves
@@ -38,7 +38,8 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       **torch_flags(maximize, foreach, differentiable,
                                                     fused=fused)))
-        self._blas: bool | None = None  # MKL's path for the momentum steps: _blas_chosen
+        # The BLAS the momentum steps go to ("mkl", "openblas") or False: _blas_chosen
+        self._blas: str | bool | None = None
 
     def check_hyper(self, group: dict[str, Any]) -> None:
         super().check_hyper(group)
@@ -83,30 +84,44 @@ class SGD(Optimizer):
         step = np.multiply(grad, group["lr"], out=self.scratch(param))
         param -= step
 
-    def _blas_chosen(self) -> bool:
-        """Whether the momentum steps go to MKL: where MKL is loaded and numba is not (with
-        numba, a piece of a parameter below COMPILED_FROM takes NumPy's passes, whose bits
-        numba's kernel gives and MKL's may not). Chosen at the first such step and kept:
+    def _update(self, updates: list[tuple[Any, ...]]) -> None:
+        # On NumPy's OpenBLAS each parameter's momentum step is whole: OpenBLAS threads
+        # it, and lamina's pieces would contend with its threads.
+        if self._blas_chosen() == "openblas" and all(
+                group["momentum"] and not group["nesterov"] and "momentum_buffer" in state
+                for _, _, state, group in updates):
+            for update in updates:
+                self.update_param(*update)
+            return
+        super()._update(updates)
+
+    def _blas_chosen(self) -> str | bool:
+        """The BLAS the momentum steps go to: MKL where it runs the products, else NumPy's
+        OpenBLAS where it exports axpby; False where numba is loaded (a piece of a
+        parameter below COMPILED_FROM takes NumPy's passes, whose bits numba's kernel
+        gives and MKL's may not) or neither is there. Chosen at the first step and kept:
         an op that loads numba later (a larger validation batch) must not change the
         bits from then on, which a run resumed in a fresh process would not repeat."""
         if self._blas is None:
-            self._blas = mkl_blas.ready() and fused.loaded() is None
+            self._blas = (False if fused.loaded() is not None else "mkl" if mkl_blas.ready()
+                          else "openblas" if numpy_blas.available() else False)
         return self._blas
 
-    @staticmethod
-    def _by_blas(param: Any, grad: Any, buf: Any, group: dict[str, Any]) -> bool:
+    def _by_blas(self, param: Any, grad: Any, buf: Any, group: dict[str, Any]) -> bool:
         """The momentum step as two or three one-pass BLAS updates where MKL runs the
-        products already (an MLP's step, which loads no numba), against NumPy's four
-        passes or more: buf = momentum * buf + keep * (grad + wd * param), then
-        param -= lr * buf. Returns whether it ran; the first call tells for all. Any
-        size of parameter or piece: MKL gives each element the same bits wherever its
-        range starts or ends, so pieces over threads give one thread's result."""
+        products already or NumPy's OpenBLAS exports axpby (an MLP's step, which loads
+        no numba), against NumPy's four passes or more: buf = momentum * buf + keep *
+        (grad + wd * param), then param -= lr * buf. Returns whether it ran; the first
+        call tells for all. Any size of parameter or piece: MKL gives each element the
+        same bits wherever its range starts or ends, so pieces over threads give one
+        thread's result (OpenBLAS's run whole, see _update)."""
         keep = 1 - group["dampening"]
+        blas = mkl_blas if self._blas == "mkl" else numpy_blas
         if not (fused.fits(param, grad, buf) and param.flags.writeable):
             return False
-        if not mkl_blas.axpby(keep, grad, group["momentum"], buf):
+        if not blas.axpby(keep, grad, group["momentum"], buf):
             return False
         if group["weight_decay"]:
-            mkl_blas.axpby(keep * group["weight_decay"], param, 1.0, buf)
-        mkl_blas.axpby(-group["lr"], buf, 1.0, param)
+            blas.axpby(keep * group["weight_decay"], param, 1.0, buf)
+        blas.axpby(-group["lr"], buf, 1.0, param)
         return True
