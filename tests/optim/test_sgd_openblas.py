@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sgd_cases import (
+    CONFIGS,
+    SHAPES,
+    assert_follows_pytorch,
+    assert_numba_keeps_numpys_passes,
+    assert_the_first_steps_path_is_kept,
+    grads,
+    run_sgd,
+)
 
-import lamina as lm
-import lamina.optim as optim
 from lamina import fused, parallel
 from lamina.fused import mkl_blas, numpy_blas
 
@@ -17,10 +24,6 @@ pytestmark = pytest.mark.skipif(not numpy_blas.available(),
                                 reason="NumPy's BLAS is not a bundled ILP64 OpenBLAS")
 
 RNG = np.random.default_rng(0)
-SHAPES = [(900, 700), (700,), (10, 700), (3,)]
-CONFIGS = [dict(lr=0.05, momentum=0.9),
-           dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=1e-2),
-           dict(lr=0.05, momentum=0.5, weight_decay=1e-3, maximize=True)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -60,66 +63,23 @@ def blas_calls(monkeypatch):
     return calls
 
 
-def _lamina(kw, grads):
-    rng = np.random.default_rng(1)
-    params = [lm.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
-              for s in SHAPES]
-    opt = optim.SGD(params, **kw)
-    for step in grads:
-        for p, g in zip(params, step):
-            p.grad = g.copy()
-        opt.step()
-    return [p.array for p in params], opt
-
-
-def _grads(steps):
-    rng = np.random.default_rng(0)
-    return [[rng.standard_normal(s).astype(np.float32) for s in SHAPES] for _ in range(steps)]
-
-
 @pytest.mark.torch
 @pytest.mark.parametrize("kw", CONFIGS)
 def test_momentum_through_openblas_follows_pytorch_in_float32(blas_calls, kw):
     torch = pytest.importorskip("torch")
-    grads = _grads(20)
-    ours, opt = _lamina(kw, grads)
+    steps = grads(20)
+    ours, opt = run_sgd(kw, steps)
     per_step = 3 if kw.get("weight_decay") else 2
     assert len(blas_calls) == per_step * 19 * len(SHAPES)  # every step after the first
-    rng = np.random.default_rng(1)
-    theirs = [torch.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
-              for s in SHAPES]
-    topt = torch.optim.SGD(theirs, **kw)
-    for step in grads:
-        for p, g in zip(theirs, step):
-            p.grad = torch.tensor(g)
-        topt.step()
-    for a, b, p in zip(ours, theirs, opt.param_groups[0]["params"]):
-        np.testing.assert_allclose(a, b.detach().numpy(), rtol=2e-5, atol=2e-6)
-        np.testing.assert_allclose(opt.state[p]["momentum_buffer"],
-                                   topt.state[b]["momentum_buffer"].numpy(),
-                                   rtol=2e-5, atol=2e-6)
+    assert_follows_pytorch(torch, kw, steps, ours, opt)
 
 
 def test_nesterov_plain_sgd_and_numba_keep_numpys_passes(blas_calls, monkeypatch):
-    _lamina(dict(lr=0.05, momentum=0.9, nesterov=True), _grads(3))
-    _lamina(dict(lr=0.05), _grads(3))
+    run_sgd(dict(lr=0.05, momentum=0.9, nesterov=True), grads(3))
+    run_sgd(dict(lr=0.05), grads(3))
     assert blas_calls == []
-    monkeypatch.setattr(fused, "loaded", lambda: object())  # numba loaded: its kernel or
-    monkeypatch.setattr(optim.sgd, "COMPILED_FROM", 10**9)  # NumPy's passes, not BLAS's
-    _lamina(CONFIGS[0], _grads(3))
-    assert blas_calls == []
+    assert_numba_keeps_numpys_passes(blas_calls, monkeypatch)
 
 
 def test_the_path_chosen_at_the_first_step_is_kept(blas_calls, monkeypatch):
-    """numba loaded later (by a larger validation batch's op) does not switch the steps
-    to NumPy's bits: a run resumed in a fresh process would not switch where this did."""
-    rng = np.random.default_rng(2)
-    p = lm.tensor(rng.standard_normal((300, 400)).astype(np.float32), requires_grad=True)
-    opt = optim.SGD([p], lr=0.05, momentum=0.9)
-    for step in range(4):
-        if step == 2:
-            monkeypatch.setattr(fused, "loaded", lambda: object())
-        before = len(blas_calls)
-        p.grad = lm.tensor(rng.standard_normal(p.shape).astype(np.float32))
-        opt.step()
-        assert len(blas_calls) == before + (0 if step == 0 else 2)
+    assert_the_first_steps_path_is_kept(blas_calls, monkeypatch)
