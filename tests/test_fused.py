@@ -15,7 +15,7 @@ import pytest
 import lamina as lm
 import lamina.functions as F
 import lamina.fused as fused
-from lamina.fused import mkl_blas
+from lamina.fused import mkl_blas, numpy_blas
 
 needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                  reason="numba is not installed (pip install 'lamina[fast]')")
@@ -112,9 +112,11 @@ def _update_run(opt_name, backend_name, steps=5, **kw):
                                          ("SGD", {"momentum": 0.8, "nesterov": True,
                                                   "maximize": True})])
 def test_fused_update_agrees_with_the_numpy_update(opt_name, kw, monkeypatch):
-    # NumPy's passes, not MKL's axpby, which SGD takes without numba where an earlier
-    # test loaded MKL (tests/optim/test_sgd_mkl.py holds that one to PyTorch's)
+    # NumPy's passes, not a BLAS's axpby, which SGD takes without numba: MKL's where an
+    # earlier test loaded it, else NumPy's OpenBLAS's (tests/optim/test_sgd_mkl.py and
+    # test_sgd_openblas.py hold those to PyTorch's)
     monkeypatch.setattr(mkl_blas, "ready", lambda: False)
+    monkeypatch.setattr(numpy_blas, "available", lambda: False)
     p1, s1 = _update_run(opt_name, "numba", **kw)
     p2, s2 = _update_run(opt_name, "numpy", **kw)
     np.testing.assert_allclose(p1, p2, rtol=1e-5, atol=1e-6)
