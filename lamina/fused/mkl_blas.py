@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from lamina import parallel, thread_pools
+from lamina.fused import numpy_blas
 
 BACKENDS = ("mkl", "numpy")
 # Products of fewer multiply-adds stay NumPy's: there MKL's threads, woken for each
@@ -139,10 +140,7 @@ def axpby(alpha: float, x: Any, beta: float, y: Any) -> bool:
     whether it ran (else the caller runs NumPy's passes). An elementwise update (SGD's
     momentum) reads each array once here against twice or more in NumPy's ufuncs. It
     never loads MKL: a process that runs no large product would pay the load for this."""
-    if (not ready() or type(x) is not np.ndarray
-            or type(y) is not np.ndarray or x.dtype != y.dtype or x.size != y.size
-            or x.dtype not in (np.float32, np.float64) or not x.flags.c_contiguous
-            or not y.flags.c_contiguous or not y.flags.writeable):
+    if not ready() or not numpy_blas.axpby_operands(x, y):
         return False
     _pick_threads()
     fn = _lib.cblas_saxpby if x.dtype == np.float32 else _lib.cblas_daxpby

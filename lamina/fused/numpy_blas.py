@@ -65,15 +65,20 @@ def available() -> bool:
     return bool(_fns)
 
 
+def axpby_operands(x: Any, y: Any) -> bool:
+    """Whether a BLAS axpby takes x and y as they are: NumPy arrays of one float dtype and
+    size, contiguous, y writable (mkl_blas.axpby asks the same)."""
+    return (type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype
+            and x.size == y.size and x.dtype in (np.float32, np.float64)
+            and x.flags.c_contiguous and y.flags.c_contiguous and y.flags.writeable)
+
+
 def axpby(alpha: float, x: Any, beta: float, y: Any) -> bool:
     """y = alpha * x + beta * y in place, on NumPy's OpenBLAS, where it exports the
-    function and x and y are contiguous, writable where written, of one float dtype and
-    size; returns whether it ran. Not inside a share of lamina's own threads, where
-    OpenBLAS's threads would contend with them: the caller's pieces run NumPy's passes."""
-    if (type(x) is not np.ndarray or type(y) is not np.ndarray or x.dtype != y.dtype
-            or x.size != y.size or x.dtype not in (np.float32, np.float64)
-            or not x.flags.c_contiguous or not y.flags.c_contiguous
-            or not y.flags.writeable or parallel.in_task() or thread_pools.blas_held()
+    function and axpby_operands holds; returns whether it ran. Not inside a share of
+    lamina's own threads, where OpenBLAS's threads would contend with them: the caller's
+    pieces run NumPy's passes."""
+    if (not axpby_operands(x, y) or parallel.in_task() or thread_pools.blas_held()
             or not available()):
         return False
     assert _fns is not None
