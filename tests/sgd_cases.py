@@ -1,6 +1,6 @@
 """SGD's momentum step on a BLAS (MKL's, or the OpenBLAS NumPy bundles) against PyTorch:
 the parameters, gradients, runs and comparison that tests/optim/test_sgd_mkl.py and
-test_sgd_openblas.py share."""
+test_sgd_openblas.py share, and the axpby check they share with tests/test_mkl_blas.py."""
 
 from __future__ import annotations
 
@@ -13,6 +13,19 @@ SHAPES = [(900, 700), (700,), (10, 700), (3,)]  # the first is cut in two (piece
 CONFIGS = [dict(lr=0.05, momentum=0.9),
            dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=1e-2),
            dict(lr=0.05, momentum=0.5, weight_decay=1e-3, maximize=True)]
+
+
+def assert_axpby_is_the_update(axpby, dtype, n=300_007):
+    """axpby(0.7, x, -0.9, y) on random x and y of n elements is y = 0.7 x - 0.9 y to
+    rounding, against float64; returns (x, y before, y after)."""
+    rng = np.random.default_rng(0)
+    x, y0 = (rng.standard_normal(n).astype(dtype) for _ in range(2))
+    y = y0.copy()
+    assert axpby(0.7, x, -0.9, y) is True
+    want = 0.7 * x.astype(np.float64) - 0.9 * y0.astype(np.float64)
+    scale = 0.7 * np.abs(x.astype(np.float64)) + 0.9 * np.abs(y0.astype(np.float64))
+    np.testing.assert_array_less(np.abs(y - want), 2 * np.finfo(dtype).eps * scale + 1e-30)
+    return x, y0, y
 
 
 def grads(steps):

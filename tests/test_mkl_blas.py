@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from sgd_cases import assert_axpby_is_the_update
 
 from lamina import parallel, thread_pools
 from lamina.fused import mkl_blas
@@ -212,13 +213,7 @@ def test_axpby_is_one_update_whatever_its_range(dtype):
         assert mkl_blas.axpby(0.5, np.ones(4, dtype), 2.0, np.ones(4, dtype)) is False
         return
     n = 300_007
-    x, y0 = (RNG.standard_normal(n).astype(dtype) for _ in range(2))
-    whole = y0.copy()
-    assert mkl_blas.axpby(0.7, x, -0.9, whole) is True
-    want = 0.7 * x.astype(np.float64) - 0.9 * y0.astype(np.float64)
-    scale = 0.7 * np.abs(x.astype(np.float64)) + 0.9 * np.abs(y0.astype(np.float64))
-    eps = np.finfo(dtype).eps
-    np.testing.assert_array_less(np.abs(whole - want), 2 * eps * scale + 1e-30)
+    x, y0, whole = assert_axpby_is_the_update(mkl_blas.axpby, dtype, n)
     for lo, hi in [(0, 1), (3, 20), (13, 70_001), (65_537, n)]:
         part = y0[lo:hi].copy()
         mkl_blas.axpby(0.7, x[lo:hi], -0.9, part)

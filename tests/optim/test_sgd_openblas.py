@@ -10,6 +10,7 @@ import pytest
 from sgd_cases import (
     CONFIGS,
     SHAPES,
+    assert_axpby_is_the_update,
     assert_follows_pytorch,
     assert_numba_keeps_numpys_passes,
     assert_the_first_steps_path_is_kept,
@@ -23,18 +24,10 @@ from lamina.fused import mkl_blas, numpy_blas
 pytestmark = pytest.mark.skipif(not numpy_blas.available(),
                                 reason="NumPy's BLAS is not a bundled ILP64 OpenBLAS")
 
-RNG = np.random.default_rng(0)
-
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_axpby_is_the_update_to_rounding(dtype):
-    n = 300_007
-    x, y0 = (RNG.standard_normal(n).astype(dtype) for _ in range(2))
-    y = y0.copy()
-    assert numpy_blas.axpby(0.7, x, -0.9, y) is True
-    want = 0.7 * x.astype(np.float64) - 0.9 * y0.astype(np.float64)
-    scale = 0.7 * np.abs(x.astype(np.float64)) + 0.9 * np.abs(y0.astype(np.float64))
-    np.testing.assert_array_less(np.abs(y - want), 2 * np.finfo(dtype).eps * scale + 1e-30)
+    assert_axpby_is_the_update(numpy_blas.axpby, dtype)
 
 
 def test_axpby_declines_what_it_does_not_take(monkeypatch):
