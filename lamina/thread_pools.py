@@ -106,6 +106,12 @@ def _pin_blas() -> None:
         library.set_num_threads(1)
 
 
+def blas_pinned() -> bool:
+    """Whether lamina pinned OpenBLAS to one thread (_pin_blas): only then does a large
+    product need all_blas_threads."""
+    return _pinned is not None
+
+
 def all_blas_threads(product: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """product(*args, **kwargs) on all of OpenBLAS's threads where lamina pinned it to one
     (_pin_blas) and this thread runs no share of a split. The pin was made for MKL running

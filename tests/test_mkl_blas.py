@@ -38,8 +38,8 @@ def _close(got, a, b):
 @pytest.mark.parametrize("ta", [False, True])
 @pytest.mark.parametrize("tb", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_every_layout_of_two_matrices(ta, tb, dtype):
-    m, k, n = 130, 257, 190
+@pytest.mark.parametrize("m, k, n", [(130, 257, 190), (1, 64, 48)])  # and a batch-1 layer's
+def test_every_layout_of_two_matrices(ta, tb, dtype, m, k, n):
     a = RNG.standard_normal((k, m) if ta else (m, k)).astype(dtype)
     b = RNG.standard_normal((n, k) if tb else (k, n)).astype(dtype)
     a, b = (a.T if ta else a), (b.T if tb else b)

@@ -152,6 +152,12 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
     """a (..., M, K) @ b (..., K, N) into `out` (or a new C-contiguous array), through MKL
     where it runs and the operands suit it (one float dtype, equal stacks, a unit stride
     in each matrix, work of at least MIN_WORK), else np.matmul."""
+    if (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim
+            and backend() != "mkl" and not thread_pools.blas_pinned()):
+        # What the rest does with two matrices, without its checks, which cost a small
+        # product (a layer's at batch 1) nearly as much as the product itself. NumPy's
+        # own output of a 2-D product is C-ordered, as the rest allocates it.
+        return np.matmul(a, b, out=out)
     shape = _product_shape(a, b)
     if shape is None:
         return np.matmul(a, b, out=out)

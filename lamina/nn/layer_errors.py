@@ -19,11 +19,16 @@ def check_dtypes(layer: Layer, args: tuple[Any, ...]) -> None:
     """Raise DTypeError where a floating input's dtype is not the layer's parameters'.
     NumPy would promote the step to float64 silently (twice the time and memory, and
     parameters of one dtype given gradients computed in another), and PyTorch refuses."""
-    want = next((p.array.dtype for p in layer._params.values() if p.array.dtype.kind == "f"),
-                None)
+    want = None
+    for p in layer._params.values():  # a loop, not next() over a generator: every call
+        if p.array.dtype.kind == "f":  # of a layer with parameters runs this
+            want = p.array.dtype
+            break
+    if want is None:
+        return
     for i, a in enumerate(args):
         got = a.dtype if isinstance(a, (Tensor, np.ndarray)) else None
-        if want is None or got is None or got == want or got.kind != "f":
+        if got is None or got == want or got.kind != "f":
             continue
         which = f"input {i}" if len(args) > 1 else "the input"
         raise DTypeError(
