@@ -23,10 +23,15 @@ class Linear(Function):
         # A non-finite input gives non-finite outputs and no NumPy warning, as in PyTorch
         # (some BLAS kernels multiply it by padding zeros): the NaN guard reports it.
         with np.errstate(invalid="ignore", over="ignore"):
-            if self.order is None or out is not None:
-                return gemm_rows(x, W.T, out=out, add=b)
-            y = gemm_rows(_stored_rows(x, self.order), W.T, add=b)
-            return in_order(y.reshape(-1), (*x.shape[:-1], W.shape[0]), self.order)
+            return self.product(x, W, b, out)
+
+    def product(self, x: Any, W: Any, b: Any = None, out: Any = None) -> Any:
+        """x @ W.T + b, once check_and_keep has run, without forward's errstate (a plan's
+        step runs under one: see lamina.plan.program)."""
+        if self.order is None or out is not None:
+            return gemm_rows(x, W.T, out=out, add=b)
+        y = gemm_rows(_stored_rows(x, self.order), W.T, add=b)
+        return in_order(y.reshape(-1), (*x.shape[:-1], W.shape[0]), self.order)
 
     def check_and_keep(self, x: Any, W: Any) -> None:
         """Check the shapes; keep what backward needs."""

@@ -134,12 +134,15 @@ class Plan:
         if grad_scale != 1.0 and not self.train:
             raise ValueError("plan: grad_scale is for a training plan (compiled with a "
                              "loss); an inference plan has no gradients")
-        arrays = self._inputs(batch)
+        # Without stateful layers, the carried state's bookkeeping is skipped: at batch 1
+        # its calls, run with the caches cold from the step, are a visible share of it.
+        arrays = self._inputs(batch) if self.carriers else _arrays(batch)
         runner = self._runner(arrays)
         results = runner.run(arrays, grad_scale)
         results = [Tensor(r if runner.fresh_results else np.array(r)) for r in results]
         note_layouts(tuple(results), ())  # laid out as the plan's kernels made them
-        results = self._carry(results)
+        if self.carriers:
+            results = self._carry(results)
         if not self.train:
             return results[0] if len(results) == 1 else tuple(results)
         outputs = results[1:]

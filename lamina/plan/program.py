@@ -124,7 +124,12 @@ class Program:
         gradients are those of `scale` times the loss."""
         if self.buffers is None:
             self._prepare()
-        return self.step(arrays, scale)
+        # As in PyTorch, invalid values and overflows give no warning (BLAS may multiply a
+        # non-finite input by its padding zeros; the NaN guard reports non-finite values).
+        # One errstate for the step, not one per op: at batch 1 each costs as much as a
+        # small op, with the caches cold from the products.
+        with np.errstate(invalid="ignore", over="ignore"):
+            return self.step(arrays, scale)
 
     def _prepare(self) -> None:
         """Allocate the slots and generate the step's code (see emit), once."""

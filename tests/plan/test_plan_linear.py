@@ -5,6 +5,8 @@ where a plan does not rewrite."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from plan_cases import assert_plan_tracks_eager, eager_and_planned
@@ -170,3 +172,47 @@ def test_a_linear_stays_after_a_transpose_where_moving_it_does_not_pay(case) -> 
     plan = compile(model, _squares, (x, x))
     assert MOVED not in plan.describe()
     _tracks_eager(model, plan, x, x, 1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bias", [True, False])
+def test_one_row_of_inference_equals_eager(dtype, bias) -> None:
+    """Batch-1 inference runs each linear layer's product alone (no checks, nothing kept):
+    the same bits as eager, and float64's values."""
+    lm.manual_seed(8)
+    model = nn.Sequential(nn.Linear(9, 16, bias=bias), nn.ReLU(), nn.Linear(16, 3, bias=bias))
+    for p in model.parameters():
+        p.array = p.array.astype(dtype)
+    model.eval()
+    x = lm.tensor(np.random.default_rng(9).standard_normal((1, 9)).astype(dtype))
+    plan = compile(model, example_batch=(x,))
+    with lm.no_grad():
+        want = model(x).numpy()
+    for _ in range(2):  # the second run reuses the first's buffers
+        got = plan(x).numpy()
+        assert got.dtype == dtype and got.shape == (1, 3)
+        np.testing.assert_array_equal(got, want)
+    W1, W2 = (model[i].weight.array.astype(np.float64) for i in (0, 2))
+    b1, b2 = ((model[i].bias.array.astype(np.float64) if bias else 0.0) for i in (0, 2))
+    ref = np.maximum(x.numpy().astype(np.float64) @ W1.T + b1, 0) @ W2.T + b2
+    np.testing.assert_allclose(got, ref, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("train", [False, True])
+@pytest.mark.parametrize("rows", [1, 4])
+def test_a_non_finite_input_gives_no_numpy_warning(train, rows) -> None:
+    """As in PyTorch (and eager lamina's linear layer), a product of an infinite input
+    warns of nothing; the plan's step leaves NumPy's error settings as it found them."""
+    lm.manual_seed(10)
+    model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 2))
+    x = np.random.default_rng(11).standard_normal((rows, 4)).astype(np.float32)
+    plan = (compile(model, _squares, (lm.tensor(x), lm.tensor(x))) if train
+            else compile(model.eval(), example_batch=(lm.tensor(x),)))
+    x[0, 1] = np.inf  # inf * a zero of BLAS's padding, or of the next layer's ReLU: NaN
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = plan(lm.tensor(x), lm.tensor(x)) if train else plan(lm.tensor(x))
+    assert np.geterr() == before
+    assert not np.isfinite(out.numpy()).all()

@@ -24,13 +24,21 @@ class LinearKernel(Kernel, Linear):
     variants = ("x@W.T", "W@x.T")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        # No errstate of its own: the program's step runs under one (Program.run).
         out = self.out_buffer()
-        if x.ndim != 2 or self.variant != "W@x.T":
-            return super().forward(x, W, b, out=out)
+        if x.ndim == 2 and len(x) == 1 and out is not None and not any(self.needs_input_grad):
+            # One row and no backward (batch-1 inference): the product alone. The checks
+            # and what they keep for backward cost as much as a small layer's GEMV, and
+            # the trace has fixed the shapes already.
+            y = matmul(x, W.T, out=out)
+            if b is not None:
+                y += b
+            return y
         self.check_and_keep(x, W)
+        if x.ndim != 2 or self.variant != "W@x.T":
+            return self.product(x, W, b, out)
         # y.T is C-contiguous: written into the buffer's transposed view.
-        with np.errstate(invalid="ignore", over="ignore"):
-            y = matmul(W, x.T, out=None if out is None else out.reshape(out.shape[::-1])).T
+        y = matmul(W, x.T, out=None if out is None else out.reshape(out.shape[::-1])).T
         if b is not None:
             y += b
         return y
