@@ -7,10 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from lamina import allocator, fused
-from lamina.functions.conv_windows import padded, scatter_windows, windows
+from lamina.functions.conv_windows import padded, scatter_windows, strided_view, windows
 
 
 class WindowMatrix:
@@ -61,9 +60,8 @@ class WindowMatrix:
         _, wp, plane = self._grid()
         xs = self._on_grid(x.transpose(1, 0, 2, 3), (ph, pw))
         item = xs.itemsize
-        runs = as_strided(xs, shape=(c, kh, kw, n, oh * wp),
-                          strides=(n * plane * item, dh * wp * item, dw * item, plane * item,
-                                   item), writeable=False)
+        runs = strided_view(xs, (c, kh, kw, n, oh * wp),
+                            (n * plane * item, dh * wp * item, dw * item, plane * item, item))
         col = allocator.empty((c, kh, kw, n, oh * wp), x.dtype)
         np.copyto(col, runs)
         return col.reshape(g, (c // g) * kh * kw, n * oh * wp), wp

@@ -34,12 +34,21 @@ def windows(xp: Any, k: tuple[int, int], s: tuple[int, int], d: tuple[int, int],
     """A read-only view (N, C, OH, OW, KH, KW) of every window of a padded NCHW array."""
     n, c = xp.shape[:2]
     sn, sc, sh, sw = xp.strides
-    return as_strided(
-        xp,
-        shape=(n, c, out[0], out[1], k[0], k[1]),
-        strides=(sn, sc, sh * s[0], sw * s[1], sh * d[0], sw * d[1]),
-        writeable=False,
-    )
+    return strided_view(xp, (n, c, out[0], out[1], k[0], k[1]),
+                        (sn, sc, sh * s[0], sw * s[1], sh * d[0], sw * d[1]))
+
+
+def strided_view(a: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
+    """A read-only view of a's memory from its first element, of this shape and these
+    strides (in bytes). As NumPy's as_strided, whose Python wrapping costs several times
+    the view itself: at batch 1 that is a visible share of a pooling or an im2col.
+    Directly on a's buffer where a is contiguous (C or Fortran order: its first element
+    starts its memory), else by as_strided."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        view = np.ndarray(shape, a.dtype, buffer=a, strides=strides)
+        view.flags.writeable = False
+        return view
+    return as_strided(a, shape=shape, strides=strides, writeable=False)
 
 
 def scatter_windows(gwin: Any, shape: tuple[int, ...], k: tuple[int, int],
