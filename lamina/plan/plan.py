@@ -134,15 +134,12 @@ class Plan:
         if grad_scale != 1.0 and not self.train:
             raise ValueError("plan: grad_scale is for a training plan (compiled with a "
                              "loss); an inference plan has no gradients")
-        # Without stateful layers, the carried state's bookkeeping is skipped: at batch 1
-        # its calls, run with the caches cold from the step, are a visible share of it.
-        arrays = self._inputs(batch) if self.carriers else _arrays(batch)
+        arrays = self._inputs(batch)
         runner = self._runner(arrays)
         results = runner.run(arrays, grad_scale)
         results = [Tensor(r if runner.fresh_results else np.array(r)) for r in results]
         note_layouts(tuple(results), ())  # laid out as the plan's kernels made them
-        if self.carriers:
-            results = self._carry(results)
+        results = self._carry(results)
         if not self.train:
             return results[0] if len(results) == 1 else tuple(results)
         outputs = results[1:]
@@ -173,12 +170,19 @@ class Plan:
     # -- compiling --------------------------------------------------------------------------
     def _inputs(self, batch: Sequence[Any]) -> list[Any]:
         """The batch's arrays, then the arrays of the state the stateful layers carry."""
+        if not self.carriers:
+            # No layer carries state (self.given stays ()): carry's calls are skipped,
+            # which at batch 1, run with the caches cold from the step, cost a visible
+            # share of it.
+            return _arrays(batch)
         self.given = carry.kinds(self.carriers)
         return [*_arrays(batch), *(t.array for t in carry.parts(self.carriers))]
 
     def _carry(self, results: list[Tensor]) -> list[Tensor]:
         """Hand the new state (the last results; fresh arrays, so detached) to the stateful
         layers; return the other results."""
+        if not self.carriers:  # see _inputs
+            return results
         kept = len(results) - carry.count(self.layout)
         carry.hand_back(self.carriers, self.layout, results[kept:])
         return results[:kept]
