@@ -30,6 +30,8 @@ class ShardCheckpoints:
     applied: dict[int, tuple[int, int]]
     live: set[int]
     snapshots: dict[int, dict[str, Any]]
+    earlier: dict[int, dict[str, Any]]
+    previous: tuple[int, dict[str, np.ndarray]] | None
     restored: bool
 
     def _save(self) -> None:
@@ -40,7 +42,13 @@ class ShardCheckpoints:
         extra = {"version": self.version, "pushes": {str(k): v for k, v in self.pushes.items()},
                  "applied": {str(k): list(v) for k, v in self.applied.items()},
                  "live": sorted(self.live), "names": list(self.params),
-                 "snapshots": {str(k): v for k, v in self.snapshots.items()}}
+                 "snapshots": {str(k): v for k, v in self.snapshots.items()},
+                 "earlier": {str(k): v for k, v in self.earlier.items()}}
+        # A node lost mid-step can take a worker and this shard down after the shard applied
+        # the worker's last push but before another shard got it: the restarted worker then
+        # redoes that step from the version before, which this shard, restored, must serve.
+        if self.previous is not None:
+            extra["previous"] = {"version": self.previous[0], "params": self.previous[1]}
         save(self.path, self.params, self.optimizer, extra=extra)
 
     def _restore(self) -> None:
@@ -61,6 +69,11 @@ class ShardCheckpoints:
         self.applied = {int(k): (int(b), int(s)) for k, (b, s) in extra["applied"].items()}
         self.live = set(extra["live"])
         self.snapshots = {int(k): v for k, v in extra.get("snapshots", {}).items()}
+        self.earlier = {int(k): v for k, v in extra.get("earlier", {}).items()}
+        if "previous" in extra:  # writable: the next step copies into these arrays
+            before = extra["previous"]
+            self.previous = (int(before["version"]),
+                             {n: np.array(before["params"][n]) for n in names})
         self.restored = True
         print(f"lamina.distributed: server {self.shard} restored version {self.version} from "
               f"{self.path}", file=sys.stderr, flush=True)

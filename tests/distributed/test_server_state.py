@@ -62,3 +62,31 @@ def test_optimizer_state_of_another_shape_is_refused_by_name() -> None:
     assert saved.state == {}  # nothing half-loaded
     with pytest.raises(TypeError, match=r"expected what Optimizer\.state_dict\(\) returns"):
         saved.load_state_dict([1, 2, 3])
+
+
+def test_a_restored_server_serves_the_version_before_its_last_step(tmp_path) -> None:
+    """A lost node can take a worker and a shard down after that shard applied the worker's
+    last push but before another shard got it: the restarted worker redoes the step from
+    the version before, with its state as of the push before (seen once in CI as 'no
+    parameters as of version 20 (at 21)'). The restored shard has both."""
+    rng = np.random.default_rng(1)
+    params = {"w": rng.standard_normal((3, 2)).astype(np.float32)}
+    first = _server(tmp_path, params)
+    for step in range(3):
+        state = {"tag": [step, 0], "rng": np.arange(step, step + 4)}
+        asyncio.run(first.push(0, (step, 0), _grads(rng, params), state))
+    again = _server(tmp_path)
+    assert again.version == first.version == 3
+    version, before = asyncio.run(again.pull(0, 2))
+    assert version == 2
+    np.testing.assert_array_equal(before["w"], first.previous[1]["w"])
+    assert not np.array_equal(before["w"], again.params["w"])
+    snap = asyncio.run(again.snapshot(0, (1, 0)))
+    np.testing.assert_array_equal(snap["rng"], np.arange(1, 5))
+    with pytest.raises(RuntimeError, match=r"no parameters as of version 1 \(at 3\)"):
+        asyncio.run(again.pull(0, 1))
+    grads = _grads(rng, params)  # the kept arrays are writable: the next step copies in
+    for server in (first, again):
+        asyncio.run(server.push(0, (3, 0), grads))
+    np.testing.assert_array_equal(again.previous[1]["w"], first.previous[1]["w"])
+    np.testing.assert_array_equal(again.params["w"], first.params["w"])
