@@ -61,9 +61,11 @@ class Program:
             copy_hints(self.twin.forward, self.forward)
         else:
             # What a kernel keeps depends on its hints, which depend on what the others
-            # keep: probe, hint, and probe again for the liveness the hinted kernels give.
-            give_hints(self.forward, self._liveness())
+            # keep: probe, hint, and probe again for the liveness the hinted kernels give,
+            # where a hint changes what some kernel does.
             self.live = self._liveness()
+            if give_hints(self.forward, self.live):
+                self.live = self._liveness()
         self.slots, self.slot_meta = assign_slots(trace, self.forward, self.live.last_use)
         self.frees = self.live.frees()
         self.buffers: list[Any] | None = None
@@ -207,8 +209,10 @@ def copy_hints(source: list[Node], target: list[Node]) -> None:
             m.fn.inputs_kept = n.fn.inputs_kept
 
 
-def give_hints(forward: list[Node], live: Liveness) -> None:
-    """Tell each kernel what the plan knows of its values' lifetimes (see Kernel)."""
+def give_hints(forward: list[Node], live: Liveness) -> bool:
+    """Tell each kernel what the plan knows of its values' lifetimes (see Kernel); whether
+    some kernel reads a hint it was given that changes what it keeps."""
+    read = False
     for t, n in enumerate(forward):
         fn = n.fn
         if not isinstance(fn, Kernel):
@@ -218,3 +222,5 @@ def give_hints(forward: list[Node], live: Liveness) -> None:
                                     if live.kept_by_another(v, n))
         fn.inputs_kept = frozenset(i for i, v in enumerate(n.inputs)
                                    if live.alive_throughout(v))
+        read = read or any(getattr(fn, hint) for hint in fn.reads_hints - {"inputs_kept"})
+    return read

@@ -60,6 +60,11 @@ class Kernel:
     dead_inputs: frozenset[int] = frozenset()
     outputs_kept: frozenset[int] = frozenset()
     inputs_kept: frozenset[int] = frozenset()
+    # The names of those three hints this kernel's forward reads. Where none it reads is
+    # set, it keeps what it kept unhinted, and the plan need not probe liveness again; nor
+    # where it reads inputs_kept alone, which may only make it keep such an input instead
+    # of an array of its own (no value then lives longer or shorter).
+    reads_hints: frozenset[str] = frozenset()
     # Interchangeable kernels (same result up to float rounding) that a tuned plan times on
     # the real shapes, keeping the fastest; `variant` is the one in use ("" the default).
     variants: tuple[str, ...] = ()

@@ -47,6 +47,8 @@ class StandardizeKernel(_Elementwise, Standardize):
 
 @kernel_for(ReLU)
 class ReLUKernel(_Elementwise, ReLU):
+    reads_hints = frozenset({"outputs_kept"})
+
     def forward(self, x: Any) -> Any:
         y = clamp(x, 0, out=self.out_buffer(like=x))
         # Eager ReLU keeps a mask so that y may be freed; where a later op keeps y for its

@@ -62,6 +62,8 @@ class BatchNormKernel(Kernel, BatchNorm):
 
 @kernel_for(CrossEntropy)
 class CrossEntropyKernel(Kernel, CrossEntropy):
+    reads_hints = frozenset({"inputs_kept"})
+
     def forward(self, x: Any, labels: Any) -> Any:
         rows = self.rows(x, labels)
         if 0 in self.inputs_kept and np.may_share_memory(rows, x):
@@ -76,6 +78,8 @@ class LSTMSequenceKernel(Kernel, LSTMSequence):
     """Activates the gates over the x-gates' own memory where nothing reads them later.
     Keeps c and tanh(c) for backward, as the eager op does: recomputing them there saved
     two (T, B, H) arrays but cost more time than they take to keep (benchmarks/RESULTS.md)."""
+
+    reads_hints = frozenset({"dead_inputs"})
 
     def forward(self, xg: Any, h0: Any, c0: Any, W_hh: Any, b_hh: Any = None
                 ) -> tuple[Any, Any, Any]:
