@@ -63,7 +63,7 @@ class Kernel:
     # The names of those three hints this kernel's forward reads. Where none it reads is
     # set, it keeps what it kept unhinted, and the plan need not probe liveness again; nor
     # where it reads inputs_kept alone, which may only make it keep such an input instead
-    # of an array of its own (no value then lives longer or shorter).
+    # of an array of its own: that input's memory lives through the step anyway.
     reads_hints: frozenset[str] = frozenset()
     # Interchangeable kernels (same result up to float rounding) that a tuned plan times on
     # the real shapes, keeping the fastest; `variant` is the one in use ("" the default).
