@@ -209,6 +209,10 @@ def copy_hints(source: list[Node], target: list[Node]) -> None:
             m.fn.inputs_kept = n.fn.inputs_kept
 
 
+# The hints that may change which values a kernel keeps, and so the liveness (see Kernel)
+LIVENESS_HINTS = frozenset({"dead_inputs", "outputs_kept"})
+
+
 def give_hints(forward: list[Node], live: Liveness) -> bool:
     """Tell each kernel what the plan knows of its values' lifetimes (see Kernel); whether
     some kernel reads a hint it was given that changes what it keeps."""
@@ -222,5 +226,6 @@ def give_hints(forward: list[Node], live: Liveness) -> bool:
                                     if live.kept_by_another(v, n))
         fn.inputs_kept = frozenset(i for i, v in enumerate(n.inputs)
                                    if live.alive_throughout(v))
-        read = read or any(getattr(fn, hint) for hint in fn.reads_hints - {"inputs_kept"})
+        hints = LIVENESS_HINTS if fn.reads_hints is None else fn.reads_hints & LIVENESS_HINTS
+        read = read or any(getattr(fn, hint) for hint in hints)
     return read

@@ -22,7 +22,17 @@ HINTS = ("dead_inputs", "outputs_kept", "inputs_kept")
 
 
 def _kernel_classes() -> list[type]:
-    return sorted({k for k in KERNELS.values()}, key=lambda k: k.__qualname__)
+    """Every Kernel subclass lamina defines: those registered for ops and those the
+    rewrites make (a fused bias and GELU, ...)."""
+    found, todo = set(), [Kernel]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                todo.append(sub)
+    assert set(KERNELS.values()) <= found
+    return sorted((k for k in found if k.__module__.startswith("lamina.")),
+                  key=lambda k: (k.__module__, k.__qualname__))
 
 
 @pytest.mark.parametrize("kernel", _kernel_classes(), ids=lambda k: k.__qualname__)
@@ -104,3 +114,41 @@ def test_one_probe_where_no_hint_is_read_gives_the_two_probes_analysis(
     assert loss == want_loss
     for g, want in zip(grads, want_grads):
         np.testing.assert_array_equal(g, want)
+
+
+class _Cube(lm.Function):
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x * x * x
+
+    def backward(self, gy):
+        (x,) = self.saved_tensors
+        return 3 * x * x * gy
+
+
+class _CubeLayer(nn.Module):
+    def forward(self, x):
+        return _Cube().apply(x)
+
+
+@pytest.mark.parametrize(("declared", "probes"), [(None, 2), (frozenset(), 1)])
+def test_a_kernel_from_outside_lamina_that_does_not_say_is_probed_again(
+        monkeypatch, declared, probes) -> None:
+    """Its inputs die at it (it may overwrite them): unless it says it reads no hint, the
+    plan probes again for what it then keeps."""
+    from lamina.plan.kernels import kernel_for
+
+    class CubeKernel(Kernel, _Cube):
+        def forward(self, x):
+            self.save_for_backward(x)
+            return x * x * x
+
+    if declared is not None:
+        CubeKernel.reads_hints = declared
+    monkeypatch.setitem(KERNELS, _Cube, None)  # removed again after the compile
+    kernel_for(_Cube)(CubeKernel)
+    assert KERNELS.get(_Cube) is CubeKernel
+    assert CubeKernel.reads_hints == declared
+    make = lambda: nn.Sequential(nn.Linear(12, 16), _CubeLayer(), nn.Linear(16, 5))  # noqa: E731
+    _, n, loss, _ = _compiled(monkeypatch, make, "cube", always=False)
+    assert n == probes and np.isfinite(loss)

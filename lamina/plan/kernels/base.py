@@ -60,16 +60,25 @@ class Kernel:
     dead_inputs: frozenset[int] = frozenset()
     outputs_kept: frozenset[int] = frozenset()
     inputs_kept: frozenset[int] = frozenset()
-    # The names of those three hints this kernel's forward reads. Where none it reads is
-    # set, it keeps what it kept unhinted, and the plan need not probe liveness again; nor
-    # where it reads inputs_kept alone, which may only make it keep such an input instead
-    # of an array of its own: that input's memory lives through the step anyway.
-    reads_hints: frozenset[str] = frozenset()
+    # The names of those three hints this kernel's forward reads (None: it does not say,
+    # so any of them). Where none it reads is set, it keeps what it kept unhinted, and the
+    # plan need not probe liveness again; nor where it reads inputs_kept alone, which may
+    # only make it keep such an input instead of an array of its own: that input's memory
+    # lives through the step anyway.
+    reads_hints: frozenset[str] | None = None
     # Interchangeable kernels (same result up to float rounding) that a tuned plan times on
     # the real shapes, keeping the fastest; `variant` is the one in use ("" the default).
     variants: tuple[str, ...] = ()
     variant = ""
     op_name = ""  # the op's class name, which messages and plan descriptions show
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "reads_hints" not in vars(cls):
+            # lamina's own kernels say which they read (tests/plan/test_plan_hints.py reads
+            # each one's methods for them); one from elsewhere that does not say may read any.
+            inherited = cls.reads_hints if cls.reads_hints is not None else frozenset()
+            cls.reads_hints = inherited if cls.__module__.startswith("lamina.") else None
 
     @property
     def name(self) -> str:
