@@ -1,18 +1,51 @@
-"""The compiled kernel of an RBM's training measures: what CD reports each batch beside its
-gradient. Re-exported by numba_kernels, the namespace `lamina.fused.compiled()` returns.
+"""The compiled kernels of an RBM's CD step: its units' activations and samples, and the
+measures CD reports each batch beside its gradient. Re-exported by numba_kernels, the
+namespace `lamina.fused.compiled()` returns.
 
-On a small batch (20 samples of 64 units, say) these measures are some thirty NumPy calls
-on arrays of a few thousand elements, each costing more in its call than in its work: one
-kernel reads the preactivations once and returns three sums.
+On a small batch (20 samples of 64 units, say) each of these is several NumPy calls on
+arrays of a few thousand elements, each call costing more than its work: a sigmoid with
+its bias is four (NumPy's tanh form), a sample two. A kernel reads its inputs once.
+The random numbers stay NumPy's, drawn by the caller, so both backends see the same ones.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from lamina.fused.numba_math import exp32, kernel, softplus32
+from lamina.fused.numba_math import exp32, kernel, sigmoid32, softplus32
 
 ONE, ZERO = np.float32(1.0), np.float32(0.0)
+
+
+@kernel
+def sigmoid_bias(pre, bias, p):  # type: ignore[no-untyped-def]
+    """pre += bias (a row's worth, added to every row) in place, and p = sigmoid(pre): the
+    preactivations W v + c and p(h | v) from v W^T, in one pass."""
+    rows, cols = pre.shape
+    for i in range(rows):
+        for j in range(cols):
+            z = pre[i, j] + bias[j]
+            pre[i, j] = z
+            p[i, j] = sigmoid32(z)
+
+
+@kernel
+def bernoulli(p, u, out):  # type: ignore[no-untyped-def]
+    """out = 1 where u < p, else 0: units on with probabilities p, from uniforms u."""
+    rows, cols = p.shape
+    for i in range(rows):
+        for j in range(cols):
+            out[i, j] = ONE if u[i, j] < p[i, j] else ZERO
+
+
+@kernel
+def bernoulli_sigmoid_bias(pre, bias, u, out):  # type: ignore[no-untyped-def]
+    """out = 1 where u < sigmoid(pre + bias), else 0 (out may be pre): a sample of units
+    whose probabilities the caller does not keep."""
+    rows, cols = pre.shape
+    for i in range(rows):
+        for j in range(cols):
+            out[i, j] = ONE if u[i, j] < sigmoid32(pre[i, j] + bias[j]) else ZERO
 
 
 @kernel

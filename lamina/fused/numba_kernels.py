@@ -21,7 +21,12 @@ from lamina.fused.numba_conv_pool import (  # noqa: F401 (one namespace)
     conv_max_pool,
     conv_max_pool_weight_grad,
 )
-from lamina.fused.numba_energy import cd_measures  # noqa: F401 (one namespace)
+from lamina.fused.numba_energy import (  # noqa: F401 (one namespace)
+    bernoulli,
+    bernoulli_sigmoid_bias,
+    cd_measures,
+    sigmoid_bias,
+)
 from lamina.fused.numba_math import exp32
 from lamina.fused.numba_math import kernel as _jit
 from lamina.fused.numba_pool import (  # noqa: F401 (one namespace: fused.compiled())

@@ -91,13 +91,40 @@ class RBM(Layer):
     def gibbs(self, v: Any, k: int = 1, first_hidden: Any = None) -> Any:
         """Run k steps v -> h -> v of block Gibbs sampling; return the last visible sample.
         `first_hidden`: p(h | v) for the first step, where the caller has it already."""
+        v = np.asarray(getattr(v, "array", v))
+        return self._chain(v, k, first_hidden, self._kernels(fused.loaded(), v))
+
+    def _chain(self, v: Any, k: int, first_hidden: Any, kernels: Any) -> Any:
+        """gibbs, with the compiled kernels where given (`_kernels`)."""
         if k < 1:
             raise ValueError(f"RBM.gibbs: k must be >= 1; got {k}")
-        v = np.asarray(getattr(v, "array", v))
+        W, b = self.weight.array, self.visible_bias.array
         for step in range(k):
-            p = first_hidden if step == 0 and first_hidden is not None else self.hidden_probs(v)
-            _, v = self.sample_visible(_bernoulli(p))
+            p = first_hidden if step == 0 and first_hidden is not None else self._hidden(
+                v, kernels)[1]
+            v = _bernoulli(p, kernels) @ W
+            u = state.rng().random(v.shape, dtype=np.float32)
+            if kernels is None:
+                v = (u < sigmoid_array(v + b)).astype(v.dtype)
+            else:  # in place: the kernel reads each preactivation before it writes there
+                kernels.bernoulli_sigmoid_bias(v, b, u, v)
         return v
+
+    def _kernels(self, kernels: Any, *arrays: Any) -> Any:
+        """`kernels` (the compiled ones, or None) where they take the parameters and these
+        arrays (float32, contiguous), else None: NumPy's path."""
+        params = (self.weight.array, self.visible_bias.array, self.hidden_bias.array)
+        return kernels if kernels is not None and fused.fits(*params, *arrays) else None
+
+    def _hidden(self, v: Any, kernels: Any) -> tuple[Any, Any]:
+        """(W v + c, p(h | v)), with the compiled kernels where given."""
+        pre = v @ self.weight.array.T
+        if kernels is None:
+            pre += self.hidden_bias.array
+            return pre, sigmoid_array(pre)
+        p = np.empty_like(pre)
+        kernels.sigmoid_bias(pre, self.hidden_bias.array, p)
+        return pre, p
 
     def statistics(self, v: Any) -> dict[str, Any]:
         """Sufficient statistics <h v^T>, <v>, <h> (h as p(h|v)), named like the parameters.
@@ -123,21 +150,19 @@ class RBM(Layer):
         W v + c once. Random numbers are drawn as gibbs, then pseudo_log_likelihood, draw
         them."""
         v = np.asarray(getattr(v, "array", v))
-        W, b, c = self.weight.array, self.visible_bias.array, self.hidden_bias.array
-        pre = v @ W.T + c
-        h = sigmoid_array(pre)
-        vk = self.gibbs(v if start is None else start, k, first_hidden=h if start is None
-                        else None)
-        pre_k = vk @ W.T + c
-        h_k = sigmoid_array(pre_k)
+        W, b = self.weight.array, self.visible_bias.array
+        first = v if start is None else np.asarray(getattr(start, "array", start))
+        kernels = self._kernels(fused.compiled(), v, first)
+        pre, h = self._hidden(v, kernels)
+        vk = self._chain(first, k, h if start is None else None, kernels)
+        pre_k, h_k = self._hidden(vk, kernels)
         n, dv = v.shape[0], vk.sum(axis=0) - v.sum(axis=0)
         grads = {"weight": (h_k.T @ vk - h.T @ v) / n, "visible_bias": dv / n,
                  "hidden_bias": (h_k - h).sum(axis=0) / n}
         # One unit flipped per sample: W v + c moves by that unit's column, signed.
         idx = state.rng().integers(0, self.n_visible, n)
-        compiled = fused.compiled()
-        if compiled is not None and fused.fits(v, W, b, pre, pre_k):
-            gap, soft_gap, miss = compiled.cd_measures(v, pre, pre_k, W, b, idx, h @ W)
+        if kernels is not None:
+            gap, soft_gap, miss = kernels.cd_measures(v, pre, pre_k, W, b, idx, h @ W)
             return grads, vk, {"loss": (float(dv @ b) + gap) / n,
                                "recon_error": miss / v.size,
                                "pseudo_ll": -soft_gap * self.n_visible / n}
@@ -178,6 +203,12 @@ class RBM(Layer):
         return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}
 
 
-def _bernoulli(p: Any) -> Any:
-    """A sample of units on with probabilities p, as p's dtype."""
-    return (state.rng().random(p.shape, dtype=np.float32) < p).astype(p.dtype)
+def _bernoulli(p: Any, kernels: Any = None) -> Any:
+    """A sample of units on with probabilities p, as p's dtype; through the compiled
+    kernels where given (`RBM._kernels`)."""
+    u = state.rng().random(p.shape, dtype=np.float32)
+    if kernels is None:
+        return (u < p).astype(p.dtype)
+    out = np.empty_like(p)
+    kernels.bernoulli(p, u, out)
+    return out
