@@ -98,16 +98,17 @@ class RBM(Layer):
         """gibbs, with the compiled kernels where given (`_kernels`)."""
         if k < 1:
             raise ValueError(f"RBM.gibbs: k must be >= 1; got {k}")
-        W, b = self.weight.array, self.visible_bias.array
         for step in range(k):
             p = first_hidden if step == 0 and first_hidden is not None else self._hidden(
                 v, kernels)[1]
-            v = _bernoulli(p, kernels) @ W
-            u = state.rng().random(v.shape, dtype=np.float32)
+            h = _bernoulli(p, kernels)
             if kernels is None:
-                v = (u < sigmoid_array(v + b)).astype(v.dtype)
-            else:  # in place: the kernel reads each preactivation before it writes there
-                kernels.bernoulli_sigmoid_bias(v, b, u, v)
+                _, v = self.sample_visible(h)
+                continue
+            # p(v | h) never kept: the kernel samples from the preactivations in place
+            v = h @ self.weight.array
+            u = state.rng().random(v.shape, dtype=np.float32)
+            kernels.bernoulli_sigmoid_bias(v, self.visible_bias.array, u, v)
         return v
 
     def _kernels(self, kernels: Any, *arrays: Any) -> Any:
