@@ -97,7 +97,8 @@ class Conv(WindowMatrix, Function):
             return None, Wm, mem
         # numba's im2col and col2im for a batch's worth of windows, or once loaded (chosen
         # here, for backward too: the layout of the window matrix follows from it)
-        self.kernels = fused.compiled_for(n * cg * g * kh * kw * oh * ow)
+        self.kernels = fused.compiled_for(n * cg * g * kh * kw * oh * ow,
+                                          any(self.needs_input_grad))
         col, cols = self._im2col(x)
         # One large GEMM per group, the batch along its long side: (O/g, K) @ (K, N*L). Its
         # result is channel-major (C, N, H, W) memory; y is the NCHW view of it, not a copy.

@@ -90,7 +90,7 @@ class MaxPool(_Pool):
         y = np.empty_like(planes[0]) if out is None else laid_out_like(out, planes[0])
         self.idx, self.compiled, stacks = None, None, None
         if self.k == (2, 2) and self.s == (2, 2):
-            self.compiled = _compiled_2x2(xp, y)
+            self.compiled = _compiled_2x2(xp, y, self.needs_input_grad[0])
             idx = np.empty_like(y, np.uint8)
             stacks = _stacks(xp, y, idx) if self.compiled else None
         if stacks is not None:
@@ -145,9 +145,9 @@ def _stacks(*arrays: Any) -> list[Any] | None:
     return views
 
 
-def _compiled_2x2(xp: Any, y: Any) -> Any:
+def _compiled_2x2(xp: Any, y: Any, backward: bool) -> Any:
     """numba's kernels (lamina.fused) where they run and take float32 xp and y."""
-    compiled = fused.compiled_for(xp.size)
+    compiled = fused.compiled_for(xp.size, backward)
     return compiled if compiled is not None and fused.fits(xp, y, contiguous=False) else None
 
 

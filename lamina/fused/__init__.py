@@ -93,13 +93,17 @@ def loaded() -> ModuleType | None:
 # numba itself (see compiled_for): a small CNN's convolutions at batch 64, not at batch 1,
 # where NumPy's kernels are as fast and the load would only cost memory.
 LOAD_FROM = 1 << 20
+# ... and where the op runs a backward as well (a training step): its backward kernels
+# (col2im, pooling's gradient) save the most, at every step, so a small CNN's training
+# step at batch 16 gains from numba while its batch-1 inference still never loads it.
+TRAINING_LOAD_FROM = 1 << 17
 
 
-def compiled_for(work: int) -> ModuleType | None:
-    """compiled() for an op of `work` elements or more (LOAD_FROM), else loaded(): im2col,
-    col2im and max pooling load numba for a batch's worth of work, and use it for less
-    only once it is loaded."""
-    return compiled() if work >= LOAD_FROM else loaded()
+def compiled_for(work: int, backward: bool = False) -> ModuleType | None:
+    """compiled() for an op of `work` elements or more (LOAD_FROM; TRAINING_LOAD_FROM where
+    `backward`, the op taking gradients), else loaded(): im2col, col2im and max pooling
+    load numba for a batch's worth of work, and use it for less only once it is loaded."""
+    return compiled() if work >= (TRAINING_LOAD_FROM if backward else LOAD_FROM) else loaded()
 
 
 def threaded_parts() -> int:

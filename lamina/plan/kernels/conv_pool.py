@@ -60,7 +60,7 @@ class ConvMaxPool(Kernel, Function):
         self.conv._check(x, W)
         self.direct = None
         if self.nd == 2 and direct_applies(self.conv, x, W, self.window):
-            self.direct = fused.compiled_for(x.size * W.shape[0])
+            self.direct = fused.compiled_for(x.size * W.shape[0], any(self.needs_input_grad))
             if self.direct is not None:
                 return direct_forward(self, x, W, b)
         if self.nd == 1:
@@ -75,7 +75,8 @@ class ConvMaxPool(Kernel, Function):
         out = self.out_buffer()
         y = np.empty((o, cells), mem.dtype) if out is None else out.reshape(o, cells)
         need = self.needs_input_grad
-        self.compiled = (fused.compiled_for(mem.size) if kk < 256 and fused.fits(mem, y)
+        self.compiled = (fused.compiled_for(mem.size, any(need))
+                         if kk < 256 and fused.fits(mem, y)
                          else None)
         if self.compiled is not None:
             idx = np.empty((o, cells), np.uint8)
