@@ -22,10 +22,9 @@ from lamina.fused.numba_conv_pool import (  # noqa: F401 (one namespace)
     conv_max_pool_weight_grad,
 )
 from lamina.fused.numba_energy import (  # noqa: F401 (one namespace)
-    bernoulli,
-    bernoulli_sigmoid_bias,
-    cd_measures,
-    sigmoid_bias,
+    cd_statistics,
+    gibbs_step,
+    hidden_pass,
 )
 from lamina.fused.numba_math import exp32
 from lamina.fused.numba_math import kernel as _jit

@@ -22,6 +22,11 @@ from lamina.nn import init
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.registry import register_layer
 
+# The compiled CD step's products run in its kernels' loops, on one thread: they save
+# NumPy's calls, which cost more than a small batch's products, but from about this many
+# multiply-adds a product (batch x visible x hidden) BLAS's threads outrun them.
+COMPILED_UP_TO = 1 << 22
+
 
 @register_layer("RBM")
 class RBM(Layer):
@@ -101,30 +106,33 @@ class RBM(Layer):
         for step in range(k):
             p = first_hidden if step == 0 and first_hidden is not None else self._hidden(
                 v, kernels)[1]
-            h = _bernoulli(p, kernels)
             if kernels is None:
-                _, v = self.sample_visible(h)
+                _, v = self.sample_visible(_bernoulli(p))
                 continue
-            # p(v | h) never kept: the kernel samples from the preactivations in place
-            v = h @ self.weight.array
-            u = state.rng().random(v.shape, dtype=np.float32)
-            kernels.bernoulli_sigmoid_bias(v, self.visible_bias.array, u, v)
+            u_h = state.rng().random(p.shape, dtype=np.float32)  # drawn as _bernoulli's
+            u_v = state.rng().random(v.shape, dtype=np.float32)
+            v = np.empty((p.shape[0], self.n_visible), np.float32)
+            kernels.gibbs_step(p, u_h, self.weight.array, self.visible_bias.array, u_v, v)
         return v
 
-    def _kernels(self, kernels: Any, *arrays: Any) -> Any:
-        """`kernels` (the compiled ones, or None) where they take the parameters and these
-        arrays (float32, contiguous), else None: NumPy's path."""
+    def _kernels(self, kernels: Any, v: Any, *arrays: Any) -> Any:
+        """`kernels` (the compiled ones, or None) where they take the parameters and the
+        batch v with these arrays (float32, contiguous), and v is small enough, else None:
+        NumPy's path."""
         params = (self.weight.array, self.visible_bias.array, self.hidden_bias.array)
-        return kernels if kernels is not None and fused.fits(*params, *arrays) else None
+        small = len(v) * self.n_visible * self.n_hidden <= COMPILED_UP_TO
+        return kernels if small and kernels is not None and fused.fits(*params, v, *arrays) \
+            else None
 
     def _hidden(self, v: Any, kernels: Any) -> tuple[Any, Any]:
         """(W v + c, p(h | v)), with the compiled kernels where given."""
-        pre = v @ self.weight.array.T
         if kernels is None:
+            pre = v @ self.weight.array.T
             pre += self.hidden_bias.array
             return pre, sigmoid_array(pre)
+        pre = np.empty((v.shape[0], self.n_hidden), np.float32)
         p = np.empty_like(pre)
-        kernels.sigmoid_bias(pre, self.hidden_bias.array, p)
+        kernels.hidden_pass(v, self.weight.array, self.hidden_bias.array, pre, p)
         return pre, p
 
     def statistics(self, v: Any) -> dict[str, Any]:
@@ -157,16 +165,20 @@ class RBM(Layer):
         pre, h = self._hidden(v, kernels)
         vk = self._chain(first, k, h if start is None else None, kernels)
         pre_k, h_k = self._hidden(vk, kernels)
-        n, dv = v.shape[0], vk.sum(axis=0) - v.sum(axis=0)
+        n = v.shape[0]
+        if kernels is not None:
+            idx = state.rng().integers(0, self.n_visible, n)  # as below
+            grads = {"weight": np.empty_like(W), "visible_bias": np.empty_like(b),
+                     "hidden_bias": np.empty_like(self.hidden_bias.array)}
+            gap, soft_gap, miss = kernels.cd_statistics(
+                v, vk, h, h_k, pre, pre_k, W, b, idx, *grads.values())
+            return grads, vk, {"loss": gap / n, "recon_error": miss / v.size,
+                               "pseudo_ll": -soft_gap * self.n_visible / n}
+        dv = vk.sum(axis=0) - v.sum(axis=0)
         grads = {"weight": (h_k.T @ vk - h.T @ v) / n, "visible_bias": dv / n,
                  "hidden_bias": (h_k - h).sum(axis=0) / n}
         # One unit flipped per sample: W v + c moves by that unit's column, signed.
         idx = state.rng().integers(0, self.n_visible, n)
-        if kernels is not None:
-            gap, soft_gap, miss = kernels.cd_measures(v, pre, pre_k, W, b, idx, h @ W)
-            return grads, vk, {"loss": (float(dv @ b) + gap) / n,
-                               "recon_error": miss / v.size,
-                               "pseudo_ll": -soft_gap * self.n_visible / n}
         sign = 1 - 2 * v[np.arange(n), idx]
         flipped = pre + W[:, idx].T * sign[:, None]
         # sum_j softplus((W v + c)_j) for the data, the chain and the flipped data at once
@@ -204,12 +216,7 @@ class RBM(Layer):
         return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}
 
 
-def _bernoulli(p: Any, kernels: Any = None) -> Any:
-    """A sample of units on with probabilities p, as p's dtype; through the compiled
-    kernels where given (`RBM._kernels`)."""
+def _bernoulli(p: Any) -> Any:
+    """A sample of units on with probabilities p, as p's dtype."""
     u = state.rng().random(p.shape, dtype=np.float32)
-    if kernels is None:
-        return (u < p).astype(p.dtype)
-    out = np.empty_like(p)
-    kernels.bernoulli(p, u, out)
-    return out
+    return (u < p).astype(p.dtype)

@@ -173,6 +173,31 @@ def test_cd_compiled_agrees_with_numpy_in_float32() -> None:
         assert m2[name] == pytest.approx(exact[name], rel=1e-5), name
 
 
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba is not installed")
+def test_cd_on_a_large_batch_runs_numpy_s_products() -> None:
+    """Past nn.rbm.COMPILED_UP_TO multiply-adds a product, the compiled step (whose
+    products run on one thread) gives way to NumPy's: the same gradients, bit for bit,
+    whichever backend is set; within the limit they differ in float32 rounding."""
+    import lamina.fused as fused
+    from lamina.nn import rbm as rbm_module
+
+    rng = np.random.default_rng(4)
+    outs = {}
+    for rows in (4, 64):
+        v = (rng.random((rows, 256)) < 0.4).astype(np.float32)
+        model = nn.RBM(256, 257)
+        model.weight.array[:] = rng.standard_normal((257, 256))
+        for name in fused.BACKENDS:
+            fused.set_backend(name)
+            lm.manual_seed(2)
+            outs[rows, name] = model.contrastive_divergence(v, 1)[0]["weight"]
+        fused.set_backend(None)
+    assert 4 * 256 * 257 <= rbm_module.COMPILED_UP_TO < 64 * 256 * 257
+    assert not np.array_equal(outs[4, "numba"], outs[4, "numpy"])
+    np.testing.assert_allclose(outs[4, "numba"], outs[4, "numpy"], rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(outs[64, "numba"], outs[64, "numpy"])
+
+
 def test_cd_trains_any_energy_model_by_its_free_energy() -> None:
     """A model with the energy interface but no contrastive_divergence trains through
     autograd, to the weights CD gives an RBM."""
