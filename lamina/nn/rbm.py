@@ -109,7 +109,8 @@ class RBM(Layer):
             if kernels is None:
                 _, v = self.sample_visible(_bernoulli(p))
                 continue
-            u_h = state.rng().random(p.shape, dtype=np.float32)  # drawn as _bernoulli's
+            # the uniforms NumPy's path draws (_bernoulli's), in its order
+            u_h = state.rng().random(p.shape, dtype=np.float32)
             u_v = state.rng().random(v.shape, dtype=np.float32)
             v = np.empty((p.shape[0], self.n_visible), np.float32)
             kernels.gibbs_step(p, u_h, self.weight.array, self.visible_bias.array, u_v, v)
@@ -167,7 +168,7 @@ class RBM(Layer):
         pre_k, h_k = self._hidden(vk, kernels)
         n = v.shape[0]
         if kernels is not None:
-            idx = state.rng().integers(0, self.n_visible, n)  # as below
+            idx = state.rng().integers(0, self.n_visible, n)  # as NumPy's path draws it
             grads = {"weight": np.empty_like(W), "visible_bias": np.empty_like(b),
                      "hidden_bias": np.empty_like(self.hidden_bias.array)}
             gap, soft_gap, miss = kernels.cd_statistics(
