@@ -118,10 +118,10 @@ class RBM(Layer):
 
     def _kernels(self, kernels: Any, v: Any, *arrays: Any) -> Any:
         """`kernels` (the compiled ones, or None) where they take the parameters and the
-        batch v with these arrays (float32, contiguous), and v is small enough, else None:
-        NumPy's path."""
+        batch v with these arrays (float32, contiguous), and v is a small enough batch of
+        samples (N, V), else None: NumPy's path, which also samples from one sample (V,)."""
         params = (self.weight.array, self.visible_bias.array, self.hidden_bias.array)
-        small = len(v) * self.n_visible * self.n_hidden <= COMPILED_UP_TO
+        small = np.ndim(v) == 2 and len(v) * self.n_visible * self.n_hidden <= COMPILED_UP_TO
         return kernels if small and kernels is not None and fused.fits(*params, v, *arrays) \
             else None
 

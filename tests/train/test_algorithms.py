@@ -198,6 +198,25 @@ def test_cd_on_a_large_batch_runs_numpy_s_products() -> None:
     np.testing.assert_array_equal(outs[64, "numba"], outs[64, "numpy"])
 
 
+def test_gibbs_samples_one_sample_on_every_backend() -> None:
+    """A single sample (V,) is sampled as NumPy's path does on every backend (the compiled
+    kernels take batches (N, V) only): the same units, in the sample's shape."""
+    import lamina.fused as fused
+
+    model = nn.RBM(6, 4)
+    model.weight.array[:] = np.random.default_rng(7).standard_normal((4, 6))
+    v = np.array([1, 0, 1, 1, 0, 0], np.float32)
+    samples = []
+    for name in fused.BACKENDS:
+        fused.set_backend(name)
+        lm.manual_seed(3)
+        samples.append(model.gibbs(v, 3))
+    fused.set_backend(None)
+    for sample in samples:
+        assert sample.shape == (6,) and set(np.unique(sample)) <= {0.0, 1.0}
+        np.testing.assert_array_equal(sample, samples[0])
+
+
 def test_cd_trains_any_energy_model_by_its_free_energy() -> None:
     """A model with the energy interface but no contrastive_divergence trains through
     autograd, to the weights CD gives an RBM."""
