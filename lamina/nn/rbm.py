@@ -167,8 +167,9 @@ class RBM(Layer):
         vk = self._chain(first, k, h if start is None else None, kernels)
         pre_k, h_k = self._hidden(vk, kernels)
         n = v.shape[0]
+        # One unit flipped per sample: W v + c moves by that unit's column, signed.
+        idx = state.rng().integers(0, self.n_visible, n)
         if kernels is not None:
-            idx = state.rng().integers(0, self.n_visible, n)  # as NumPy's path draws it
             grads = {"weight": np.empty_like(W), "visible_bias": np.empty_like(b),
                      "hidden_bias": np.empty_like(self.hidden_bias.array)}
             gap, soft_gap, miss = kernels.cd_statistics(
@@ -178,8 +179,6 @@ class RBM(Layer):
         dv = vk.sum(axis=0) - v.sum(axis=0)
         grads = {"weight": (h_k.T @ vk - h.T @ v) / n, "visible_bias": dv / n,
                  "hidden_bias": (h_k - h).sum(axis=0) / n}
-        # One unit flipped per sample: W v + c moves by that unit's column, signed.
-        idx = state.rng().integers(0, self.n_visible, n)
         sign = 1 - 2 * v[np.arange(n), idx]
         flipped = pre + W[:, idx].T * sign[:, None]
         # sum_j softplus((W v + c)_j) for the data, the chain and the flipped data at once

@@ -198,6 +198,7 @@ def test_cd_on_a_large_batch_runs_numpy_s_products() -> None:
     np.testing.assert_array_equal(outs[64, "numba"], outs[64, "numpy"])
 
 
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba is not installed")
 def test_gibbs_samples_one_sample_on_every_backend() -> None:
     """A single sample (V,) is sampled as NumPy's path does on every backend (the compiled
     kernels take batches (N, V) only): the same units, in the sample's shape."""
