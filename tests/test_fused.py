@@ -134,14 +134,16 @@ def test_fused_update_agrees_with_the_numpy_update(opt_name, kw, monkeypatch):
 
 @needs_numba
 @pytest.mark.torch
-@pytest.mark.parametrize("opt_name", ["Adam", "AdamW", "SGD"])
-def test_fused_update_matches_pytorch(opt_name):
+@pytest.mark.parametrize("opt_name,kw", [("Adam", {"betas": (0.9, 0.95)}),
+                                         ("AdamW", {"betas": (0.9, 0.95)}),
+                                         ("SGD", {"momentum": 0.9}),
+                                         ("SGD", {"momentum": 0.9, "dampening": 0.3})])
+def test_fused_update_matches_pytorch(opt_name, kw):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(2)
     w = rng.standard_normal((300, 700)).astype(np.float32)
     grads = [rng.standard_normal(w.shape).astype(np.float32) for _ in range(5)]
     pl, pt = lm.nn.Parameter(lm.tensor(w)), torch.nn.Parameter(torch.tensor(w))
-    kw = {"momentum": 0.9} if opt_name == "SGD" else {"betas": (0.9, 0.95)}
     ol = getattr(lm.optim, opt_name)([pl], lr=1e-2, weight_decay=0.1, **kw)
     ot = getattr(torch.optim, opt_name)([pt], lr=1e-2, weight_decay=0.1, **kw)
     assert fused.backend() == "numba"
@@ -149,7 +151,16 @@ def test_fused_update_matches_pytorch(opt_name):
         pl.grad, pt.grad = lm.tensor(g), torch.tensor(g)
         ol.step()
         ot.step()
-    np.testing.assert_allclose(pl.detach().numpy(), pt.detach().numpy(), rtol=1e-5, atol=1e-6)
+        # the first step too: its buffer takes the whole gradient, dampening aside
+        np.testing.assert_allclose(pl.detach().numpy(), pt.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    if opt_name == "SGD":
+        np.testing.assert_allclose(ol.state[pl]["momentum_buffer"],
+                                   ot.state[pt]["momentum_buffer"].numpy(), rtol=1e-5,
+                                   atol=1e-6)
+        # Every step ran the kernel's one pass, the first too: no scratch array of the
+        # parameter's size is left held for the process's life.
+        assert ol._scratch == {}
 
 
 def test_backend_names_are_checked(monkeypatch):

@@ -143,8 +143,8 @@ def test_a_linear_layers_bias_is_added_in_shares(two_shares):
 
 
 @pytest.mark.parametrize("make,calls", [
-    # The first step makes SGD's momentum buffer (NumPy's passes); the next two share.
-    (lambda p: lm.optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=1e-3), ["sgd_parts"] * 2),
+    # Every step shares, the first too (its momentum buffer starts at zeros).
+    (lambda p: lm.optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=1e-3), ["sgd_parts"] * 3),
     (lambda p: lm.optim.AdamW([p], lr=1e-2, weight_decay=0.1), ["adam_parts"] * 3),
 ], ids=["sgd", "adamw"])
 def test_an_optimizers_update_in_shares_is_the_one_thread_update(two_shares, make, calls):

@@ -55,8 +55,16 @@ class SGD(Optimizer):
                      group: dict[str, Any]) -> None:
         momentum = group["momentum"]
         buf = state.get("momentum_buffer")
-        if (momentum and buf is not None and not group["nesterov"] and self._blas_chosen()
-                and self._by_blas(param, grad, buf, group)):
+        keep = 1 - group["dampening"]
+        if momentum and buf is None:
+            # PyTorch's first step sets the buffer to the gradient, dampening aside. A
+            # buffer of zeros given the whole gradient is that, and lets the first step run
+            # the one-pass updates below: NumPy's passes would leave a scratch array of
+            # each parameter's size held for the process's life (see Optimizer.scratch).
+            buf = state["momentum_buffer"] = np.zeros_like(param)
+            keep = 1
+        if (momentum and not group["nesterov"] and self._blas_chosen()
+                and self._by_blas(param, grad, buf, group, keep)):
             return
         # Compiled where a parameter is large (below, numba's call costs more than the two
         # or four NumPy passes it saves: an RBM's few thousand weights) and numba is loaded.
@@ -66,20 +74,14 @@ class SGD(Optimizer):
             # the same bits for each element in any share of the threads.
             f = np.float32
             fused.in_pieces(compiled.sgd, param, grad, param if buf is None else buf,
-                            f(group["lr"]), f(group["weight_decay"]), f(momentum),
-                            f(1 - group["dampening"]), bool(group["nesterov"]))
+                            f(group["lr"]), f(group["weight_decay"]), f(momentum), f(keep),
+                            bool(group["nesterov"]))
             return
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
         if momentum:
-            if buf is None:
-                buf = state["momentum_buffer"] = grad.copy()
-            else:
-                buf *= momentum
-                if group["dampening"]:
-                    buf += (1 - group["dampening"]) * grad
-                else:
-                    buf += grad
+            buf *= momentum
+            buf += grad if keep == 1 else keep * grad
             grad = grad + momentum * buf if group["nesterov"] else buf
         step = np.multiply(grad, group["lr"], out=self.scratch(param))
         param -= step
@@ -88,8 +90,7 @@ class SGD(Optimizer):
         # On NumPy's OpenBLAS each parameter's momentum step is whole: OpenBLAS threads
         # it, and lamina's pieces would contend with its threads.
         if self._blas_chosen() == "openblas" and all(
-                group["momentum"] and not group["nesterov"] and "momentum_buffer" in state
-                for _, _, state, group in updates):
+                group["momentum"] and not group["nesterov"] for _, _, _, group in updates):
             for update in updates:
                 self.update_param(*update)
             return
@@ -107,7 +108,8 @@ class SGD(Optimizer):
                           else "openblas" if numpy_blas.available() else False)
         return self._blas
 
-    def _by_blas(self, param: Any, grad: Any, buf: Any, group: dict[str, Any]) -> bool:
+    def _by_blas(self, param: Any, grad: Any, buf: Any, group: dict[str, Any],
+                 keep: float) -> bool:
         """The momentum step as two or three one-pass BLAS updates where MKL runs the
         products already or NumPy's OpenBLAS exports axpby (an MLP's step, which loads
         no numba), against NumPy's four passes or more: buf = momentum * buf + keep *
@@ -115,7 +117,6 @@ class SGD(Optimizer):
         call tells for all. Any size of parameter or piece: MKL gives each element the
         same bits wherever its range starts or ends, so pieces over threads give one
         thread's result (OpenBLAS's run whole, see _update)."""
-        keep = 1 - group["dampening"]
         blas = mkl_blas if self._blas == "mkl" else numpy_blas
         if not (fused.fits(param, grad, buf) and param.flags.writeable):
             return False

@@ -63,7 +63,7 @@ def test_momentum_through_openblas_follows_pytorch_in_float32(blas_calls, kw):
     steps = grads(20)
     ours, opt = run_sgd(kw, steps)
     per_step = 3 if kw.get("weight_decay") else 2
-    assert len(blas_calls) == per_step * 19 * len(SHAPES)  # every step after the first
+    assert len(blas_calls) == per_step * 20 * len(SHAPES)  # every step, the first too
     assert_follows_pytorch(torch, kw, steps, ours, opt)
 
 
