@@ -174,6 +174,45 @@ def test_blocks_of_tiles_give_the_whole_maps_values(rows, any_size, monkeypatch)
         assert np.abs(g - r).max() <= 1e-5 * np.abs(r).max(), name
 
 
+@pytest.mark.parametrize("rows", [1, 3, 5])
+def test_the_weight_gradient_in_chunks_is_the_whole_maps(rows, any_size, monkeypatch):
+    """The weight gradient summed chunk by chunk of tile rows (chunks crossing images,
+    the last one partial), each chunk's operands under CHUNK_BYTES, against one chunk of
+    the whole map and PyTorch."""
+    x, w, b = _arrays((3, 24, 7, 9), 20, 7, True)  # 3 images of 4 rows of 5 tiles
+    gy = np.random.default_rng(8).standard_normal((3, 20, 7, 9)).astype(np.float32)
+    _, whole = _lamina(x, w, b, 1, gy)
+    budget = rows * 16 * 24 * 5 * 4  # `rows` rows of tiles of the wider operand
+    monkeypatch.setattr(winograd, "CHUNK_BYTES", budget)
+    operands, inside = [], []
+    real_flat, real_grad = winograd._flat, winograd.weight_grad
+
+    def flat(r, c, dtype):
+        a = real_flat(r, c, dtype)
+        if inside:
+            operands.append(a[:, :r * c].nbytes)  # the planes, without their gap
+        return a
+
+    def weight_grad(*args):
+        inside.append(True)
+        try:
+            return real_grad(*args)
+        finally:
+            inside.clear()
+
+    monkeypatch.setattr(winograd, "_flat", flat)
+    monkeypatch.setattr(winograd, "weight_grad", weight_grad)
+    ran, chunked = _lamina(x, w, b, 1, gy)
+    assert ran
+    assert len(operands) == 2 * -(-12 // rows)  # two a chunk, over 12 rows of tiles
+    assert max(operands) <= budget
+    ref = _torch64(x, w, b, 1, gy)
+    np.testing.assert_allclose(chunked[2], whole[2], rtol=0, atol=1e-6 * np.abs(ref[2]).max())
+    assert np.abs(chunked[2] - ref[2]).max() <= 1e-5 * np.abs(ref[2]).max()
+    for got, want in zip(chunked[:2] + chunked[3:], whole[:2] + whole[3:]):
+        np.testing.assert_array_equal(got, want)  # the rest is not chunked
+
+
 def test_blocks_stay_under_their_size(monkeypatch):
     """A block's GEMM (O x C by C x tiles) has fewer than BLOCK_MACS multiply-adds, maps
     whose blocks would hold fewer than MIN_BLOCK_TILES tiles run whole (ResNet-18's

@@ -31,6 +31,11 @@ PLANE_GAP = 16
 # the map's GEMMs on both cores beat it.
 BLOCK_MACS = 1 << 20
 MIN_BLOCK_TILES = 64
+# The weight gradient's two transformed operands, a chunk of tile rows at a time, each at
+# most this many bytes. Over a whole map of 64 channels at batch 32 they were two 33 MB
+# arrays, past malloc's mmap threshold, which the allocator's pool then held for the
+# process's life; a chunk's GEMMs still sum over thousands of tiles (benchmarks/RESULTS.md).
+CHUNK_BYTES = 8 << 20
 
 
 def applies(stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int],
@@ -151,14 +156,25 @@ def weight_grad(xc: Any, gyc: Any, padding: tuple[int, int]) -> Any:
     """The weight gradient (O, C, 3, 3) of a convolution of xc (C, N, H, W) with
     `padding`, from gyc (O, N, OH, OW): 16 GEMMs of the output gradient's transformed
     tiles (winograd_output's adjoint) by the input's, then the weight transform's
-    adjoint, kron(G, G)^T. Over the whole map, not in blocks: a block's GEMMs would each
-    sum over a few tiles into a small (O, C) result, which ran at half the speed."""
+    adjoint, kron(G, G)^T. In chunks of CHUNK_BYTES (see there), not in blocks: a block's
+    GEMMs would each sum over a few tiles into a small (O, C) result, which ran at half
+    the speed."""
     kernels, xc, gyc = fused.compiled(), np.ascontiguousarray(xc), np.ascontiguousarray(gyc)
     c, (o, n, oh, ow) = xc.shape[0], gyc.shape
     th, tw = (oh + 1) // 2, (ow + 1) // 2
-    dm_rows = _flat(o, n * th * tw, gyc.dtype)
-    fused.in_ranges(kernels.winograd_output_grad, o, 16 * n * th * tw, (gyc, th, tw),
-                    (0, n * th, dm_rows))
-    v = _tiles(kernels, xc, padding, th, tw)
-    du = _gemms(_view(dm_rows, o, n * th * tw), v.transpose(0, 2, 1))  # (16, O, C)
+    rows = max(1, CHUNK_BYTES // (16 * max(o, c) * tw * gyc.itemsize))  # tile rows a chunk
+    du = None
+    for r0 in range(0, n * th, rows):
+        r1 = min(r0 + rows, n * th)
+        pb = (r1 - r0) * tw
+        dm_rows, v_rows = _flat(o, pb, gyc.dtype), _flat(c, pb, xc.dtype)
+        fused.in_ranges(kernels.winograd_output_grad, o, 16 * pb, (gyc, th, tw),
+                        (r0, r1, dm_rows))
+        fused.in_ranges(kernels.winograd_input, c, 16 * pb, (xc, *padding, th, tw),
+                        (r0, r1, v_rows))
+        part = _gemms(_view(dm_rows, o, pb), _view(v_rows, c, pb).transpose(0, 2, 1))
+        if du is None:
+            du = part  # (16, O, C)
+        else:
+            du += part
     return _gemms(du.reshape(16, o * c).T, _KRON.astype(gyc.dtype)).reshape(o, c, 3, 3)
