@@ -87,9 +87,10 @@ class SGD(Optimizer):
         param -= step
 
     def _update(self, updates: list[tuple[Any, ...]]) -> None:
-        # On NumPy's OpenBLAS each parameter's momentum step is whole: OpenBLAS threads
-        # it, and lamina's pieces would contend with its threads.
-        if self._blas_chosen() == "openblas" and all(
+        # On a BLAS each parameter's momentum step is whole: MKL and OpenBLAS thread it,
+        # and lamina's pieces, each on one BLAS thread, cost their dispatch on top
+        # (benchmarks/RESULTS.md, session 69).
+        if self._blas_chosen() and all(
                 group["momentum"] and not group["nesterov"] for _, _, _, group in updates):
             for update in updates:
                 self.update_param(*update)
@@ -114,9 +115,10 @@ class SGD(Optimizer):
         products already or NumPy's OpenBLAS exports axpby (an MLP's step, which loads
         no numba), against NumPy's four passes or more: buf = momentum * buf + keep *
         (grad + wd * param), then param -= lr * buf. Returns whether it ran; the first
-        call tells for all. Any size of parameter or piece: MKL gives each element the
-        same bits wherever its range starts or ends, so pieces over threads give one
-        thread's result (OpenBLAS's run whole, see _update)."""
+        call tells for all. Each parameter's update runs whole (see _update), except
+        beside a group without momentum, whose pieces take MKL's too: MKL gives each
+        element the same bits wherever its range starts or ends, so pieces over threads
+        give one thread's result (OpenBLAS's decline inside a piece)."""
         blas = mkl_blas if self._blas == "mkl" else numpy_blas
         if not (fused.fits(param, grad, buf) and param.flags.writeable):
             return False
