@@ -120,6 +120,20 @@ def test_an_out_no_one_stride_walks_is_numpys_to_fill():
     _close(out, a, b)
 
 
+@mkl_only
+def test_a_product_reading_a_large_operand_goes_to_mkl_whatever_its_work():
+    """A batch-1 layer's product (1 x 784 by 784 x 1024: 0.8M multiply-adds, under
+    MIN_WORK) reads 3 MB of weights: MKL's, on both cores. Products as small in both
+    work and operands stay NumPy's."""
+    x = RNG.standard_normal((1, 784)).astype(np.float32)
+    W = RNG.standard_normal((1024, 784)).astype(np.float32)
+    assert x.size * 1024 < mkl_blas.MIN_WORK and W.size >= mkl_blas.MIN_OPERAND
+    assert mkl_blas._product_shape(x, W.T) == (1, 1024)
+    _close(mkl_blas.matmul(x, W.T), x, W.T)
+    few = RNG.standard_normal((4, 512)).astype(np.float32)
+    assert mkl_blas._product_shape(few, W[:128, :512].T) is None  # 262k, 64k-element operands
+
+
 def test_what_it_does_not_take_is_numpys():
     small = RNG.standard_normal((8, 8)).astype(np.float32)
     assert (mkl_blas.matmul(small, small) == small @ small).all()  # below MIN_WORK

@@ -4,7 +4,8 @@ it on Linux x86-64) and the CPU is Intel's; NumPy's BLAS otherwise.
 On Intel CPUs NumPy's OpenBLAS runs the large products of a step (a layer's GEMMs, a
 convolution's, Winograd's 16, attention's heads) slower than MKL, the BLAS PyTorch links:
 convolutions and the layers of a GPT block spent a sixth to a fifth less time in them on
-MKL (benchmarks/RESULTS.md). Small products stay NumPy's (MIN_WORK). A stack no one
+MKL (benchmarks/RESULTS.md). Small products stay NumPy's (MIN_WORK), unless they read a
+large operand (MIN_OPERAND). A stack no one
 stride walks (attention's heads, read through a transposed view of the projections) goes
 to MKL as one batch of matrix addresses: NumPy's matmul runs such a stack a matrix at a
 time, on one thread. MKL runs with GNU OpenMP's threads, the pool numba's threaded
@@ -33,6 +34,11 @@ BACKENDS = ("mkl", "numpy")
 # product, cost more than its kernels save (a small CNN's first layer and a ResNet's
 # batch-1 products ran slower on MKL; benchmarks/RESULTS.md).
 MIN_WORK = 1 << 22
+# ... unless an operand has this many elements (1 MB of float32): a product on a few rows
+# (a layer's at batch 1) reads its whole weight for little work, and MKL reads it on both
+# cores, NumPy's OpenBLAS on one (a batch-1 MLP's 784 x 1024 layer: 39 against 122 us;
+# the batch-1 MLP's step a seventh faster: benchmarks/RESULTS.md, session 69).
+MIN_OPERAND = 1 << 18
 # A stack that goes by addresses goes to MKL where each product is at least this many
 # multiply-adds, or where its right operand is transposed (attention's q @ k^T). Below
 # it, a small transformer's weights @ values (50 x 50 x 32) run faster on NumPy's
@@ -151,7 +157,8 @@ def axpby(alpha: float, x: Any, beta: float, y: Any) -> bool:
 def matmul(a: Any, b: Any, out: Any = None) -> Any:
     """a (..., M, K) @ b (..., K, N) into `out` (or a new C-contiguous array), through MKL
     where it runs and the operands suit it (one float dtype, equal stacks, a unit stride
-    in each matrix, work of at least MIN_WORK), else np.matmul."""
+    in each matrix, work of at least MIN_WORK or an operand of MIN_OPERAND elements), else
+    np.matmul."""
     if (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim
             and backend() != "mkl" and not thread_pools.blas_pinned()):
         # What the rest does with two matrices, without its checks, which cost a small
@@ -223,7 +230,7 @@ def _product_shape(a: Any, b: Any) -> tuple[int, ...] | None:
             or a.dtype not in (np.float32, np.float64) or a.shape[-1] != b.shape[-2]):
         return None
     shape = (*a.shape[:-1], b.shape[-1])
-    if a.size * b.shape[-1] < MIN_WORK or 0 in shape:
+    if (a.size * b.shape[-1] < MIN_WORK and max(a.size, b.size) < MIN_OPERAND) or 0 in shape:
         return None
     return shape
 
