@@ -5,13 +5,13 @@ On Intel CPUs NumPy's OpenBLAS runs the large products of a step (a layer's GEMM
 convolution's, Winograd's 16, attention's heads) slower than MKL, the BLAS PyTorch links:
 convolutions and the layers of a GPT block spent a sixth to a fifth less time in them on
 MKL (benchmarks/RESULTS.md). Small products stay NumPy's (MIN_WORK), unless they read a
-large operand (MIN_OPERAND). A stack no one
-stride walks (attention's heads, read through a transposed view of the projections) goes
-to MKL as one batch of matrix addresses: NumPy's matmul runs such a stack a matrix at a
-time, on one thread. MKL runs with GNU OpenMP's threads, the pool numba's threaded
-kernels use already: lamina/thread_pools.py's spin setting covers both. It is loaded at the
-first product it takes, never by `import lamina`. LAMINA_BLAS=numpy in the environment
-keeps every product NumPy's. Both give the same results to float32 rounding.
+large operand (MIN_OPERAND). A stack no one stride walks (attention's heads, read through
+a transposed view of the projections) goes to MKL as one batch of matrix addresses:
+NumPy's matmul runs such a stack a matrix at a time, on one thread. MKL runs with GNU
+OpenMP's threads, the pool numba's threaded kernels use already: lamina/thread_pools.py's
+spin setting covers both. It is loaded at the first product it takes, never by `import
+lamina`. LAMINA_BLAS=numpy in the environment keeps every product NumPy's. Both give the
+same results to float32 rounding.
 
     lamina.fused.mkl_blas.backend()   # "mkl" or "numpy"
 """
