@@ -53,7 +53,11 @@ def test_hogwild_worker_trains_the_parents_model_as_pytorchs_does(method):
     mp_workers.sgd_steps(here, "lamina")  # the same steps in this process
     for a, b, c in zip(after["lamina"], after["torch"], _weights(here)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-        np.testing.assert_array_equal(a, c)
+        # The same steps to float32 rounding, not to the bit: SGD picks its update once a
+        # process (lamina/optim/sgd.py), and a spawned worker, which has loaded no numba,
+        # may take the BLAS's axpby (one rounding, fused) where this process, which has,
+        # takes NumPy's passes.
+        np.testing.assert_allclose(a, c, rtol=1e-6, atol=1e-7)
     assert not np.allclose(after["lamina"][0], _weights(_model("lamina"))[0])
 
 
