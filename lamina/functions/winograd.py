@@ -135,13 +135,17 @@ def _view(flat: Any, rows: int, cols: int) -> Any:
     return flat[:, : rows * cols].reshape(16, rows, cols)
 
 
-def _tiles(kernels: Any, xc: Any, padding: tuple[int, int], th: int, tw: int) -> Any:
-    """(16, C, N*th*tw): B^T d B of all of xc's tiles (numba_winograd.winograd_input)."""
+def _tiles(kernels: Any, xc: Any, padding: tuple[int, int], th: int, tw: int,
+           rows: tuple[int, int] | None = None) -> Any:
+    """(16, C, tiles): B^T d B of xc's tiles (numba_winograd.winograd_input) in the tile
+    rows [r0, r1) of `rows`, all of them by default."""
     c, n = xc.shape[:2]
-    v_rows = _flat(c, n * th * tw, xc.dtype)
-    fused.in_ranges(kernels.winograd_input, c, 16 * n * th * tw, (xc, *padding, th, tw),
-                    (0, n * th, v_rows))
-    return _view(v_rows, c, n * th * tw)
+    r0, r1 = rows if rows is not None else (0, n * th)
+    pb = (r1 - r0) * tw
+    v_rows = _flat(c, pb, xc.dtype)
+    fused.in_ranges(kernels.winograd_input, c, 16 * pb, (xc, *padding, th, tw),
+                    (r0, r1, v_rows))
+    return _view(v_rows, c, pb)
 
 
 def input_grad(gyc: Any, W: Any, padding: tuple[int, int], hw: tuple[int, int]) -> Any:
@@ -167,12 +171,11 @@ def weight_grad(xc: Any, gyc: Any, padding: tuple[int, int]) -> Any:
     for r0 in range(0, n * th, rows):
         r1 = min(r0 + rows, n * th)
         pb = (r1 - r0) * tw
-        dm_rows, v_rows = _flat(o, pb, gyc.dtype), _flat(c, pb, xc.dtype)
+        dm_rows = _flat(o, pb, gyc.dtype)
         fused.in_ranges(kernels.winograd_output_grad, o, 16 * pb, (gyc, th, tw),
                         (r0, r1, dm_rows))
-        fused.in_ranges(kernels.winograd_input, c, 16 * pb, (xc, *padding, th, tw),
-                        (r0, r1, v_rows))
-        part = _gemms(_view(dm_rows, o, pb), _view(v_rows, c, pb).transpose(0, 2, 1))
+        v = _tiles(kernels, xc, padding, th, tw, (r0, r1))
+        part = _gemms(_view(dm_rows, o, pb), v.transpose(0, 2, 1))
         if du is None:
             du = part  # (16, O, C)
         else:
