@@ -16,6 +16,7 @@ from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions import recurrent_blas
 from lamina.functions._util import column_sums
 from lamina.functions.activation import sigmoid_array
 from lamina.fused.mkl_blas import matmul
@@ -122,6 +123,10 @@ class LSTMSequence(Function):
                     else np.ascontiguousarray(b_hh, acts.dtype))
             ids, table = (np.empty((T, 0), np.intp), acts[0, :0]) if lookup is None else lookup
             parts = fused.threaded_parts()
+            if recurrent_blas.on_blas(B, W_hh):
+                recurrent_blas.forward(compiled, acts, hs, cs, tcs, W_hh, bias, parts, ids,
+                                       table)
+                return hs, cs, tcs
             if parts > 1:  # each thread with its share of the rows, or of the units
                 kernel = (compiled.lstm_forward_rows if compiled.share_rows(B, W_hh, parts)
                           else compiled.lstm_forward_threaded)
@@ -208,18 +213,23 @@ class LSTMSequence(Function):
         gh, gc = np.array(g_hT, acts.dtype), np.array(g_cT, acts.dtype)
         g_hs = np.ascontiguousarray(g_hs, acts.dtype)
         parts = fused.threaded_parts()
-        if parts > 1:  # each thread with its share of the rows, or of the units
+        if recurrent_blas.on_blas(B, W_hh):
+            ids, gb, gtable = self._summed(parts, acts)
+            recurrent_blas.backward(kernels, acts, cs, tcs, g_hs, gh, gc, gg_all, W_hh, parts,
+                                    ids, gb, gtable)
+        elif parts > 1:  # each thread with its share of the rows, or of the units
             rows = kernels.share_rows(B, W_hh, parts)
             kernel = kernels.lstm_backward_rows if rows else kernels.lstm_backward_threaded
             ids, gb, gtable = self._summed(parts if rows else 1, acts)
             kernel(kernels.transposed(W_hh, parts), acts, cs, tcs, g_hs, gh, gc, gg_all, parts,
                    ids, gb, gtable)
-            return (gg_all, matmul(gg_all[0], W_hh), gc, gb.sum(0),
-                    gtable.sum(0) if gtable.shape[1] else None)
-        for t in range(T - 1, -1, -1):
-            kernels.lstm_backward_step(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t])
-            matmul(gg_all[t], W_hh, out=gh)
-        return gg_all, gh, gc
+        else:
+            for t in range(T - 1, -1, -1):
+                kernels.lstm_backward_step(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t])
+                matmul(gg_all[t], W_hh, out=gh)
+            return gg_all, gh, gc
+        return (gg_all, matmul(gg_all[0], W_hh), gc, gb.sum(0),
+                gtable.sum(0) if gtable.shape[1] else None)
 
     def _summed(self, shares: int, acts: Any) -> tuple[Any, Any, Any]:
         """What the threaded backward kernels add the gate gradients into, one of each per

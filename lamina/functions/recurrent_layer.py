@@ -29,6 +29,7 @@ import numpy as np
 from lamina import fused, thread_pools
 from lamina.autograd.function import Function
 from lamina.errors import ShapeError
+from lamina.functions import recurrent_blas
 from lamina.functions._util import gemm_rows
 from lamina.functions.recurrent import LSTMSequence, serial_steps
 from lamina.fused.mkl_blas import matmul
@@ -109,9 +110,10 @@ class LSTMInference(Function):
 
 def _one_call_a_layer(B: int, *arrays: Any) -> bool:
     """Whether F.lstm_sequence's recurrence on B rows runs one compiled kernel a layer:
-    on several threads (by rows or by units), or on one with a batch the serial kernel
-    takes. Those beat this op's gate-major steps, five calls a step (LSTM inference at
-    batch 32 on two threads: see benchmarks/RESULTS.md, session 54)."""
+    on several threads (by rows or by units), on one with a batch the serial kernel
+    takes, or with a GEMM a step on MKL (recurrent_blas; arrays[0] is W_hh). Those beat
+    this op's gate-major steps, five calls a step (LSTM inference at batch 32 on two
+    threads: see benchmarks/RESULTS.md, session 54)."""
     if not fused.fits(*arrays) or fused.compiled() is None:
         return False
-    return fused.threaded_parts() > 1 or serial_steps(B)
+    return fused.threaded_parts() > 1 or serial_steps(B) or recurrent_blas.on_blas(B, arrays[0])

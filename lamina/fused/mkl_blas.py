@@ -135,6 +135,16 @@ def _mkl_path() -> str | None:
     return None
 
 
+def for_this_thread() -> Any:
+    """MKL's library, its thread count set for this thread's next calls (see
+    _pick_threads), where MKL runs the products; else None. For a caller of MKL's other
+    routines (lamina/fused/mkl_packed.py)."""
+    if backend() != "mkl":
+        return None
+    _pick_threads()
+    return _lib
+
+
 def ready() -> bool:
     """Whether MKL is loaded and runs the products; loads nothing."""
     return bool(_lib) and _resolved == "mkl"

@@ -3,10 +3,9 @@ pass an operation. Imported only by lamina.fused, and only where numba is instal
 
 Every kernel is serial, takes 1-D contiguous float32 arrays and releases the GIL
 (`nogil`), so lamina's own threads run it in pieces (lamina.parallel.pieces), as they run
-NumPy's. The machine code is kept on disk (numba's cache, beside this file or in the
-user's cache folder; see numba_cache.py): the second process pays no compile time. `fastmath` (as
-`_jit` sets it) lets LLVM vectorize; the results agree with the NumPy code paths to float32
-rounding, which tests/test_fused.py checks.
+NumPy's. The machine code is kept on disk (numba_cache.py): the second process pays no
+compile time. `fastmath` (as `_jit` sets it) lets LLVM vectorize; the results agree with
+the NumPy code paths to float32 rounding, which tests/test_fused.py checks.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ import math
 import numpy as np
 
 from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_SQRT2, INV_SQRT2PI
+from lamina.fused.numba_blas_steps import *  # noqa: F403 (one namespace: fused.compiled())
 from lamina.fused.numba_cache import jit
 from lamina.fused.numba_conv_pool import (  # noqa: F401 (one namespace)
     conv_max_pool,

@@ -105,24 +105,33 @@ def _step_share(W_hh, bias, h, a, c_prev, c, tc, h_next, u0, u1, ids, table):  #
         _looked_up(table, ids, a, u0, u1)
     for q in range(4):
         rows_times(W_hh, q * H + u0, u1 - u0, h, a, q * H + u0)
-    bi, bf, bg, bo = four_gates(bias, H, u0, u1)
     for b in range(B):
-        ai, af, ag, ao = four_gates(a[b], H, u0, u1)
-        cp, cr, tr, hr = c_prev[b, u0:u1], c[b, u0:u1], tc[b, u0:u1], h_next[b, u0:u1]
-        for j in range(u1 - u0):
-            i = sigmoid32(ai[j] + bi[j])
-            f = sigmoid32(af[j] + bf[j])
-            g = tanh32(ag[j] + bg[j])
-            o = sigmoid32(ao[j] + bo[j])
-            ai[j] = i
-            af[j] = f
-            ag[j] = g
-            ao[j] = o
-            cn = f * cp[j] + i * g
-            t = tanh32(cn)
-            cr[j] = cn
-            tr[j] = t
-            hr[j] = o * t
+        activate_units(a[b], bias, c_prev[b], c[b], tc[b], h_next[b], u0, u1)
+
+
+@_inline
+def activate_units(a, bias, c_prev, c, tc, h_next, u0, u1):  # type: ignore[no-untyped-def]
+    """The units [u0, u1) of one row's step: its gates a (4H,) plus bias activated in place,
+    then c = f * c_prev + i * g, tc = tanh(c) and h_next = o * tc (each (H,)). Written out,
+    not through a function that returns the six values: LLVM leaves such a loop scalar."""
+    H = a.shape[0] // 4
+    ai, af, ag, ao = four_gates(a, H, u0, u1)
+    bi, bf, bg, bo = four_gates(bias, H, u0, u1)
+    cp, cr, tr, hr = c_prev[u0:u1], c[u0:u1], tc[u0:u1], h_next[u0:u1]
+    for j in range(u1 - u0):
+        i = sigmoid32(ai[j] + bi[j])
+        f = sigmoid32(af[j] + bf[j])
+        g = tanh32(ag[j] + bg[j])
+        o = sigmoid32(ao[j] + bo[j])
+        ai[j] = i
+        af[j] = f
+        ag[j] = g
+        ao[j] = o
+        cn = f * cp[j] + i * g
+        t = tanh32(cn)
+        cr[j] = cn
+        tr[j] = t
+        hr[j] = o * t
 
 
 @threaded
@@ -168,7 +177,7 @@ def lstm_forward_serial(W_hh, bias, hs, acts, cs, tcs, ids, table):  # type: ign
 
 
 @_inline
-def _backward_share(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, u0, u1, ids, gb, gtable):  # type: ignore[no-untyped-def]
+def backward_share(W_t, gg_next, a, c_prev, tc, g_h, gh, gc, gg, u0, u1, ids, gb, gtable):  # type: ignore[no-untyped-def]
     """One step of the LSTM's backward for the hidden units [u0, u1): gh's columns for them
     become gg_next @ W_hh's (W_t = W_hh.T; none where gg_next is empty, the last step's),
     then each unit through numba_recurrent.lstm_unit_grads with dh = gh + g_h: the gate
@@ -217,7 +226,7 @@ def lstm_backward_threaded(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts, ids,
     for t in range(T - 1, -1, -1):
         after = gg_all[t + 1] if t + 1 < T else gg_all[t, :0]
         for p in numba.prange(parts):
-            _backward_share(W_t, after, acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t],
+            backward_share(W_t, after, acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t],
                             p * H // parts, (p + 1) * H // parts, ids[t], gb[0], gtable[0])
 
 
@@ -232,6 +241,6 @@ def lstm_backward_rows(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts, ids, gb,
         b0, b1 = p * B // parts, (p + 1) * B // parts
         for t in range(T - 1, -1, -1):
             after = gg_all[t + 1, b0:b1] if t + 1 < T else gg_all[t, b0:b0]
-            _backward_share(W_t, after, acts[t, b0:b1], cs[t, b0:b1], tcs[t, b0:b1],
+            backward_share(W_t, after, acts[t, b0:b1], cs[t, b0:b1], tcs[t, b0:b1],
                             g_hs[t, b0:b1], gh[b0:b1], gc[b0:b1], gg_all[t, b0:b1], 0, H,
                             ids[t, b0:b1], gb[p], gtable[p])

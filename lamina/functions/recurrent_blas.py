@@ -1,0 +1,72 @@
+"""An LSTM layer's recurrence as one MKL GEMM and one threaded gate kernel a step
+(lamina/fused/numba_blas_steps.py), where MKL runs the products.
+
+numba_threaded's kernels make each step's product h @ W_hh.T themselves, as dot products
+in vector registers; on an Intel CPU MKL's GEMM does those multiply-adds two to three
+times as fast, and the product is most of a step's work. LSTMSequence takes this path
+(on numba's threads, or in a share of lamina's split step on its own thread) where MKL
+runs lamina's products and a step's product is one MKL would take (mkl_blas.MIN_WORK),
+its weight packed once for all steps (mkl_packed); smaller ones (a batch of one) stay
+with numba_threaded, whose threads start no BLAS call a step. The results agree with
+those kernels' to float32 rounding: the gates are the same formulas, only the products'
+sums run in MKL's order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina.fused import mkl_blas, mkl_packed
+from lamina.fused.mkl_blas import matmul
+
+
+def on_blas(rows: int, W_hh: Any) -> bool:
+    """Whether a recurrence of `rows` rows by W_hh (G, H) runs a GEMM a step on MKL: where
+    MKL runs the products and each step's is at least mkl_blas.MIN_WORK multiply-adds."""
+    return rows * W_hh.size >= mkl_blas.MIN_WORK and mkl_blas.backend() == "mkl"
+
+
+def forward(kernels: Any, acts: Any, hs: Any, cs: Any, tcs: Any, W_hh: Any, bias: Any,
+            parts: int, ids: Any, table: Any) -> None:
+    """The recurrence over acts (T, B, 4H), as numba_threaded's lstm_forward_* compute it
+    (same arguments; ids (T, 0) where acts holds the x-gates), the gates in `parts`
+    shares of the rows on numba's threads, or on this thread where `parts` is 1."""
+    hg = np.empty(acts.shape[1:], acts.dtype)
+    product = _steps_product(W_hh.T, hs.shape[1])
+    for t in range(acts.shape[0]):
+        product(hs[t], hg)
+        if parts > 1:
+            kernels.lstm_gates_forward(acts[t], hg, bias, cs[t], cs[t + 1], tcs[t], hs[t + 1],
+                                       parts, ids[t], table)
+        else:
+            kernels.lstm_gates_forward_serial(acts[t], hg, bias, cs[t], cs[t + 1], tcs[t],
+                                              hs[t + 1], ids[t], table)
+
+
+def backward(kernels: Any, acts: Any, cs: Any, tcs: Any, g_hs: Any, gh: Any, gc: Any,
+             gg_all: Any, W_hh: Any, parts: int, ids: Any, gb: Any, gtable: Any) -> None:
+    """The backward recurrence, as numba_threaded's lstm_backward_rows computes it (same
+    arguments, but W_hh itself): gh, the last h's gradient coming in, is each step's
+    product gg_all[t + 1] @ W_hh before its gates; gb and gtable hold a sum per share
+    (`parts` of them, one where `parts` is 1: the gates on this thread)."""
+    product = _steps_product(W_hh, gh.shape[0])
+    for t in range(acts.shape[0] - 1, -1, -1):
+        if t + 1 < acts.shape[0]:
+            product(gg_all[t + 1], gh)
+        if parts > 1:
+            kernels.lstm_gates_backward(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t],
+                                        parts, ids[t], gb, gtable)
+        else:
+            kernels.lstm_gates_backward_serial(acts[t], cs[t], tcs[t], g_hs[t], gh, gc,
+                                               gg_all[t], ids[t], gb, gtable)
+
+
+def _steps_product(b: Any, rows: int) -> Any:
+    """(a, out) -> out = a @ b for every step's a (rows, K): b packed once for all steps
+    (mkl_packed), or a GEMM a step where it cannot be."""
+    packed = mkl_packed.packed(b, rows)
+    if packed is not None:
+        return packed.times
+    return lambda a, out: matmul(a, b, out=out)
