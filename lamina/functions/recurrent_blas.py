@@ -1,9 +1,10 @@
-"""An LSTM layer's recurrence as one MKL GEMM and one threaded gate kernel a step
+"""An LSTM's or a GRU's recurrence as one MKL GEMM and one threaded gate kernel a step
 (lamina/fused/numba_blas_steps.py), where MKL runs the products.
 
 numba_threaded's kernels make each step's product h @ W_hh.T themselves, as dot products
 in vector registers; on an Intel CPU MKL's GEMM does those multiply-adds two to three
-times as fast, and the product is most of a step's work. LSTMSequence takes this path
+times as fast, and the product is most of a step's work. LSTMSequence (GRUSequence
+alike) takes this path
 (on numba's threads, or in a share of lamina's split step on its own thread) where MKL
 runs lamina's products and a step's product is one MKL would take (mkl_blas.MIN_WORK),
 its weight packed once for all steps (mkl_packed); smaller ones (a batch of one) stay
@@ -61,6 +62,39 @@ def backward(kernels: Any, acts: Any, cs: Any, tcs: Any, g_hs: Any, gh: Any, gc:
         else:
             kernels.lstm_gates_backward_serial(acts[t], cs[t], tcs[t], g_hs[t], gh, gc,
                                                gg_all[t], ids[t], gb, gtable)
+
+
+def gru_forward(kernels: Any, xg: Any, hs: Any, acts: Any, hns: Any, W_hh: Any, bias: Any,
+                parts: int) -> None:
+    """The GRU's recurrence, as numba_threaded_gru's gru_forward_* compute it (same
+    arguments), the gates on numba's threads (`parts` > 1) or on this thread."""
+    hg = np.empty(acts.shape[1:], acts.dtype)
+    product = _steps_product(W_hh.T, hs.shape[1])
+    for t in range(acts.shape[0]):
+        product(hs[t], hg)
+        if parts > 1:
+            kernels.gru_gates_forward(bias, xg[t], hg, acts[t], hns[t], hs[t], hs[t + 1],
+                                      parts)
+        else:
+            kernels.gru_gates_forward_serial(bias, xg[t], hg, acts[t], hns[t], hs[t],
+                                             hs[t + 1])
+
+
+def gru_backward(kernels: Any, acts: Any, hns: Any, hs: Any, g_hs: Any, carry: Any,
+                 via_w: Any, g_x: Any, g_hg: Any, W_hh: Any, parts: int) -> None:
+    """The GRU's backward recurrence, as numba_threaded_gru's gru_backward_* compute it
+    (same arguments, but W_hh itself): via_w is each step's product g_hg[t + 1] @ W_hh
+    before its gates (zeros, as it comes in, for the last step)."""
+    product = _steps_product(W_hh, via_w.shape[0])
+    for t in range(acts.shape[0] - 1, -1, -1):
+        if t + 1 < acts.shape[0]:
+            product(g_hg[t + 1], via_w)
+        if parts > 1:
+            kernels.gru_gates_backward(acts[t], hns[t], hs[t], g_hs[t], carry, via_w,
+                                       g_x[t], g_hg[t], parts)
+        else:
+            kernels.gru_gates_backward_serial(acts[t], hns[t], hs[t], g_hs[t], carry, via_w,
+                                              g_x[t], g_hg[t])
 
 
 def _steps_product(b: Any, rows: int) -> Any:

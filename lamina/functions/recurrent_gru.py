@@ -18,6 +18,7 @@ from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions import recurrent_blas
 from lamina.functions._util import column_sums
 from lamina.functions.activation import sigmoid_array
 from lamina.fused.mkl_blas import matmul
@@ -105,6 +106,9 @@ class GRUSequence(Function):
         H = hs.shape[2]
         bias = np.zeros(3 * H, xg.dtype) if b_hh is None else b_hh
         parts = fused.threaded_parts()
+        if recurrent_blas.on_blas(hs.shape[1], W_hh):
+            recurrent_blas.gru_forward(kernels, xg, hs, acts, hns, W_hh, bias, parts)
+            return
         if parts > 1:  # each thread with its share of the rows, or of the units
             kernel = (kernels.gru_forward_rows if kernels.share_rows(hs.shape[1], W_hh, parts)
                       else kernels.gru_forward_threaded)
@@ -133,6 +137,11 @@ class GRUSequence(Function):
             g_hs = np.ascontiguousarray(g_hs, acts.dtype)
             via_w = np.zeros_like(gh)  # the state's gradient through W_hh, from step t + 1
             parts = fused.threaded_parts()
+            if recurrent_blas.on_blas(B, W_hh):
+                recurrent_blas.gru_backward(compiled, acts, hns, hs, g_hs, gh, via_w, g_x,
+                                            g_hg, W_hh, parts)
+                gh += np.matmul(g_hg[0], W_hh)
+                return self._weight_grads(g_x, g_hg, gh)
             if parts > 1:  # each thread with its share of the rows, or of the units
                 kernel = (compiled.gru_backward_rows if compiled.share_rows(B, W_hh, parts)
                           else compiled.gru_backward_threaded)

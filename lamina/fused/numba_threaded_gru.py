@@ -23,22 +23,30 @@ def _step_share(W_hh, bias, x, h, hg, a, hn, h_next, u0, u1):  # type: ignore[no
     H = G // 3
     for q in range(3):
         set_rows_times(W_hh, q * H + u0, u1 - u0, h, hg, q * H + u0)
-    br, bz, bn = three_gates(bias, H, u0, u1)
     for b in range(B):
-        xr, xz, xn = three_gates(x[b], H, u0, u1)
-        gr, gz, gn = three_gates(hg[b], H, u0, u1)
-        ar, az, an = three_gates(a[b], H, u0, u1)
-        hp, hr, hnr = h[b, u0:u1], h_next[b, u0:u1], hn[b, u0:u1]
-        for j in range(u1 - u0):
-            r = sigmoid32(xr[j] + gr[j] + br[j])
-            z = sigmoid32(xz[j] + gz[j] + bz[j])
-            m = gn[j] + bn[j]
-            n = tanh32(xn[j] + r * m)
-            ar[j] = r
-            az[j] = z
-            an[j] = n
-            hnr[j] = m
-            hr[j] = n + z * (hp[j] - n)
+        activate_units(bias, x[b], hg[b], a[b], hn[b], h[b], h_next[b], u0, u1)
+
+
+@_inline
+def activate_units(bias, x, hg, a, hn, h, h_next, u0, u1):  # type: ignore[no-untyped-def]
+    """The units [u0, u1) of one row's GRU step, from its x-gates x and h-gates hg (3H,)
+    and bias: r, z and n into a (3H,), hn = hg_n + b_hn and the new state h_next (H,)."""
+    H = a.shape[0] // 3
+    br, bz, bn = three_gates(bias, H, u0, u1)
+    xr, xz, xn = three_gates(x, H, u0, u1)
+    gr, gz, gn = three_gates(hg, H, u0, u1)
+    ar, az, an = three_gates(a, H, u0, u1)
+    hp, hr, hnr = h[u0:u1], h_next[u0:u1], hn[u0:u1]
+    for j in range(u1 - u0):
+        r = sigmoid32(xr[j] + gr[j] + br[j])
+        z = sigmoid32(xz[j] + gz[j] + bz[j])
+        m = gn[j] + bn[j]
+        n = tanh32(xn[j] + r * m)
+        ar[j] = r
+        az[j] = z
+        an[j] = n
+        hnr[j] = m
+        hr[j] = n + z * (hp[j] - n)
 
 
 @threaded
@@ -71,7 +79,7 @@ def gru_forward_rows(W_hh, bias, xg, hs, acts, hns, parts):  # type: ignore[no-u
 
 
 @_inline
-def _backward_share(W_t, gg_next, a, hn, h_prev, g_h, carry, via_w, gx, gg, u0, u1):  # type: ignore[no-untyped-def]
+def backward_share(W_t, gg_next, a, hn, h_prev, g_h, carry, via_w, gx, gg, u0, u1):  # type: ignore[no-untyped-def]
     """One step of the GRU's backward for the hidden units [u0, u1): via_w's columns for
     them become gg_next @ W_hh's (W_t = W_hh.T; left as they are where gg_next is empty,
     the last step's), then each unit through numba_recurrent.gru_unit_grads with
@@ -112,7 +120,7 @@ def gru_backward_threaded(W_t, acts, hns, hs, g_hs, carry, via_w, g_x, g_hg, par
     for t in range(T - 1, -1, -1):
         after = g_hg[t + 1] if t + 1 < T else g_hg[t, :0]
         for p in numba.prange(parts):
-            _backward_share(W_t, after, acts[t], hns[t], hs[t], g_hs[t], carry, via_w,
+            backward_share(W_t, after, acts[t], hns[t], hs[t], g_hs[t], carry, via_w,
                             g_x[t], g_hg[t], p * H // parts, (p + 1) * H // parts)
 
 
@@ -126,6 +134,6 @@ def gru_backward_rows(W_t, acts, hns, hs, g_hs, carry, via_w, g_x, g_hg, parts):
         b0, b1 = p * B // parts, (p + 1) * B // parts
         for t in range(T - 1, -1, -1):
             after = g_hg[t + 1, b0:b1] if t + 1 < T else g_hg[t, b0:b0]
-            _backward_share(W_t, after, acts[t, b0:b1], hns[t, b0:b1], hs[t, b0:b1],
+            backward_share(W_t, after, acts[t, b0:b1], hns[t, b0:b1], hs[t, b0:b1],
                             g_hs[t, b0:b1], carry[b0:b1], via_w[b0:b1], g_x[t, b0:b1],
                             g_hg[t, b0:b1], 0, H)
