@@ -220,3 +220,20 @@ def _language_model(t, vocab):
             return self.head(self.lstm(self.embed(idx))[0])
 
     return Model()
+
+
+@pytest.mark.parametrize("where", ["two threads", "in a task"])
+def test_a_split_steps_backward_packs_no_weight(monkeypatch, threads, where):
+    """In a share of a split step, the backward's products are a GEMM a step: each share
+    would hold its own packed W_hh at the step's peak memory. Elsewhere the forward's
+    and the backward's are both packed (W_hh.T, then W_hh)."""
+    packed, inner = [], mkl_packed.packed
+    monkeypatch.setattr(mkl_packed, "packed", lambda b, rows: packed.append(
+        "W_hh" if b.flags.c_contiguous else "W_hh.T") or inner(b, rows))
+    x = RNG.standard_normal((4, BATCH, 8)).astype(np.float32)
+    lstm, ref = _layer_and_pytorchs(x, 1)
+    threads(where)
+    got = _on(where, lambda: _run(lstm, x, lm.tensor, False))
+    assert packed == (["W_hh.T"] if where == "in a task" else ["W_hh.T", "W_hh"])
+    for a, b in zip(got, _run(ref, x, torch.from_numpy, False), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-5)

@@ -2,15 +2,20 @@
 (lamina/fused/numba_blas_steps.py), where MKL runs the products.
 
 numba_threaded's kernels make each step's product h @ W_hh.T themselves, as dot products
-in vector registers; on an Intel CPU MKL's GEMM does those multiply-adds two to three
-times as fast, and the product is most of a step's work. LSTMSequence (GRUSequence
-alike) takes this path
-(on numba's threads, or in a share of lamina's split step on its own thread) where MKL
-runs lamina's products and a step's product is one MKL would take (mkl_blas.MIN_WORK),
-its weight packed once for all steps (mkl_packed); smaller ones (a batch of one) stay
-with numba_threaded, whose threads start no BLAS call a step. The results agree with
-those kernels' to float32 rounding: the gates are the same formulas, only the products'
-sums run in MKL's order.
+in vector registers; on an Intel CPU MKL's GEMM does those multiply-adds much faster,
+and the product is most of a step's work. LSTMSequence (GRUSequence alike) takes this
+path (on numba's threads, or in a share of lamina's split step on its own thread) where
+MKL runs lamina's products and a step's product is one MKL would take
+(mkl_blas.MIN_WORK), its weight packed once for all steps (mkl_packed); smaller ones (a
+batch of one) stay with numba_threaded, whose threads start no BLAS call a step. The
+results agree with those kernels' to float32 rounding: the gates are the same formulas,
+only the products' sums run in MKL's order.
+
+In a share of a split step, the backward's products are a GEMM a step, not packed: the
+backward runs while every share's activations and gradients are held, and each share
+would add its own packed copy of W_hh (half again W_hh's size) to that peak: packed, they
+raised the split lstm2 workload's peak memory and saved it little time
+(benchmarks/RESULTS.md, session 70).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import parallel
 from lamina.fused import mkl_blas, mkl_packed
 from lamina.fused.mkl_blas import matmul
 
@@ -52,7 +58,7 @@ def backward(kernels: Any, acts: Any, cs: Any, tcs: Any, g_hs: Any, gh: Any, gc:
     arguments, but W_hh itself): gh, the last h's gradient coming in, is each step's
     product gg_all[t + 1] @ W_hh before its gates; gb and gtable hold a sum per share
     (`parts` of them, one where `parts` is 1: the gates on this thread)."""
-    product = _steps_product(W_hh, gh.shape[0])
+    product = _steps_product(W_hh, gh.shape[0], pack=not parallel.in_task())
     for t in range(acts.shape[0] - 1, -1, -1):
         if t + 1 < acts.shape[0]:
             product(gg_all[t + 1], gh)
@@ -85,7 +91,7 @@ def gru_backward(kernels: Any, acts: Any, hns: Any, hs: Any, g_hs: Any, carry: A
     """The GRU's backward recurrence, as numba_threaded_gru's gru_backward_* compute it
     (same arguments, but W_hh itself): via_w is each step's product g_hg[t + 1] @ W_hh
     before its gates (zeros, as it comes in, for the last step)."""
-    product = _steps_product(W_hh, via_w.shape[0])
+    product = _steps_product(W_hh, via_w.shape[0], pack=not parallel.in_task())
     for t in range(acts.shape[0] - 1, -1, -1):
         if t + 1 < acts.shape[0]:
             product(g_hg[t + 1], via_w)
@@ -97,10 +103,10 @@ def gru_backward(kernels: Any, acts: Any, hns: Any, hs: Any, g_hs: Any, carry: A
                                               g_x[t], g_hg[t])
 
 
-def _steps_product(b: Any, rows: int) -> Any:
+def _steps_product(b: Any, rows: int, pack: bool = True) -> Any:
     """(a, out) -> out = a @ b for every step's a (rows, K): b packed once for all steps
-    (mkl_packed), or a GEMM a step where it cannot be."""
-    packed = mkl_packed.packed(b, rows)
+    (mkl_packed), or a GEMM a step where it cannot be or `pack` is False."""
+    packed = mkl_packed.packed(b, rows) if pack else None
     if packed is not None:
         return packed.times
     return lambda a, out: matmul(a, b, out=out)

@@ -3,9 +3,10 @@ sgemm_compute): an LSTM's recurrent weight, multiplied at every step of a sequen
 
 MKL's GEMM repacks both operands into its blocked layout at each call. With a batch of a
 few dozen rows against a (4H, H) weight, that repacking of the weight is a large part of
-each step's product: packed once for the sequence, the steps' products took a third to
-two fifths less time than one GEMM each, and less than PyTorch's (benchmarks/RESULTS.md).
-The packed copy is MKL's own layout, in memory this module allocates and frees with it.
+each step's product: packed once for the sequence, the steps' products take markedly
+less time than one GEMM each (benchmarks/RESULTS.md, session 70). The packed copy is
+MKL's own layout, in memory this module allocates and frees with it; MKL writes about
+half again the weight's size of it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Packed:
         kind = _declare(lib, b.dtype)
         k, n = b.shape
         trans, ld, _ = mkl_blas._layout(b)
-        self.shape, self.dtype, self.rows = (k, n), b.dtype, rows
+        self.shape, self.rows = (k, n), rows
         size = getattr(lib, f"cblas_{kind}gemm_pack_get_size")(_B_MATRIX, rows, n, k)
         self.memory = np.empty(-(-size // b.itemsize), b.dtype)
         getattr(lib, f"cblas_{kind}gemm_pack")(_ROW_MAJOR, _B_MATRIX, trans, rows, n, k, 1.0,

@@ -4,11 +4,11 @@ activates the step's gates, each thread with its share of the batch's rows (or, 
 share of lamina's split step, the serial kernel its rows). Re-exported by numba_kernels.
 
 numba_threaded's kernels compute the product themselves, as dot products held in vector
-registers. MKL's GEMM does the multiply-adds two to three times as fast (its blocking
-and its packed operands); the gates, one pass over the step's rows while they are in
-cache, cost a fifth of what the products do. So on MKL a step is one GEMM and one call
-here, in numba_threaded's and numba_threaded_gru's arithmetic: the same gate formulas
-and sums by share (their activate_units and backward_share)."""
+registers. MKL's GEMM does the multiply-adds much faster (its blocking and its packed
+operands); the gates, one pass over the step's rows while they are in cache, cost a
+fraction of what the products do (benchmarks/RESULTS.md, session 70). So on MKL a step
+is one GEMM and one call here, in numba_threaded's and numba_threaded_gru's arithmetic:
+the same gate formulas and sums by share (their activate_units and backward_share)."""
 
 from __future__ import annotations
 
