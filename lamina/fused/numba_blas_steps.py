@@ -64,7 +64,7 @@ def lstm_gates_forward(a, hg, bias, c_prev, c, tc, h_next, parts, ids, table):  
 
 @serial
 def lstm_gates_forward_serial(a, hg, bias, c_prev, c, tc, h_next, ids, table):  # type: ignore[no-untyped-def]
-    """_gates_rows over the batch on the calling thread (a share of lamina's split step)."""
+    """_gates_rows over the batch on the calling thread (lamina on one thread, a split share)."""
     _gates_rows(a, hg, bias, c_prev, c, tc, h_next, 0, a.shape[0], ids, table)
 
 

@@ -227,7 +227,7 @@ def lstm_backward_threaded(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts, ids,
         after = gg_all[t + 1] if t + 1 < T else gg_all[t, :0]
         for p in numba.prange(parts):
             backward_share(W_t, after, acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t],
-                            p * H // parts, (p + 1) * H // parts, ids[t], gb[0], gtable[0])
+                           p * H // parts, (p + 1) * H // parts, ids[t], gb[0], gtable[0])
 
 
 @threaded
@@ -242,5 +242,5 @@ def lstm_backward_rows(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts, ids, gb,
         for t in range(T - 1, -1, -1):
             after = gg_all[t + 1, b0:b1] if t + 1 < T else gg_all[t, b0:b0]
             backward_share(W_t, after, acts[t, b0:b1], cs[t, b0:b1], tcs[t, b0:b1],
-                            g_hs[t, b0:b1], gh[b0:b1], gc[b0:b1], gg_all[t, b0:b1], 0, H,
-                            ids[t, b0:b1], gb[p], gtable[p])
+                           g_hs[t, b0:b1], gh[b0:b1], gc[b0:b1], gg_all[t, b0:b1], 0, H,
+                           ids[t, b0:b1], gb[p], gtable[p])

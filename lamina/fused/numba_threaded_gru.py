@@ -121,7 +121,7 @@ def gru_backward_threaded(W_t, acts, hns, hs, g_hs, carry, via_w, g_x, g_hg, par
         after = g_hg[t + 1] if t + 1 < T else g_hg[t, :0]
         for p in numba.prange(parts):
             backward_share(W_t, after, acts[t], hns[t], hs[t], g_hs[t], carry, via_w,
-                            g_x[t], g_hg[t], p * H // parts, (p + 1) * H // parts)
+                           g_x[t], g_hg[t], p * H // parts, (p + 1) * H // parts)
 
 
 @threaded
@@ -135,5 +135,5 @@ def gru_backward_rows(W_t, acts, hns, hs, g_hs, carry, via_w, g_x, g_hg, parts):
         for t in range(T - 1, -1, -1):
             after = g_hg[t + 1, b0:b1] if t + 1 < T else g_hg[t, b0:b0]
             backward_share(W_t, after, acts[t, b0:b1], hns[t, b0:b1], hs[t, b0:b1],
-                            g_hs[t, b0:b1], carry[b0:b1], via_w[b0:b1], g_x[t, b0:b1],
-                            g_hg[t, b0:b1], 0, H)
+                           g_hs[t, b0:b1], carry[b0:b1], via_w[b0:b1], g_x[t, b0:b1],
+                           g_hg[t, b0:b1], 0, H)
