@@ -42,14 +42,10 @@ def forward(kernels: Any, acts: Any, hs: Any, cs: Any, tcs: Any, W_hh: Any, bias
     shares of the rows on numba's threads, or on this thread where `parts` is 1."""
     hg = np.empty(acts.shape[1:], acts.dtype)
     product = _steps_product(W_hh.T, hs.shape[1])
+    gates = _gates(kernels, "lstm_gates_forward", parts)
     for t in range(acts.shape[0]):
         product(hs[t], hg)
-        if parts > 1:
-            kernels.lstm_gates_forward(acts[t], hg, bias, cs[t], cs[t + 1], tcs[t], hs[t + 1],
-                                       parts, ids[t], table)
-        else:
-            kernels.lstm_gates_forward_serial(acts[t], hg, bias, cs[t], cs[t + 1], tcs[t],
-                                              hs[t + 1], ids[t], table)
+        gates(acts[t], hg, bias, cs[t], cs[t + 1], tcs[t], hs[t + 1], ids[t], table)
 
 
 def backward(kernels: Any, acts: Any, cs: Any, tcs: Any, g_hs: Any, gh: Any, gc: Any,
@@ -59,15 +55,11 @@ def backward(kernels: Any, acts: Any, cs: Any, tcs: Any, g_hs: Any, gh: Any, gc:
     product gg_all[t + 1] @ W_hh before its gates; gb and gtable hold a sum per share
     (`parts` of them, one where `parts` is 1: the gates on this thread)."""
     product = _steps_product(W_hh, gh.shape[0], pack=not parallel.in_task())
+    gates = _gates(kernels, "lstm_gates_backward", parts)
     for t in range(acts.shape[0] - 1, -1, -1):
         if t + 1 < acts.shape[0]:
             product(gg_all[t + 1], gh)
-        if parts > 1:
-            kernels.lstm_gates_backward(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t],
-                                        parts, ids[t], gb, gtable)
-        else:
-            kernels.lstm_gates_backward_serial(acts[t], cs[t], tcs[t], g_hs[t], gh, gc,
-                                               gg_all[t], ids[t], gb, gtable)
+        gates(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t], ids[t], gb, gtable)
 
 
 def gru_forward(kernels: Any, xg: Any, hs: Any, acts: Any, hns: Any, W_hh: Any, bias: Any,
@@ -76,14 +68,10 @@ def gru_forward(kernels: Any, xg: Any, hs: Any, acts: Any, hns: Any, W_hh: Any, 
     arguments), the gates on numba's threads (`parts` > 1) or on this thread."""
     hg = np.empty(acts.shape[1:], acts.dtype)
     product = _steps_product(W_hh.T, hs.shape[1])
+    gates = _gates(kernels, "gru_gates_forward", parts)
     for t in range(acts.shape[0]):
         product(hs[t], hg)
-        if parts > 1:
-            kernels.gru_gates_forward(bias, xg[t], hg, acts[t], hns[t], hs[t], hs[t + 1],
-                                      parts)
-        else:
-            kernels.gru_gates_forward_serial(bias, xg[t], hg, acts[t], hns[t], hs[t],
-                                             hs[t + 1])
+        gates(bias, xg[t], hg, acts[t], hns[t], hs[t], hs[t + 1])
 
 
 def gru_backward(kernels: Any, acts: Any, hns: Any, hs: Any, g_hs: Any, carry: Any,
@@ -92,15 +80,20 @@ def gru_backward(kernels: Any, acts: Any, hns: Any, hs: Any, g_hs: Any, carry: A
     (same arguments, but W_hh itself): via_w is each step's product g_hg[t + 1] @ W_hh
     before its gates (zeros, as it comes in, for the last step)."""
     product = _steps_product(W_hh, via_w.shape[0], pack=not parallel.in_task())
+    gates = _gates(kernels, "gru_gates_backward", parts)
     for t in range(acts.shape[0] - 1, -1, -1):
         if t + 1 < acts.shape[0]:
             product(g_hg[t + 1], via_w)
-        if parts > 1:
-            kernels.gru_gates_backward(acts[t], hns[t], hs[t], g_hs[t], carry, via_w,
-                                       g_x[t], g_hg[t], parts)
-        else:
-            kernels.gru_gates_backward_serial(acts[t], hns[t], hs[t], g_hs[t], carry, via_w,
-                                              g_x[t], g_hg[t])
+        gates(acts[t], hns[t], hs[t], g_hs[t], carry, via_w, g_x[t], g_hg[t])
+
+
+def _gates(kernels: Any, name: str, parts: int) -> Any:
+    """numba_blas_steps' gate kernel `name` for every step: the threaded one in `parts`
+    shares of the batch's rows, or its serial twin on this thread where `parts` is 1."""
+    if parts == 1:
+        return getattr(kernels, f"{name}_serial")
+    threaded = getattr(kernels, name)
+    return lambda *args: threaded(*args, parts)
 
 
 def _steps_product(b: Any, rows: int, pack: bool = True) -> Any:

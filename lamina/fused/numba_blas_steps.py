@@ -8,7 +8,8 @@ registers. MKL's GEMM does the multiply-adds much faster (its blocking and its p
 operands); the gates, one pass over the step's rows while they are in cache, cost a
 fraction of what the products do (benchmarks/RESULTS.md, session 70). So on MKL a step
 is one GEMM and one call here, in numba_threaded's and numba_threaded_gru's arithmetic:
-the same gate formulas and sums by share (their activate_units and backward_share)."""
+the same gate formulas and sums by share (their activate_units and backward_share).
+Each threaded kernel takes its serial twin's arguments, then `parts`."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def _grads_rows(a, c_prev, tc, g_h, gh, gc, gg, b0, b1, ids, gb, gtable):  # typ
 
 
 @threaded
-def lstm_gates_forward(a, hg, bias, c_prev, c, tc, h_next, parts, ids, table):  # type: ignore[no-untyped-def]
+def lstm_gates_forward(a, hg, bias, c_prev, c, tc, h_next, ids, table, parts):  # type: ignore[no-untyped-def]
     """_gates_rows over the batch, in `parts` shares of its rows on numba's threads."""
     B = a.shape[0]
     for p in numba.prange(parts):
@@ -69,7 +70,7 @@ def lstm_gates_forward_serial(a, hg, bias, c_prev, c, tc, h_next, ids, table):  
 
 
 @threaded
-def lstm_gates_backward(a, c_prev, tc, g_h, gh, gc, gg, parts, ids, gb, gtable):  # type: ignore[no-untyped-def]
+def lstm_gates_backward(a, c_prev, tc, g_h, gh, gc, gg, ids, gb, gtable, parts):  # type: ignore[no-untyped-def]
     """_grads_rows over the batch in `parts` shares of its rows on numba's threads, share
     p adding into gb[p] (4H,) and gtable[p] (V, 4H)."""
     B = a.shape[0]
