@@ -140,20 +140,19 @@ class GRUSequence(Function):
             if recurrent_blas.on_blas(B, W_hh):
                 recurrent_blas.gru_backward(compiled, acts, hns, hs, g_hs, gh, via_w, g_x,
                                             g_hg, W_hh, parts)
-                gh += np.matmul(g_hg[0], W_hh)
-                return self._weight_grads(g_x, g_hg, gh)
-            if parts > 1:  # each thread with its share of the rows, or of the units
+            elif parts > 1:  # each thread with its share of the rows, or of the units
                 kernel = (compiled.gru_backward_rows if compiled.share_rows(B, W_hh, parts)
                           else compiled.gru_backward_threaded)
                 kernel(compiled.transposed(W_hh, parts), acts, hns, hs, g_hs, gh, via_w, g_x,
                        g_hg, parts)
-                gh += np.matmul(g_hg[0], W_hh)
+            else:
+                for t in range(T - 1, -1, -1):
+                    compiled.gru_backward_step(acts[t], hns[t], hs[t], g_hs[t], gh, via_w,
+                                               g_x[t], g_hg[t])
+                    matmul(g_hg[t], W_hh, out=via_w)
+                gh += via_w
                 return self._weight_grads(g_x, g_hg, gh)
-            for t in range(T - 1, -1, -1):
-                compiled.gru_backward_step(acts[t], hns[t], hs[t], g_hs[t], gh, via_w,
-                                           g_x[t], g_hg[t])
-                matmul(g_hg[t], W_hh, out=via_w)
-            gh += via_w
+            gh += np.matmul(g_hg[0], W_hh)
             return self._weight_grads(g_x, g_hg, gh)
         for t in range(T - 1, -1, -1):
             gh += g_hs[t]
