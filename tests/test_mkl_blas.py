@@ -17,6 +17,7 @@ from sgd_cases import assert_axpby_is_the_update
 
 from lamina import parallel, thread_pools
 from lamina.fused import mkl_blas
+from lamina.fused.blas_layout import layout
 
 mkl_only = pytest.mark.skipif(mkl_blas.backend() != "mkl",
                               reason="MKL is not installed or the CPU is not Intel's")
@@ -67,7 +68,7 @@ def test_stacks_of_one_stride_and_of_several():
     # so MKL takes it by the matrices' addresses.
     qkv = RNG.standard_normal((4, 128, 3, 6, 64)).astype(np.float32)
     q, k = qkv[:, :, 0].transpose(0, 2, 1, 3), qkv[:, :, 1].transpose(0, 2, 3, 1)
-    assert mkl_blas._layout(q)[2] is None and mkl_blas._layout(k)[2] is None
+    assert layout(q)[2] is None and layout(k)[2] is None
     _close(mkl_blas.matmul(q, k), q, k)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from lamina import parallel, thread_pools
 from lamina.fused import numpy_blas
+from lamina.fused.blas_layout import NO_TRANS, ROW_MAJOR, TRANS, addresses, layout
 
 BACKENDS = ("mkl", "numpy")
 # Products of fewer multiply-adds stay NumPy's: there MKL's threads, woken for each
@@ -44,7 +45,6 @@ MIN_OPERAND = 1 << 18
 # it, a small transformer's weights @ values (50 x 50 x 32) run faster on NumPy's
 # BLAS, a matrix at a time; its q @ k^T, slower (benchmarks/RESULTS.md).
 MIN_LISTED = 1 << 18
-_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _lib: Any = None  # the loaded library; False where it cannot load
 _resolved: str | None = None
 _local = threading.local()  # the MKL thread count this thread last set
@@ -187,15 +187,15 @@ def matmul(a: Any, b: Any, out: Any = None) -> Any:
                   or np.may_share_memory(out, b)):
         return np.matmul(a, b, out=out)
     (m, k), n = a.shape[-2:], shape[-1]
-    la, lb, lc = _layout(a), _layout(b), _layout(out)
-    if la is None or lb is None or lc is None or lc[0] != _NO_TRANS or lc[2] is None:
+    la, lb, lc = layout(a), layout(b), layout(out)
+    if la is None or lb is None or lc is None or lc[0] != NO_TRANS or lc[2] is None:
         return np.matmul(a, b, out=out)  # lc[2] None: out's own matrices might overlap
     listed = la[2] is None or lb[2] is None  # a stack no one stride walks
-    if listed and m * n * k < MIN_LISTED and lb[0] != _TRANS:
+    if listed and m * n * k < MIN_LISTED and lb[0] != TRANS:
         return np.matmul(a, b, out=out)
     _pick_threads()
     real = a.dtype == np.float32
-    args = (_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, a.ctypes.data, la[1])
+    args = (ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, a.ctypes.data, la[1])
     if a.size == m * k:
         gemm = _lib.cblas_sgemm if real else _lib.cblas_dgemm
         gemm(*args, b.ctypes.data, lb[1], 0.0, out.ctypes.data, lc[1])
@@ -216,21 +216,13 @@ def _listed(a: Any, b: Any, out: Any, la: tuple[int, int, int | None],
     ints = np.array([la[0], lb[0], *out.shape[-2:], a.shape[-1], la[1], lb[1], lc[1],
                      count], np.intc)
     scalars = np.array([1.0, 0.0], a.dtype)
-    addresses = [_addresses(x) for x in (a, b, out)]
+    where = [addresses(x) for x in (a, b, out)]
     gemm = _lib.cblas_sgemm_batch if a.dtype == np.float32 else _lib.cblas_dgemm_batch
     at = ints.ctypes.data
     size, alpha = ints.itemsize, scalars.ctypes.data
-    gemm(_ROW_MAJOR, at, at + size, at + 2 * size, at + 3 * size, at + 4 * size, alpha,
-         addresses[0].ctypes.data, at + 5 * size, addresses[1].ctypes.data, at + 6 * size,
-         alpha + scalars.itemsize, addresses[2].ctypes.data, at + 7 * size, 1, at + 8 * size)
-
-
-def _addresses(a: Any) -> Any:
-    """The address of every matrix of the stack a, in C order of its leading axes."""
-    offsets = np.zeros((), np.intp)
-    for n, stride in zip(a.shape[:-2], a.strides[:-2]):
-        offsets = np.add.outer(offsets, np.arange(n, dtype=np.intp) * stride)
-    return (offsets + a.ctypes.data).reshape(-1)
+    gemm(ROW_MAJOR, at, at + size, at + 2 * size, at + 3 * size, at + 4 * size, alpha,
+         where[0].ctypes.data, at + 5 * size, where[1].ctypes.data, at + 6 * size,
+         alpha + scalars.itemsize, where[2].ctypes.data, at + 7 * size, 1, at + 8 * size)
 
 
 def _product_shape(a: Any, b: Any) -> tuple[int, ...] | None:
@@ -243,37 +235,6 @@ def _product_shape(a: Any, b: Any) -> tuple[int, ...] | None:
     if (a.size * b.shape[-1] < MIN_WORK and max(a.size, b.size) < MIN_OPERAND) or 0 in shape:
         return None
     return shape
-
-
-def _layout(a: Any) -> tuple[int, int, int | None] | None:
-    """(transpose flag, leading dimension, stride from one matrix of the stack to the
-    next) of an array of matrices for row-major BLAS, in elements; None where neither
-    matrix axis is unit-strided. The stride is None where no one stride walks the stack:
-    such a stack goes by its matrices' addresses."""
-    item, (rows, cols) = a.itemsize, a.shape[-2:]
-    if any(s % item for s in a.strides):
-        return None
-    *stack, s0, s1 = (s // item for s in a.strides)
-    step = _stack_step(a.shape[:-2], stack)
-    if s1 == 1 and s0 >= max(1, cols):
-        return _NO_TRANS, s0, step
-    if s0 == 1 and s1 >= max(1, rows):
-        return _TRANS, s1, step
-    return None
-
-
-def _stack_step(shape: tuple[int, ...], strides: list[int]) -> int | None:
-    """The one positive stride that walks a stack of these sizes and strides in order
-    (0 for a single matrix), or None where there is none."""
-    dims = [(n, s) for n, s in zip(shape, strides) if n > 1]
-    if not dims:
-        return 0
-    step = expected = dims[-1][1]
-    for n, s in reversed(dims):
-        if s != expected or s <= 0:
-            return None
-        expected *= n
-    return step
 
 
 def _pick_threads() -> None:

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from lamina.fused import mkl_blas
+from lamina.fused.blas_layout import NO_TRANS, ROW_MAJOR, layout
 
-_ROW_MAJOR, _NO_TRANS, _PACKED, _B_MATRIX = 101, 111, 151, 162
+_PACKED, _B_MATRIX = 151, 162
 _KINDS = {np.dtype(np.float32): ("s", ctypes.c_float), np.dtype(np.float64): ("d", ctypes.c_double)}
 _declared: set[str] = set()
 
@@ -29,11 +30,11 @@ class Packed:
     def __init__(self, lib: Any, b: Any, rows: int) -> None:
         kind = _declare(lib, b.dtype)
         k, n = b.shape
-        trans, ld, _ = mkl_blas._layout(b)
+        trans, ld, _ = layout(b)
         self.shape, self.rows = (k, n), rows
         size = getattr(lib, f"cblas_{kind}gemm_pack_get_size")(_B_MATRIX, rows, n, k)
         self.memory = np.empty(-(-size // b.itemsize), b.dtype)
-        getattr(lib, f"cblas_{kind}gemm_pack")(_ROW_MAJOR, _B_MATRIX, trans, rows, n, k, 1.0,
+        getattr(lib, f"cblas_{kind}gemm_pack")(ROW_MAJOR, _B_MATRIX, trans, rows, n, k, 1.0,
                                                b.ctypes.data, ld,
                                                self.memory.ctypes.data)
         self.compute = getattr(lib, f"cblas_{kind}gemm_compute")
@@ -41,7 +42,7 @@ class Packed:
     def times(self, a: Any, out: Any) -> Any:
         """out = a @ b, a (rows, K) and out (rows, N) C-contiguous, of b's dtype."""
         k, n = self.shape
-        self.compute(_ROW_MAJOR, _NO_TRANS, _PACKED, self.rows, n, k, a.ctypes.data, k,
+        self.compute(ROW_MAJOR, NO_TRANS, _PACKED, self.rows, n, k, a.ctypes.data, k,
                      self.memory.ctypes.data, n, 0.0, out.ctypes.data, n)
         return out
 
@@ -52,7 +53,7 @@ def packed(b: Any, rows: int) -> Packed | None:
     The caller runs `times` on this thread (MKL's thread count is set for it here)."""
     lib = mkl_blas.for_this_thread()
     if (lib is None or type(b) is not np.ndarray or b.ndim != 2 or b.dtype not in _KINDS
-            or 0 in b.shape or mkl_blas._layout(b) is None):
+            or 0 in b.shape or layout(b) is None):
         return None
     return Packed(lib, b, rows)
 
