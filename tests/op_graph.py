@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 import lamina as lm
+from lamina.autograd import function
+
+
+@contextlib.contextmanager
+def inputs_kept_whole() -> Iterator[None]:
+    """Ops record every input whole, not as its place in the graph (an op with
+    keeps_inputs = False keeps only that: lamina/autograd/place.py), so that a walk of
+    the graph finds the arrays each op read."""
+    places = function.places
+    function.places = lambda xs, saved_mask: xs
+    try:
+        yield
+    finally:
+        function.places = places
 
 
 def recorded_ops(outputs: Any) -> list[tuple[Any, list[np.ndarray]]]:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from lamina import dtypes, state
+from lamina.autograd.place import places
 from lamina.autograd.tensor import Tensor
 
 # lamina's op classes whose PyTorch graph node is named otherwise (Linear runs as addmm)
@@ -64,6 +65,11 @@ class Function:
     saved_mask: int = 0
     saved_at: tuple[int, ...] = ()
     saved_outputs: tuple[list[int], ...] = ()
+    # False where backward, and the op's derivative rule under create_graph, read no input's
+    # values beyond what forward saved: the inputs other ops made are then kept as their
+    # places in the graph, and their arrays freed when nothing else holds them
+    # (lamina/autograd/place.py).
+    keeps_inputs: bool = True
 
     @property
     def name(self) -> OpName:
@@ -138,6 +144,8 @@ class Function:
                 outs = Tensor._from_op(ys, self, gen + 1, 0)
             if self.saved_tensors:
                 self._note_versions(xs, outs)
+            if not self.keeps_inputs:
+                self.inputs = places(xs, self.saved_mask)
             if state.anomaly:
                 from lamina.autograd.anomaly import forward_trace
 

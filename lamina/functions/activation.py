@@ -41,6 +41,8 @@ def softplus_array(x: Any) -> Any:
 
 
 class ReLU(Function):
+    keeps_inputs = False  # backward, and its derivative rule, read the mask it saves
+
     def forward(self, x: Any) -> Any:
         if not self.needs_input_grad[0]:  # no mask to keep: one pass of np.clip
             return clamp(x, 0)

@@ -45,7 +45,8 @@ from lamina.functions.sample_norm import GroupNorm, LayerNorm
 
 @derivative(act.ReLU)
 def _relu(f: Any, gy: Tensor) -> Tensor:
-    return gy * constant(f.inputs[0].array > 0, gy)
+    kept = f.saved_tensors[0]  # the mask, or the output where a plan keeps it
+    return gy * constant(kept if kept.dtype == bool else kept > 0, gy)
 
 
 @derivative(act.LeakyReLU)

@@ -53,6 +53,8 @@ def _broadcasts(*shapes: tuple[int, ...]) -> bool:
 
 
 class Add(_Binary):
+    keeps_inputs = False  # backward reads only the inputs' shapes and dtypes
+
     def compute(self, a: Any, b: Any, *, out: Any = None) -> Any:
         return np.add(a, b, out=out)
 
@@ -61,6 +63,8 @@ class Add(_Binary):
 
 
 class Sub(_Binary):
+    keeps_inputs = False
+
     def compute(self, a: Any, b: Any, *, out: Any = None) -> Any:
         return np.subtract(a, b, out=out)
 
