@@ -84,14 +84,15 @@ class Program:
     def _liveness(self) -> Liveness:
         """Run the forward on the trace's own arrays, so that every op holds what it would
         hold in a run (the caller restores RNG and buffers), and read liveness off where
-        each value's array lay. Without a backward, a value is dropped after the last op
-        that reads it, as in a run: the probe then holds no more than a run does."""
+        each value's array lay. A value is dropped after the last op of the forward that
+        reads it, as in a run: what backward reads, the ops keep (save_for_backward), so
+        the probe holds no more than a run does."""
         env = list(self.trace.arrays)
         for v, p in self.params:
             env[v] = p.array
         where = Extents()
         extents = [where.of(a) for a in env]
-        drop = {} if self.train else self._last_reads()
+        drop = self._last_reads()
         self.saving.clear()
         for t, n in enumerate(self.forward):
             if isinstance(n.fn, Kernel):

@@ -258,6 +258,38 @@ def test_a_compiled_plan_holds_one_steps_activations_not_the_traces() -> None:
         assert held < 1.2 * live, (tune, held, live)
 
 
+def test_a_training_plans_analysis_holds_no_more_than_a_run(monkeypatch) -> None:
+    """The analysis runs the forward to see what each op keeps: each activation no
+    backward reads is dropped after its last reader, as in a run, so the analysis holds
+    the plan's live peak, not every activation at once (16 of 2 MB here)."""
+    import tracemalloc
+
+    from lamina.plan import program
+
+    peaks = []
+    analyse = program.Program.__init__
+
+    def measured(self, *args, **kwargs):
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        analyse(self, *args, **kwargs)
+        peaks.append(tracemalloc.get_traced_memory()[1] - before)
+
+    monkeypatch.setattr(program.Program, "__init__", measured)
+    model = nn.Sequential(*[m for _ in range(8) for m in (nn.Linear(1024, 1024), nn.Tanh())],
+                          nn.Linear(1024, 10))
+    x = lm.tensor(np.ones((512, 1024), np.float32))
+    y = lm.tensor(np.zeros(512, np.int64))
+    tracemalloc.start()
+    try:
+        plan = compile(model, F.cross_entropy, (x, y))
+    finally:
+        tracemalloc.stop()
+    live = plan.memory()["bytes_with_reuse"]
+    assert len(peaks) == 1 and live > 16e6
+    assert peaks[0] < 1.1 * live, (peaks[0], live)
+
+
 def test_an_inference_plan_compiles_and_runs_in_an_eager_forwards_memory() -> None:
     """Without a backward, tracing and the analysis drop each activation after its last
     reader, as an eager forward without gradients does, and the plan's ops keep nothing
