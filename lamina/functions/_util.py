@@ -135,11 +135,17 @@ def gemm_rows(x: Any, m: Any, out: Any = None, add: Any = None) -> Any:
     np.matmul runs a stacked x as one GEMM per leading index: many small products, about
     2.5x slower than one large one for an LSTM's (T, B, K) inputs. The flat view costs
     nothing where x is contiguous, and one copy where it is not. m transposed (a linear
-    layer's W.T) on a few rows: see SWAP_ROWS; the copy back adds `add` in its pass.
+    layer's W.T) on a few rows: fused.row_product where it runs, else see SWAP_ROWS; the
+    copy back adds `add` in its pass.
     """
     k, n = m.shape
     rows = x.size // k if k else 0
     contiguous_out = out is None or out.flags.c_contiguous
+    if rows <= fused.few_rows.ROWS and m.flags.f_contiguous and contiguous_out:
+        y = fused.row_product(x.reshape(rows, k), m.T, add,
+                              None if out is None else out.reshape(rows, n))
+        if y is not None:
+            return y.reshape(*x.shape[:-1], n)
     if SWAP_ROWS[0] <= rows <= SWAP_ROWS[1] and m.flags.f_contiguous and contiguous_out:
         swapped = matmul(m.T, x.reshape(rows, k).T)  # (N, rows)
         y = np.empty((rows, n), swapped.dtype) if out is None else out.reshape(rows, n)

@@ -34,6 +34,7 @@ _chosen: str | None = None  # None: from LAMINA_FUSED, else numba where installe
 _numba: ModuleType | None = None
 _resolved: str | None = None  # backend()'s answer, kept: every op asks, often per call
 _pool_pid: int | None = None  # the process whose threaded_parts() started numba's pool
+_pool_omp = False  # threaded_parts() found numba's pool on OpenMP (in _pool_pid)
 
 
 def set_backend(name: str | None) -> str:
@@ -116,11 +117,13 @@ def threaded_parts() -> int:
     Before the pool starts, only the main thread may start it. And only in the process
     that lamina saw start it: GNU OpenMP cannot run in a child forked after its pool
     started (numba ends such a child at its first parallel kernel)."""
-    global _pool_pid
+    global _pool_pid, _pool_omp
     parts = parallel.get_num_threads()
     if (parts < 2 or compiled() is None or parallel.in_task()
             or not thread_pools.idle_threads_quiet()):
         return 1
+    if _pool_omp and _pool_pid == os.getpid():  # found so before: a pool keeps its layer
+        return parts
     import numba
 
     try:
@@ -132,6 +135,7 @@ def threaded_parts() -> int:
     else:
         if layer != "omp" or _pool_pid != os.getpid():
             return 1
+        _pool_omp = True
     thread_pools.openmp_started()
     return parts
 
@@ -205,7 +209,9 @@ def col2im(kernels: ModuleType, gcol: Any, hw: tuple[int, int], s: tuple[int, in
 
 
 
-# Last: shares.py reads this module's functions (kernels, threaded_parts) at call time.
+# Last: shares.py and few_rows.py read this module's functions (kernels, threaded_parts)
+# at call time.
+from lamina.fused.few_rows import row_product  # noqa: E402
 from lamina.fused.shares import (  # noqa: E402
     add_row,
     gelu,
@@ -225,4 +231,5 @@ from lamina.fused.shares import (  # noqa: E402
 __all__ = ["BACKENDS", "add_row", "backend", "col2im", "compiled", "compiled_for", "fits",
            "flat_memory", "gelu", "gelu_backward", "gelu_bias", "im2col", "in_pieces", "in_ranges",
            "in_rows", "kernels", "layer_norm", "layer_norm_backward", "loaded", "log_softmax",
-           "set_backend", "softmax", "softmax_backward", "split_kernels", "threaded_parts"]
+           "row_product", "set_backend", "softmax", "softmax_backward", "split_kernels",
+           "threaded_parts"]

@@ -17,10 +17,7 @@ import numpy as np
 from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_SQRT2, INV_SQRT2PI
 from lamina.fused.numba_blas_steps import *  # noqa: F403 (one namespace: fused.compiled())
 from lamina.fused.numba_cache import jit
-from lamina.fused.numba_conv_pool import (  # noqa: F401 (one namespace)
-    conv_max_pool,
-    conv_max_pool_weight_grad,
-)
+from lamina.fused.numba_conv_pool import conv_max_pool, conv_max_pool_weight_grad  # noqa: F401
 from lamina.fused.numba_energy import (  # noqa: F401 (one namespace)
     cd_statistics,
     gibbs_step,
@@ -45,6 +42,7 @@ from lamina.fused.numba_recurrent import (  # noqa: F401 (one namespace: fused.c
     lstm_preactivate,
     lstm_preactivate_gm,
 )
+from lamina.fused.numba_rows import rows_product  # noqa: F401 (one namespace)
 from lamina.fused.numba_softmax import (  # noqa: F401 (one namespace: fused.compiled())
     log_softmax_rows,
     softmax_backward,

@@ -1,6 +1,8 @@
 """The recurrent kernels' product: rows of W against the rows of x, y[b, c0 + j] +=
 W[r0 + j] . x[b], in blocks whose sums stay in vector registers while a pass over K
-feeds them all (numba_threaded's LSTM and GRU steps call it on each thread's rows).
+feeds them all (numba_threaded's LSTM and GRU steps call it on each thread's rows;
+rows_product runs it alone, W's rows shared over numba's threads, for a layer's product
+on a few rows: lamina.fused.few_rows).
 
 The block is four rows of W by four rows of x (sixteen sums) where the CPU has AVX-512's
 32 vector registers, and four by two (eight) where it has AVX2's 16: sixteen sums and
@@ -15,6 +17,7 @@ threaded kernels that inlined an older rows_times would keep it.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from lamina.fused.numba_cache import jit
@@ -148,3 +151,15 @@ def set_rows_times(W, r0, n, x, y, c0):  # type: ignore[no-untyped-def]
     for b in range(y.shape[0]):
         y[b, c0:c0 + n] = ZERO
     rows_times(W, r0, n, x, y, c0)
+
+
+@jit(nogil=True, fastmath=FASTMATH, error_model="numpy", parallel=True)
+def rows_product(x, W, y, parts):  # type: ignore[no-untyped-def]
+    """y (B, N) += x (B, K) @ W.T for W (N, K), W's rows in `parts` shares, one a thread
+    (numba's pool): a product on a few rows of x (a layer at batch 1) reads all of W once
+    and little else, so it runs at the speed memory feeds W, which two cores' loads feed
+    faster than one."""
+    N = W.shape[0]
+    for p in numba.prange(parts):
+        r0, r1 = p * N // parts, (p + 1) * N // parts
+        rows_times(W, r0, r1 - r0, x, y, r0)

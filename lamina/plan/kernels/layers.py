@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina import fused
 from lamina.functions.connection import Linear
 from lamina.functions.loss import CrossEntropy
 from lamina.functions.normalization import BatchNorm
@@ -30,6 +31,9 @@ class LinearKernel(Kernel, Linear):
             # One row and no backward (batch-1 inference): the product alone. The checks
             # and what they keep for backward cost as much as a small layer's GEMV, and
             # the trace has fixed the shapes already.
+            y = fused.row_product(x, W, b, out)
+            if y is not None:
+                return y
             y = matmul(x, W.T, out=out)
             if b is not None:
                 y += b

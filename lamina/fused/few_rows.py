@@ -1,0 +1,52 @@
+"""Products on a few rows, x (R, K) @ W.T for a layer's weight W (N, K): a layer at batch
+1 or a handful, a generated token's step. Re-exported by lamina.fused.
+
+A few rows give BLAS's GEMM little arithmetic for all of W that it reads, so the speed
+at which memory feeds W sets its time, and MKL's and OpenBLAS's kernels for such shapes
+leave much of that speed unused. numba_rows.rows_product shares W's rows between the
+cores, each reading its share once, four rows of W against every row of x at a time:
+up to eight rows it ran layers of 65 thousand to 4 million weights 1.3-4x faster than
+the BLAS product it replaces; from about sixteen rows BLAS's blocking for the cache wins
+(benchmarks/RESULTS.md, session 72). With one thread BLAS's kernels stay: this one's gain
+is the second core's loads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lamina import fused as _fused
+
+ROWS = 8  # the most rows of x a product here takes
+# The fewest weights: below, the second thread's start costs more than its share saves,
+# the more so with the caches cold from the larger layer before (an MLP's last layer).
+MIN_WEIGHTS = 1 << 17
+
+
+def row_product(x: Any, W: Any, add: Any = None, out: Any = None) -> Any:
+    """x (R, K) @ W.T (+ add, a row of N) for R up to ROWS and float32 x and W (N, K) with
+    W C-contiguous, into `out` (a C-contiguous (R, N) array) or a new array; None where it
+    does not run here (numba not running or not worth its load for so small a W, one
+    thread, other dtypes or layouts), the caller's BLAS product then."""
+    if (type(x) is not np.ndarray or x.ndim != 2 or len(x) > ROWS or x.dtype != np.float32
+            or type(W) is not np.ndarray or W.dtype != np.float32
+            or W.size < MIN_WEIGHTS or not W.flags.c_contiguous or W.ndim != 2
+            or x.shape[1] != W.shape[1] or (out is not None and (
+                out.shape != (len(x), len(W)) or out.dtype != np.float32
+                or not out.flags.c_contiguous))):
+        return None
+    kernels = _fused.compiled_for(W.size)  # loads numba for a large W, as im2col does
+    if kernels is None:
+        return None
+    parts = _fused.threaded_parts()
+    if parts < 2:
+        return None
+    y = np.empty((len(x), len(W)), np.float32) if out is None else out
+    if add is None:
+        y.fill(0.0)
+    else:
+        np.copyto(y, add)
+    kernels.rows_product(np.ascontiguousarray(x), W, y, parts)
+    return y
