@@ -52,6 +52,19 @@ def test_row_product_is_the_product(two_threads, rng, rows, n, k):
     np.testing.assert_allclose(out, want + b, **tol)
 
 
+def test_row_product_carries_nan_and_infinity_as_blas_does(two_threads, rng):
+    x = rng.standard_normal((3, 512)).astype(np.float32)
+    W = rng.standard_normal((520, 512)).astype(np.float32)
+    x[0, 7], x[1, 100], W[5, 3] = np.nan, np.inf, -np.inf
+    want = x.astype(np.float64) @ W.T.astype(np.float64)
+    got = fused.row_product(x, W)
+    assert got is not None
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-3)
+
+
 def test_row_product_declines_what_blas_runs_better(two_threads, rng):
     x = rng.standard_normal((1, 512)).astype(np.float32)
     W = rng.standard_normal((512, 512)).astype(np.float32)
