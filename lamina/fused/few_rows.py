@@ -4,11 +4,11 @@
 A few rows give BLAS's GEMM little arithmetic for all of W that it reads, so the speed
 at which memory feeds W sets its time, and MKL's and OpenBLAS's kernels for such shapes
 leave much of that speed unused. numba_rows.rows_product shares W's rows between the
-cores, each reading its share once, four rows of W against every row of x at a time:
-up to eight rows it ran layers of 65 thousand to 4 million weights 1.3-4x faster than
-the BLAS product it replaces; from about sixteen rows BLAS's blocking for the cache wins
-(benchmarks/RESULTS.md, session 72). With one thread BLAS's kernels stay: this one's gain
-is the second core's loads.
+cores, each reading its share once, four rows of W against every row of x at a time.
+Up to eight rows it ran faster than the BLAS product it replaces on every layer measured;
+from about sixteen rows BLAS's blocking for the cache wins (benchmarks/RESULTS.md,
+session 72). With one thread BLAS's kernels stay: this one's gain is the second core's
+loads.
 """
 
 from __future__ import annotations
