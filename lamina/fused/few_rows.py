@@ -30,12 +30,10 @@ def row_product(x: Any, W: Any, add: Any = None, out: Any = None) -> Any:
     W C-contiguous, into `out` (a C-contiguous (R, N) array) or a new array; None where it
     does not run here (numba not running or not worth its load for so small a W, one
     thread, other dtypes or layouts), the caller's BLAS product then."""
-    if (type(x) is not np.ndarray or x.ndim != 2 or len(x) > ROWS or x.dtype != np.float32
-            or type(W) is not np.ndarray or W.dtype != np.float32
-            or W.size < MIN_WEIGHTS or not W.flags.c_contiguous or W.ndim != 2
+    if (not _fused.fits(x, contiguous=False) or not _fused.fits(W) or x.ndim != 2
+            or W.ndim != 2 or len(x) > ROWS or W.size < MIN_WEIGHTS
             or x.shape[1] != W.shape[1] or (out is not None and (
-                out.shape != (len(x), len(W)) or out.dtype != np.float32
-                or not out.flags.c_contiguous))):
+                not _fused.fits(out) or out.shape != (len(x), len(W))))):
         return None
     kernels = _fused.compiled_for(W.size)  # loads numba for a large W, as im2col does
     if kernels is None:
