@@ -144,6 +144,14 @@ def idle_threads_quiet() -> bool:
         at_most("GOMP_SPINCOUNT", OMP_SPIN_MAX)
 
 
+def openmp_stays_awake() -> bool:
+    """Whether GNU OpenMP's idle threads spin long enough (GOMP_SPINCOUNT at OMP_SPIN or
+    more) that a kernel called once a layer finds them awake. At OMP_SPIN_BESIDE_OPENBLAS
+    they sleep between a step's ops, and each such call pays their wake-up."""
+    value = os.environ.get("GOMP_SPINCOUNT", "")
+    return value.isdigit() and int(value) >= int(OMP_SPIN)
+
+
 def _controller() -> Any:
     """threadpoolctl's controller, made at first use; False where it is not installed."""
     global _blas

@@ -79,6 +79,15 @@ def test_row_product_declines_what_blas_runs_better(two_threads, rng):
     assert fused.row_product(x, W) is None
 
 
+def test_row_product_declines_where_openmp_sleeps_between_ops(two_threads, monkeypatch, rng):
+    x = rng.standard_normal((1, 512)).astype(np.float32)
+    W = rng.standard_normal((512, 512)).astype(np.float32)
+    assert fused.row_product(x, W) is not None
+    # beside OpenBLAS (lamina.runtime.omp_spin): each product would wait for a wake-up
+    monkeypatch.setenv("GOMP_SPINCOUNT", thread_pools.OMP_SPIN_BESIDE_OPENBLAS)
+    assert fused.row_product(x, W) is None
+
+
 @pytest.mark.parametrize("rows", [1, 4])
 def test_linear_on_few_rows_matches_pytorch(two_threads, rng, rows):
     layer, ref = lm.nn.Linear(784, 1024), torch.nn.Linear(784, 1024)
