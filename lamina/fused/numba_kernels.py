@@ -17,6 +17,7 @@ import numpy as np
 from lamina.fused.constants import AS_A1, AS_A2, AS_A3, AS_A4, AS_A5, AS_P, INV_SQRT2, INV_SQRT2PI
 from lamina.fused.numba_blas_steps import *  # noqa: F403 (one namespace: fused.compiled())
 from lamina.fused.numba_cache import jit
+from lamina.fused.numba_channels import channel_affine  # noqa: F401 (one namespace)
 from lamina.fused.numba_conv_pool import conv_max_pool, conv_max_pool_weight_grad  # noqa: F401
 from lamina.fused.numba_energy import (  # noqa: F401 (one namespace)
     cd_statistics,

@@ -4,12 +4,15 @@ statistics read at every run, and where it must not fold."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 from plan_cases import assert_plan_tracks_eager
 
 import lamina as lm
 import lamina.functions as F
+import lamina.fused as fused
 import lamina.nn as nn
 from lamina.plan import compile
 
@@ -106,3 +109,37 @@ def test_a_convolution_or_norm_read_by_another_op_keeps_it_apart() -> None:
     assert "BatchNorm#4(Conv#3(x)) -> ConvBatchNorm(x)" in plan.describe()
     with lm.no_grad():
         np.testing.assert_array_equal(plan(x).array, model(x).array)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                    reason="numba is not installed (pip install 'lamina[fast]')")
+@pytest.mark.parametrize("n", [1, 5])
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("relu", [True, False])
+def test_numbas_one_pass_gives_numpys_numbers_bit_for_bit(monkeypatch, n, bias, affine,
+                                                          relu) -> None:
+    """Where numba is loaded, the bias, the norm and the ReLU are one kernel's pass
+    (numba_channels.channel_affine): the numbers of NumPy's passes, NaN kept."""
+    kernels = fused.compiled()  # loaded: the plan's kernel and eager's norm take it
+    calls = []
+    one_pass = kernels.channel_affine
+    monkeypatch.setattr(kernels, "channel_affine", lambda *a: calls.append(1) or one_pass(*a))
+    model, x = _net(bias, affine, relu).eval(), _x(n)
+    x.array[0, 1, 2, 3] = np.nan
+    plan = compile(model, None, (x,))
+    calls.clear()
+    got = plan(x).array
+    assert len(calls) == 2
+    with lm.no_grad():
+        eager = model(x).array  # eager's norms: the kernel too
+    assert len(calls) == 4
+    fused.set_backend("numpy")
+    try:
+        with lm.no_grad():
+            numpy_eager = model(x).array
+    finally:
+        fused.set_backend(None)
+    assert len(calls) == 4 and np.isnan(numpy_eager).any()
+    np.testing.assert_array_equal(got, numpy_eager)
+    np.testing.assert_array_equal(eager, numpy_eager)
