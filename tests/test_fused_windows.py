@@ -51,3 +51,26 @@ def test_compiled_window_matrix_and_its_adjoint_equal_numpys(case):
                              (c, n, h + 2 * p[0], w + 2 * p[1]), k, s, d)
     want = padded[:, :, p[0]:p[0] + h, p[1]:p[1] + w]
     np.testing.assert_allclose(gx, want, rtol=1e-6, atol=1e-6)
+
+
+def _same(h, w, k, p, d):
+    """A stride-1 geometry whose output is as wide as its input: what most layers of a
+    CNN convolve over."""
+    oh, ow = (out_size(a, k[i], 1, p[i], d[i]) for i, a in enumerate((h, w)))
+    assert ow == w and oh >= 1
+    return (2, 3, h, w), k, (1, 1), p, d, (oh, ow)
+
+
+@pytest.mark.parametrize("case", [
+    _same(4, 4, (3, 3), (1, 1), (1, 1)),    # a ResNet's last maps at batch 1
+    _same(7, 9, (3, 3), (1, 1), (1, 1)),
+    _same(6, 5, (5, 5), (2, 2), (1, 1)),
+    _same(8, 7, (3, 3), (2, 2), (2, 2)),    # dilated
+    _same(5, 6, (1, 1), (0, 0), (1, 1)),
+    _same(5, 6, (3, 1), (1, 0), (1, 1)),    # the rows' padding only
+    _same(1, 3, (3, 3), (1, 1), (1, 1)),    # one row: the kernel's outer rows miss it
+    _same(2, 2, (5, 5), (2, 2), (1, 1)),    # wider than the image: offsets with no column
+    _same(3, 2, (3, 5), (3, 2), (1, 1)),    # padding past the kernel's reach in height
+], ids=str)
+def test_same_width_windows_equal_numpys(case):
+    test_compiled_window_matrix_and_its_adjoint_equal_numpys(case)
