@@ -99,3 +99,31 @@ def test_a_runtime_file_that_does_not_match_is_compiled_again_and_replaced(tmp_p
     assert report["dot"] == 3.0  # the user's numba code links the runtime compiled here
     assert path.read_bytes() == data  # written whole again
     assert _run(_CHILD, tmp_path)["runtime_compiled"] is False
+
+
+def test_a_change_to_any_kernel_file_makes_every_kernels_code_stale(tmp_path):
+    """A kernel has the kernels it calls compiled into it, from whichever file: its code
+    on disk is stale once any kernel file changes, not only its own."""
+    _run(_CHILD, tmp_path)
+    assert _run(_CHILD, tmp_path)["hits"] == 1
+    # the same cache, as if another kernel file had been edited since
+    edited = ("import lamina.fused.numba_cache as cache\n"
+              "cache.kernels_stamp = lambda: (('numba_rows.py', 1, 1),)\n")
+    report = _run(edited + _CHILD, tmp_path)
+    assert report["hits"] == 0 and report["relu_right"]  # compiled again
+
+
+def test_the_kernel_files_stamp_follows_every_kernel_file_and_only_those(tmp_path):
+    from lamina.fused.numba_cache import kernels_stamp
+
+    def stamp():
+        return kernels_stamp.__wrapped__(str(tmp_path))  # not the process's cached one
+
+    for name in ("numba_a.py", "numba_b.py", "other.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    before = stamp()
+    assert [entry[0] for entry in before] == ["numba_a.py", "numba_b.py"]
+    (tmp_path / "other.py").write_text("x = 22\n")
+    assert stamp() == before
+    (tmp_path / "numba_b.py").write_text("x = 22\n")
+    assert stamp() != before

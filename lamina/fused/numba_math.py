@@ -14,9 +14,8 @@ overflow behave as NumPy's. It is compiled into each kernel under that kernel's 
 flags, which let LLVM reorder products: 2^n multiplies e^r as one factor wherever the
 result is a normal number, so no reordering can overflow an intermediate.
 
-After editing this file, delete the numba cache of lamina/fused (__pycache__/*.nbi and
-*.nbc): numba keys a kernel's cached machine code on the kernel's own file, and a kernel
-that inlined an older exp32 would keep it.
+The kernels that inline this file's functions compile again once it is edited: every
+kernel's cache is stale when any kernel file changes (numba_cache.kernels_stamp).
 
 softplus32 builds on exp32 with a short series for log(1 + e), 0 < e <= 1, where a
 `math.log1p` would again be a libm call an element; within 5e-7 of the exact value,

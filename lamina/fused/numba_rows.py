@@ -10,9 +10,8 @@ the eight vectors they read do not fit in 16 registers, and the spills cost the 
 much of its speed (benchmarks/RESULTS.md). numba compiles for the host CPU
 and keys its cache by it, so the block chosen here is the one its code was built for.
 
-After editing this file, delete the numba cache of lamina/fused (__pycache__/*.nbi and
-*.nbc): numba keys a kernel's cached machine code on the kernel's own file, and the
-threaded kernels that inlined an older rows_times would keep it.
+The kernels that inline this file's functions compile again once it is edited: every
+kernel's cache is stale when any kernel file changes (numba_cache.kernels_stamp).
 """
 
 from __future__ import annotations
