@@ -87,7 +87,7 @@ class BatchNorm(Function):
             # NumPy calls cost more than the passes. The same float32 steps, bit for bit.
             y = out3 if out3 is not None and out3.flags.c_contiguous else np.empty_like(x3)
             none = x3[0, :0]
-            kernels.channel_affine(x3, y, none, self.running_mean, self.running_var,
+            kernels.channel_affine(x3, y, self.running_mean, self.running_var,
                                    none if gamma is None else gamma,
                                    none if beta is None else beta, self.eps, False)
             return _written(ch, y, out, out3)

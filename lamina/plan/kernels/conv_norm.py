@@ -1,22 +1,21 @@
-"""A convolution, the eval-mode batch norm that reads it, and the ReLU that may read that,
-as one kernel: what an inference plan fuses them into (plan.rewrite.fold_batch_norm).
+"""A convolution, the eval-mode batch norm that reads it, and the ReLU that may read
+that, as one kernel: what an inference plan fuses them into
+(plan.rewrite.fold_batch_norm).
 
 On its running statistics a batch norm is an affine map per channel, x * scale + shift.
 Apart, it reads the convolution's output and writes a new array, and the ReLU reads that
 and writes another: two more arrays, and passes that each read one array and write
 another, where the map and the ReLU can run in place over the convolution's output as it
 lies in the plan's buffer. Where numba is loaded (a convolution's im2col loads it), the
-bias, the map and the ReLU are one kernel's pass (numba_channels.channel_affine), its
-scale and shift made in it too: at batch 1 the NumPy calls they replace cost more than
-the passes. Else the norm is eager mode's own (BatchNorm.forward, writing over its
-input). Either way the numbers are eager's bit for bit.
+map and the ReLU are one kernel's pass (numba_channels.channel_affine), its scale and
+shift made in it too: at batch 1 the NumPy calls they replace cost more than the passes.
+Else the norm is eager mode's own (BatchNorm.forward, writing over its input). Either
+way the numbers are eager's bit for bit.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from lamina import fused
 from lamina.autograd.function import Function
@@ -34,9 +33,6 @@ def foldable(conv: Any, norm: Any) -> bool:
     return (isinstance(conv, Conv) and conv.nd == 2 and type(norm) is BatchNorm
             and not norm.training and norm.running_mean is not None
             and not any(conv.needs_input_grad) and not any(norm.needs_input_grad))
-
-
-_NONE = np.empty(0, np.float32)  # channel_affine's "no bias, gamma or beta"
 
 
 class ConvBatchNorm(Kernel, Function):
@@ -58,23 +54,18 @@ class ConvBatchNorm(Kernel, Function):
         conv, norm = self.conv, self.norm
         conv.out_buffers, conv.needs_input_grad = self.out_buffers, (False,) * k
         norm.needs_input_grad = (False,) * (1 + len(arrays) - k)
+        y = conv.forward(*arrays[:k])  # NCHW view of channel-major (O, N, OH, OW) memory
+        mem = y.swapaxes(0, 1)
         kernels = fused.loaded()
-        if kernels is not None and fused.fits(*arrays[1:], norm.running_mean,
+        if kernels is not None and fused.fits(mem, *arrays[k:], norm.running_mean,
                                               norm.running_var):
-            y = conv.forward(*arrays[:2])  # its bias is the kernel's
-            rows = y.swapaxes(0, 1).reshape(y.shape[1], -1)  # a view where conv wrote it
-            if np.may_share_memory(rows, y) and fused.fits(rows):
-                affine = arrays[k:] + (_NONE,) * (2 - len(arrays[k:]))
-                kernels.channel_affine(rows, rows, arrays[2] if k == 3 else _NONE,
-                                       norm.running_mean, norm.running_var, *affine,
-                                       norm.eps, self.relu)
-                return y
-            if k == 3:
-                y += arrays[2].reshape(-1, 1, 1)  # as the convolution adds it
-        else:
-            y = conv.forward(*arrays[:k])  # NCHW view of channel-major (O, N, OH, OW) memory
+            rows = mem.reshape(len(mem), -1)  # a view: mem is C-contiguous
+            none = rows[0, :0]  # no gamma or beta: channel_affine's ones and zeros
+            gamma, beta = arrays[k:] + (none,) * (2 - len(arrays[k:]))
+            kernels.channel_affine(rows, rows, norm.running_mean, norm.running_var, gamma,
+                                   beta, norm.eps, self.relu)
+            return y
         y = norm.forward(y, *arrays[k:], out=y)  # eager mode's eval norm, in place
         if self.relu:  # over the memory in its order: channel-major, as the conv wrote it
-            mem = y.swapaxes(0, 1)
             clamp(mem, 0, out=mem)
         return y
