@@ -28,9 +28,9 @@ nrtdynmod.create_nrt_module = lambda ctx: compiles.append(1) or make(ctx)
 import lamina.fused as fused
 kernels = fused.compiled()
 x = np.linspace(-2, 2, 1000).astype(np.float32)
-y, mask = np.empty_like(x), np.empty(1000, bool)
-kernels.relu(x, y, mask)  # a kernel run: numba fully set up
-report = {"relu_right": bool((y == np.maximum(x, 0)).all() and (mask == (x > 0)).all()),
+y = np.empty_like(x)
+kernels.relu(x, y)  # a kernel run: numba fully set up
+report = {"relu_right": bool((y == np.maximum(x, 0)).all()),
           "hits": sum(kernels.relu.stats.cache_hits.values()),
           "registries": "numba.np.arraymath" in sys.modules or "numba.np.npyimpl" in sys.modules,
           "scipy_linalg": "scipy.linalg" in sys.modules,

@@ -4,7 +4,7 @@ A recorded op keeps its inputs for the backward walk: where each input's gradien
 next (the op that made it, and which of its outputs), and its shape and dtype, which the
 gradient must match. Most ops also need some inputs' values, and keep those arrays
 (`save_for_backward`). An op whose backward reads none of an input's values (an addition;
-a ReLU, which keeps its mask) would still hold that input's array through the whole
+a ReLU, which keeps its output) would still hold that input's array through the whole
 forward and backward, were the input kept whole: a ResNet's batch-norm outputs and
 residual sums, which PyTorch frees as soon as the next op has read them. Such an op sets
 `Function.keeps_inputs = False`; `apply` then keeps, in place of each input made by another

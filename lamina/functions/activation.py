@@ -41,31 +41,31 @@ def softplus_array(x: Any) -> Any:
 
 
 class ReLU(Function):
-    keeps_inputs = False  # backward, and its derivative rule, read the mask it saves
+    keeps_inputs = False  # backward, and its derivative rule, read the output it saves
 
     def forward(self, x: Any) -> Any:
-        if not self.needs_input_grad[0]:  # no mask to keep: one pass of np.clip
+        if not self.needs_input_grad[0]:  # nothing to keep: one pass of np.clip
             return clamp(x, 0)
+        # Backward reads y, as PyTorch's does: the op that reads y next mostly keeps it for
+        # its own backward (a convolution's or a linear layer's weight gradient), so
+        # keeping it here costs nothing, where a mask of its signs would cost a byte an
+        # element more.
         compiled = fused.loaded() if x.size >= 4096 else None
         if compiled is not None and fused.fits(x, contiguous=False):
-            # y and the mask in one pass, in x's memory order (channel-major after a
-            # convolution)
-            y, mask = np.empty_like(x), np.empty_like(x, bool)
-            flat = fused.flat_memory(x, y, mask)
+            y = np.empty_like(x)  # in x's memory order (channel-major after a convolution)
+            flat = fused.flat_memory(x, y)
             if flat is not None:
                 fused.in_pieces(compiled.relu, *flat)
-                self.save_for_backward(mask if self.needs_input_grad[0] else None)
+                self.save_for_backward(y)
                 return y
         y = clamp(x, 0)
-        # A boolean mask (1 byte an element) instead of y itself, so y may be freed once the
-        # next op has read it. backward takes either.
-        self.save_for_backward(y > 0 if self.needs_input_grad[0] else None)
+        self.save_for_backward(y)
         return y
 
     def backward(self, gy: Any) -> Any:
         kept = self.saved_tensors[0]
         if (kept.dtype in (bool, gy.dtype) and gy.dtype == np.float32
-                and kept.size >= 4096):  # the mask, or y where a plan keeps it
+                and kept.size >= 4096):  # y, or its mask where a plan keeps that
             compiled = fused.loaded()
             gx = np.empty_like(kept, gy.dtype)
             flat = None if compiled is None else fused.flat_memory(gy, kept, gx)

@@ -59,10 +59,22 @@ class Conv(WindowMatrix, Function):
         x, W = self.setup(x, W)
         col, Wm, mem = self.product(x, W, b)
         need = self.needs_input_grad
-        # Without a window matrix (Winograd's product), backward reads x.
+        # Without a window matrix (Winograd's product), or where it is the larger of the
+        # two, backward reads x (see kept_window).
+        col = self.kept_window(col, x)
         self.save_for_backward(col if need[1] else None, Wm if need[0] else None,
                                x if need[1] and col is None else None)
         return self.nchw(mem)
+
+    @staticmethod
+    def kept_window(col: Any, x: Any) -> Any:
+        """The window matrix, for backward to keep, or None where keeping x costs less: a
+        window matrix is KH*KW/(SH*SW) times the input (2.25 times at a 3x3 kernel's
+        stride 2), and x is usually kept anyway, by the op that made it (a ReLU keeps its
+        output) or by another that reads it. backward makes the window matrix again, one
+        copy beside the GEMMs it feeds. A 1x1 kernel at stride 2 keeps its window matrix,
+        a quarter of x."""
+        return None if col is None or col.nbytes > x.nbytes else col
 
     def setup(self, x: Any, W: Any) -> tuple[Any, Any]:
         """Check the shapes; x and W as 2-D convolution's (a 1-D one's over a height of
@@ -147,8 +159,11 @@ class Conv(WindowMatrix, Function):
         need = self.needs_input_grad
         gx = gW = gb = None
         if need[1]:
+            if col is None and not self._shifted():
+                col = self._im2col(x)[0]  # forward kept x (see kept_window)
             gW = self.weight_grad(col, gyr, x, gy).reshape(W_shape)
             gW = gW[:, :, 0, :] if self.nd == 1 else gW
+            col = None  # one made here is freed before gcol, its size, is made
         if need[0]:
             gcol = matmul(Wm.transpose(0, 2, 1), gyr,  # (g, C/g*KH*KW, N*OH*cols)
                          out=allocator.empty((g, Wm.shape[2], gyr.shape[2]), gyr.dtype))
@@ -157,6 +172,11 @@ class Conv(WindowMatrix, Function):
         if len(need) == 3 and need[2]:
             gb = row_sums(gyr).reshape(o)  # the padded columns of gyr are zeros
         return (gx, gW) if len(need) == 2 else (gx, gW, gb)
+
+    def _shifted(self) -> bool:
+        """Whether the weight gradient reads x, not a window matrix (a plan kernel's
+        variant: lamina.plan.kernels.conv)."""
+        return False
 
     def weight_grad(self, col: Any, gyr: Any, x: Any, gy: Any) -> Any:
         """The weight gradient (groups, O/g, K) from the window matrix and gy as (groups,

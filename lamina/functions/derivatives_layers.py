@@ -45,7 +45,7 @@ from lamina.functions.sample_norm import GroupNorm, LayerNorm
 
 @derivative(act.ReLU)
 def _relu(f: Any, gy: Tensor) -> Tensor:
-    kept = f.saved_tensors[0]  # the mask, or the output where a plan keeps it
+    kept = f.saved_tensors[0]  # the output, or its mask where a plan keeps that
     return gy * constant(kept if kept.dtype == bool else kept > 0, gy)
 
 

@@ -264,19 +264,17 @@ def batch_norm_backward(gy, x, mean, invstd, scale, gx, g_xhat, g_sum):  # type:
 
 
 @_jit
-def relu(x, y, mask):  # type: ignore[no-untyped-def]
-    """y = max(x, 0) (NaN kept, as NumPy's clip keeps it) and mask = y > 0, one pass."""
+def relu(x, y):  # type: ignore[no-untyped-def]
+    """y = max(x, 0), NaN kept (as NumPy's clip keeps it)."""
     for i in range(x.size):
         v = x[i]
-        v = ZERO if v < ZERO else v
-        y[i] = v
-        mask[i] = v > ZERO
+        y[i] = ZERO if v < ZERO else v
 
 
 @_jit
 def relu_backward(gy, kept, gx):  # type: ignore[no-untyped-def]
-    """gx = gy where kept > 0, else 0: kept is the forward's mask, or its output y (which
-    a plan keeps where a later op holds y anyway)."""
+    """gx = gy where kept > 0, else 0: kept is the forward's output y, or its mask (which
+    a plan keeps where no later op holds y)."""
     for i in range(gy.size):
         gx[i] = gy[i] if kept[i] > 0 else ZERO
 

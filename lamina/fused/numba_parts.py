@@ -52,10 +52,10 @@ def gelu_backward_parts(parts, d, gy, gx):  # type: ignore[no-untyped-def]
 
 
 @split
-def relu_parts(parts, x, y, mask):  # type: ignore[no-untyped-def]
+def relu_parts(parts, x, y):  # type: ignore[no-untyped-def]
     for p in numba.prange(parts):
         lo, hi = _bounds(x.size, parts, p)
-        serial.relu(x[lo:hi], y[lo:hi], mask[lo:hi])
+        serial.relu(x[lo:hi], y[lo:hi])
 
 
 @split

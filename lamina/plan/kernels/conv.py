@@ -1,13 +1,10 @@
 """The convolution's plan kernel: a choice of im2col layouts and weight-gradient GEMMs, and
 an output cropped to what a max pooling reads.
 
-Backward reads the window matrix that forward made, kept as eager mode keeps it. Keeping
-the input instead (C*KH*KW times smaller) and redoing im2col in backward made a ResNet's
-planned step slower than its eager one, for no lower peak: a plan's peak memory is set
-while it compiles, by the traced steps, which keep the window matrices as eager does
-(benchmarks/RESULTS.md, session 29). Where forward makes no window matrix (Winograd's
-product, lamina.functions.winograd, in eager mode too), and in the "gW-shifted" variant,
-which needs none, it keeps the input."""
+Backward reads what forward kept, as in eager mode (Conv.kept_window): the input, where
+forward made no window matrix (Winograd's product, lamina.functions.winograd; the
+"gW-shifted" variant, which needs none) or one larger than the input, which backward then
+makes again; else the window matrix (a 1x1 kernel's at stride 2, a quarter of x)."""
 
 from __future__ import annotations
 
@@ -46,8 +43,9 @@ class ConvKernel(Kernel, Conv):
             self.meta = (*self.meta[:2], (min(oh, ch), min(ow, cw)))
         col, Wm, mem = self.product(x, W, b, out=self.out_buffer())
         need = self.needs_input_grad
-        if self._shifted():
-            col = None  # the weight gradient reads x
+        # The weight gradient reads x, or backward makes the window matrix again where it
+        # is larger than x (Conv.kept_window)
+        col = None if self._shifted() else self.kept_window(col, x)
         self.save_for_backward(col if need[1] else None, Wm if need[0] else None,
                                x if need[1] and col is None else None)
         return self.nchw(mem)

@@ -51,8 +51,8 @@ class ReLUKernel(_Elementwise, ReLU):
 
     def forward(self, x: Any) -> Any:
         y = clamp(x, 0, out=self.out_buffer(like=x))
-        # Eager ReLU keeps a mask so that y may be freed; where a later op keeps y for its
-        # backward anyway, y itself costs nothing.
+        # Eager ReLU keeps y, which a later op keeps for its backward too, mostly; where
+        # none does, a mask of its signs lets y's memory go to the next value.
         if not self.needs_input_grad[0]:
             self.save_for_backward(None)
         else:
