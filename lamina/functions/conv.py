@@ -59,22 +59,25 @@ class Conv(WindowMatrix, Function):
         x, W = self.setup(x, W)
         col, Wm, mem = self.product(x, W, b)
         need = self.needs_input_grad
-        # Without a window matrix (Winograd's product), or where it is the larger of the
-        # two, backward reads x (see kept_window).
-        col = self.kept_window(col, x)
+        # Without a window matrix (Winograd's product), or where kept_window says it is
+        # better made again, backward reads x.
+        col = self.kept_window(col, x, W)
         self.save_for_backward(col if need[1] else None, Wm if need[0] else None,
                                x if need[1] and col is None else None)
         return self.nchw(mem)
 
-    @staticmethod
-    def kept_window(col: Any, x: Any) -> Any:
-        """The window matrix, for backward to keep, or None where keeping x costs less: a
-        window matrix is KH*KW/(SH*SW) times the input (2.25 times at a 3x3 kernel's
-        stride 2), and x is usually kept anyway, by the op that made it (a ReLU keeps its
-        output) or by another that reads it. backward makes the window matrix again, one
-        copy beside the GEMMs it feeds. A 1x1 kernel at stride 2 keeps its window matrix,
-        a quarter of x."""
-        return None if col is None or col.nbytes > x.nbytes else col
+    def kept_window(self, col: Any, x: Any, W: Any) -> Any:
+        """The window matrix, for backward to keep, or None where backward should make it
+        again from x: where it is larger than x (KH*KW/(SH*SW) times: 2.25 at a 3x3
+        kernel's stride 2), which the op that made x mostly keeps anyway (a ReLU keeps
+        its output), and the layer has 128 output channels a group or more. Making it
+        again is one copy, against the three GEMMs that make 3*O/groups multiply-adds an
+        element of it: with fewer channels the copy is a larger part of the layer's time
+        (a small CNN's 64-channel layer ran its step several percent slower so) for what
+        a smaller network's memory does not need (benchmarks/RESULTS.md, session 74)."""
+        if col is None or col.nbytes <= x.nbytes or W.shape[0] // self.groups < 128:
+            return col
+        return None
 
     def setup(self, x: Any, W: Any) -> tuple[Any, Any]:
         """Check the shapes; x and W as 2-D convolution's (a 1-D one's over a height of

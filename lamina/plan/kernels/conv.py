@@ -1,10 +1,10 @@
 """The convolution's plan kernel: a choice of im2col layouts and weight-gradient GEMMs, and
 an output cropped to what a max pooling reads.
 
-Backward reads what forward kept, as in eager mode (Conv.kept_window): the input, where
-forward made no window matrix (Winograd's product, lamina.functions.winograd; the
-"gW-shifted" variant, which needs none) or one larger than the input, which backward then
-makes again; else the window matrix (a 1x1 kernel's at stride 2, a quarter of x)."""
+Backward reads what forward kept, as in eager mode: the input where forward made no
+window matrix (Winograd's product, lamina.functions.winograd; the "gW-shifted" variant,
+which needs none) or where backward makes it again (Conv.kept_window: a wide layer's
+larger than its input); else the window matrix."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class ConvKernel(Kernel, Conv):
         need = self.needs_input_grad
         # The weight gradient reads x, or backward makes the window matrix again where it
         # is larger than x (Conv.kept_window)
-        col = None if self._shifted() else self.kept_window(col, x)
+        col = None if self._shifted() else self.kept_window(col, x, W)
         self.save_for_backward(col if need[1] else None, Wm if need[0] else None,
                                x if need[1] and col is None else None)
         return self.nchw(mem)
