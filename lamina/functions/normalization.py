@@ -80,17 +80,10 @@ class BatchNorm(Function):
             self.save_for_backward(xhat, invstd, gamma)
             self.channels = ch
         out3 = _rows_of(ch, out)
-        kernels = fused.loaded() if ch.first and not any(need) else None
-        if kernels is not None and fused.fits(x3, self.running_mean, self.running_var,
-                                              *(a for a in (gamma, beta) if a is not None)):
-            # The map in one pass, its scale and shift made in the kernel: at batch 1 the
-            # NumPy calls cost more than the passes. The same float32 steps, bit for bit.
+        if ch.first and not any(need):
             y = out3 if out3 is not None and out3.flags.c_contiguous else np.empty_like(x3)
-            none = x3[0, :0]
-            kernels.channel_affine(x3, y, self.running_mean, self.running_var,
-                                   none if gamma is None else gamma,
-                                   none if beta is None else beta, self.eps, False)
-            return _written(ch, y, out, out3)
+            if self.in_one_pass(x3, y, gamma, beta, relu=False):
+                return _written(ch, y, out, out3)
         scale, shift = self.affine(gamma, beta, dtype)
         y = np.multiply(x3, ch.each(scale, x3), out=out3)
         y += ch.each(shift, x3)
@@ -106,6 +99,23 @@ class BatchNorm(Function):
         if beta is not None:
             shift += beta
         return scale, shift
+
+    def in_one_pass(self, x3: Any, y: Any, gamma: Any, beta: Any, relu: bool) -> bool:
+        """Eval mode's map of channel-major rows x3 (C, L) into y (may be x3), then a ReLU
+        where `relu`, as one compiled pass, its scale and shift made in it too
+        (numba_channels.channel_affine): at batch 1 the NumPy calls cost more than the
+        passes. The same float32 steps as `affine` and NumPy's map, bit for bit. Returns
+        whether it ran: numba loaded, every array float32 and C-contiguous."""
+        kernels = fused.loaded()
+        params = [a for a in (gamma, beta) if a is not None]
+        if kernels is None or not fused.fits(x3, y, self.running_mean, self.running_var,
+                                             *params):
+            return False
+        none = x3[0, :0]  # no gamma or beta: the kernel's ones and zeros
+        kernels.channel_affine(x3, y, self.running_mean, self.running_var,
+                               none if gamma is None else gamma,
+                               none if beta is None else beta, self.eps, relu)
+        return True
 
     def _compiled_forward(self, kernels: Any, x3: Any, gamma: Any, beta: Any,
                           ch: _Channels, out: Any) -> Any:

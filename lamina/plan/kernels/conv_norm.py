@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from lamina import fused
 from lamina.autograd.function import Function
 from lamina.functions.activation import clamp
 from lamina.functions.conv import Conv
@@ -56,15 +55,11 @@ class ConvBatchNorm(Kernel, Function):
         norm.needs_input_grad = (False,) * (1 + len(arrays) - k)
         y = conv.forward(*arrays[:k])  # NCHW view of channel-major (O, N, OH, OW) memory
         mem = y.swapaxes(0, 1)
-        kernels = fused.loaded()
-        if kernels is not None and fused.fits(mem, *arrays[k:], norm.running_mean,
-                                              norm.running_var):
-            rows = mem.reshape(len(mem), -1)  # a view: mem is C-contiguous
-            none = rows[0, :0]  # no gamma or beta: channel_affine's ones and zeros
-            gamma, beta = arrays[k:] + (none,) * (2 - len(arrays[k:]))
-            kernels.channel_affine(rows, rows, norm.running_mean, norm.running_var, gamma,
-                                   beta, norm.eps, self.relu)
-            return y
+        if mem.flags.c_contiguous:  # the map and the ReLU in place, one pass
+            rows = mem.reshape(len(mem), -1)  # a view
+            gamma, beta = (*arrays[k:], None, None)[:2]
+            if norm.in_one_pass(rows, rows, gamma, beta, self.relu):
+                return y
         y = norm.forward(y, *arrays[k:], out=y)  # eager mode's eval norm, in place
         if self.relu:  # over the memory in its order: channel-major, as the conv wrote it
             clamp(mem, 0, out=mem)
