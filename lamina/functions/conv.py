@@ -58,13 +58,17 @@ class Conv(WindowMatrix, Function):
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         x, W = self.setup(x, W)
         col, Wm, mem = self.product(x, W, b)
+        self.keep(x, W, col, Wm)
+        return self.nchw(mem)
+
+    def keep(self, x: Any, W: Any, col: Any, Wm: Any) -> None:
+        """Save what backward reads: the weight for the input's gradient; for the
+        weight's, the window matrix, or x without one (Winograd's product, a weight
+        gradient that reads x) or where backward makes it again (kept_window)."""
         need = self.needs_input_grad
-        # Without a window matrix (Winograd's product), or where kept_window says it is
-        # better made again, backward reads x.
-        col = self.kept_window(col, x, W)
+        col = None if self._shifted() else self.kept_window(col, x, W)
         self.save_for_backward(col if need[1] else None, Wm if need[0] else None,
                                x if need[1] and col is None else None)
-        return self.nchw(mem)
 
     def kept_window(self, col: Any, x: Any, W: Any) -> Any:
         """The window matrix, for backward to keep, or None where backward should make it

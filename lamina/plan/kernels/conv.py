@@ -42,12 +42,7 @@ class ConvKernel(Kernel, Conv):
             (oh, ow), (ch, cw) = self.meta[2], self.crop
             self.meta = (*self.meta[:2], (min(oh, ch), min(ow, cw)))
         col, Wm, mem = self.product(x, W, b, out=self.out_buffer())
-        need = self.needs_input_grad
-        # The weight gradient reads x, or backward makes the window matrix again where it
-        # is larger than x (Conv.kept_window)
-        col = None if self._shifted() else self.kept_window(col, x, W)
-        self.save_for_backward(col if need[1] else None, Wm if need[0] else None,
-                               x if need[1] and col is None else None)
+        self.keep(x, W, col, Wm)
         return self.nchw(mem)
 
     def _shifted(self) -> bool:
