@@ -145,16 +145,18 @@ def test_threaded_steps_match_pytorch(quiet_pools, monkeypatch, infer, batch):
     ((6, 4, 3), 10, 2, True),  # units not a multiple of the product's four rows
     ((4, 33, 5), 6, 1, False),  # more rows than SERIAL_ROWS: BLAS and four passes a step
 ])
-def test_the_serial_forward_steps_agree_with_the_numpy_path_and_pytorch(
+def test_the_serial_steps_agree_with_the_numpy_path_and_pytorch(
         monkeypatch, infer, on_one_thread, shape, hidden, layers, serial):
-    """On one thread (lamina's, or a task of a split step's), a small batch's forward
-    steps run in one compiled kernel (numba_threaded.lstm_forward_serial), in eval mode
-    too (more rows keep the inference op's gate-major steps)."""
+    """On one thread (lamina's, or a task of a split step's), a small batch's steps run
+    in one compiled kernel a layer (numba_threaded.lstm_forward_serial, and
+    lstm_backward_serial in training), in eval mode too (more rows keep the inference
+    op's gate-major steps)."""
     kernels = fused.compiled()
     calls = []
-    inner = kernels.lstm_forward_serial
-    monkeypatch.setattr(kernels, "lstm_forward_serial",
-                        lambda *a: calls.append(a[2].shape) or inner(*a))
+    for name in ("lstm_forward_serial", "lstm_backward_serial"):
+        inner = getattr(kernels, name)
+        monkeypatch.setattr(kernels, name, lambda *a, inner=inner, name=name:
+                            calls.append(name) or inner(*a))
     x = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
     before = lm.get_num_threads()
     try:
@@ -166,7 +168,10 @@ def test_the_serial_forward_steps_agree_with_the_numpy_path_and_pytorch(
                                           lambda: 0])[0]
     finally:
         lm.set_num_threads(before)
-    assert len(calls) == (layers if serial else 0)
+    want_calls = ["lstm_forward_serial"] * layers
+    if not infer:
+        want_calls += ["lstm_backward_serial"] * layers
+    assert calls == (want_calls if serial else [])
     if not infer:
         _assert_numpy_path_agrees(got, x, hidden, layers)
     ref = torch.nn.LSTM(shape[-1], hidden, num_layers=layers)
@@ -203,10 +208,11 @@ def test_transposed_copies_any_weight(parts):
     for shape in ((1024, 256), (37, 19), (5, 2)):
         w = rng.standard_normal(shape).astype(np.float32)
         np.testing.assert_array_equal(kernels.transposed(w, parts), w.T)
+        np.testing.assert_array_equal(kernels.transposed_serial(w), w.T)
     w = rng.standard_normal((40, 30)).astype(np.float32)[::2, ::3]
-    got = kernels.transposed(w, parts)
-    np.testing.assert_array_equal(got, w.T)
-    assert got.flags.c_contiguous
+    for got in (kernels.transposed(w, parts), kernels.transposed_serial(w)):
+        np.testing.assert_array_equal(got, w.T)
+        assert got.flags.c_contiguous
 
 
 def test_a_child_forked_after_the_pool_started_runs_the_serial_steps():

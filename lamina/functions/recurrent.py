@@ -25,16 +25,16 @@ from lamina.fused.mkl_blas import matmul
 # product in register blocks, the gates activated as they come out) than as a BLAS GEMM
 # and four passes; from 64 rows on, BLAS's blocking wins (benchmarks/RESULTS.md).
 SERIAL_ROWS = 32
-# Up to this size of a table (LSTMLookupSequence's), each share of the threaded backward
+# Up to this size of a table (LSTMLookupSequence's), each share of the compiled backward
 # sums the gate gradients into its rows as it makes them: the table stays in the core's
 # cache beside W_hh, and the sum needs no pass of its own over every step's.
 LOOKUP_SUM_BYTES = 1 << 20
 
 
 def serial_steps(rows: int) -> bool:
-    """Whether a recurrence on this many rows runs the serial compiled kernel, where no
-    threaded one runs: a batch of up to SERIAL_ROWS on one thread (lamina's only thread,
-    or a task of a split step's)."""
+    """Whether a recurrence on this many rows runs the serial compiled kernels (forward and
+    backward), where no threaded one runs: a batch of up to SERIAL_ROWS on one thread
+    (lamina's only thread, or a task of a split step's)."""
     return rows <= SERIAL_ROWS and (parallel.in_task() or parallel.get_num_threads() == 1)
 
 
@@ -151,9 +151,9 @@ class LSTMSequence(Function):
         for t in range(T):
             a = acts[t]
             a += np.matmul(W_hh, hs[t].T, out=hg).T
-            _sigmoid_(a[:, : 2 * H])  # i, f
+            a[:, : 2 * H] = sigmoid_array(a[:, : 2 * H])  # i, f
             np.tanh(a[:, 2 * H : 3 * H], out=a[:, 2 * H : 3 * H])  # g
-            _sigmoid_(a[:, 3 * H :])  # o
+            a[:, 3 * H :] = sigmoid_array(a[:, 3 * H :])  # o
             np.multiply(a[:, H : 2 * H], cs[t], out=cs[t + 1])
             cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
             np.tanh(cs[t + 1], out=tcs[t])
@@ -193,7 +193,7 @@ class LSTMSequence(Function):
         return self.needs_input_grad
 
     def lookup_ids(self) -> tuple[Any, int] | None:
-        """None, or the ids (T, B) by which the threaded kernels should sum the gate
+        """None, or the ids (T, B) by which the compiled kernels should sum the gate
         gradients into the rows of a table (LSTMLookupSequence's), and its row count."""
         return None
 
@@ -206,7 +206,7 @@ class LSTMSequence(Function):
                         ) -> tuple[Any, ...]:
         """The backward recurrence with one compiled kernel a step (lamina.fused) beside
         its GEMM: the gate gradients (T, B, 4H), gh and gc for the initial states, and
-        the sums the threaded kernels make as they go (see _summed)."""
+        the sums the threaded and serial kernels make as they go (see _summed)."""
         acts, hs, cs, tcs, W_hh = self.saved_tensors
         T, B, G = acts.shape
         gg_all = np.empty_like(acts)
@@ -223,6 +223,10 @@ class LSTMSequence(Function):
             ids, gb, gtable = self._summed(parts if rows else 1, acts)
             kernel(kernels.transposed(W_hh, parts), acts, cs, tcs, g_hs, gh, gc, gg_all, parts,
                    ids, gb, gtable)
+        elif serial_steps(B):  # one kernel on this thread, as in the forward
+            ids, gb, gtable = self._summed(1, acts)
+            kernels.lstm_backward_serial(kernels.transposed_serial(W_hh), acts, cs, tcs, g_hs,
+                                         gh, gc, gg_all, ids, gb, gtable)
         else:
             for t in range(T - 1, -1, -1):
                 kernels.lstm_backward_step(acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t])
@@ -232,7 +236,7 @@ class LSTMSequence(Function):
                 gtable.sum(0) if gtable.shape[1] else None)
 
     def _summed(self, shares: int, acts: Any) -> tuple[Any, Any, Any]:
-        """What the threaded backward kernels add the gate gradients into, one of each per
+        """What the compiled backward kernels add the gate gradients into, one of each per
         share: the bias's gradient (shares, 4H), and by id, where lookup_ids gives ids
         and the table is small enough to stay in a core's cache, a table's (shares, V,
         4H); else the ids (T, 0) and a table of no rows."""
@@ -259,14 +263,6 @@ class LSTMSequence(Function):
         if self.has_bias:
             grads.append(None if not need[4] else column_sums(flat) if gb is None else gb)
         return tuple(grads)
-
-
-def _sigmoid_(a: Any) -> None:
-    """sigmoid in place: 0.5 * tanh(a / 2) + 0.5, stable for any a."""
-    a *= 0.5
-    np.tanh(a, out=a)
-    a *= 0.5
-    a += 0.5
 
 
 def lstm_cell(gates: Tensor, c_prev: Tensor) -> tuple[Tensor, Tensor]:

@@ -51,12 +51,14 @@ from lamina.fused.numba_softmax import (  # noqa: F401 (one namespace: fused.com
 )
 from lamina.fused.numba_threaded import (  # noqa: F401 (one namespace: fused.compiled())
     lstm_backward_rows,
+    lstm_backward_serial,
     lstm_backward_threaded,
     lstm_forward_rows,
     lstm_forward_serial,
     lstm_forward_threaded,
     share_rows,
     transposed,
+    transposed_serial,
 )
 from lamina.fused.numba_threaded_gru import (  # noqa: F401 (one namespace: fused.compiled())
     gru_backward_rows,

@@ -63,21 +63,36 @@ def four_gates(row, H, u0, u1):  # type: ignore[no-untyped-def]
     return first, second, third, row[3 * H + u0:3 * H + u1]
 
 
+@_inline
+def _transpose_columns(W, out, c0, c1):  # type: ignore[no-untyped-def]
+    """out[c] = W[:, c] for the columns [c0, c1) of W: sixteen of W's rows at a time, so
+    the reads of a column stay within sixteen cache lines and each write is a run of
+    sixteen."""
+    R = W.shape[0]
+    for r0 in range(0, R, 16):
+        r1 = min(r0 + 16, R)
+        for c in range(c0, c1):
+            for r in range(r0, r1):
+                out[c, r] = W[r, c]
+
+
 @threaded
 def transposed(W, parts):  # type: ignore[no-untyped-def]
     """W.T (C, R) of W (R, C), copied in `parts` shares of W's columns (out's rows) on
-    numba's threads: the backward kernels read W_hh.T's rows. Sixteen of W's rows at a
-    time, so the reads of a column stay within sixteen cache lines and each write is a
-    run of sixteen."""
+    numba's threads: the backward kernels read W_hh.T's rows."""
     R, C = W.shape
     out = np.empty((C, R), W.dtype)
     for p in numba.prange(parts):
-        c0, c1 = p * C // parts, (p + 1) * C // parts
-        for r0 in range(0, R, 16):
-            r1 = min(r0 + 16, R)
-            for c in range(c0, c1):
-                for r in range(r0, r1):
-                    out[c, r] = W[r, c]
+        _transpose_columns(W, out, p * C // parts, (p + 1) * C // parts)
+    return out
+
+
+@serial
+def transposed_serial(W):  # type: ignore[no-untyped-def]
+    """transposed(W, 1) on the calling thread, outside numba's pool (see
+    lstm_forward_serial)."""
+    out = np.empty((W.shape[1], W.shape[0]), W.dtype)
+    _transpose_columns(W, out, 0, W.shape[1])
     return out
 
 
@@ -244,3 +259,16 @@ def lstm_backward_rows(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts, ids, gb,
             backward_share(W_t, after, acts[t, b0:b1], cs[t, b0:b1], tcs[t, b0:b1],
                            g_hs[t, b0:b1], gh[b0:b1], gc[b0:b1], gg_all[t, b0:b1], 0, H,
                            ids[t, b0:b1], gb[p], gtable[p])
+
+
+@serial
+def lstm_backward_serial(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, ids, gb, gtable):  # type: ignore[no-untyped-def]
+    """lstm_backward_rows in one share on the calling thread (see lstm_forward_serial): its
+    arguments less `parts`, the sums added into gb[0] and gtable[0]. A step's product here
+    beats BLAS's on a small batch, as the forward's does, and a step is one call, not
+    two."""
+    T, B, G = acts.shape
+    for t in range(T - 1, -1, -1):
+        after = gg_all[t + 1] if t + 1 < T else gg_all[t, :0]
+        backward_share(W_t, after, acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t], 0,
+                       G // 4, ids[t], gb[0], gtable[0])

@@ -79,8 +79,9 @@ def threads_back():
 @pytest.mark.parametrize("large_table", [False, True])
 def test_equals_embedding_then_lstm_sequence(monkeypatch, threads_back, path, B, large_table):
     """The x-gates looked up in the kernel are the lookup's values: outputs and every
-    gradient are equal bit for bit, but the table's where the threaded backward kernels
-    sum it as they go (a small table), in another order than embedding's backward."""
+    gradient are equal bit for bit, but the table's where the compiled backward kernels
+    (threaded or serial) sum it as they go (a small table), in another order than
+    embedding's backward."""
     ran = _path(monkeypatch, path)
     summed_apart = []
     monkeypatch.setattr(recurrent_lookup, "sum_rows_by_id",
@@ -88,7 +89,7 @@ def test_equals_embedding_then_lstm_sequence(monkeypatch, threads_back, path, B,
     if large_table:
         monkeypatch.setattr(recurrent, "LOOKUP_SUM_BYTES", 4 * 24 * 4 - 1)
     ids, arrays = _inputs(7, B, 6, V=4)
-    in_kernel = path in ("rows", "units") and not large_table
+    in_kernel = path in ("rows", "units", "serial") and not large_table
     got, want = _run(ids, arrays, True), _run(ids, arrays, False)
     for k, (a, b) in enumerate(zip(got, want, strict=True)):
         if k == 3 and in_kernel:  # the table's gradient
