@@ -119,13 +119,18 @@ def test_threaded_steps_agree_with_the_numpy_path(quiet_pools, monkeypatch, shar
 @pytest.mark.parametrize("infer, batch", [(False, 6), (True, 1), (True, 3)])
 def test_threaded_steps_match_pytorch(quiet_pools, monkeypatch, infer, batch):
     """In eval mode too: the inference op hands its steps to the threaded kernels, by
-    units at batch 1 (fewer rows than threads), by rows at 3."""
+    units at batch 1 (fewer rows than threads), by rows at 3; at batch 1 its input
+    projection runs on numba's threads as well (rows_product)."""
     x = np.random.default_rng(7).standard_normal((12, batch, 8)).astype(np.float32)
     _threaded(2)
     ran = _share(monkeypatch, "rows", "lstm")
+    kernels = fused.compiled()
+    inner = kernels.rows_product
+    monkeypatch.setattr(kernels, "rows_product", lambda *a: ran.append("rows_product") or inner(*a))
     lstm, got = _run_lstm(x, 20, 2, infer)
     kind = "rows" if batch >= 2 else "threaded"
-    assert ran[:2] == [f"lstm_forward_{kind}"] * 2
+    projection = ["rows_product"] if infer and batch == 1 else []
+    assert ran[:2 + 2 * len(projection)] == [*projection, f"lstm_forward_{kind}"] * 2
     ref = torch.nn.LSTM(8, 20, num_layers=2)
     ref.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
     xt = torch.from_numpy(x).requires_grad_(not infer)

@@ -35,10 +35,10 @@ from lamina.functions.recurrent import LSTMSequence, serial_steps
 from lamina.fused.mkl_blas import matmul
 
 # The largest input projection (multiply-adds) an LSTM on lamina's threads computes on
-# one BLAS thread. After a GEMM, OpenBLAS's threads spin on the cores for a while, and the
-# recurrence's threads that start next wait for them at every step: on a projection this
-# small, its second thread saves less than that costs (batch-1 inference of the lstm
-# workload, 50 x 128 x 1024: 0.97 -> 0.66 ms a layer; benchmarks/RESULTS.md, session 40).
+# one BLAS thread where numba's pool does not take it. After a GEMM, OpenBLAS's threads
+# spin on the cores for a while, and the recurrence's threads that start next wait for
+# them at every step: on a projection this small, its second thread saves less than that
+# costs (benchmarks/RESULTS.md, session 40).
 QUIET_PROJECTION = 1 << 24
 
 
@@ -66,9 +66,7 @@ class LSTMInference(Function):
                 return hs[1:], hs[-1], cs[-1]
         threaded = B == 1 and fused.threaded_parts() > 1 and fused.fits(W_hh, W_ih, h0, c0)
         if B == 1:  # (T, 4H) is (T, 4H, 1): one GEMM, W_ih read once
-            quiet = threaded and T * I * G <= QUIET_PROJECTION
-            with thread_pools.blas_single_threaded() if quiet else contextlib.nullcontext():
-                xg = (matmul(x[:, 0], W_ih.T) + bias)[:, :, None]
+            xg = _projection(x[:, 0], W_ih, bias, threaded)[:, :, None]
         else:  # one GEMM a step of [W_ih | b] and [x_t; 1], for all steps at once
             W_xb = np.empty((G, I + 1), dtype)
             W_xb[:, :I], W_xb[:, I] = W_ih, bias
@@ -106,6 +104,22 @@ class LSTMInference(Function):
             np.tanh(c, out=tc)
             np.multiply(a[3 * H :], tc, out=hs[t + 1])
         return hs[1:].transpose(0, 2, 1), hs[-1].T, c.T
+
+
+def _projection(x: Any, W_ih: Any, bias: Any, threaded: bool) -> Any:
+    """x (T, I) @ W_ih.T + bias for a batch of one. Where the recurrence runs on numba's
+    threads next, on those threads too (numba_rows.rows_product: W_ih's rows shared, four
+    of them against four steps' x at a time), which also beat BLAS's two threads on these
+    few-row products (benchmarks/RESULTS.md, session 75), and leave no BLAS thread
+    spinning on the cores the recurrence needs."""
+    if threaded and fused.fits(x, contiguous=False):
+        xg = np.empty((len(x), len(W_ih)), W_ih.dtype)
+        xg[:] = bias
+        fused.compiled().rows_product(np.ascontiguousarray(x), W_ih, xg, fused.threaded_parts())
+        return xg
+    quiet = threaded and x.size * len(W_ih) <= QUIET_PROJECTION
+    with thread_pools.blas_single_threaded() if quiet else contextlib.nullcontext():
+        return matmul(x, W_ih.T) + bias
 
 
 def _one_call_a_layer(B: int, *arrays: Any) -> bool:
