@@ -1,28 +1,32 @@
 """The LSTM's recurrence on several threads, each with its share of the hidden units: at
-every step, its rows of the recurrent GEMM, then the gates, cell and state of those units.
-One call runs a layer's whole sequence, one parallel region a step (the next step needs
-all of h). Or, where W_hh fits one core's cache (share_rows), each thread with its share
-of the batch's rows, which it runs through every step with no wait for the others: one
-parallel region a layer. Re-exported by numba_kernels.
+every step, its rows of the recurrent GEMM, then the gates, cell and state of those
+units. One call runs a layer's whole sequence in one parallel region, the threads
+meeting at a barrier after each step (the next step needs all of h: numba_barrier). Or,
+where W_hh fits one core's cache (share_rows), each thread with its share of the batch's
+rows, which it runs through every step with no wait for the others: one parallel region
+a layer. Re-exported by numba_kernels.
 
-A step of F.lstm_sequence on one thread calls BLAS's GEMM (itself threaded) and then four
-passes over the step's gates. Here each thread keeps its rows of W_hh (a quarter of each
-gate's rows for four threads) in its own cache from step to step, and activates the gates
-it has just computed while they are still in that cache. It is what oneDNN's fused RNN
-does.
+A step of F.lstm_sequence on one thread calls BLAS's GEMM (itself threaded) and then
+four passes over the step's gates. Here each thread keeps its rows of W_hh (a quarter of
+each gate's rows for four threads) in its own cache from step to step, and activates the
+gates it has just computed while they are still in that cache. It is what oneDNN's fused
+RNN does.
 
 `parts` is the number of shares (lamina's thread count). numba runs them on its own pool
-(`parallel=True`); with fewer threads there, shares run one after another on the same
-thread, which is slower but the same arithmetic. Each share's arithmetic is fixed by
-`parts`, not by the threads that run it: the results do not depend on numba's thread count.
-A GEMM on BLAS's threads just before costs the first steps more (its idle threads spin for
-a while on the cores this pool needs: lamina.thread_pools' timeout bounds that)."""
+(`parallel=True`); with fewer threads there, one thread runs all the shares (the *_rows
+kernels: one after another; the units' kernels: each step's in turn, as
+numba_barrier.join decides), which is slower but the same arithmetic. Each share's
+arithmetic is fixed by `parts`, not by the threads that run it: the results do not
+depend on numba's thread count. A GEMM on BLAS's threads just before costs the first
+steps more (its idle threads spin for a while on the cores this pool needs:
+lamina.thread_pools' timeout bounds that)."""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 
+from lamina.fused.numba_barrier import ALONE, TOGETHER, UNDECIDED, join, wait
 from lamina.fused.numba_cache import jit
 from lamina.fused.numba_math import FASTMATH, sigmoid32, tanh32
 from lamina.fused.numba_recurrent import lstm_unit_grads
@@ -159,10 +163,17 @@ def lstm_forward_threaded(W_hh, bias, hs, acts, cs, tcs, parts, ids, table):  # 
     ids of shape (T, 0): they are in acts already."""
     T, B, G = acts.shape
     H = G // 4
-    for t in range(T):  # each step one parallel region: the next needs all of h
-        for p in numba.prange(parts):
-            _step_share(W_hh, bias, hs[t], acts[t], cs[t], cs[t + 1], tcs[t], hs[t + 1],
-                        p * H // parts, (p + 1) * H // parts, ids[t], table)
+    sync = np.zeros(4, np.int64)
+    for p in numba.prange(parts):  # one region; the shares meet after each step
+        mode = join(sync, parts)
+        q0, q1 = (0, parts) if mode == ALONE else (p, p + 1)  # the shares it runs
+        generation = 0
+        for t in range(T if mode != UNDECIDED else 0):
+            for q in range(q0, q1):
+                _step_share(W_hh, bias, hs[t], acts[t], cs[t], cs[t + 1], tcs[t], hs[t + 1],
+                            q * H // parts, (q + 1) * H // parts, ids[t], table)
+            if mode == TOGETHER and t + 1 < T:  # the next step needs all of h
+                generation = wait(sync, parts, generation)
 
 
 @threaded
@@ -238,11 +249,19 @@ def lstm_backward_threaded(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts, ids,
     ids is (T, 0), into the rows of gtable[0] (V, 4H): each share its own columns."""
     T, B, G = acts.shape
     H = G // 4
-    for t in range(T - 1, -1, -1):
-        after = gg_all[t + 1] if t + 1 < T else gg_all[t, :0]
-        for p in numba.prange(parts):
-            backward_share(W_t, after, acts[t], cs[t], tcs[t], g_hs[t], gh, gc, gg_all[t],
-                           p * H // parts, (p + 1) * H // parts, ids[t], gb[0], gtable[0])
+    sync = np.zeros(4, np.int64)
+    for p in numba.prange(parts):  # one region, as in lstm_forward_threaded
+        mode = join(sync, parts)
+        q0, q1 = (0, parts) if mode == ALONE else (p, p + 1)
+        generation = 0
+        for t in range(T - 1, -1 if mode != UNDECIDED else T - 1, -1):
+            after = gg_all[t + 1] if t + 1 < T else gg_all[t, :0]
+            for q in range(q0, q1):
+                backward_share(W_t, after, acts[t], cs[t], tcs[t], g_hs[t], gh, gc,
+                               gg_all[t], q * H // parts, (q + 1) * H // parts, ids[t],
+                               gb[0], gtable[0])
+            if mode == TOGETHER and t > 0:  # the step before reads all of gg_all[t]
+                generation = wait(sync, parts, generation)
 
 
 @threaded
