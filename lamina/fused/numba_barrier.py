@@ -127,3 +127,15 @@ def wait(sync, parts, generation):  # type: ignore[no-untyped-def]
         while load(sync, GENERATION) == generation:
             relax()
     return generation + 1
+
+
+@_called
+def shares(sync, p, parts):  # type: ignore[no-untyped-def]
+    """Share p joins (join): the range of shares [q0, q1) it runs at every step (its own,
+    all of them, or none) and whether it meets the others after each step."""
+    mode = join(sync, parts)
+    if mode == ALONE:
+        return 0, parts, False
+    if mode == TOGETHER:
+        return p, p + 1, True
+    return p, p, False

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from lamina.fused.numba_barrier import ALONE, TOGETHER, UNDECIDED, join, wait
+from lamina.fused.numba_barrier import shares, wait
 from lamina.fused.numba_cache import jit
 from lamina.fused.numba_math import FASTMATH, sigmoid32, tanh32
 from lamina.fused.numba_recurrent import lstm_unit_grads
@@ -165,14 +165,13 @@ def lstm_forward_threaded(W_hh, bias, hs, acts, cs, tcs, parts, ids, table):  # 
     H = G // 4
     sync = np.zeros(4, np.int64)
     for p in numba.prange(parts):  # one region; the shares meet after each step
-        mode = join(sync, parts)
-        q0, q1 = (0, parts) if mode == ALONE else (p, p + 1)  # the shares it runs
+        q0, q1, together = shares(sync, p, parts)
         generation = 0
-        for t in range(T if mode != UNDECIDED else 0):
+        for t in range(T):
             for q in range(q0, q1):
                 _step_share(W_hh, bias, hs[t], acts[t], cs[t], cs[t + 1], tcs[t], hs[t + 1],
                             q * H // parts, (q + 1) * H // parts, ids[t], table)
-            if mode == TOGETHER and t + 1 < T:  # the next step needs all of h
+            if together and t + 1 < T:  # the next step needs all of h
                 generation = wait(sync, parts, generation)
 
 
@@ -251,16 +250,15 @@ def lstm_backward_threaded(W_t, acts, cs, tcs, g_hs, gh, gc, gg_all, parts, ids,
     H = G // 4
     sync = np.zeros(4, np.int64)
     for p in numba.prange(parts):  # one region, as in lstm_forward_threaded
-        mode = join(sync, parts)
-        q0, q1 = (0, parts) if mode == ALONE else (p, p + 1)
+        q0, q1, together = shares(sync, p, parts)
         generation = 0
-        for t in range(T - 1, -1 if mode != UNDECIDED else T - 1, -1):
+        for t in range(T - 1, -1, -1):
             after = gg_all[t + 1] if t + 1 < T else gg_all[t, :0]
             for q in range(q0, q1):
                 backward_share(W_t, after, acts[t], cs[t], tcs[t], g_hs[t], gh, gc,
                                gg_all[t], q * H // parts, (q + 1) * H // parts, ids[t],
                                gb[0], gtable[0])
-            if mode == TOGETHER and t > 0:  # the step before reads all of gg_all[t]
+            if together and t > 0:  # the step before reads all of gg_all[t]
                 generation = wait(sync, parts, generation)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from lamina.fused.numba_barrier import ALONE, TOGETHER, UNDECIDED, join, wait
+from lamina.fused.numba_barrier import shares, wait
 from lamina.fused.numba_math import sigmoid32, tanh32
 from lamina.fused.numba_recurrent import gru_unit_grads
 from lamina.fused.numba_rows import set_rows_times
@@ -61,14 +61,13 @@ def gru_forward_threaded(W_hh, bias, xg, hs, acts, hns, parts):  # type: ignore[
     hg = np.empty((B, G), acts.dtype)  # a step's h-gates, each share writing its columns
     sync = np.zeros(4, np.int64)
     for p in numba.prange(parts):  # one region; the shares meet after each step
-        mode = join(sync, parts)
-        q0, q1 = (0, parts) if mode == ALONE else (p, p + 1)
+        q0, q1, together = shares(sync, p, parts)
         generation = 0
-        for t in range(T if mode != UNDECIDED else 0):
+        for t in range(T):
             for q in range(q0, q1):
                 _step_share(W_hh, bias, xg[t], hs[t], hg, acts[t], hns[t], hs[t + 1],
                             q * H // parts, (q + 1) * H // parts)
-            if mode == TOGETHER and t + 1 < T:  # the next step needs all of h
+            if together and t + 1 < T:  # the next step needs all of h
                 generation = wait(sync, parts, generation)
 
 
@@ -127,15 +126,14 @@ def gru_backward_threaded(W_t, acts, hns, hs, g_hs, carry, via_w, g_x, g_hg, par
     H = G // 3
     sync = np.zeros(4, np.int64)
     for p in numba.prange(parts):  # one region, as in gru_forward_threaded
-        mode = join(sync, parts)
-        q0, q1 = (0, parts) if mode == ALONE else (p, p + 1)
+        q0, q1, together = shares(sync, p, parts)
         generation = 0
-        for t in range(T - 1, -1 if mode != UNDECIDED else T - 1, -1):
+        for t in range(T - 1, -1, -1):
             after = g_hg[t + 1] if t + 1 < T else g_hg[t, :0]
             for q in range(q0, q1):
                 backward_share(W_t, after, acts[t], hns[t], hs[t], g_hs[t], carry, via_w,
                                g_x[t], g_hg[t], q * H // parts, (q + 1) * H // parts)
-            if mode == TOGETHER and t > 0:  # the step before reads all of g_hg[t]
+            if together and t > 0:  # the step before reads all of g_hg[t]
                 generation = wait(sync, parts, generation)
 
 
