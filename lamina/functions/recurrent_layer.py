@@ -32,6 +32,7 @@ from lamina.errors import ShapeError
 from lamina.functions import recurrent_blas
 from lamina.functions._util import gemm_rows
 from lamina.functions.recurrent import LSTMSequence, serial_steps
+from lamina.fused import few_rows
 from lamina.fused.mkl_blas import matmul
 
 # The largest input projection (multiply-adds) an LSTM on lamina's threads computes on
@@ -64,9 +65,10 @@ class LSTMInference(Function):
             if fused.fits(xg):
                 hs, cs, _ = LSTMSequence().recur(xg, h0, c0, W_hh, None)
                 return hs[1:], hs[-1], cs[-1]
-        threaded = B == 1 and fused.threaded_parts() > 1 and fused.fits(W_hh, W_ih, h0, c0)
+        parts = fused.threaded_parts() if B == 1 and fused.fits(W_hh, W_ih, h0, c0) else 1
+        threaded = parts > 1
         if B == 1:  # (T, 4H) is (T, 4H, 1): one GEMM, W_ih read once
-            xg = _projection(x[:, 0], W_ih, bias, threaded)[:, :, None]
+            xg = _projection(x[:, 0], W_ih, bias, parts)[:, :, None]
         else:  # one GEMM a step of [W_ih | b] and [x_t; 1], for all steps at once
             W_xb = np.empty((G, I + 1), dtype)
             W_xb[:, :I], W_xb[:, I] = W_ih, bias
@@ -106,18 +108,15 @@ class LSTMInference(Function):
         return hs[1:].transpose(0, 2, 1), hs[-1].T, c.T
 
 
-def _projection(x: Any, W_ih: Any, bias: Any, threaded: bool) -> Any:
+def _projection(x: Any, W_ih: Any, bias: Any, parts: int) -> Any:
     """x (T, I) @ W_ih.T + bias for a batch of one. Where the recurrence runs on numba's
-    threads next, on those threads too (numba_rows.rows_product: W_ih's rows shared, four
-    of them against four steps' x at a time), which also beat BLAS's two threads on these
-    few-row products (benchmarks/RESULTS.md, session 75), and leave no BLAS thread
-    spinning on the cores the recurrence needs."""
-    if threaded and fused.fits(x, contiguous=False):
-        xg = np.empty((len(x), len(W_ih)), W_ih.dtype)
-        xg[:] = bias
-        fused.compiled().rows_product(np.ascontiguousarray(x), W_ih, xg, fused.threaded_parts())
-        return xg
-    quiet = threaded and x.size * len(W_ih) <= QUIET_PROJECTION
+    threads next (`parts` of them, more than one), on those threads too
+    (few_rows.on_pool: W_ih's rows shared, four of them against four steps' x at a time),
+    which also beat BLAS's two threads on these few-row products (benchmarks/RESULTS.md,
+    session 75), and leave no BLAS thread spinning on the cores the recurrence needs."""
+    if parts > 1 and fused.fits(x, contiguous=False):
+        return few_rows.on_pool(fused.compiled(), parts, x, W_ih, bias)
+    quiet = parts > 1 and x.size * len(W_ih) <= QUIET_PROJECTION
     with thread_pools.blas_single_threaded() if quiet else contextlib.nullcontext():
         return matmul(x, W_ih.T) + bias
 

@@ -46,6 +46,14 @@ def row_product(x: Any, W: Any, add: Any = None, out: Any = None) -> Any:
     parts = _fused.threaded_parts()
     if parts < 2:
         return None
+    return on_pool(kernels, parts, x, W, add, out)
+
+
+def on_pool(kernels: Any, parts: int, x: Any, W: Any, add: Any = None, out: Any = None
+            ) -> Any:
+    """x @ W.T (+ add) by kernels.rows_product, W's rows in `parts` shares on numba's
+    pool, into `out` or a new array, with no check of its own: row_product's, or the
+    caller's (a batch-1 LSTM's projection, whose recurrence runs on that pool next)."""
     y = np.empty((len(x), len(W)), np.float32) if out is None else out
     if add is None:
         y.fill(0.0)
