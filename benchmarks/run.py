@@ -21,9 +21,10 @@ void. A planned row's plan is compiled once a process, the median compile time s
 tuned for the toy workloads, with the default kernels for the realistic ones
 (common.split_compile), each split over the threads where the model allows.
 
-PyTorch's processes never load lamina, whose import raises glibc's malloc thresholds for
-the whole process (lamina/allocator.py): PyTorch runs as its users get it. To give every
-process lamina's settings, export MALLOC_TRIM_THRESHOLD_=268435456 and
+PyTorch's processes never load lamina, whose processes call lamina.runtime.tune_process()
+as the Trainer and `lamina train` do, raising glibc's malloc thresholds for the whole
+process (lamina/allocator.py): PyTorch runs as its users get it. To give every process
+lamina's settings, export MALLOC_TRIM_THRESHOLD_=268435456 and
 MALLOC_MMAP_THRESHOLD_=33554432 first. Every process runs a second of untimed steps
 before it times any (SETTLE_S).
 """
