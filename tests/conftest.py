@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lamina as lm
+from lamina import thread_pools
 
 # The shared case tables (layer_cases, op_cases, plan_cases, torch_lines) live here, beside
 # the test folders that mirror the package: importable from any of them.
@@ -28,3 +29,13 @@ def _seed() -> None:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def quiet_pools(monkeypatch):
+    """What lamina.runtime.tune_process sets, for this test: the threaded steps' condition."""
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", thread_pools.BLAS_THREAD_TIMEOUT)
+    monkeypatch.setenv("GOMP_SPINCOUNT", thread_pools.OMP_SPIN)
+    before = lm.get_num_threads()
+    yield
+    lm.set_num_threads(before)

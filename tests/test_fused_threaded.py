@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+from threaded_cases import record_calls, record_shares, run_lstm, use_threads
 
 import lamina as lm
 import lamina.fused as fused
@@ -20,64 +21,11 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                 reason="numba is not installed (pip install 'lamina[fast]')")
 
 
-@pytest.fixture
-def quiet_pools(monkeypatch):
-    """What lamina.runtime.tune_process sets, for this test: the threaded steps' condition."""
-    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", thread_pools.BLAS_THREAD_TIMEOUT)
-    monkeypatch.setenv("GOMP_SPINCOUNT", thread_pools.OMP_SPIN)
-    before = lm.get_num_threads()
-    yield
-    lm.set_num_threads(before)
-
-
-def _threaded(parts):
-    """Use `parts` threads; skip where numba's pool is not OpenMP (no libgomp here)."""
-    lm.set_num_threads(parts)
-    fused.set_backend("numba")
-    fused.set_backend(None)
-    if fused.threaded_parts() == parts:
-        _run_lstm(np.zeros((2, 1, 3), np.float32), 4, 1)  # starts numba's pool
-    if fused.threaded_parts() != parts:
-        pytest.skip("numba's thread pool is not OpenMP here")
-
-
-def _share(monkeypatch, share, cell):
-    """Make the threaded kernels share `share` ("rows" where the batch allows, or "units")
-    and record which of cell's ("lstm", "gru") run: returns the list they go into."""
-    from lamina.fused import numba_threaded
-
-    if share == "units":
-        monkeypatch.setattr(numba_threaded, "ROWS_MAX_WEIGHT_BYTES", -1)
-    kernels, ran = fused.compiled(), []
-    for way in ("forward", "backward"):
-        for kind in ("rows", "threaded"):
-            name = f"{cell}_{way}_{kind}"
-            inner = getattr(kernels, name)
-            monkeypatch.setattr(kernels, name, lambda *a, inner=inner, name=name:
-                                ran.append(name) or inner(*a))
-    return ran
-
-
-def _run_lstm(x, hidden, layers, infer=False):
-    lm.manual_seed(5)
-    lstm = lm.nn.LSTM(x.shape[-1], hidden, num_layers=layers)
-    if infer:
-        lstm.eval()
-        with lm.no_grad():
-            out, (h, c) = lstm(lm.tensor(x))
-        return lstm, [out.numpy(), h.numpy(), c.numpy()]
-    xl = lm.tensor(x, requires_grad=True)
-    out, (h, c) = lstm(xl)
-    (out.square().sum() + (h * c).sum()).backward()
-    return lstm, [out.detach().numpy(), h.detach().numpy(), c.detach().numpy(),
-                  xl.grad.numpy(), *(p.grad.numpy() for p in lstm.parameters())]
-
-
 def _assert_numpy_path_agrees(got, x, hidden, layers):
-    """What _run_lstm gives with lamina.fused's NumPy kernels is `got`, to float32 sums."""
+    """What run_lstm gives with lamina.fused's NumPy kernels is `got`, to float32 sums."""
     fused.set_backend("numpy")
     try:
-        _, numpy_out = _run_lstm(x, hidden, layers)
+        _, numpy_out = run_lstm(x, hidden, layers)
     finally:
         fused.set_backend(None)
     for a, b in zip(got, numpy_out, strict=True):
@@ -86,7 +34,7 @@ def _assert_numpy_path_agrees(got, x, hidden, layers):
 
 def test_threaded_steps_need_quiet_pools_several_threads_and_no_split(quiet_pools,
                                                                       monkeypatch):
-    _threaded(2)
+    use_threads(2)
     assert parallel.run_all([fused.threaded_parts, fused.threaded_parts]) == [1, 1]
     lm.set_num_threads(1)
     assert fused.threaded_parts() == 1
@@ -108,9 +56,9 @@ def test_threaded_steps_need_quiet_pools_several_threads_and_no_split(quiet_pool
 def test_threaded_steps_agree_with_the_numpy_path(quiet_pools, monkeypatch, share, parts,
                                                   shape, hidden, layers):
     x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
-    _threaded(parts)
-    ran = _share(monkeypatch, share, "lstm")
-    _, threaded = _run_lstm(x, hidden, layers)
+    use_threads(parts)
+    ran = record_shares(monkeypatch, share, "lstm")
+    _, threaded = run_lstm(x, hidden, layers)
     kind = "rows" if share == "rows" and shape[1] >= parts else "threaded"
     assert ran == [f"lstm_forward_{kind}"] * layers + [f"lstm_backward_{kind}"] * layers
     _assert_numpy_path_agrees(threaded, x, hidden, layers)
@@ -122,12 +70,12 @@ def test_threaded_steps_match_pytorch(quiet_pools, monkeypatch, infer, batch):
     units at batch 1 (fewer rows than threads), by rows at 3; at batch 1 its input
     projection runs on numba's threads as well (rows_product)."""
     x = np.random.default_rng(7).standard_normal((12, batch, 8)).astype(np.float32)
-    _threaded(2)
-    ran = _share(monkeypatch, "rows", "lstm")
+    use_threads(2)
+    ran = record_shares(monkeypatch, "rows", "lstm")
     kernels = fused.compiled()
     inner = kernels.rows_product
     monkeypatch.setattr(kernels, "rows_product", lambda *a: ran.append("rows_product") or inner(*a))
-    lstm, got = _run_lstm(x, 20, 2, infer)
+    lstm, got = run_lstm(x, 20, 2, infer)
     kind = "rows" if batch >= 2 else "threaded"
     projection = ["rows_product"] if infer and batch == 1 else []
     assert ran[:2 + 2 * len(projection)] == [*projection, f"lstm_forward_{kind}"] * 2
@@ -156,20 +104,15 @@ def test_the_serial_steps_agree_with_the_numpy_path_and_pytorch(
     in one compiled kernel a layer (numba_threaded.lstm_forward_serial, and
     lstm_backward_serial in training), in eval mode too (more rows keep the inference
     op's gate-major steps)."""
-    kernels = fused.compiled()
-    calls = []
-    for name in ("lstm_forward_serial", "lstm_backward_serial"):
-        inner = getattr(kernels, name)
-        monkeypatch.setattr(kernels, name, lambda *a, inner=inner, name=name:
-                            calls.append(name) or inner(*a))
+    calls = record_calls(monkeypatch, ["lstm_forward_serial", "lstm_backward_serial"])
     x = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
     before = lm.get_num_threads()
     try:
         if on_one_thread == "threads=1":
             lm.set_num_threads(1)
-            lstm, got = _run_lstm(x, hidden, layers, infer)
+            lstm, got = run_lstm(x, hidden, layers, infer)
         else:  # a task beside an idle one, as a split step runs its slices
-            lstm, got = parallel.run_all([lambda: _run_lstm(x, hidden, layers, infer),
+            lstm, got = parallel.run_all([lambda: run_lstm(x, hidden, layers, infer),
                                           lambda: 0])[0]
     finally:
         lm.set_num_threads(before)
@@ -253,49 +196,6 @@ def test_a_child_forked_after_the_pool_started_runs_the_serial_steps():
         pytest.skip("numba's thread pool is not OpenMP here")
     assert (exitcode, child_parts) == ("0", "1"), out.stderr
     assert float(error) < 1e-5
-
-
-def _run_gru(x, hidden, layers, bias):
-    lm.manual_seed(5)
-    gru = lm.nn.GRU(x.shape[-1], hidden, num_layers=layers, bias=bias)
-    xl = lm.tensor(x, requires_grad=True)
-    out, h = gru(xl)
-    (out.square().sum() + (h * h).sum()).backward()
-    return gru, [out.detach().numpy(), h.detach().numpy(), xl.grad.numpy(),
-                 *(p.grad.numpy() for p in gru.parameters())]
-
-
-@pytest.mark.parametrize("share", ["rows", "units"])
-@pytest.mark.parametrize("parts", [2, 3])
-@pytest.mark.parametrize("shape, hidden, layers, bias", [
-    ((9, 5, 7), 24, 1, True),
-    ((6, 4, 3), 10, 2, False),
-    ((5, 1, 6), 2, 1, True),
-])
-def test_threaded_gru_steps_agree_with_the_numpy_path_and_pytorch(quiet_pools, monkeypatch,
-                                                                  share, parts, shape,
-                                                                  hidden, layers, bias):
-    x = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
-    _threaded(parts)
-    ran = _share(monkeypatch, share, "gru")
-    gru, threaded = _run_gru(x, hidden, layers, bias)
-    kind = "rows" if share == "rows" and shape[1] >= parts else "threaded"
-    assert ran == [f"gru_forward_{kind}"] * layers + [f"gru_backward_{kind}"] * layers
-    fused.set_backend("numpy")
-    try:
-        _, numpy_out = _run_gru(x, hidden, layers, bias)
-    finally:
-        fused.set_backend(None)
-    for a, b in zip(threaded, numpy_out, strict=True):
-        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
-    ref = torch.nn.GRU(shape[-1], hidden, num_layers=layers, bias=bias)
-    ref.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in gru.state_dict().items()})
-    xt = torch.from_numpy(x).requires_grad_()
-    out, h = ref(xt)
-    (out.square().sum() + (h * h).sum()).backward()
-    want = [out, h, xt.grad, *(p.grad for p in ref.parameters())]
-    for a, b in zip(threaded, want, strict=True):
-        np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("wide", [True, False])
