@@ -28,9 +28,16 @@ def clamp(x: Any, low: float = -np.inf, high: float = np.inf, out: Any = None) -
     return x if high == np.inf else np.minimum(x, high, out=out)
 
 
-def sigmoid_array(x: Any) -> Any:
-    """1 / (1 + e^-x) as 0.5 * tanh(x / 2) + 0.5: never overflows."""
-    return np.tanh(x * 0.5) * 0.5 + 0.5
+def sigmoid_array(x: Any, out: Any = None) -> Any:
+    """1 / (1 + e^-x) as 0.5 * tanh(x / 2) + 0.5: never overflows. Into `out` (x itself
+    for an in-place sigmoid) where given, in its passes, with no temporary."""
+    if out is None:
+        return np.tanh(x * 0.5) * 0.5 + 0.5
+    np.multiply(x, 0.5, out=out)
+    np.tanh(out, out=out)
+    out *= 0.5
+    out += 0.5
+    return out
 
 
 def softplus_array(x: Any) -> Any:

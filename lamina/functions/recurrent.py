@@ -151,9 +151,9 @@ class LSTMSequence(Function):
         for t in range(T):
             a = acts[t]
             a += np.matmul(W_hh, hs[t].T, out=hg).T
-            a[:, : 2 * H] = sigmoid_array(a[:, : 2 * H])  # i, f
+            sigmoid_array(a[:, : 2 * H], out=a[:, : 2 * H])  # i, f
             np.tanh(a[:, 2 * H : 3 * H], out=a[:, 2 * H : 3 * H])  # g
-            a[:, 3 * H :] = sigmoid_array(a[:, 3 * H :])  # o
+            sigmoid_array(a[:, 3 * H :], out=a[:, 3 * H :])  # o
             np.multiply(a[:, H : 2 * H], cs[t], out=cs[t + 1])
             cs[t + 1] += a[:, :H] * a[:, 2 * H : 3 * H]
             np.tanh(cs[t + 1], out=tcs[t])
