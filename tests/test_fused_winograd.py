@@ -161,9 +161,9 @@ def test_blocks_of_tiles_give_the_whole_maps_values(rows, any_size, monkeypatch)
     try:
         x, w, b = _arrays((3, 24, 7, 9), 20, 5, True)  # 3 images of 4 rows of 5 tiles
         gy = np.random.default_rng(6).standard_normal((3, 20, 7, 9)).astype(np.float32)
-        monkeypatch.setattr(winograd, "_block_rows", lambda c, o, tw: 0)
+        monkeypatch.setattr(winograd, "_block_rows", lambda tw, total: 0)
         _, whole = _lamina(x, w, b, 1, gy)
-        monkeypatch.setattr(winograd, "_block_rows", lambda c, o, tw: rows)
+        monkeypatch.setattr(winograd, "_block_rows", lambda tw, total: rows)
         ran, blocked = _lamina(x, w, b, 1, gy)
     finally:
         lm.set_num_threads(before)
@@ -174,38 +174,51 @@ def test_blocks_of_tiles_give_the_whole_maps_values(rows, any_size, monkeypatch)
         assert np.abs(g - r).max() <= 1e-5 * np.abs(r).max(), name
 
 
+def _within(monkeypatch, name):
+    """The sizes of the planes `_flat` makes while winograd.`name` runs (without their gap),
+    and the number of `_gemms` calls it makes."""
+    planes, gemms, inside = [], [], []
+    real_flat, real_gemms, real = winograd._flat, winograd._gemms, getattr(winograd, name)
+
+    def flat(r, c, dtype):
+        a = real_flat(r, c, dtype)
+        if inside:
+            planes.append(a[:, :r * c].nbytes)
+        return a
+
+    def counted(a, b, out=None):
+        if inside:
+            gemms.append(True)
+        return real_gemms(a, b, out=out)
+
+    def watched(*args):
+        inside.append(True)
+        try:
+            return real(*args)
+        finally:
+            inside.clear()
+
+    monkeypatch.setattr(winograd, "_flat", flat)
+    monkeypatch.setattr(winograd, "_gemms", counted)
+    monkeypatch.setattr(winograd, name, watched)
+    return planes, gemms
+
+
 @pytest.mark.parametrize("rows", [1, 3, 5])
 def test_the_weight_gradient_in_chunks_is_the_whole_maps(rows, any_size, monkeypatch):
     """The weight gradient summed chunk by chunk of tile rows (chunks crossing images,
-    the last one partial), each chunk's operands under CHUNK_BYTES, against one chunk of
-    the whole map and PyTorch."""
+    the last one partial), its two operands made once, each under CHUNK_BYTES, and
+    reused by every chunk, against one chunk of the whole map and PyTorch."""
     x, w, b = _arrays((3, 24, 7, 9), 20, 7, True)  # 3 images of 4 rows of 5 tiles
     gy = np.random.default_rng(8).standard_normal((3, 20, 7, 9)).astype(np.float32)
     _, whole = _lamina(x, w, b, 1, gy)
     budget = rows * 16 * 24 * 5 * 4  # `rows` rows of tiles of the wider operand
     monkeypatch.setattr(winograd, "CHUNK_BYTES", budget)
-    operands, inside = [], []
-    real_flat, real_grad = winograd._flat, winograd.weight_grad
-
-    def flat(r, c, dtype):
-        a = real_flat(r, c, dtype)
-        if inside:
-            operands.append(a[:, :r * c].nbytes)  # the planes, without their gap
-        return a
-
-    def weight_grad(*args):
-        inside.append(True)
-        try:
-            return real_grad(*args)
-        finally:
-            inside.clear()
-
-    monkeypatch.setattr(winograd, "_flat", flat)
-    monkeypatch.setattr(winograd, "weight_grad", weight_grad)
+    planes, gemms = _within(monkeypatch, "weight_grad")
     ran, chunked = _lamina(x, w, b, 1, gy)
     assert ran
-    assert len(operands) == 2 * -(-12 // rows)  # two a chunk, over 12 rows of tiles
-    assert max(operands) <= budget
+    assert len(planes) == 2 and max(planes) <= budget
+    assert len(gemms) == -(-12 // rows) + 1  # a chunk's 16 GEMMs, then the transform's
     ref = _torch64(x, w, b, 1, gy)
     np.testing.assert_allclose(chunked[2], whole[2], rtol=0, atol=1e-6 * np.abs(ref[2]).max())
     assert np.abs(chunked[2] - ref[2]).max() <= 1e-5 * np.abs(ref[2]).max()
@@ -213,21 +226,41 @@ def test_the_weight_gradient_in_chunks_is_the_whole_maps(rows, any_size, monkeyp
         np.testing.assert_array_equal(got, want)  # the rest is not chunked
 
 
-def test_blocks_stay_under_their_size(monkeypatch):
-    """A block's GEMM (O x C by C x tiles) has fewer than BLOCK_MACS multiply-adds, maps
-    whose blocks would hold fewer than MIN_BLOCK_TILES tiles run whole (ResNet-18's
-    stages after the first), and so does every map where BLAS cannot be held to one
-    thread."""
-    monkeypatch.setattr(thread_pools, "blas_limitable", lambda: False)
-    assert winograd._block_rows(64, 64, 16) == 0
+@pytest.mark.parametrize("rows", [1, 3, 5])
+def test_maps_not_in_blocks_go_in_chunks(rows, any_size, monkeypatch):
+    """Where the forward and the input gradient do not go by blocks, they go chunk by
+    chunk of tile rows, their operands made once and under CHUNK_BYTES: the same values
+    as one chunk of the whole map, and PyTorch's."""
+    x, w, b = _arrays((3, 24, 7, 9), 20, 9, True)  # 3 images of 4 rows of 5 tiles
+    gy = np.random.default_rng(10).standard_normal((3, 20, 7, 9)).astype(np.float32)
+    monkeypatch.setattr(winograd, "_block_rows", lambda tw, total: 0)
+    _, whole = _lamina(x, w, b, 1, gy)
+    budget = rows * 16 * 24 * 5 * 4
+    monkeypatch.setattr(winograd, "CHUNK_BYTES", budget)
+    planes, gemms = _within(monkeypatch, "convolve")
+    ran, chunked = _lamina(x, w, b, 1, gy)
+    assert ran
+    assert len(planes) == 4 and max(planes) <= budget  # the forward's two, the input grad's
+    assert len(gemms) == 2 * -(-12 // rows)
+    ref = _torch64(x, w, b, 1, gy)
+    for name, g, r, i in zip(("y", "x grad"), chunked, ref, whole):
+        np.testing.assert_allclose(g, i, rtol=0, atol=1e-6 * np.abs(r).max(), err_msg=name)
+        assert np.abs(g - r).max() <= 1e-5 * np.abs(r).max(), name
+
+
+def test_blocks_hold_their_tiles(monkeypatch):
+    """A block holds BLOCK_TILES tiles (a row of tiles at least), on maps of four blocks
+    or more (ResNet-18's first two stages at batch 32, not its last two); maps go in
+    chunks where BLAS cannot be held to one thread."""
     monkeypatch.setattr(thread_pools, "blas_limitable", lambda: True)
-    for c, tw in ((64, 16), (32, 16), (64, 32)):
-        rows = winograd._block_rows(c, c, tw)
-        assert rows * tw >= winograd.MIN_BLOCK_TILES
-        assert c * c * rows * tw < winograd.BLOCK_MACS
-        assert c * c * (rows + 1) * tw >= winograd.BLOCK_MACS
-    for c, tw in ((128, 8), (256, 4), (512, 2)):
-        assert winograd._block_rows(c, c, tw) == 0
+    for tw, total in ((16, 512), (8, 256), (28, 32 * 28)):
+        rows = winograd._block_rows(tw, total)
+        assert rows == winograd.BLOCK_TILES // tw and 4 * rows <= total
+    assert winograd._block_rows(winograd.BLOCK_TILES * 2, 4) == 1  # a row longer than a block
+    for tw, total in ((4, 128), (2, 64), (16, 60)):
+        assert winograd._block_rows(tw, total) == 0
+    monkeypatch.setattr(thread_pools, "blas_limitable", lambda: False)
+    assert winograd._block_rows(16, 512) == 0
 
 
 def test_blocks_run_their_gemms_on_one_blas_thread(monkeypatch):
@@ -249,6 +282,7 @@ def test_blocks_run_their_gemms_on_one_blas_thread(monkeypatch):
         return gemms(a, b, out=out)
 
     monkeypatch.setattr(winograd, "_gemms", counted)
+    monkeypatch.setattr(winograd, "BLOCK_TILES", 32)  # blocks of 4 rows: 4 of them
     x, w, _ = _arrays((2, 64, 16, 16), 64, 7, True)
     u, before = winograd.weights(w), blas_threads()
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
@@ -258,4 +292,4 @@ def test_blocks_run_their_gemms_on_one_blas_thread(monkeypatch):
                           np.empty((64, 2, 16, 16), np.float32))
         assert blas_threads() == outside == {2}
     assert blas_threads() == before
-    assert winograd._block_rows(64, 64, 8) > 0 and seen and all(s == {1} for s in seen)
+    assert winograd._block_rows(8, 16) > 0 and seen and all(s == {1} for s in seen)

@@ -25,16 +25,17 @@ MIN_TILE_CHANNELS = 1 << 16
 # the same cache sets; the transforms, which write or read all 16 planes a few numbers
 # at a time, evicted their own lines (on 4x4 maps, by far the most).
 PLANE_GAP = 16
-# Blocks of tiles (see _block_rows): each block's GEMMs at most this many multiply-adds,
-# and enough tiles in a block for its GEMMs to run at BLAS's speed: a product over a few
-# columns (12 tiles of 256 channels) reads its whole (C, O) planes for little work, and
-# the map's GEMMs on both cores beat it.
-BLOCK_MACS = 1 << 20
-MIN_BLOCK_TILES = 64
-# The weight gradient's two transformed operands, a chunk of tile rows at a time, each at
-# most this many bytes. Over a whole map of 64 channels at batch 32 they were two 33 MB
-# arrays, past malloc's mmap threshold, which the allocator's pool then held for the
-# process's life; a chunk's GEMMs still sum over thousands of tiles (benchmarks/RESULTS.md).
+# Blocks of tiles (see _block_rows): this many tiles a block, where the map holds four
+# blocks or more. A block's GEMMs read all of the (C, O) planes for its tiles, so it needs
+# enough of them to run at BLAS's speed; fewer, larger blocks ran slower with 64
+# channels, and maps of fewer blocks (ResNet-18's last two stages at batch 32) ran no
+# faster by blocks than whole (benchmarks/RESULTS.md, session 77).
+BLOCK_TILES = 256
+# The transformed operands of a map's GEMMs where they do not go by blocks (the weight
+# gradient always), a chunk of tile rows at a time, each at most this many bytes. Over a
+# whole map of 64 channels at batch 32 they were two 33 MB arrays, past malloc's mmap
+# threshold, which the allocator's pool then held for the process's life; a chunk's GEMMs
+# still sum over thousands of tiles (benchmarks/RESULTS.md).
 CHUNK_BYTES = 8 << 20
 
 
@@ -79,7 +80,7 @@ def convolve(xc: Any, u: Any, padding: tuple[int, int], out: Any) -> Any:
     kernels, xc = fused.compiled(), np.ascontiguousarray(xc)
     c, (o, n, oh, ow) = xc.shape[0], out.shape
     th, tw = (oh + 1) // 2, (ow + 1) // 2  # tiles of 2x2 outputs, over out's size
-    rows = _block_rows(c, o, tw)
+    rows = _block_rows(tw, n * th)
     if rows:
         def share(r0: int, r1: int) -> None:  # transform, multiply and transform back
             v_rows, m_rows = _flat(c, rows * tw, xc.dtype), _flat(o, rows * tw, xc.dtype)
@@ -93,27 +94,31 @@ def convolve(xc: Any, u: Any, padding: tuple[int, int], out: Any) -> Any:
         with thread_pools.blas_single_threaded():  # the threads' blocks side by side
             parallel.pieces(n * th, share, unit=16 * (c + o) * tw)
         return out
-    # The transformed input lives only as the GEMMs' operand.
-    m_rows = _flat(o, n * th * tw, out.dtype)
-    _gemms(u, _tiles(kernels, xc, padding, th, tw), out=_view(m_rows, o, n * th * tw))
-    fused.in_ranges(kernels.winograd_output, o, 16 * n * th * tw, (m_rows,), (0, n * th, out))
+    # Chunks of tile rows, their transformed input and products made once and reused.
+    total = n * th
+    rows = _chunk_rows(c, o, tw, out.itemsize, total)
+    v_rows, m_rows = _flat(c, rows * tw, out.dtype), _flat(o, rows * tw, out.dtype)
+    for r0 in range(0, total, rows):
+        r1 = min(r0 + rows, total)
+        pb = (r1 - r0) * tw
+        v = _tiles(kernels, xc, padding, th, tw, (r0, r1), v_rows)
+        _gemms(u, v, out=_view(m_rows, o, pb))
+        fused.in_ranges(kernels.winograd_output, o, 16 * pb, (m_rows,), (r0, r1, out))
     return out
 
 
-def _block_rows(c: int, o: int, tw: int) -> int:
+def _block_rows(tw: int, total: int) -> int:
     """Rows of tiles a block takes where the forward's GEMMs go block by block (0 where
-    they run over the whole map): each thread its own blocks, each block's transforms
+    they go by chunks of the map): each thread its own blocks, each block's transforms
     and GEMMs on operands still in that core's cache, BLAS held to one thread meanwhile
     so that the threads' GEMMs run side by side rather than each spread over both cores.
-    Without that hold (threadpoolctl missing), whole-map GEMMs: a BLAS threads GEMMs
-    from a size of its own, which varies with the CPU's kernels (OpenBLAS's AVX-512
-    ones kept these blocks on one thread, its AVX2 ones spread them), and two threads'
-    blocks, each spread over both cores, compete for them. Larger blocks ran slower, and
-    whole-map GEMMs with 64 channels slower still (their K is 64; they wrote and read
-    their operands through memory); with more channels a block holds fewer tiles, and
-    under MIN_BLOCK_TILES the map's GEMMs win: benchmarks/RESULTS.md."""
-    rows = (BLOCK_MACS - 1) // (o * c * tw)
-    return rows if rows * tw >= MIN_BLOCK_TILES and thread_pools.blas_limitable() else 0
+    Without that hold (threadpoolctl missing), by chunks: a BLAS threads GEMMs from a
+    size of its own, which varies with the CPU's kernels (OpenBLAS's AVX-512 ones kept
+    these blocks on one thread, its AVX2 ones spread them), and two threads' blocks,
+    each spread over both cores, compete for them. `total`: the map's rows of tiles, tw
+    tiles each; see BLOCK_TILES."""
+    rows = max(1, BLOCK_TILES // tw)
+    return rows if total >= 4 * rows and thread_pools.blas_limitable() else 0
 
 
 def _gemms(a: Any, b: Any, out: Any = None) -> Any:
@@ -135,17 +140,21 @@ def _view(flat: Any, rows: int, cols: int) -> Any:
     return flat[:, : rows * cols].reshape(16, rows, cols)
 
 
+def _chunk_rows(c: int, o: int, tw: int, itemsize: int, total: int) -> int:
+    """Rows of tiles a chunk takes (see CHUNK_BYTES), at most the map's `total`."""
+    return min(total, max(1, CHUNK_BYTES // (16 * max(o, c) * tw * itemsize)))
+
+
 def _tiles(kernels: Any, xc: Any, padding: tuple[int, int], th: int, tw: int,
-           rows: tuple[int, int] | None = None) -> Any:
+           rows: tuple[int, int], into: Any) -> Any:
     """(16, C, tiles): B^T d B of xc's tiles (numba_winograd.winograd_input) in the tile
-    rows [r0, r1) of `rows`, all of them by default."""
-    c, n = xc.shape[:2]
-    r0, r1 = rows if rows is not None else (0, n * th)
-    pb = (r1 - r0) * tw
-    v_rows = _flat(c, pb, xc.dtype)
-    fused.in_ranges(kernels.winograd_input, c, 16 * pb, (xc, *padding, th, tw),
-                    (r0, r1, v_rows))
-    return _view(v_rows, c, pb)
+    rows [r0, r1) of `rows`, written into the planes `into` (made by _flat for as many
+    tiles or more)."""
+    c = xc.shape[0]
+    r0, r1 = rows
+    fused.in_ranges(kernels.winograd_input, c, 16 * (r1 - r0) * tw, (xc, *padding, th, tw),
+                    (r0, r1, into))
+    return _view(into, c, (r1 - r0) * tw)
 
 
 def input_grad(gyc: Any, W: Any, padding: tuple[int, int], hw: tuple[int, int]) -> Any:
@@ -166,18 +175,20 @@ def weight_grad(xc: Any, gyc: Any, padding: tuple[int, int]) -> Any:
     kernels, xc, gyc = fused.compiled(), np.ascontiguousarray(xc), np.ascontiguousarray(gyc)
     c, (o, n, oh, ow) = xc.shape[0], gyc.shape
     th, tw = (oh + 1) // 2, (ow + 1) // 2
-    rows = max(1, CHUNK_BYTES // (16 * max(o, c) * tw * gyc.itemsize))  # tile rows a chunk
-    du = None
-    for r0 in range(0, n * th, rows):
-        r1 = min(r0 + rows, n * th)
+    total = n * th
+    rows = _chunk_rows(c, o, tw, gyc.itemsize, total)
+    dm_rows, v_rows = _flat(o, rows * tw, gyc.dtype), _flat(c, rows * tw, gyc.dtype)
+    du = part = None
+    for r0 in range(0, total, rows):
+        r1 = min(r0 + rows, total)
         pb = (r1 - r0) * tw
-        dm_rows = _flat(o, pb, gyc.dtype)
         fused.in_ranges(kernels.winograd_output_grad, o, 16 * pb, (gyc, th, tw),
                         (r0, r1, dm_rows))
-        v = _tiles(kernels, xc, padding, th, tw, (r0, r1))
-        part = _gemms(_view(dm_rows, o, pb), v.transpose(0, 2, 1))
+        v = _tiles(kernels, xc, padding, th, tw, (r0, r1), v_rows)
         if du is None:
-            du = part  # (16, O, C)
+            du = _gemms(_view(dm_rows, o, pb), v.transpose(0, 2, 1))  # (16, O, C)
         else:
+            part = _gemms(_view(dm_rows, o, pb), v.transpose(0, 2, 1), out=part)
             du += part
+    del dm_rows, v_rows, v, part  # freed before the result is made, beside du
     return _gemms(du.reshape(16, o * c).T, _KRON.astype(gyc.dtype)).reshape(o, c, 3, 3)
