@@ -24,6 +24,7 @@ from lamina.fused.numba_energy import (  # noqa: F401 (one namespace)
     gibbs_step,
     hidden_pass,
 )
+from lamina.fused.numba_layer_norm import layer_norm, layer_norm_backward  # noqa: F401
 from lamina.fused.numba_math import exp32
 from lamina.fused.numba_math import kernel as _jit
 from lamina.fused.numba_pool import (  # noqa: F401 (one namespace: fused.compiled())
@@ -173,43 +174,6 @@ def _moments(x, r):  # type: ignore[no-untyped-def]
         c = x[r, j] - mean
         sq += c * c
     return mean, sq / d
-
-
-@_jit
-def layer_norm(x, w, b, eps, y, mean, invstd):  # type: ignore[no-untyped-def]
-    """Each row of x (R, D) to zero mean and unit variance, xhat = (x - mean) * invstd,
-    then y = xhat * w + b (w, b of D; ones and zeros for none); each row's mean and 1 /
-    std into mean and invstd (R,), from which the backward makes xhat again: the pass is
-    bound by its stores, and xhat would be a second array to write (benchmarks/RESULTS.md)."""
-    rows, d = x.shape
-    for r in range(rows):
-        mu, var = _moments(x, r)
-        m32, i32 = np.float32(mu), np.float32(1.0 / math.sqrt(var + eps))
-        mean[r], invstd[r] = m32, i32
-        for j in range(d):
-            y[r, j] = (x[r, j] - m32) * i32 * w[j] + b[j]
-
-
-@_jit
-def layer_norm_backward(gy, x, mean, invstd, w, gx, gw, gb):  # type: ignore[no-untyped-def]
-    """gx = invstd * (g - mean(g) - xhat * mean(g * xhat)) per row, g = gy * w and xhat =
-    (x - mean) * invstd as layer_norm made it; adds this piece's sum(gy * xhat) and
-    sum(gy) over rows into gw and gb (float64, D)."""
-    rows, d = gy.shape
-    for r in range(rows):
-        m, inv = mean[r], invstd[r]
-        sg = 0.0
-        sgx = 0.0
-        for j in range(d):
-            h = (x[r, j] - m) * inv
-            g = gy[r, j] * w[j]
-            sg += g
-            sgx += g * h
-            gw[j] += gy[r, j] * h
-            gb[j] += gy[r, j]
-        mg, mgx = np.float32(sg / d), np.float32(sgx / d)
-        for j in range(d):
-            gx[r, j] = inv * (gy[r, j] * w[j] - mg - (x[r, j] - m) * inv * mgx)
 
 
 @_exact
