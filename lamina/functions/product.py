@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ from lamina import allocator
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
-from lamina.functions._util import gemm_rows, pooled_matmul, sum_to
+from lamina.functions._util import axis_order, gemm_rows, in_order, pooled_matmul, sum_to
 from lamina.functions.operands import operands
 from lamina.fused import mkl_blas
 
@@ -60,17 +61,16 @@ class MatMul(Function):
         return ga, gb
 
 
-def memory_order(x: Any) -> tuple[int, ...] | None:
-    """The axes of a stack x (3-D or more) from the one its memory strides longest to the
-    shortest, where that is not their order (a permuted view), else None."""
-    if x.ndim < 3 or x.flags.c_contiguous:
+def memory_order(x: Any) -> list[int] | None:
+    """The axes of a stack x (3-D or more) in the order its memory runs (axis_order), where
+    that is not their order (a permuted view), else None."""
+    if x.ndim < 3 or x.flags.c_contiguous or 0 in x.strides:
         return None
-    strides = x.strides
-    order = tuple(sorted(range(x.ndim), key=lambda i: -strides[i]))
-    return None if order == tuple(range(x.ndim)) or 0 in strides else order
+    order = axis_order(x)
+    return None if order == list(range(x.ndim)) else order
 
 
-def product_in_order(a: Any, b: Any, order: tuple[int, ...] | None, shape: tuple[int, ...],
+def product_in_order(a: Any, b: Any, order: list[int] | None, shape: tuple[int, ...],
                      dtype: Any) -> Any:
     """a @ b, a gradient of the operand of `shape`: laid out in memory in `order` (see
     memory_order) where it is that operand's own shape and dtype, else as pooled_matmul
@@ -80,7 +80,7 @@ def product_in_order(a: Any, b: Any, order: tuple[int, ...] | None, shape: tuple
     out_shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
     if out_shape != shape or np.result_type(a, b) != dtype:
         return pooled_matmul(a, b)
-    out = allocator.empty(tuple(shape[i] for i in order), dtype).transpose(np.argsort(order))
+    out = in_order(allocator.empty(math.prod(shape), dtype), shape, order)
     return mkl_blas.matmul(a, b, out=out)
 
 
