@@ -100,6 +100,8 @@ def _stored_rows(a: Any, order: list[int] | None) -> Any:
 
 
 class Embedding(Function):
+    versions = (0, 0)  # the ids' and the table's versions when F.embedding made the op
+
     def __init__(self, padding_idx: int | None = None, scale_grad_by_freq: bool = False
                  ) -> None:
         self.padding_idx, self.scale_grad_by_freq = padding_idx, scale_grad_by_freq
@@ -170,7 +172,10 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None,
         padding_idx += weight.shape[0]
     if max_norm is not None:
         renorm_(weight, input, max_norm, norm_type)
-    return Embedding(padding_idx, scale_grad_by_freq).apply(input, weight)
+    op = Embedding(padding_idx, scale_grad_by_freq)
+    # what a recurrent layer's input_projection checks before it reads ids and weight again
+    op.versions = (getattr(input, "_version", 0), weight._version)
+    return op.apply(input, weight)
 
 
 def renorm_(weight: Tensor, ids: Any, max_norm: float, norm_type: float) -> None:

@@ -12,6 +12,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
 from lamina.functions import array
 from lamina.functions import product as mm
+from lamina.functions.connection import Embedding
 from lamina.functions.derivatives_layers import through
 from lamina.functions.recurrent import LSTMCell, LSTMSequence
 from lamina.functions.recurrent_gru import GRUCell, GRUSequence
@@ -73,22 +74,33 @@ def _restored(f: Any, gy: Tensor) -> Tensor:
 def _x_gates(f: Any) -> Tensor:
     """The sequence op's x-gates as it read them. nn.LSTM lets the op activate them in
     place (nothing else holds them), so where its saved activations are the input's own
-    array, the op that made the x-gates (a Linear, without options) runs again on its
-    inputs for their values."""
+    array, the op that made the x-gates (see _made_again) runs again on its inputs for
+    their values."""
     xg = f.inputs[0]
     if f.saved_tensors[0] is not xg.array:
         return xg
     creator = xg.creator
-    if creator is None or type(creator).__init__ is not Function.__init__:
+    again = _made_again(creator)
+    if again is None:
         raise NotImplementedError(
             f"double backward through {f.name}: its x-gates were overwritten in place and "
             f"the op that made them ({getattr(creator, 'name', 'a leaf')}) cannot be run "
             "again here; call F.lstm_sequence on x-gates that something else holds")
-    again = type(creator)()
     again.needs_input_grad = (False,) * len(creator.inputs)
     values = again.forward(*[x.array for x in creator.inputs])
     values = values[xg.output_index] if isinstance(values, tuple) else values
     return _Restored(values).apply(xg)
+
+
+def _made_again(op: Any) -> Function | None:
+    """A fresh op computing what `op` did: an op without options (a Linear), or an
+    embedding lookup with its own (nn.LSTM's input_projection of an embedding's rows);
+    None for any other op, or a leaf."""
+    if op is None:
+        return None
+    if type(op) is Embedding:
+        return Embedding(op.padding_idx, op.scale_grad_by_freq)
+    return type(op)() if type(op).__init__ is Function.__init__ else None
 
 
 @derivative(LSTMSequence)

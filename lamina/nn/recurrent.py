@@ -11,6 +11,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions.recurrent import LSTMSequence
 from lamina.functions.recurrent_gru import GRUSequence
 from lamina.functions.recurrent_layer import LSTMInference
+from lamina.functions.recurrent_lookup import input_projection
 from lamina.nn.recurrent_base import Output, Recurrent, State
 from lamina.nn.registry import register_layer
 
@@ -108,7 +109,7 @@ class LSTM(Recurrent):
         # x-gates in place: nothing else holds them. Both biases go in as one, which the
         # op adds in its step kernel: two passes over the (T, B, 4H) gates fewer.
         bias = () if b_ih is None else (b_ih + b_hh,)
-        args = (F.linear(x, W_ih), *state, W_hh, *bias)
+        args = (input_projection(x, W_ih), *state, W_hh, *bias)
         seq, hT, cT = LSTMSequence(scratch_gates=True).apply(*args)
         return seq, (hT, cT)
 
@@ -147,7 +148,7 @@ class GRU(Recurrent):
             return super()._direction(x, state, suffix, mask)
         W_ih, b_ih, W_hh, b_hh, _ = self._weights(suffix)
         # The whole time loop is one fused op (F.gru_sequence's).
-        args = (F.linear(x, W_ih, b_ih), state[0], W_hh) + (() if b_hh is None else (b_hh,))
+        args = (input_projection(x, W_ih, b_ih), state[0], W_hh) + (() if b_hh is None else (b_hh,))
         seq, hT = GRUSequence().apply(*args)
         return seq, (hT,)
 

@@ -12,6 +12,7 @@ import numpy as np
 import lamina.functions as F
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions.recurrent_lookup import input_projection
 from lamina.nn import init
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.utils.rnn import PackedSequence, packed_like, padded_sorted
@@ -135,7 +136,7 @@ class Recurrent(Layer):
         Where `mask` is given, a finished sequence keeps its state."""
         W_ih, b_ih, W_hh, b_hh, W_hr = self._weights(suffix)
         # The input projection for all time steps is one GEMM, outside the time loop.
-        steps = F.unbind(F.linear(x, W_ih, b_ih), 0)
+        steps = F.unbind(input_projection(x, W_ih, b_ih), 0)
         outs = []
         for t, xt in enumerate(steps):
             new = self._step(xt, state, W_hh, b_hh, W_hr)

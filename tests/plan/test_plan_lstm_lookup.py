@@ -147,15 +147,46 @@ def test_a_language_model_plan_looks_up_in_the_recurrence_and_tracks_eager(
     assert_plan_tracks_eager(model, plan, ids, targets)
 
 
-@pytest.mark.parametrize("case", ["padding_idx", "lookup read twice"])
+class GatesModel(nn.Module):
+    """x-gates looked up in a table of its own by F.lstm_sequence's input, and where
+    `twice`, read by a second term of the output too."""
+
+    def __init__(self, twice):
+        super().__init__()
+        rng = np.random.default_rng(6)
+        self.table = nn.Parameter(rng.standard_normal((16, 48)).astype(np.float32) * 0.5)
+        self.W_hh = nn.Parameter(rng.standard_normal((48, 12)).astype(np.float32) * 0.5)
+        self.head = nn.Linear(12, 16)
+        self.twice = twice
+
+    def forward(self, ids):
+        gates = F.embedding(ids.transpose(0, 1), self.table)
+        h0 = lm.zeros(ids.shape[0], 12)
+        out = self.head(F.lstm_sequence(gates, h0, h0, self.W_hh)[0])
+        return (out + gates.sum() if self.twice else out).reshape(-1, 16)
+
+
+@pytest.mark.parametrize("case", ["padding_idx", "lookup read twice", "lookup read once"])
 def test_not_rewritten_where_it_does_not_hold(case) -> None:
     lm.manual_seed(2)
-    model = CharModel(padding_idx=0 if case == "padding_idx" else None)
-    if case == "lookup read twice":  # the looked-up rows feed a second term of the output
-        model.forward = lambda t: (lambda x: model.head(model.lstm(x)[0]) + x.sum())(
-            model.embed(t)).reshape(-1, 16)
+    model = (CharModel(padding_idx=0) if case == "padding_idx"
+             else GatesModel(twice=case == "lookup read twice"))
     ids = lm.tensor(np.random.default_rng(4).integers(0, 16, (4, 10)))
     targets = lm.tensor(np.random.default_rng(5).integers(0, 16, 40))
     plan = compile(model, F.cross_entropy, (ids, targets))
-    assert REWRITTEN not in plan.describe()
+    assert (REWRITTEN in plan.describe()) == (case == "lookup read once")
+    assert_plan_tracks_eager(model, plan, ids, targets)
+
+
+def test_an_lstm_reading_a_lookup_read_twice_looks_its_gates_up_in_the_recurrence():
+    """The rows feed a second term of the output: nn.LSTM's projection of the table
+    (recurrent_lookup.input_projection) leaves its own lookup to the recurrence alone."""
+    lm.manual_seed(2)
+    model = CharModel()
+    model.forward = lambda t: (lambda x: model.head(model.lstm(x)[0]) + x.sum())(
+        model.embed(t)).reshape(-1, 16)
+    ids = lm.tensor(np.random.default_rng(4).integers(0, 16, (4, 10)))
+    targets = lm.tensor(np.random.default_rng(5).integers(0, 16, 40))
+    plan = compile(model, F.cross_entropy, (ids, targets))
+    assert plan.describe().count(REWRITTEN) == 1
     assert_plan_tracks_eager(model, plan, ids, targets)
