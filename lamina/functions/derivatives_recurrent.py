@@ -16,6 +16,7 @@ from lamina.functions.connection import Embedding
 from lamina.functions.derivatives_layers import through
 from lamina.functions.recurrent import LSTMCell, LSTMSequence
 from lamina.functions.recurrent_gru import GRUCell, GRUSequence
+from lamina.functions.recurrent_lookup import LSTMLookupSequence
 
 
 def _lstm_step(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
@@ -74,33 +75,31 @@ def _restored(f: Any, gy: Tensor) -> Tensor:
 def _x_gates(f: Any) -> Tensor:
     """The sequence op's x-gates as it read them. nn.LSTM lets the op activate them in
     place (nothing else holds them), so where its saved activations are the input's own
-    array, the op that made the x-gates (see _made_again) runs again on its inputs for
-    their values."""
+    array, the op that made the x-gates (a Linear, without options) runs again on its
+    inputs for their values."""
     xg = f.inputs[0]
     if f.saved_tensors[0] is not xg.array:
         return xg
     creator = xg.creator
-    again = _made_again(creator)
-    if again is None:
+    if creator is None or type(creator).__init__ is not Function.__init__:
         raise NotImplementedError(
             f"double backward through {f.name}: its x-gates were overwritten in place and "
             f"the op that made them ({getattr(creator, 'name', 'a leaf')}) cannot be run "
             "again here; call F.lstm_sequence on x-gates that something else holds")
+    again = type(creator)()
     again.needs_input_grad = (False,) * len(creator.inputs)
     values = again.forward(*[x.array for x in creator.inputs])
     values = values[xg.output_index] if isinstance(values, tuple) else values
     return _Restored(values).apply(xg)
 
 
-def _made_again(op: Any) -> Function | None:
-    """A fresh op computing what `op` did: an op without options (a Linear), or an
-    embedding lookup with its own (nn.LSTM's input_projection of an embedding's rows);
-    None for any other op, or a leaf."""
-    if op is None:
-        return None
-    if type(op) is Embedding:
-        return Embedding(op.padding_idx, op.scale_grad_by_freq)
-    return type(op)() if type(op).__init__ is Function.__init__ else None
+def _lstm_steps(xg: Tensor, h: Tensor, c: Tensor, W_hh: Tensor, b_hh: Any) -> Any:
+    """Every step's h, and the last h and c, from the x-gates (T, B, 4H)."""
+    hs = []
+    for t in range(xg.shape[0]):
+        h, c = _lstm_step(xg[t] + _h_gates(h, W_hh, b_hh), c)
+        hs.append(h)
+    return array.stack(hs), h, c
 
 
 @derivative(LSTMSequence)
@@ -108,12 +107,15 @@ def _lstm_sequence(f: Any, *gys: Tensor) -> tuple[Any, ...]:
     restored = _x_gates(f)
 
     def build(xg: Tensor, h: Tensor, c: Tensor, W_hh: Tensor, b_hh: Any = None) -> Any:
-        xg = restored
-        hs = []
-        for t in range(xg.shape[0]):
-            h, c = _lstm_step(xg[t] + _h_gates(h, W_hh, b_hh), c)
-            hs.append(h)
-        return array.stack(hs), h, c
+        return _lstm_steps(restored, h, c, W_hh, b_hh)
+    return through(f, gys, build)
+
+
+@derivative(LSTMLookupSequence)
+def _lstm_lookup_sequence(f: Any, *gys: Tensor) -> tuple[Any, ...]:
+    def build(ids: Tensor, table: Tensor, h: Tensor, c: Tensor, W_hh: Tensor,
+              b_hh: Any = None) -> Any:
+        return _lstm_steps(Embedding().apply(ids, table), h, c, W_hh, b_hh)
     return through(f, gys, build)
 
 

@@ -11,7 +11,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions.recurrent import LSTMSequence
 from lamina.functions.recurrent_gru import GRUSequence
 from lamina.functions.recurrent_layer import LSTMInference
-from lamina.functions.recurrent_lookup import input_projection
+from lamina.functions.recurrent_lookup import LSTMLookupSequence, input_projection, looked_up
 from lamina.nn.recurrent_base import Output, Recurrent, State
 from lamina.nn.registry import register_layer
 
@@ -109,8 +109,14 @@ class LSTM(Recurrent):
         # x-gates in place: nothing else holds them. Both biases go in as one, which the
         # op adds in its step kernel: two passes over the (T, B, 4H) gates fewer.
         bias = () if b_ih is None else (b_ih + b_hh,)
-        args = (input_projection(x, W_ih), *state, W_hh, *bias)
-        seq, hT, cT = LSTMSequence(scratch_gates=True).apply(*args)
+        found = looked_up(x)
+        if found is not None:  # x-gates looked up in the projected table, step by step
+            ids, table = found
+            args = (ids, F.linear(table, W_ih), *state, W_hh, *bias)
+            seq, hT, cT = LSTMLookupSequence().apply(*args)
+        else:
+            args = (F.linear(x, W_ih), *state, W_hh, *bias)
+            seq, hT, cT = LSTMSequence(scratch_gates=True).apply(*args)
         return seq, (hT, cT)
 
     def _step(self, xt: Tensor, state: State, W_hh: Tensor, b_hh: Any, W_hr: Any) -> State:

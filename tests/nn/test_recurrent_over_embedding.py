@@ -11,7 +11,7 @@ import pytest
 import lamina as lm
 import lamina.nn as nn
 from lamina.functions.connection import Embedding, Linear
-from lamina.functions.recurrent_lookup import looked_up
+from lamina.functions.recurrent_lookup import LSTMLookupSequence, looked_up
 
 torch = pytest.importorskip("torch")
 
@@ -35,7 +35,8 @@ def _ids(shape, vocab=V):
 
 
 def _projected_by_table(out):
-    """Whether the graph behind `out` holds a lookup in a projected table."""
+    """Whether the graph behind `out` holds a lookup in a projected table (the LSTM's
+    inside its recurrence)."""
     seen, stack = set(), [out.creator]
     while stack:
         f = stack.pop()
@@ -43,7 +44,7 @@ def _projected_by_table(out):
             continue
         seen.add(id(f))
         inputs = vars(f).get("inputs", ())
-        if type(f) is Embedding and type(inputs[1].creator) is Linear:
+        if type(f) in (Embedding, LSTMLookupSequence) and type(inputs[1].creator) is Linear:
             return True
         stack.extend(x.creator for x in inputs)
     return False
