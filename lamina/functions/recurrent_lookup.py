@@ -91,12 +91,12 @@ def looked_up(x: Tensor) -> tuple[Tensor, Tensor] | None:
     ids than rows), neither ids nor table has changed in place since, and nothing waits
     for a gradient of x itself (a hook, retain_grad). Else None."""
     op, turned = x.creator, False
-    if _waited_on(x):
+    if _waited_on(x) or op is None or op.released:  # released: a backward freed its inputs
         return None
     if type(op) is Transpose and op.axes == (1, 0, 2):
         x, turned = op.inputs[0], True
         op = x.creator
-        if _waited_on(x):
+        if _waited_on(x) or op is None or op.released:
             return None
     if type(op) is not Embedding or op.padding_idx is not None or op.scale_grad_by_freq:
         return None
