@@ -127,8 +127,9 @@ def test_the_rows_are_projected_where_the_table_is_not_the_way(case):
     assert seen == ([(3, 4, F_IN)] if case == "hook" else [])
 
 
-def test_double_backward_through_the_projected_table_matches_pytorch():
-    (temb, trec), (emb, rec) = _models("LSTM", batch_first=True)
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_double_backward_through_the_projected_table_matches_pytorch(kind):
+    (temb, trec), (emb, rec) = _models(kind, batch_first=True)
     ids = _ids((3, 4))
     tout, out = trec(temb(torch.tensor(ids)))[0], rec(emb(lm.tensor(ids)))[0]
     assert _projected_by_table(out)
