@@ -30,9 +30,21 @@ class WindowMatrix:
         and the padded copy of gy outweigh the cheaper copy; from 64 on, the GEMMs dominate
         and their Wp/OW times wider rows (and the strided sums of col2im) cost more than
         the copy saves, most on the small maps deep networks end with. With lamina.fused's
-        compiled im2col and col2im, compact at every size: they beat the flat copy."""
-        return (self.stride == (1, 1) and 4 <= self.meta[1][1] < 64
-                and self.kernels is None)
+        compiled im2col and col2im, compact at every size: they beat the flat copy.
+
+        And one image without gradients (batch-1 inference), from 64 channels on too, where
+        the padded rows are at most a quarter wider than the output's: that GEMM is bound
+        by reading the weights, so its wider rows cost little, and copying whole runs
+        saves more than they cost (a ResNet's 64- to 256-channel maps; 512 channels on 4 x
+        4, whose padded rows are 1.5x as wide, and batches of 4 or 8 ran slower so:
+        benchmarks/RESULTS.md, session 78)."""
+        (n, _, _, w), (_, cg, _, _), (_, ow) = self.meta
+        if self.stride != (1, 1) or self.kernels is not None or cg < 4:
+            return False
+        if cg < 64:
+            return True
+        one_image = n == 1 and not any(getattr(self, "needs_input_grad", (True,)))
+        return one_image and 4 * (w + 2 * self.padding[1]) <= 5 * ow
 
     def _im2col(self, x: Any) -> tuple[Any, int]:
         """(groups, C/groups*KH*KW, N*OH*cols): every window of the padded input, one copy;
