@@ -90,14 +90,9 @@ def looked_up(x: Tensor) -> tuple[Tensor, Tensor] | None:
     then transposed too); and where the projection of the table is the smaller one (more
     ids than rows), neither ids nor table has changed in place since, and nothing waits
     for a gradient of x itself (a hook, retain_grad). Else None."""
-    op, turned = x.creator, False
-    if _waited_on(x) or op is None or op.released:  # released: a backward freed its inputs
-        return None
+    op, turned = _maker(x), False
     if type(op) is Transpose and op.axes == (1, 0, 2):
-        x, turned = op.inputs[0], True
-        op = x.creator
-        if _waited_on(x) or op is None or op.released:
-            return None
+        op, turned = _maker(op.inputs[0]), True
     if type(op) is not Embedding or op.padding_idx is not None or op.scale_grad_by_freq:
         return None
     ids, table = op.inputs
@@ -106,8 +101,11 @@ def looked_up(x: Tensor) -> tuple[Tensor, Tensor] | None:
     return (ids.transpose(0, 1) if turned else ids), table
 
 
-def _waited_on(x: Tensor) -> bool:
-    """Whether x's own gradient is asked for: retained, or hooked (a hook on an op's
-    output is kept by the op)."""
-    return x._extra is not None or (x.creator is not None
-                                    and "tensor_hooks" in vars(x.creator))
+def _maker(x: Tensor) -> Any:
+    """The op that made x, where it may be read again: None for a leaf, an op a backward
+    released (its inputs freed), or an x whose own gradient is asked for (retained, or
+    hooked: a hook on an op's output is kept by the op)."""
+    op = x.creator
+    if op is None or op.released or x._extra is not None or "tensor_hooks" in vars(op):
+        return None
+    return op
