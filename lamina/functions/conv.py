@@ -192,16 +192,19 @@ class Conv(WindowMatrix, Function):
 
     def _winograd_grads(self, gy: Any, Wm: Any, x: Any) -> tuple[Any, ...]:
         """The gradients where `product` ran Winograd's: each from its transformed tiles
-        (lamina.functions.winograd), no window matrix."""
+        (lamina.functions.winograd), no window matrix. The input's first: its transformed
+        kernels, (16, C, O), are freed before the weight gradient's, as large, are made,
+        beside the input's gradient rather than the weight's (on a small map, such as a
+        ResNet's last stage, the larger)."""
         (_, _, h, w), W_shape, _ = self.meta
         gyc = np.ascontiguousarray(gy.transpose(1, 0, 2, 3))  # free if channel-major
         need = self.needs_input_grad
         gx = gW = gb = None
-        if need[1]:
-            gW = winograd.weight_grad(x.transpose(1, 0, 2, 3), gyc, self.padding)
         if need[0]:
             gx = winograd.input_grad(gyc, Wm.reshape(W_shape), self.padding, (h, w))
             gx = gx.transpose(1, 0, 2, 3)
+        if need[1]:
+            gW = winograd.weight_grad(x.transpose(1, 0, 2, 3), gyc, self.padding)
         if len(need) == 3 and need[2]:
             gb = row_sums(gyc.reshape(len(gyc), -1))
         return (gx, gW) if len(need) == 2 else (gx, gW, gb)
