@@ -42,19 +42,28 @@ def test_gelu_kernels_agree_with_each_other_to_float32_rounding():
     out = {}
     for name in fused.BACKENDS:
         fused.set_backend(name)
-        y, d = fused.gelu(x)
-        out[name] = (y, d, fused.gelu_backward(d, gy))
+        y, d = _gelu_and_derivative(x)
+        out[name] = (y, d, fused.gelu_backward(d, gy), fused.gelu_grad(x, gy))
     fused.set_backend(None)
     for a, b in zip(out["numba"], out["numpy"]):
         # x reaches 12 here, where float32's spacing is 1e-6.
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=5e-7)
 
 
+def _gelu_and_derivative(x):
+    """(gelu(x), its derivative) by the forward kernel a plan's BiasGELU runs; the values
+    must be the eager op's own (`fused.gelu`) bit for bit."""
+    y, d = np.empty_like(x), np.empty_like(x)
+    fused.kernels().gelu_forward(x, y, d)
+    np.testing.assert_array_equal(fused.gelu(x), y)
+    return y, d
+
+
 def test_gelu_and_its_derivative_are_within_the_formulas_error_of_the_exact_ones(backend):
     from scipy.special import erf
 
     x, gy = _gelu_inputs()
-    y, d = fused.gelu(x)
+    y, d = _gelu_and_derivative(x)
     x64 = x.astype(np.float64)
     phi = 0.5 * (1 + erf(x64 / np.sqrt(2)))
     # Abramowitz & Stegun 7.1.26: 1.5e-7 on erf, 7.5e-8 on Phi, plus float32 rounding.
@@ -63,6 +72,8 @@ def test_gelu_and_its_derivative_are_within_the_formulas_error_of_the_exact_ones
     assert np.abs(d - exact).max() < 1e-6
     assert abs(d[0] - 0.5) < 2e-7 and d[2] == 1.0 and abs(d[3]) < 1e-30
     np.testing.assert_array_equal(fused.gelu_backward(d, gy), gy * d)
+    # the eager op's backward makes the derivative again from x: the same to rounding
+    np.testing.assert_allclose(fused.gelu_grad(x, gy), gy * d, rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.torch
@@ -191,7 +202,7 @@ def test_compiled_kernels_are_cached_on_disk_for_the_next_process(tmp_path):
     code = ("import json, numpy as np, lamina.fused as f\n"
             "from lamina.fused import numba_kernels as k\n"
             "f.gelu(np.ones(10, np.float32))\n"
-            "s = k.gelu_forward.stats\n"
+            "s = k.gelu_values.stats\n"
             "print(json.dumps([s.cache_hits.total(), s.cache_misses.total()]))")
     first = json.loads(_python(code, NUMBA_CACHE_DIR=str(tmp_path)))
     second = json.loads(_python(code, NUMBA_CACHE_DIR=str(tmp_path)))
@@ -206,7 +217,7 @@ def test_import_lamina_loads_no_numba_and_a_missing_numba_falls_back():
     assert out.strip() == "False False"  # each costs tens of MB a process may never use
     out = _python("import sys; sys.modules['numba'] = None  # as if not installed\n"
                   "import numpy as np, lamina.fused as f\n"
-                  "y, phi = f.gelu(np.array([0.0, 1.0], np.float32))\n"
+                  "y = f.gelu(np.array([0.0, 1.0], np.float32))\n"
                   "print(f.backend(), y[1].round(4))\n"
                   "try:\n    f.set_backend('numba')\nexcept ImportError as e:\n    print(e)")
     assert out.splitlines()[0] == "numpy 0.8413"

@@ -46,9 +46,21 @@ def derivative(*ops: type) -> Callable[[Rule], Rule]:
 
 def linear_op(*ops: type) -> None:
     """Mark ops as linear in their inputs, with a backward that reads no input array: the
-    transpose of a linear map; `Adjoint` and `Reapply` differentiate them."""
+    transpose of a linear map; `Adjoint` and `Reapply` differentiate them. Such an op
+    keeps its inputs as their places in the graph (`Function.keeps_inputs`): a copy's
+    input (`contiguous`, a cast, a concatenation's parts) is freed once read."""
     for op in ops:
         RULES[op] = adjoint
+        op.keeps_inputs = False
+
+
+def output(f: Function, array: Any, index: int = 0) -> Tensor:
+    """f's output `index` as a Tensor in its place in the graph, its values the `array`
+    f saved: a rule differentiates through it as through the output itself (PyTorch's
+    saved `result`), so an op whose rule reads only its output (softmax) need not keep
+    its input's array (`Function.keeps_inputs`). The graph stays, as create_graph keeps
+    it: a gradient reaching this Tensor goes on through f's own backward."""
+    return Tensor._from_op(array, f, f.generation + 1, index)
 
 
 def call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:

@@ -27,13 +27,15 @@ def erf_into(x: Any, out: Any) -> None:
 
 class GELU(Function):
     """x * Phi(x), by erf or in its tanh form, computed in the input's dtype: float32
-    stays float32 (a float64 constant would promote every pass), and the forward keeps
-    what the backward needs (Phi(x), or the tanh) instead of computing it again.
+    stays float32 (a float64 constant would promote every pass).
 
     The erf form of a C-contiguous float32 array is one fused kernel (lamina.fused), its
-    Phi within 4e-7 (the formula PyTorch's vectorized CPU kernel uses too); it keeps the
-    derivative alone, computed as it goes, not x and Phi(x): the backward is then one
-    product, and x may be freed once read. Other arrays and dtypes take the exact erf."""
+    Phi within 4e-7 (the formula PyTorch's vectorized CPU kernel uses too). It keeps x
+    alone, as PyTorch's does, and its backward makes the derivative again in one fused
+    pass: the layer after GELU keeps the output, so keeping the derivative too would hold
+    three arrays of the activation's size where two do (a GPT's MLP: a sixth of its
+    activations). Other arrays and dtypes take the exact erf, and keep x and Phi(x) (or
+    the tanh) for a backward in NumPy's passes."""
 
     def __init__(self, approximate: str) -> None:
         if approximate not in ("none", "tanh"):
@@ -44,9 +46,8 @@ class GELU(Function):
         if x.dtype.kind != "f":  # integers compute in float64, as np.tanh would
             x = x.astype(np.float64)
         if self.approximate == "none" and fused.fits(x):
-            y, d = fused.gelu(x)
-            self.save_for_backward(d if self.needs_input_grad[0] else None)
-            return y
+            self.save_for_backward(x if self.needs_input_grad[0] else None)
+            return fused.gelu(x)
         c = x.dtype.type
         if self.approximate == "tanh":  # tanh(sqrt(2/pi) * x * (1 + 0.044715 x^2))
             part = _square(x)
@@ -68,11 +69,9 @@ class GELU(Function):
         return x * part
 
     def backward(self, gy: Any) -> Any:
-        if len(self.saved_tensors) == 1:  # the kernel's derivative
-            (d,) = self.saved_tensors
-            if gy.dtype != d.dtype:
-                return gy * d
-            return fused.gelu_backward(d, np.ascontiguousarray(gy))
+        if len(self.saved_tensors) == 1:  # the fused kernel's: x alone
+            (x,) = self.saved_tensors
+            return fused.gelu_grad(x, np.ascontiguousarray(gy, x.dtype))
         x, part = self.saved_tensors
         c = x.dtype.type
         x2 = _square(x)

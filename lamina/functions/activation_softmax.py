@@ -20,6 +20,7 @@ class Softmax(Function):
     # The compiled kernels apply these; _scores, in NumPy. offset: the query of the first
     # row, where the rows are a block of the queries (a plan's causal attention by blocks).
     scale, causal, offset = 1.0, False, 0
+    keeps_inputs = False  # backward, and its derivative rule, read the output it saves
 
     def __init__(self, axis: int) -> None:
         self.axis = axis
@@ -76,6 +77,8 @@ class Softmax(Function):
 
 
 class LogSoftmax(Function):
+    keeps_inputs = False  # as Softmax: the saved output is all its backward reads
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.engine import grad
-from lamina.autograd.higher_order import derivative, linear_op, placed
+from lamina.autograd.higher_order import derivative, linear_op, output, placed
 from lamina.autograd.tensor import Tensor
 from lamina.functions import activation as act
 from lamina.functions import (
@@ -99,14 +99,14 @@ def _gelu(f: Any, gy: Tensor) -> Tensor:
 
 @derivative(asm.Softmax)
 def _softmax(f: Any, gy: Tensor) -> Tensor:
-    y = asm.Softmax(f.axis).apply(f.inputs[0])
+    y = output(f, f.saved_tensors[0])
     gx = y * gy
     return gx - y * red.sum(gx, f.axis, keepdims=True)
 
 
 @derivative(asm.LogSoftmax)
 def _log_softmax(f: Any, gy: Tensor) -> Tensor:
-    y = asm.Softmax(f.axis).apply(f.inputs[0])
+    y = un.exp(output(f, f.saved_tensors[0]))
     return gy - y * red.sum(gy, f.axis, keepdims=True)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.autograd.higher_order import adjoint, derivative, linear_op, opaque
+from lamina.autograd.higher_order import adjoint, derivative, linear_op, opaque, output
 from lamina.autograd.tensor import Tensor
 from lamina.functions import array, spatial
 from lamina.functions import axis_reductions as red
@@ -36,7 +36,7 @@ from lamina.functions.volume import WindowMax
 @derivative(AttentionSoftmax)
 def _attention_softmax(f: Any, gy: Tensor) -> Tensor:
     """softmax(x * scale + mask): softmax's gradient, times the scale."""
-    y = AttentionSoftmax(f.scale, f.causal).apply(f.inputs[0])
+    y = output(f, f.saved_tensors[0])
     gz = y * gy
     return (gz - y * red.sum(gz, -1, keepdims=True)) * f.scale
 

@@ -23,6 +23,7 @@ class Dropout(Function):
     # Its mask comes from `draw(shape)`: an op that draws random numbers says so, as a
     # batch split over threads must draw them once for the whole batch.
     draws_random = True
+    keeps_inputs = False  # backward, and its derivative rule, read the mask alone
 
     def __init__(self, p: float) -> None:
         self.p = p

@@ -217,6 +217,7 @@ from lamina.fused.shares import (  # noqa: E402
     gelu,
     gelu_backward,
     gelu_bias,
+    gelu_grad,
     in_pieces,
     in_ranges,
     in_rows,
@@ -229,7 +230,8 @@ from lamina.fused.shares import (  # noqa: E402
 )
 
 __all__ = ["BACKENDS", "add_row", "backend", "col2im", "compiled", "compiled_for", "fits",
-           "flat_memory", "gelu", "gelu_backward", "gelu_bias", "im2col", "in_pieces", "in_ranges",
+           "flat_memory", "gelu", "gelu_backward", "gelu_bias", "gelu_grad",
+           "im2col", "in_pieces", "in_ranges",
            "in_rows", "kernels", "layer_norm", "layer_norm_backward", "loaded", "log_softmax",
            "row_product", "set_backend", "softmax", "softmax_backward", "split_kernels",
            "threaded_parts"]

@@ -102,6 +102,20 @@ def gelu_forward(x, y, d):  # type: ignore[no-untyped-def]
 
 
 @_jit
+def gelu_values(x, y):  # type: ignore[no-untyped-def]
+    """y = gelu(x) alone: the eager op keeps x for its backward, not the derivative."""
+    for i in range(x.size):
+        y[i] = _gelu(x[i])[0]
+
+
+@_jit
+def gelu_grad(x, gy, gx):  # type: ignore[no-untyped-def]
+    """gx = gy * gelu'(x), the derivative made again from the input x (see _gelu)."""
+    for i in range(x.size):
+        gx[i] = gy[i] * _gelu(x[i])[1]
+
+
+@_jit
 def gelu_bias_forward(x, b, y, d):  # type: ignore[no-untyped-def]
     """gelu_forward of x + b, b (N,) added to each row of x (R, N) in the same pass: the
     bias of the linear layer that made x (plan.rewrite_bias)."""

@@ -52,6 +52,20 @@ def gelu_backward_parts(parts, d, gy, gx):  # type: ignore[no-untyped-def]
 
 
 @split
+def gelu_values_parts(parts, x, y):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(x.size, parts, p)
+        serial.gelu_values(x[lo:hi], y[lo:hi])
+
+
+@split
+def gelu_grad_parts(parts, x, gy, gx):  # type: ignore[no-untyped-def]
+    for p in numba.prange(parts):
+        lo, hi = _bounds(x.size, parts, p)
+        serial.gelu_grad(x[lo:hi], gy[lo:hi], gx[lo:hi])
+
+
+@split
 def relu_parts(parts, x, y):  # type: ignore[no-untyped-def]
     for p in numba.prange(parts):
         lo, hi = _bounds(x.size, parts, p)

@@ -21,10 +21,33 @@ def gelu_forward(x: Any, y: Any, d: Any) -> None:
     """y = x * Phi(x) and its derivative d = Phi(x) + x * N(x), N the standard normal
     density; Phi by Abramowitz & Stegun 7.1.26 (see constants), whose exp(-x^2 / 2) is
     N's too."""
+    for xs, ps, ns, lo, hi in _phi_chunks(x):
+        np.multiply(xs, ps, out=y[lo:hi])
+        ns *= xs
+        np.add(ps, ns, out=d[lo:hi])
+
+
+def gelu_values(x: Any, y: Any) -> None:
+    """y = x * Phi(x) alone (numba_kernels')."""
+    for xs, ps, _, lo, hi in _phi_chunks(x):
+        np.multiply(xs, ps, out=y[lo:hi])
+
+
+def gelu_grad(x: Any, gy: Any, gx: Any) -> None:
+    """gx = gy * (Phi(x) + x * N(x)), the derivative made again from x (numba_kernels')."""
+    for xs, ps, ns, lo, hi in _phi_chunks(x):
+        ns *= xs
+        ps += ns
+        np.multiply(gy[lo:hi], ps, out=gx[lo:hi])
+
+
+def _phi_chunks(x: Any) -> Any:
+    """(x's chunk, Phi of it, N of it, lo, hi) for each chunk [lo, hi) of a flat x; the
+    two scratch arrays are reused from one chunk to the next."""
     z, t, sign = np.empty(CHUNK, x.dtype), np.empty(CHUNK, x.dtype), np.empty(CHUNK, bool)
     p = np.empty(CHUNK, x.dtype)
     for lo in range(0, x.size, CHUNK):
-        xs, ys, ds = x[lo:lo + CHUNK], y[lo:lo + CHUNK], d[lo:lo + CHUNK]
+        xs = x[lo:lo + CHUNK]
         n = xs.size
         zs, ts, pos, ps = z[:n], t[:n], sign[:n], p[:n]
         np.abs(xs, out=zs)
@@ -43,10 +66,8 @@ def gelu_forward(x: Any, y: Any, d: Any) -> None:
         ps *= HALF  # erfc(|x| / sqrt 2) / 2: Phi(x) for x < 0, 1 - Phi(x) otherwise
         np.greater_equal(xs, 0, out=pos)
         np.subtract(ONE, ps, out=ps, where=pos)
-        np.multiply(xs, ps, out=ys)
         zs *= R2PI  # N(x)
-        zs *= xs
-        np.add(ps, zs, out=ds)
+        yield xs, ps, zs, lo, lo + n
 
 
 def gelu_bias_forward(x: Any, b: Any, y: Any, d: Any) -> None:

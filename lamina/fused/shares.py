@@ -108,12 +108,19 @@ def _cut(a: Any, lo: int, hi: int) -> Any:
     return a[lo:hi] if isinstance(a, np.ndarray) else a
 
 
-def gelu(x: Any) -> tuple[Any, Any]:
-    """(x * Phi(x), its derivative Phi(x) + x * N(x)) for a float32 C-contiguous x (see
-    `fits`); Phi as in lamina/fused/constants.py, within 4e-7 of the exact one in float32."""
-    y, d = np.empty_like(x), np.empty_like(x)
-    in_pieces(_fused.kernels().gelu_forward, x, y, d)
-    return y, d
+def gelu(x: Any) -> Any:
+    """x * Phi(x) for a float32 C-contiguous x (see `fits`); Phi as in
+    lamina/fused/constants.py, within 4e-7 of the exact one in float32."""
+    y = np.empty_like(x)
+    in_pieces(_fused.kernels().gelu_values, x, y)
+    return y
+
+
+def gelu_grad(x: Any, gy: Any) -> Any:
+    """The gradient of `gelu` at x from gy: gy * (Phi(x) + x * N(x))."""
+    gx = np.empty_like(x)
+    in_pieces(_fused.kernels().gelu_grad, x, gy, gx)
+    return gx
 
 
 def gelu_bias(rows: Any, b: Any) -> tuple[Any, Any]:
