@@ -130,6 +130,8 @@ class ELU(Function):
 
 
 class Sigmoid(Function):
+    keeps_inputs = False  # backward, and its derivative rule, read the output it saves
+
     def forward(self, x: Any, *, out: Any = None) -> Any:
         """out: an array of x's shape to write the result into (NumPy's out=)."""
         # 0.5 * tanh(x/2) + 0.5 never overflows, unlike 1 / (1 + exp(-x)).
@@ -163,6 +165,8 @@ class SiLU(Function):
 
 
 class Tanh(Function):
+    keeps_inputs = False  # as Sigmoid
+
     def forward(self, x: Any, *, out: Any = None) -> Any:
         """out: an array of x's shape to write the result into (NumPy's out=)."""
         y = np.tanh(x, out=out)

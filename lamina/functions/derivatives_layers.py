@@ -64,7 +64,7 @@ def _elu(f: Any, gy: Tensor) -> Tensor:
 
 @derivative(act.Sigmoid)
 def _sigmoid(f: Any, gy: Tensor) -> Tensor:
-    s = act.Sigmoid().apply(f.inputs[0])
+    s = output(f, f.saved_tensors[0])
     return gy * s * (1 - s)
 
 
@@ -77,7 +77,7 @@ def _silu(f: Any, gy: Tensor) -> Tensor:
 
 @derivative(act.Tanh)
 def _tanh(f: Any, gy: Tensor) -> Tensor:
-    t = act.Tanh().apply(f.inputs[0])
+    t = output(f, f.saved_tensors[0])
     return gy * (1 - t * t)
 
 

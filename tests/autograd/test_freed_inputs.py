@@ -31,7 +31,9 @@ OPS = [("relu", lambda h, b: F.relu(h), lambda h, b: torch.relu(h)),
        ("softmax", lambda h, b: F.softmax(h, -1) * b,
         lambda h, b: torch.softmax(h, -1) * b),
        ("log_softmax", lambda h, b: F.log_softmax(h, 0) * b,
-        lambda h, b: torch.log_softmax(h, 0) * b)]
+        lambda h, b: torch.log_softmax(h, 0) * b),
+       ("sigmoid", lambda h, b: F.sigmoid(h) * b, lambda h, b: torch.sigmoid(h) * b),
+       ("tanh", lambda h, b: F.tanh(h) * b, lambda h, b: torch.tanh(h) * b)]
 
 
 def _leaves(*arrays: np.ndarray) -> tuple[list[lm.Tensor], list[torch.Tensor]]:
