@@ -50,6 +50,7 @@ TRIM_THRESHOLD = 256 << 20
 MMAP_THRESHOLD = 32 << 20
 USER_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_",
                  "MALLOC_ARENA_MAX")
+_keeping = False  # whether keep_freed_memory has changed malloc's settings
 
 
 def keep_freed_memory() -> bool:
@@ -65,9 +66,17 @@ def keep_freed_memory() -> bool:
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
     if mallopt is None:
         return False
-    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-                and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
-                and mallopt(M_ARENA_MAX, 1))
+    global _keeping
+    _keeping = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+                    and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+                    and mallopt(M_ARENA_MAX, 1))
+    return _keeping
+
+
+def keeps_freed_memory() -> bool:
+    """Whether keep_freed_memory has made malloc keep what is freed below MMAP_THRESHOLD:
+    then memory freed in a step is taken again in the next without page faults."""
+    return _keeping
 
 
 def give_back_freed_memory() -> None:

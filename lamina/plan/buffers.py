@@ -48,3 +48,25 @@ def assign_slots(trace: Trace, forward: list[Node], last_use: dict[int, int]
             shape, dtype = meta[s]
             free[(shape, dtype.str)].append(s)
     return slots, meta
+
+
+def release_steps(slots: dict[int, int], meta: list[SlotMeta], last_use: dict[int, int],
+                  end: int, smallest: int, largest: int) -> dict[int, list[int]]:
+    """step -> the slots of `smallest` to `largest` bytes (exclusive) whose last value is
+    last read at that step, before the step's `end` (a slot a requested output views
+    lives through it). A training step's slots hold the forward's activations,
+    which die one layer after another in backward; pooled for the whole step, they sat
+    beside the gradients that backward makes meanwhile (parameters' and activations'),
+    where freed at their last read, as eager mode frees its graph, malloc hands their
+    memory to those gradients. Outside that range a slot stays pooled: a small one is
+    not worth the bookkeeping, and one past malloc's mmap threshold would be mapped,
+    and faulted in page by page, again at every step."""
+    last: dict[int, int] = {}
+    for v, s in slots.items():
+        last[s] = max(last.get(s, -1), last_use[v])
+    steps: dict[int, list[int]] = defaultdict(list)
+    for s, t in sorted(last.items()):
+        shape, dtype = meta[s]
+        if t < end and smallest <= int(np.prod(shape)) * dtype.itemsize < largest:
+            steps[t].append(s)
+    return dict(steps)

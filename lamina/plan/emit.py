@@ -39,6 +39,8 @@ def emit(program: Program) -> tuple[Any, str]:
         names[f"p{v}"] = p
         lines.append(f"    v{v} = p{v}.array")
     for t, n in enumerate(program.forward):
+        if t in program.remakes:
+            lines.append(f"    prog.remake_slots({t})")
         names[f"f{t}"] = n.fn.forward
         call = f"f{t}({', '.join(value(v) for v in n.inputs)})"
         if len(n.outputs) == 1:
@@ -64,9 +66,11 @@ def emit(program: Program) -> tuple[Any, str]:
 
 
 def _frees(program: Program, t: int) -> list[str]:
-    """Drop the values whose last use is step t (constants stay: the trace holds them)."""
-    return [f"    v{v} = None" for v in program.frees.get(t, ())
-            if program.trace.kinds[v] != "const"]
+    """Drop the values whose last use is step t (constants stay: the trace holds them),
+    then the slots it read last where the program releases them (Program.releases)."""
+    lines = [f"    v{v} = None" for v in program.frees.get(t, ())
+             if program.trace.kinds[v] != "const"]
+    return lines + ([f"    prog.release_slots({t})"] if t in program.releases else [])
 
 
 def _backward(program: Program, names: dict[str, Any]) -> list[str]:

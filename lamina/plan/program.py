@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from lamina import allocator
 from lamina.autograd.delivery import accumulate_grad
-from lamina.plan.buffers import assign_slots
+from lamina.plan.buffers import assign_slots, release_steps
 from lamina.plan.emit import emit
 from lamina.plan.graph import prune, toposort
 from lamina.plan.kernels import Kernel, lower
@@ -22,6 +23,10 @@ from lamina.plan.report import describe, memory
 from lamina.plan.rewrite import rewrite
 from lamina.plan.trace import Node, Trace
 from lamina.plan.tune import tune_variants
+
+# A training step frees the slots of this many bytes or more at their last read
+# (buffers.release_steps) and makes them again at the next run; smaller ones stay pooled.
+RELEASE_BYTES = 1 << 20
 
 
 class Program:
@@ -68,7 +73,14 @@ class Program:
                 self.live = self._liveness()
         self.slots, self.slot_meta = assign_slots(trace, self.forward, self.live.last_use)
         self.frees = self.live.frees()
+        # Only where malloc keeps freed memory: else each step would fault the slots in.
+        end = len(self.forward) + len(self.backward)
+        self.releases = (release_steps(self.slots, self.slot_meta, self.live.last_use, end,
+                                       RELEASE_BYTES, allocator.MMAP_THRESHOLD)
+                         if train and allocator.keeps_freed_memory() else {})
+        self.remakes = remake_steps(self.forward, self.slots, self.releases)
         self.buffers: list[Any] | None = None
+        self.slot_users: list[list[tuple[list[Any], int]]] = []  # (out_buffers, index)
         # What each op kept in the probe is a run's worth of activations no run reads.
         self.release_memory()
         self.after_forward: Any = None  # a callable run between forward and backward
@@ -137,17 +149,39 @@ class Program:
     def _prepare(self) -> None:
         """Allocate the slots and generate the step's code (see emit), once."""
         self.buffers = [np.empty(shape, dtype) for shape, dtype in self.slot_meta]
+        self.slot_users = [[] for _ in self.slot_meta]
         for n in self.forward:
             if isinstance(n.fn, Kernel):
-                n.fn.out_buffers = [self.buffers[self.slots[v]] if v in self.slots else None
-                                    for v in n.outputs]
+                outs = n.fn.out_buffers = [None] * len(n.outputs)
+                for i, v in enumerate(n.outputs):
+                    if v in self.slots:
+                        outs[i] = self.buffers[self.slots[v]]
+                        self.slot_users[self.slots[v]].append((outs, i))
         self.step, self.source = emit(self)
+
+    def release_slots(self, t: int) -> None:
+        """Drop the slots whose values step t read last (see `releases`), from the
+        program and from the kernels that write into them, so that their memory is
+        freed once the values' last views go."""
+        for s in self.releases[t]:
+            self.buffers[s] = None
+            for outs, i in self.slot_users[s]:
+                outs[i] = None
+
+    def remake_slots(self, t: int) -> None:
+        """Make the released slots that forward step t writes first again."""
+        for s in self.remakes[t]:
+            if self.buffers[s] is None:
+                shape, dtype = self.slot_meta[s]
+                buf = self.buffers[s] = np.empty(shape, dtype)
+                for outs, i in self.slot_users[s]:
+                    outs[i] = buf
 
     def release_memory(self) -> None:
         """Drop the buffers and what the ops kept from the last run (a step's
         activations); the next run allocates them again. For a program kept aside while
         another is measured."""
-        self.buffers = None
+        self.buffers, self.slot_users = None, []
         for n in self.forward:
             n.fn.saved_tensors = ()
             if isinstance(n.fn, Kernel):
@@ -168,6 +202,20 @@ class Program:
     def describe(self) -> str:
         """The steps: ops, values, slots, frees, pruned ops, rewrites, backward."""
         return describe(self)
+
+
+def remake_steps(forward: list[Node], slots: dict[int, int], releases: dict[int, list[int]]
+                 ) -> dict[int, list[int]]:
+    """Forward step -> the released slots it writes first."""
+    released = {s for ss in releases.values() for s in ss}
+    steps: dict[int, list[int]] = {}
+    for t, n in enumerate(forward):
+        for v in n.outputs:
+            s = slots.get(v)
+            if s in released:
+                released.discard(s)
+                steps.setdefault(t, []).append(s)
+    return steps
 
 
 def _release_replaced(trace: Trace, forward: list[Node]) -> None:
