@@ -4,7 +4,8 @@
 their own:
 - glibc's malloc keeps freed memory, every thread's in its main arena
   (lamina/allocator.py), so a step does not page-fault its memory back in after the
-  previous one gave it to the OS;
+  previous one gave it to the OS (and a training plan may then free its buffers at
+  their last read: lamina/plan/buffers.py);
 - OpenBLAS's idle threads sleep soon after each call instead of spinning, for 0.1 s, on
   the cores that lamina's own threads need (lamina/thread_pools.py). OpenBLAS reads this when
   NumPy loads, so it takes effect only in a process that sets it first: the `lamina`
