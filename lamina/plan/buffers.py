@@ -70,3 +70,19 @@ def release_steps(slots: dict[int, int], meta: list[SlotMeta], last_use: dict[in
         if t < end and smallest <= int(np.prod(shape)) * dtype.itemsize < largest:
             steps[t].append(s)
     return dict(steps)
+
+
+def remake_steps(forward: list[Node], slots: dict[int, int], releases: dict[int, list[int]]
+                 ) -> dict[int, list[int]]:
+    """Forward step -> the released slots (see release_steps) it writes first: made again
+    there, not all at the step's start, so that the heap's layout follows the forward's
+    order as eager mode's does, and a slot is not held before its first value."""
+    released = {s for ss in releases.values() for s in ss}
+    steps: dict[int, list[int]] = {}
+    for t, n in enumerate(forward):
+        for v in n.outputs:
+            s = slots.get(v)
+            if s in released:
+                released.discard(s)
+                steps.setdefault(t, []).append(s)
+    return steps

@@ -14,7 +14,7 @@ import numpy as np
 
 from lamina import allocator
 from lamina.autograd.delivery import accumulate_grad
-from lamina.plan.buffers import assign_slots, release_steps
+from lamina.plan.buffers import assign_slots, release_steps, remake_steps
 from lamina.plan.emit import emit
 from lamina.plan.graph import prune, toposort
 from lamina.plan.kernels import Kernel, lower
@@ -25,7 +25,8 @@ from lamina.plan.trace import Node, Trace
 from lamina.plan.tune import tune_variants
 
 # A training step frees the slots of this many bytes or more at their last read
-# (buffers.release_steps) and makes them again at the next run; smaller ones stay pooled.
+# (buffers.release_steps) and makes them again where the next run first writes them;
+# smaller ones stay pooled.
 RELEASE_BYTES = 1 << 20
 
 
@@ -202,20 +203,6 @@ class Program:
     def describe(self) -> str:
         """The steps: ops, values, slots, frees, pruned ops, rewrites, backward."""
         return describe(self)
-
-
-def remake_steps(forward: list[Node], slots: dict[int, int], releases: dict[int, list[int]]
-                 ) -> dict[int, list[int]]:
-    """Forward step -> the released slots it writes first."""
-    released = {s for ss in releases.values() for s in ss}
-    steps: dict[int, list[int]] = {}
-    for t, n in enumerate(forward):
-        for v in n.outputs:
-            s = slots.get(v)
-            if s in released:
-                released.discard(s)
-                steps.setdefault(t, []).append(s)
-    return steps
 
 
 def _release_replaced(trace: Trace, forward: list[Node]) -> None:
