@@ -64,12 +64,17 @@ def release_steps(slots: dict[int, int], meta: list[SlotMeta], last_use: dict[in
     last: dict[int, int] = {}
     for v, s in slots.items():
         last[s] = max(last.get(s, -1), last_use[v])
+    sizes = slot_bytes(meta)
     steps: dict[int, list[int]] = defaultdict(list)
     for s, t in sorted(last.items()):
-        shape, dtype = meta[s]
-        if t < end and smallest <= int(np.prod(shape)) * dtype.itemsize < largest:
+        if t < end and smallest <= sizes[s] < largest:
             steps[t].append(s)
     return dict(steps)
+
+
+def slot_bytes(meta: list[SlotMeta]) -> list[int]:
+    """Each slot's size in bytes."""
+    return [int(np.prod(shape)) * dtype.itemsize for shape, dtype in meta]
 
 
 def remake_steps(forward: list[Node], slots: dict[int, int], releases: dict[int, list[int]]

@@ -149,16 +149,24 @@ class Program:
 
     def _prepare(self) -> None:
         """Allocate the slots and generate the step's code (see emit), once."""
-        self.buffers = [np.empty(shape, dtype) for shape, dtype in self.slot_meta]
+        self.buffers = [None] * len(self.slot_meta)
         self.slot_users = [[] for _ in self.slot_meta]
         for n in self.forward:
             if isinstance(n.fn, Kernel):
                 outs = n.fn.out_buffers = [None] * len(n.outputs)
                 for i, v in enumerate(n.outputs):
                     if v in self.slots:
-                        outs[i] = self.buffers[self.slots[v]]
                         self.slot_users[self.slots[v]].append((outs, i))
+        for s in range(len(self.slot_meta)):
+            self._make_slot(s)
         self.step, self.source = emit(self)
+
+    def _make_slot(self, s: int) -> None:
+        """Allocate slot s and hand it to the kernels that write into it."""
+        shape, dtype = self.slot_meta[s]
+        buf = self.buffers[s] = np.empty(shape, dtype)
+        for outs, i in self.slot_users[s]:
+            outs[i] = buf
 
     def release_slots(self, t: int) -> None:
         """Drop the slots whose values step t read last (see `releases`), from the
@@ -173,10 +181,7 @@ class Program:
         """Make the released slots that forward step t writes first again."""
         for s in self.remakes[t]:
             if self.buffers[s] is None:
-                shape, dtype = self.slot_meta[s]
-                buf = self.buffers[s] = np.empty(shape, dtype)
-                for outs, i in self.slot_users[s]:
-                    outs[i] = buf
+                self._make_slot(s)
 
     def release_memory(self) -> None:
         """Drop the buffers and what the ops kept from the last run (a step's

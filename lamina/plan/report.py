@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lamina.plan.buffers import slot_bytes
+
 if TYPE_CHECKING:
     from lamina.plan.program import Program
 
@@ -22,7 +24,7 @@ def memory(program: Program) -> dict[str, int]:
     live = np.zeros(steps + 1, np.int64)
     for v, b in born.items():
         live[b:program.live.last_use[v] + 1] += nbytes[v]
-    sizes = [int(np.prod(s)) * d.itemsize for s, d in program.slot_meta]
+    sizes = slot_bytes(program.slot_meta)
     released = sum(sizes[s] for slots in program.releases.values() for s in slots)
     return {"values": len(nbytes), "bytes_without_reuse": sum(nbytes.values()) + grad_bytes,
             "bytes_with_reuse": int(live.max()) if len(live) else 0,

@@ -6,12 +6,11 @@ a lower peak, and no page faults for what is made again. Inference plans keep th
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tracemalloc
 
 import numpy as np
 import pytest
+from test_allocator import python
 
 import lamina as lm
 import lamina.functions as F
@@ -64,16 +63,21 @@ def _batch(kind):
     return x, lm.tensor(rng.integers(0, 10, shape[0]))
 
 
+def _compile(model, x, y, release, threads=1):
+    """A training plan compiled as after tune_process (release) or without it."""
+    before = allocator._keeping
+    allocator._keeping = release
+    try:
+        return lm.plan.compile(model, F.cross_entropy, (x, y), threads=threads)
+    finally:
+        allocator._keeping = before
+
+
 def _train(kind, release, steps=3, threads=1):
     """Losses and final parameters of `steps` planned SGD steps, and the plan."""
     model = _mlp() if kind == "mlp" else _resnet_block()
     x, y = _batch(kind)
-    before = allocator._keeping
-    allocator._keeping = release
-    try:
-        plan = lm.plan.compile(model, F.cross_entropy, (x, y), threads=threads)
-    finally:
-        allocator._keeping = before
+    plan = _compile(model, x, y, release, threads=threads)
     opt = lm.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     losses = []
     for _ in range(steps):
@@ -99,12 +103,7 @@ def _held_and_peak(release):
     """Bytes a planned MLP step holds after it ends and at its peak, the plan's own
     allocations traced from before its first run."""
     model, (x, y) = _mlp(), _batch("mlp")
-    before = allocator._keeping
-    allocator._keeping = release
-    try:
-        plan = lm.plan.compile(model, F.cross_entropy, (x, y))
-    finally:
-        allocator._keeping = before
+    plan = _compile(model, x, y, release)
     plan.last.release_memory()  # the slots are made again, traced, at the next run
     tracemalloc.start()
     try:
@@ -182,10 +181,7 @@ print(plan.memory()["released_buffer_bytes"] > 0, faults)
 @pytest.mark.skipif(not allocator.on_glibc(), reason="glibc's malloc only")
 def test_a_tuned_process_releases_slots_without_page_faults():
     def run(mode):
-        env = {k: v for k, v in __import__("os").environ.items()
-               if k not in allocator.USER_SETTINGS and k != "GLIBC_TUNABLES"}
-        out = subprocess.run([sys.executable, "-c", STEPS, mode], env=env, check=True,
-                             capture_output=True, text=True).stdout.split()
+        out = python(STEPS, mode).split()  # no malloc setting from the environment
         return out[0] == "True", float(out[1])
 
     released, faults = run("tune")
