@@ -187,7 +187,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                 "lamina (git clone, then pip install -e .)")
     import subprocess
 
-    return subprocess.call([sys.executable, str(script), *args.rest])
+    # As `python run.py` would run it (its folder first on sys.path), its usage line and
+    # errors naming the command the user typed.
+    launch = ("import sys; sys.path[0] = sys.argv.pop(1); import run; "
+              "sys.exit(run.main(sys.argv[1:], prog='lamina bench'))")
+    return subprocess.call([sys.executable, "-c", launch, str(script.parent), *args.rest])
 
 
 def cmd_env(args: argparse.Namespace) -> int:

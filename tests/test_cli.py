@@ -256,7 +256,14 @@ def test_an_override_without_set_is_refused_with_the_set_spelling(tmp_path, caps
 def test_bench_help_is_the_benchmark_scripts(env, tmp_path) -> None:
     """`lamina bench` hands every option to benchmarks/run.py, --help included."""
     out = lamina("bench", "--help", env=env, cwd=tmp_path).stdout
+    assert out.startswith("usage: lamina bench [-h]"), out
     assert "--workloads" in out and "--no-inference" in out
+
+
+def test_bench_names_itself_in_its_errors(env, tmp_path) -> None:
+    proc = lamina("bench", "--workloads", "vgg", env=env, cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert "lamina bench: error: argument --workloads: invalid choice: 'vgg'" in proc.stderr
 
 
 def test_a_warning_is_one_line_naming_the_fix(env, tmp_path) -> None:
