@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -53,10 +55,24 @@ def from_config(config: Mapping[str, Any], params: Iterable[Any],
         if not named:
             raise TypeError("optimizer.groups: needs named parameters, e.g. "
                             "model.named_parameters()")
+        _check_group_keys(cls, groups)
         params = _grouped(params, groups, strict)
     elif named:
         params = [p for _, p in params]
     return cls(params, **options)
+
+
+def _check_group_keys(cls: type, groups: list[Mapping[str, Any]]) -> None:
+    """A job file's group may set only the optimizer's hyper-parameters: in a file, any
+    other key is a mistake (an optimizer built in code keeps one, as PyTorch does)."""
+    allowed = sorted(set(inspect.signature(cls.__init__).parameters) - {"self", "params"})
+    for i, group in enumerate(groups):
+        for key in group:
+            if key != "params" and key not in allowed:
+                near = difflib.get_close_matches(str(key), allowed, n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise ValueError(f"optimizer.groups[{i}]: {key!r} is not a hyper-parameter "
+                                 f"of {cls.__name__}{hint}; one of {allowed}")
 
 
 def _grouped(named: list[Any], groups: list[Mapping[str, Any]], strict: bool

@@ -18,6 +18,7 @@ import numpy as np
 from lamina import parallel
 from lamina.autograd.tensor import Tensor
 from lamina.optim import pieces, tensor_state
+from lamina.optim.groups import group_params, hyper_parameter_names, warn_misspelt
 from lamina.optim.state_io import StateDictMethods
 from lamina.optim.step_hooks import StepHookMethods, with_step_hooks
 
@@ -47,6 +48,9 @@ class Optimizer(StepHookMethods, StateDictMethods):
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
         self.check_hyper(self.defaults)
+        if isinstance(params, Tensor):
+            raise TypeError(f"{type(self).__name__}: params should be an iterable of tensors "
+                            f"or dicts, got a Tensor: pass [tensor], or model.parameters()")
         params = list(params)
         if not params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
@@ -59,27 +63,36 @@ class Optimizer(StepHookMethods, StateDictMethods):
             self.add_param_group(group)
 
     def add_param_group(self, group: dict[str, Any]) -> None:
-        """Add a group of parameters with its own hyper-parameters."""
-        group = {**self.defaults, **group, "params": list(group["params"])}
-        unknown = self._foreign_keys(group)
-        if unknown:
-            raise ValueError(f"{type(self).__name__}: unknown hyper-parameter(s) "
-                             f"{unknown}; allowed: {sorted(self.defaults)}")
+        """Add a group of parameters (tensors, or named_parameters()' pairs, whose names
+        the group keeps as `param_names`) with its own hyper-parameters; any other key is
+        kept as given (see lamina/optim/groups.py)."""
+        owner = type(self).__name__
+        group = dict(group)
+        group["params"], names = group_params(group["params"], owner)
+        if names is not None:
+            group["param_names"] = names
+        if self.param_groups and ("param_names" in group) != (
+                "param_names" in self.param_groups[0]):
+            raise ValueError(f"{owner}: give every parameter group named parameters, or "
+                             f"none (named_parameters() in some, parameters() in others)")
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        warn_misspelt(group, self.defaults, owner)
         self.check_hyper(group)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
+        mine: set[int] = set()
         for p in group["params"]:
-            if not isinstance(p, Tensor) or not p.requires_grad:
-                raise TypeError(f"{type(self).__name__}: can only optimise tensors that "
-                                f"require grad; got {type(p).__name__}")
             if id(p) in seen:
-                raise ValueError(f"{type(self).__name__}: a parameter appears in two groups")
-            seen.add(id(p))
+                raise ValueError(f"{owner}: a parameter appears in two groups")
+            if id(p) in mine:
+                raise ValueError(f"{owner}: a parameter appears twice in one group")
+            mine.add(id(p))
         self.param_groups.append(group)
 
     def _foreign_keys(self, group: dict[str, Any]) -> list[str]:
-        """A group's keys that are not this optimizer's hyper-parameters, sorted (besides
-        `params`, and `initial_lr`, which a schedule adds)."""
-        return sorted(set(group) - set(self.defaults) - {"params", "initial_lr"})
+        """A saved group's keys that are hyper-parameters of another of lamina's optimizers
+        and not of this one, sorted: what a state dict of another type holds."""
+        return sorted((set(group) & hyper_parameter_names(Optimizer)) - set(self.defaults))
 
     # -- the rule (subclasses) --------------------------------------------------------------
     def check_hyper(self, group: dict[str, Any]) -> None:

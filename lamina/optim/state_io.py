@@ -40,8 +40,10 @@ class StateDictMethods:
         Raises:
             TypeError: not a state dict (a mapping with "state" and "param_groups").
             ValueError: the saved groups do not match this optimizer's groups in size, hold
-                a hyper-parameter it does not have (saved by another optimizer type), or
-                state for a parameter it does not have or of another shape (named).
+                a hyper-parameter of another of lamina's optimizers that this one does not
+                have (saved by another optimizer type), or state for a parameter it does
+                not have or of another shape (named). Other keys (a group's name, what a
+                schedule added) are restored as saved, as PyTorch restores them.
         """
         name = type(self).__name__
         if not (isinstance(state_dict, Mapping) and isinstance(state_dict.get("state"), Mapping)
@@ -80,7 +82,8 @@ class StateDictMethods:
                                      "another order, or another model?)")
             state[p] = {k: self._loaded(k, v, p) for k, v in values.items()}
         for group, saved_group in zip(self.param_groups, saved):
-            group.update({k: _plain(v) for k, v in saved_group.items() if k != "params"})
+            group.update({k: list(v) if k == "param_names" else _plain(v)
+                          for k, v in saved_group.items() if k != "params"})
         self.state = state
 
 

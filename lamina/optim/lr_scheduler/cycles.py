@@ -34,6 +34,13 @@ def _set_momentum(group: dict[str, Any], key: str, value: float) -> None:
     group[key] = (value, *group["betas"][1:]) if key == "betas" else value
 
 
+def _record_momenta(optimizer: Optimizer, momenta: list[Any]) -> None:
+    """Each group's momentum range in the group too, as PyTorch's cycles keep it there:
+    the optimizer's state dict then holds the same keys as PyTorch's."""
+    for group, (base, top) in zip(optimizer.param_groups, momenta):
+        group["base_momentum"], group["max_momentum"] = base, top
+
+
 class OneCycleLR(LRScheduler):
     """One cycle over `total_steps`: the rate rises from max_lr / div_factor to max_lr over
     the first `pct_start` of the steps, then anneals to that / final_div_factor (with
@@ -77,6 +84,7 @@ class OneCycleLR(LRScheduler):
                 _per_group(base_momentum, optimizer, "base_momentum"),
                 _per_group(max_momentum, optimizer, "max_momentum"))]
         if last_epoch == -1:
+            _record_momenta(optimizer, self.momenta)
             for group, top in zip(optimizer.param_groups,
                                   _per_group(max_lr, optimizer, "max_lr")):
                 group["initial_lr"] = top / div_factor
@@ -148,6 +156,7 @@ class CyclicLR(LRScheduler):
             self.momenta = list(zip(_per_group(base_momentum, optimizer, "base_momentum"),
                                     _per_group(max_momentum, optimizer, "max_momentum")))
         if last_epoch == -1:
+            _record_momenta(optimizer, self.momenta)
             for group, base in zip(optimizer.param_groups, bases):
                 group["initial_lr"] = group["lr"] = base
         super().__init__(optimizer, last_epoch)
