@@ -83,7 +83,10 @@ class _CustomOp(_Op):
         return arrays[0] if self.single else arrays
 
     def backward(self, *gys: Any) -> tuple[Any, ...]:
-        grads = self.fn.backward(self.ctx, *[Tensor(g) for g in gys])
+        # Grad mode off, as in PyTorch's backward without create_graph: the user's ops
+        # record nothing, and is_grad_enabled() tells the two kinds of backward apart.
+        with no_grad():
+            grads = self.fn.backward(self.ctx, *[Tensor(g) for g in gys])
         return self.per_input(grads, lambda g: g.array if isinstance(g, Tensor) else g)
 
     def per_input(self, grads: Any, kind: Any) -> tuple[Any, ...]:

@@ -3,9 +3,13 @@ wrapped function runs without keeping its intermediate tensors; backward runs it
 from the same random state, and backpropagates through that second run. Memory for
 compute, as in PyTorch: a deep model's activations are kept only at the checkpoints.
 
-Backward reaches the parameters the function uses through `.grad`, as PyTorch's
-reentrant checkpoint does (so `autograd.grad` over a checkpoint does not see them). Under
-an execution plan, which plans its own memory, the function simply runs.
+PyTorch's two variants. `use_reentrant=False` (the one PyTorch recommends): the
+parameters the function reads are inputs of the checkpoint's node, found by walking the
+graph of its first run, so `autograd.grad` reaches them, and a gradient taken with
+`create_graph=True` (a gradient penalty) can be differentiated again. `use_reentrant=True`
+(PyTorch's default, when it is not given): backward reaches those parameters through
+their `.grad` only, so `autograd.grad` over the checkpoint does not see them. Under an
+execution plan, which plans its own memory, the function simply runs.
 """
 
 from __future__ import annotations
@@ -15,45 +19,114 @@ from typing import Any
 
 from lamina import state
 from lamina.autograd.custom import Function
-from lamina.autograd.engine import backward
+from lamina.autograd.engine import backward, grad
 from lamina.autograd.grad_mode import enable_grad
 from lamina.autograd.tensor import Tensor
 from lamina.random import get_rng_state, set_rng_state
 
 
-class _Checkpoint(Function):
+def _rerun(run: Callable[..., Any], rng: Any, args: list[Any]) -> tuple[Any, ...]:
+    """run(*args) in grad mode from the random state of the first run (None: as it is
+    now), the caller's random state kept; its outputs as a tuple."""
+    now = get_rng_state()
+    if rng is not None:
+        set_rng_state(rng)
+    try:
+        with enable_grad():
+            out = run(*args)
+    finally:
+        set_rng_state(now)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _detached(args: Any) -> list[Any]:
+    return [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
+            for a in args]
+
+
+class _Reentrant(Function):
     @staticmethod
     def forward(ctx: Any, run: Callable[..., Any], preserve_rng: bool, *args: Any) -> Any:
         ctx.run, ctx.args = run, args
         ctx.rng = get_rng_state() if preserve_rng else None
-        out = run(*args)
-        ctx.single = isinstance(out, Tensor)
-        return out
+        return run(*args)
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple[Any, ...]:
-        inputs = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
-                  for a in ctx.args]
-        now = get_rng_state()
-        if ctx.rng is not None:
-            set_rng_state(ctx.rng)
-        try:
-            with enable_grad():
-                out = ctx.run(*inputs)
-        finally:
-            set_rng_state(now)
-        outs = (out,) if ctx.single else tuple(out)
+        inputs = _detached(ctx.args)
+        outs = _rerun(ctx.run, ctx.rng, inputs)
         pairs = [(o, g) for o, g in zip(outs, grads)
                  if isinstance(o, Tensor) and o.requires_grad and g is not None]
         if pairs:  # one backward for every output: the sum of their products with the grads
-            backward(sum((o * g.detach()).sum() for o, g in pairs))
+            with enable_grad():
+                total = sum((o * g.detach()).sum() for o, g in pairs)
+            backward(total)
         return (None, None, *[a.grad if isinstance(a, Tensor) and a.requires_grad else None
                               for a in inputs])
+
+
+class _Checkpoint(Function):
+    """The non-reentrant variant: inputs are the function's arguments, then the leaves
+    its first run read (`leaves`); forward hands back that run's outputs, detached."""
+
+    @staticmethod
+    def forward(ctx: Any, run: Callable[..., Any], rng: Any, n_args: int, outs: Any,
+                *inputs: Any) -> Any:
+        ctx.run, ctx.rng, ctx.n_args, ctx.inputs = run, rng, n_args, inputs
+        return outs
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> tuple[Any, ...]:
+        # In grad mode only under create_graph: then the second run reads the arguments
+        # themselves, so that the gradients it gives are functions of them.
+        graph = state.grad_enabled
+        args = list(ctx.inputs[:ctx.n_args])
+        rerun_args = args if graph else _detached(args)
+        outs = _rerun(ctx.run, ctx.rng, rerun_args)
+        pairs = [(o, g) for o, g in zip(outs, grads)
+                 if isinstance(o, Tensor) and o.requires_grad and g is not None]
+        targets = [*rerun_args, *ctx.inputs[ctx.n_args:]]
+        wanted = [i for i, t in enumerate(targets) if isinstance(t, Tensor) and t.requires_grad]
+        found: list[Any] = [None] * len(targets)
+        if pairs and wanted:
+            with enable_grad():  # (a plain backward runs in no_grad)
+                total = sum((o * (g if graph else g.detach())).sum() for o, g in pairs)
+            # retain_graph: a function that reads a tensor made outside it (not an argument)
+            # backpropagates through that tensor's ops here; the outer backward reaches
+            # them again, for the gradient they get from elsewhere.
+            grads_found = grad(total, [targets[i] for i in wanted], retain_graph=True,
+                               create_graph=graph, allow_unused=True)
+            for i, g in zip(wanted, grads_found):
+                found[i] = g
+        return (None, None, None, None, *found)
+
+
+def _leaves(outs: tuple[Any, ...], args: list[Any]) -> list[Tensor]:
+    """The leaves that require grad in the graph of `outs` (the parameters a function
+    read), in the order first reached, besides `args`."""
+    skip = {id(a) for a in args}
+    leaves: list[Tensor] = []
+    seen: set[int] = set()
+    todo = [o.creator for o in outs if isinstance(o, Tensor) and o.creator is not None]
+    while todo:
+        op = todo.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        for x in vars(op).get("inputs", ()):
+            if x.creator is not None:
+                todo.append(x.creator)
+            elif x.requires_grad and id(x) not in skip:
+                skip.add(id(x))
+                leaves.append(x)
+    return leaves
 
 
 def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | None = None,
                preserve_rng_state: bool = True, **kwargs: Any) -> Any:
     """function(*args), its intermediate tensors dropped, recomputed in backward.
+    `use_reentrant`: PyTorch's choice of variant (see the module's docstring); None is
+    PyTorch's default, True.
 
     Examples:
         >>> from lamina.utils.checkpoint import checkpoint
@@ -67,7 +140,17 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
                           preserve_rng_state=preserve_rng_state)
     if state.tracer is not None or not state.grad_enabled:
         return function(*args)
-    return _Checkpoint.apply(function, preserve_rng_state, *args)
+    if use_reentrant is None or use_reentrant:
+        return _Reentrant.apply(function, preserve_rng_state, *args)
+    rng = get_rng_state() if preserve_rng_state else None
+    inputs = _detached(args)
+    out = function(*inputs)  # the first run: its graph is walked for the leaves, then dropped
+    outs = out if isinstance(out, tuple) else (out,)
+    leaves = _leaves(outs, inputs)
+    values = tuple(o.detach() if isinstance(o, Tensor) else o for o in outs)
+    values = values if isinstance(out, tuple) else values[0]
+    del out, outs, inputs  # with the graph go the first run's activations
+    return _Checkpoint.apply(function, rng, len(args), values, *args, *leaves)
 
 
 def checkpoint_sequential(functions: Any, segments: int, input: Any,  # noqa: A002

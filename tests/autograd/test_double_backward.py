@@ -423,6 +423,31 @@ def test_custom_functions_differentiate_twice_as_pytorchs():
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
+def test_a_custom_backward_runs_in_grad_mode_only_under_create_graph_as_pytorchs():
+    seen: dict[str, list[bool]] = {"lamina": [], "torch": []}
+
+    def twice(module):
+        class Twice(module.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                seen[module.__name__].append(module.is_grad_enabled())
+                return g * 2
+        return Twice
+
+    for module in (lm, torch):
+        Twice = twice(module)  # noqa: N806 - a class
+
+        x = module.ones(2, requires_grad=True)
+        Twice.apply(x).sum().backward()
+        module.autograd.grad(Twice.apply(x).sum(), x)
+        module.autograd.grad(Twice.apply(x).sum(), x, create_graph=True)
+    assert seen == {"lamina": [False, False, True], "torch": [False, False, True]}
+
+
 def test_once_differentiable_raises_pytorchs_error_on_the_second_derivative():
     messages = []
     for module in (lm, torch):
