@@ -2,9 +2,10 @@
 
 lamina computes in the dtypes it is given; it has no float16 fast path on the CPU and
 NumPy has no bfloat16. So `autocast` with `enabled=False`, or on the CPU with float16 or
-bfloat16, runs the block as it is (full precision), and `GradScaler` passes the loss and
-steps through unchanged, as PyTorch's do when disabled. Asking for CUDA does what PyTorch
-does on a machine without it: a warning, and the block runs disabled.
+bfloat16, runs the block as it is (full precision). `GradScaler` scales as PyTorch's does
+on the CPU (lamina/grad_scaler.py): a step whose gradients overflowed is skipped. Asking
+for CUDA does what PyTorch does on a machine without it: a warning, and autocast or the
+scaler runs disabled.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+from lamina.grad_scaler import GradScaler  # noqa: F401 - lamina.amp.GradScaler, as torch.amp
 
 
 class autocast:  # noqa: N801 - PyTorch's name
@@ -45,57 +48,6 @@ class autocast:  # noqa: N801 - PyTorch's name
             with self:
                 return fn(*args, **kwargs)
         return wrapper
-
-
-class GradScaler:
-    """Loss scaling for float16 training: with no float16 here, a pass-through.
-
-    Examples:
-        >>> scaler = lm.amp.GradScaler("cpu")
-        >>> w = lm.ones(1, requires_grad=True); opt = lm.optim.SGD([w], lr=0.1)
-        >>> scaler.scale((w * 2).sum()).backward(); scaler.step(opt); scaler.update()
-        >>> w
-        tensor([0.8], requires_grad=True)
-    """
-
-    def __init__(self, device: str = "cuda", init_scale: float = 2.0**16,
-                 growth_factor: float = 2.0, backoff_factor: float = 0.5,
-                 growth_interval: int = 2000, enabled: bool = True) -> None:
-        if enabled and str(device).split(":")[0] == "cuda":
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available. "
-                          " Disabling.", UserWarning, stacklevel=2)
-            enabled = False
-        self.enabled = enabled
-
-
-    def scale(self, outputs: Any) -> Any:
-        """The loss, unchanged (scale 1)."""
-        return outputs
-
-    def unscale_(self, optimizer: Any) -> None:
-        """Nothing to unscale."""
-
-    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
-        """optimizer.step(*args, **kwargs)."""
-        return optimizer.step(*args, **kwargs)
-
-    def update(self, new_scale: Any = None) -> None:
-        """Nothing to update."""
-
-    def get_scale(self) -> float:
-        """1.0."""
-        return 1.0
-
-    def is_enabled(self) -> bool:
-        """False: no scaling happens."""
-        return False
-
-    def state_dict(self) -> dict[str, Any]:
-        """{} (no state)."""
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Accepts a saved state; nothing to restore."""
 
 
 def is_autocast_available(device_type: str) -> bool:

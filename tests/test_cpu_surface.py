@@ -1,5 +1,6 @@
 """What PyTorch scripts touch on a machine with no GPU: lamina answers as PyTorch does on
-the CPU (cuda and mps absent, flags accepted, autocast and GradScaler passing through,
+the CPU (cuda and mps absent, flags accepted, autocast passing through, GradScaler
+disabled where asked: tests/test_grad_scaler_torch.py has it enabled,
 one process of one), and lamina.compile runs a model through a plan."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ RANKS = {
                      "tensor_functions_stats", "tensor_functions_dtypes",
                      "finite_differences", "window_functions"], 1),
     **dict.fromkeys(["nn", "distributions", "func", "jit"], 2),
-    **dict.fromkeys(["optim", "data", "amp", "cuda", "accelerator", "backends",
+    **dict.fromkeys(["optim", "data", "amp", "grad_scaler", "cuda", "accelerator", "backends",
                      "multiprocessing"], 3),
     **dict.fromkeys(["plan", "compiler", "onnx", "io"], 4),
     **dict.fromkeys(["train", "utils"], 5),
