@@ -79,7 +79,9 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
         tensor([7, 7])
     """
     d = dtypes.resolve(dtype) or promotion.result_type(fill_value, fill_value)
-    return new_leaf(np.full(size_of((size,)), fill_value, d), device, requires_grad)
+    with np.errstate(over="ignore", invalid="ignore"):  # out of d's range: inf, as PyTorch
+        filled = np.full(size_of((size,)), fill_value, d)
+    return new_leaf(filled, device, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,

@@ -227,14 +227,17 @@ def as_array(data: Any, dtype: np.dtype | None = None, copy: Any = None) -> np.n
     PyTorch's inference: Python floats take the default dtype, ints int64, bools bool."""
     if isinstance(data, (list, tuple)) and data and _holds_tensors(data):
         data = _unwrap(data)
-    if isinstance(data, np.generic):
-        arr = np.array(data, dtype=dtype)
-    else:
-        arr = np.array(data, dtype=dtype, copy=True if copy else None)
-        if dtype is None and arr.dtype.kind == "f" and not _holds_arrays(data):
-            arr = arr.astype(get_default_dtype(), copy=False)
-        elif dtype is None and arr.dtype.kind in "iu" and not _holds_arrays(data):
-            arr = arr.astype(np.int64, copy=False)
+    # A value out of the dtype's range casts without a warning, as in PyTorch (to inf for
+    # a float: lm.tensor([1e6], dtype=lm.float16)).
+    with np.errstate(over="ignore", invalid="ignore"):
+        if isinstance(data, np.generic):
+            arr = np.array(data, dtype=dtype)
+        else:
+            arr = np.array(data, dtype=dtype, copy=True if copy else None)
+            if dtype is None and arr.dtype.kind == "f" and not _holds_arrays(data):
+                arr = arr.astype(get_default_dtype(), copy=False)
+            elif dtype is None and arr.dtype.kind in "iu" and not _holds_arrays(data):
+                arr = arr.astype(np.int64, copy=False)
     check_kind(arr.dtype)
     return arr
 

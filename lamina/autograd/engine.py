@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from lamina.autograd.function import Function
 
 
+# PyTorch's backward gives an overflow, 0 * inf or x / 0 its IEEE value without a word:
+# one errstate for a whole backward, not one per op (each costs as much as a small op).
+QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}
+
+
 def backward(root: Tensor, grad: Any = None, retain_graph: bool = False, inputs: Any = None,
              create_graph: bool = False) -> None:
     """Accumulate d(root)/d(leaf) into `.grad` of every leaf that requires grad (only of
@@ -60,8 +65,9 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False, inputs:
     only = None
     if inputs is not None:
         only = _capture_set([inputs] if isinstance(inputs, Tensor) else inputs, "backward")
-    for _ in _run(root, grad, retain_graph, pending=None, only=only, graph=create_graph):
-        pass
+    with np.errstate(**QUIET):
+        for _ in _run(root, grad, retain_graph, pending=None, only=only, graph=create_graph):
+            pass
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
@@ -96,9 +102,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     found: dict[Any, Any] = {}
     for i, (out, go) in enumerate(zip(outs, gos)):
         keep = bool(retain_graph) or i < len(outs) - 1
-        for _ in _run(out, go, keep, pending=None, only=capture, found=found,
-                      graph=create_graph, stop=stop):
-            pass
+        with np.errstate(**QUIET):
+            for _ in _run(out, go, keep, pending=None, only=capture, found=found,
+                          graph=create_graph, stop=stop):
+                pass
     results = []
     for x in ins:
         g = found.get(_key(x))

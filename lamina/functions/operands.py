@@ -97,13 +97,17 @@ class AsType(Function):
 
     def forward(self, x: Any) -> Any:
         self.in_dtype = x.dtype
-        if self.order is not None:
-            return np.array(x, dtype=self.dtype, order=self.order)
-        return x.astype(self.dtype)
+        # As in PyTorch, a value out of the new type's range casts without a warning (to
+        # inf for a float; NaN to an integer is undefined in both).
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.order is not None:
+                return np.array(x, dtype=self.dtype, order=self.order)
+            return x.astype(self.dtype)
 
     def backward(self, gy: Any) -> Any:
         # A copy's gradient is gy itself (as a reshape's is a view of it): no copy of it.
-        return gy.astype(self.in_dtype, copy=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return gy.astype(self.in_dtype, copy=False)
 
 
 def astype(x: Tensor, dtype: Any) -> Tensor:
@@ -113,5 +117,12 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
     if dtype == x.dtype:
         return x
     if dtype.kind not in "fc":
-        return constant_op(lambda a: a.astype(dtype), x)
+        return constant_op(lambda a: _quiet_cast(a, dtype), x)
     return AsType(dtype).apply(x)
+
+
+def _quiet_cast(a: Any, dtype: Any) -> Any:
+    """a.astype(dtype) without NumPy's warning for NaN or an out-of-range value, which
+    PyTorch casts silently (to an undefined integer)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return a.astype(dtype)

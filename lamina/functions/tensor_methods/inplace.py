@@ -118,7 +118,11 @@ class InplaceMethods:
         return self._write_constant(numpy_rng(generator).random(self.shape) < p)
 
     def _write_constant(self, values: Any) -> Any:
-        return self._inplace(lambda t: type(t)(np.asarray(values, t.dtype)) + _zero_link(t))
+        def write(t: Any) -> Any:
+            with np.errstate(over="ignore", invalid="ignore"):  # out of range: inf, silently
+                array = np.asarray(values, t.dtype)
+            return type(t)(array) + _zero_link(t)
+        return self._inplace(write)
 
     add_, sub_, mul_, div_ = (_inplace(n, "2") for n in ("add", "sub", "mul", "div"))
     pow_, fmod_, remainder_ = (_inplace(n, "2") for n in ("pow", "fmod", "remainder"))
