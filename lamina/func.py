@@ -40,21 +40,31 @@ def grad_and_value(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = F
     """
     def transformed(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args))
-        leaves = list(args)
+        full, prepared, rebuilders = list(args), {}, {}
         # An argument in a graph already (an outer transform's, a MAML step's) is viewed,
         # not cut: its gradient is recorded and differentiable in that graph.
-        outer = any(args[i].requires_grad for i in nums)
+        outer = False
         for i in nums:
-            leaves[i] = (args[i].view_as(args[i]) if args[i].requires_grad
-                         else args[i].detach().requires_grad_(True))
-        out = func(*leaves, **kwargs)
+            tensors, rebuilders[i] = _flatten(args[i])
+            for t in tensors:
+                if not isinstance(t, Tensor):
+                    raise TypeError(f"func.grad: argument {i} holds a {type(t).__name__}; "
+                                    f"the differentiated arguments are tensors, or dicts, "
+                                    f"lists and tuples of them")
+            outer = outer or any(t.requires_grad for t in tensors)
+            prepared[i] = [t.view_as(t) if t.requires_grad else t.detach().requires_grad_(True)
+                           for t in tensors]
+            full[i] = rebuilders[i](prepared[i])
+        out = func(*full, **kwargs)
         value, aux = out if has_aux else (out, None)
         if not isinstance(value, Tensor) or value.numel() != 1:
             raise RuntimeError("func.grad: the function must return a one-element tensor "
                                f"(got {getattr(value, 'shape', type(value).__name__)})")
-        grads = _grad(value, [leaves[i] for i in nums], allow_unused=True,
-                      materialize_grads=True, create_graph=outer)
-        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        grads = iter(_grad(value, [t for i in nums for t in prepared[i]], allow_unused=True,
+                           materialize_grads=True, create_graph=outer))
+        # each argument's gradients in its own structure (a dict of parameters: a dict)
+        per = [rebuilders[i]([next(grads) for _ in prepared[i]]) for i in nums]
+        g = per[0] if isinstance(argnums, int) else tuple(per)
         return g, ((value.detach(), aux) if has_aux else value.detach())
     return transformed
 
@@ -172,7 +182,6 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
         >>> lm.func.vmap(lambda row: row.sum())(lm.ones(3, 2))
         tensor([2., 2., 2.])
     """
-    from lamina.functions.shape import stack
 
     def transformed(*args: Any) -> Any:
         dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
@@ -183,12 +192,39 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
         (n,) = sizes
         results = [func(*[a if d is None else _slice(a, d, i) for a, d in zip(args, dims)])
                    for i in range(n)]
-        if isinstance(results[0], tuple):
-            outs = out_dims if isinstance(out_dims, (tuple, list)) else \
-                (out_dims,) * len(results[0])
-            return tuple(stack([r[k] for r in results], d) for k, d in enumerate(outs))
-        return stack(results, out_dims)
+        return _stacked(results, out_dims)
     return transformed
+
+
+def _stacked(results: list[Any], dims: Any) -> Any:
+    """The calls' results stacked along `dims`, tensor by tensor, in their structure (a
+    tuple of outputs, a dict of per-sample gradients)."""
+    from lamina.functions.shape import stack
+
+    first = results[0]
+    if isinstance(first, dict):
+        return {k: _stacked([r[k] for r in results], dims[k] if isinstance(dims, dict)
+                            else dims) for k in first}
+    if isinstance(first, (list, tuple)):
+        each = dims if isinstance(dims, (tuple, list)) else (dims,) * len(first)
+        return type(first)(_stacked([r[k] for r in results], d) for k, d in enumerate(each))
+    return stack(results, dims)
+
+
+def _flatten(tree: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
+    """The tensors in a dict, list or tuple of them (nested), and a function that puts
+    others in their places, in the same structure."""
+    def rebuild(values: list[Any]) -> Any:
+        it = iter(values)
+
+        def build(t: Any) -> Any:
+            if isinstance(t, dict):
+                return {k: build(v) for k, v in t.items()}
+            if isinstance(t, (list, tuple)):
+                return type(t)(build(v) for v in t)
+            return next(it)
+        return build(tree)
+    return _leaves(tree), rebuild
 
 
 def _leaves(tree: Any) -> list[Tensor]:

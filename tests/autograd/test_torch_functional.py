@@ -168,3 +168,34 @@ def test_an_ensemble_by_stack_module_state_vmap_and_functional_call_matches_pyto
         (y ** 2).sum().backward()
         results.append([y] + [params[k].grad for k in sorted(params)])
     _same(results[1], results[0])
+
+
+def test_per_sample_gradients_of_a_parameter_dict_match_pytorchs():
+    """torch.func's recipe: grad over a dict of parameters through functional_call, and
+    vmap of that grad over the batch, giving a dict of per-sample gradients."""
+    results = []
+    for lib in (lm, torch):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(),
+                                  lib.nn.Linear(4, 2)).to(lib.float64)
+        with lib.no_grad():
+            for i, p in enumerate(model.parameters()):
+                p.copy_(lib.tensor(np.linspace(-1, 1, p.numel()).reshape(tuple(p.shape))
+                                   * (i + 1)))
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        x = lib.tensor(np.linspace(-2, 2, 15).reshape(5, 3))
+
+        def loss(p, xi, model=model, lib=lib):
+            return (lib.func.functional_call(model, p, (xi.unsqueeze(0),)) ** 2).sum()
+        whole = lib.func.grad(loss)(params, x[0])
+        per_sample = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0))(params, x)
+        both, value = lib.func.grad_and_value(loss, argnums=(0, 1))(params, x[1])
+        results.append([whole[k].numpy() for k in sorted(whole)]
+                       + [per_sample[k].numpy() for k in sorted(per_sample)]
+                       + [both[0]["2.bias"].numpy(), both[1].numpy(), value.numpy()])
+    assert len(results[0]) == len(results[1]) == 11
+    for ours, theirs in zip(*results):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="argument 0 holds a str"):
+        lm.func.grad(lambda p: p["w"].sum())({"w": lm.ones(2), "name": "x"})
