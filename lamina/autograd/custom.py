@@ -30,6 +30,7 @@ class FunctionCtx:
         self.needs_input_grad = needs_input_grad
         self.to_save: tuple[Any, ...] = ()
         self.materialize_grads = True
+        self.non_differentiable: set[int] = set()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors (or None) for backward; read them back as `ctx.saved_tensors`."""
@@ -40,7 +41,10 @@ class FunctionCtx:
         return self.to_save
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
-        """Accepted for PyTorch's API: lamina gives integer outputs no gradient anyway."""
+        """Outputs (of forward) that take no gradient: they come out not requiring grad,
+        and backward gets zeros for them, as in PyTorch. Integer and boolean outputs are
+        so without being marked."""
+        self.non_differentiable.update(id(t) for t in tensors)
 
     def mark_dirty(self, *tensors: Any) -> None:
         """Accepted for PyTorch's API."""
@@ -79,6 +83,9 @@ class _CustomOp(_Op):
         self.saved_outputs_at = {i: k for i, s in enumerate(self.ctx.to_save)
                                  for k, o in enumerate(outs) if s is o}
         self.out_meta = [(o.shape, o.dtype) for o in outs]
+        self.constant_outputs = [k for k, o in enumerate(outs)
+                                 if id(o) in self.ctx.non_differentiable
+                                 or isinstance(o, Tensor) and o.dtype.kind not in "fc"]
         arrays = tuple(o.array if isinstance(o, Tensor) else o for o in outs)
         return arrays[0] if self.single else arrays
 
@@ -181,4 +188,9 @@ class Function:
                     return cls.forward(*args, **kwargs)
                 return cls.forward(FunctionCtx(()), *args, **kwargs)
         op = _CustomOp(cls, args, kwargs, positions)
-        return op.apply(*[args[i] for i in positions])
+        out = op.apply(*[args[i] for i in positions])
+        if not getattr(op, "constant_outputs", None):
+            return out
+        if not isinstance(out, tuple):
+            return out.detach()
+        return tuple(o.detach() if k in op.constant_outputs else o for k, o in enumerate(out))

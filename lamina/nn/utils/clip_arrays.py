@@ -34,7 +34,11 @@ def clip_grad_norm_(params: Iterable[Any], max_norm: float, norm_type: float = 2
         return 0.0
     total = total_norm(grads, norm_type)
     if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(f"clip_grad_norm_: the total gradient norm is {total}")
+        raise RuntimeError(f"clip_grad_norm_: the total norm of order {float(norm_type)} of "
+                           f"the gradients is {total}, so they cannot be clipped; set "
+                           f"error_if_nonfinite=False to scale them by it anyway (as PyTorch "
+                           f"does: they become NaN), or find where the loss went non-finite "
+                           f"(lamina.autograd.detect_anomaly)")
     _scale(grads, max_norm, total)
     return total
 
@@ -43,6 +47,7 @@ def total_norm(arrays: list[Any], norm_type: float = 2.0) -> float:
     """The p-norm of all the arrays' elements together (0 for none)."""
     if not arrays:
         return 0.0
+    norm_type = float(norm_type)  # PyTorch's "inf" too
     if math.isinf(norm_type):
         pick = max if norm_type > 0 else min
         return pick(float(np.abs(a).max() if norm_type > 0 else np.abs(a).min())
@@ -58,9 +63,10 @@ def scale_grads(params: Iterable[Any], max_norm: float, total: float) -> None:
 
 def _scale(grads: list[Any], max_norm: float, total: float) -> None:
     coef = max_norm / (total + 1e-6)  # PyTorch's epsilon, so a zero gradient stays zero
-    if coef < 1:
-        for g in grads:
-            g *= g.dtype.type(coef)
+    if not coef >= 1:  # a NaN norm makes every gradient NaN, as PyTorch's clamp(coef, max=1)
+        with np.errstate(invalid="ignore"):  # inf * 0 under an infinite norm: NaN, quietly
+            for g in grads:
+                g *= g.dtype.type(coef)
 
 
 def clip_grad_value_(params: Iterable[Any], clip_value: float) -> None:

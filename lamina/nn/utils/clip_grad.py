@@ -25,8 +25,10 @@ def clip_grad_norm_(parameters: Iterable[Any] | Tensor, max_norm: float,
         >>> nn.utils.clip_grad_norm_([w], 1.0).item()
         10.0
     """
-    total = clip.clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
-    return Tensor(np.asarray(total, np.float32))
+    params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+    total = clip.clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite)
+    grads = [p.grad for p in params if p.grad is not None]
+    return Tensor(np.asarray(total, grads[0].dtype if grads else np.float32))
 
 
 def clip_grad_value_(parameters: Iterable[Any] | Tensor, clip_value: float,
