@@ -129,6 +129,25 @@ mask & mask
 mask | (x > 0)
 mask ^ (x > 0)
 i & 3
+torch.sqrt(j)
+torch.exp(i)
+torch.log(j)
+j.sqrt()
+torch.tanh(i)
+torch.sigmoid(i)
+i.sigmoid()
+torch.acosh(j)
+torch.logsumexp(i, 1)
+torch.atan2(i, j)
+torch.atan2(i, x)
+i ** 0.5
+i.pow(0.5)
+i ** 2
+torch.square(i)
+torch.sin(mask)
+i.softmax(0, dtype=torch.float32)
+i.softmax(0) !NotImplementedError
+F.log_softmax(i, 1) !NotImplementedError
 # -- size and shape
 x.size()
 x.size(1)

@@ -11,6 +11,7 @@ import numpy as np
 from lamina import fused
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
+from lamina.functions.operands import floating
 
 _CLIP_FAST = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -205,7 +206,7 @@ def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 def sigmoid(x: Tensor) -> Tensor:
     """1 / (1 + exp(-x)), computed without overflow."""
-    return Sigmoid().apply(x)
+    return Sigmoid().apply(floating(x))
 
 
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
@@ -215,7 +216,7 @@ def silu(x: Tensor, inplace: bool = False) -> Tensor:
 
 def tanh(x: Tensor) -> Tensor:
     """Hyperbolic tangent, elementwise."""
-    return Tanh().apply(x)
+    return Tanh().apply(floating(x))
 
 
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

@@ -119,7 +119,7 @@ def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any 
         >>> F.softmax(lm.zeros(2, 4), dim=-1)[0, 0].item()
         0.25
     """
-    return Softmax(_softmax_dim(x, dim, axis)).apply(x if dtype is None else x.to(dtype))
+    return Softmax(_softmax_dim(x, dim, axis)).apply(_floats(x, dtype, "softmax"))
 
 
 def _softmax_dim(x: Tensor, dim: int | None, axis: int | None) -> int:
@@ -134,4 +134,14 @@ def _softmax_dim(x: Tensor, dim: int | None, axis: int | None) -> int:
 def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None,
                 *, axis: int | None = None) -> Tensor:
     """log(softmax(x)) along `dim` (NumPy's `axis` accepted), computed stably in one op."""
-    return LogSoftmax(_softmax_dim(x, dim, axis)).apply(x if dtype is None else x.to(dtype))
+    return LogSoftmax(_softmax_dim(x, dim, axis)).apply(_floats(x, dtype, "log_softmax"))
+
+
+def _floats(x: Tensor, dtype: Any, name: str) -> Tensor:
+    """x in `dtype` if given; an integer x without one is refused, as PyTorch refuses it."""
+    if dtype is not None:
+        return x.to(dtype)
+    if x.array.dtype.kind not in "fc":
+        raise NotImplementedError(f"{name}: not implemented for {x.dtype} tensors; pass "
+                                  f"dtype=lamina.float32, or call x.float() first")
+    return x

@@ -20,7 +20,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.functions.activation_gelu import erf_into
 from lamina.functions.gamma import Polygamma, digamma_array, lgamma_array, polygamma_array
 from lamina.functions.math import _to_input, maximum, minimum, where
-from lamina.functions.operands import cast, constant_op, operands
+from lamina.functions.operands import cast, constant_op, floating, operands
 from lamina.functions.unary import clip
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -114,7 +114,10 @@ UNARY: dict[str, type[Unary]] = {op.__name__.lower(): op for op in [
 
 
 def unary(name: str, x: Tensor) -> Tensor:
-    """Apply the table's op `name` (float results; integers are promoted first)."""
+    """Apply the table's op `name` (float results; integers are promoted first, but for
+    square, which keeps them integers, as PyTorch's does)."""
+    if name == "square" and x.array.dtype.kind in "iu":
+        return constant_op(np.square, x)
     if x.array.dtype.kind not in "fc":
         x = cast(x, dtypes.get_default_dtype())
     return UNARY[name]().apply(x)
@@ -210,8 +213,10 @@ class Atan2(Function):
 
 
 def atan2(a: Any, b: Any) -> Tensor:
-    """The angle of the point (b, a), elementwise."""
-    return Atan2().apply(*operands(a, b))
+    """The angle of the point (b, a), elementwise (floats of the default dtype for two
+    integer operands, as in PyTorch)."""
+    a, b = operands(a, b)
+    return Atan2().apply(floating(a), floating(b))
 
 
 def lerp(start: Tensor, end: Any, weight: Any) -> Tensor:

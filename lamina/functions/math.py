@@ -234,6 +234,8 @@ def _rounded_div(a: Tensor, b: Tensor, mode: str) -> Tensor:
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b; a constant Python-number exponent takes a cheaper path."""
     if isinstance(a, Tensor) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        if isinstance(b, float) and a.array.dtype.kind in "iub":  # int ** 0.5: a float
+            a = cast(a, dtypes.get_default_dtype())
         return PowScalar(b).apply(a)
     return Pow().apply(*operands(a, b))
 

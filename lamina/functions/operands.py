@@ -42,6 +42,13 @@ def cast(v: Any, d: np.dtype) -> Tensor:
     return Tensor(np.asarray(v, dtype=d))
 
 
+def floating(x: Tensor) -> Tensor:
+    """x, or x cast to the default float dtype where it holds integers or booleans: the
+    input of an op whose result is a float whatever its input (exp, sqrt, sigmoid), as
+    PyTorch promotes it."""
+    return x if x.array.dtype.kind in "fc" else astype(x, dtypes.get_default_dtype())
+
+
 def promote_all(tensors: list[Tensor]) -> list[Tensor]:
     """Tensors cast to their common dtype (cat, stack), by PyTorch's promotion."""
     d = tensors[0].array.dtype

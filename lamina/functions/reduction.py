@@ -18,7 +18,7 @@ from lamina.functions.axis_reductions import max as _max
 from lamina.functions.axis_reductions import min as _min
 from lamina.functions.axis_reductions import sum as _sum
 from lamina.functions.math import mul
-from lamina.functions.operands import cast, constant_op
+from lamina.functions.operands import cast, constant_op, floating
 from lamina.functions.shape import wrap_dim
 from lamina.functions.unary import abs as _abs
 
@@ -135,7 +135,7 @@ class LogSumExp(Function):
 
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over `dim`, computed stably."""
-    return LogSumExp(dims(dim, x.ndim), keepdim).apply(x)
+    return LogSumExp(dims(dim, x.ndim), keepdim).apply(floating(x))
 
 
 class CumSum(Function):

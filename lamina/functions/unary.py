@@ -1,4 +1,5 @@
-"""Elementwise unary ops: neg, exp, log, sqrt, abs and clip (PyTorch's clamp)."""
+"""Elementwise unary ops: neg, exp, log, sqrt, abs and clip (PyTorch's clamp). exp, log
+and sqrt of integers are floats of the default dtype, as in PyTorch."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
+from lamina.functions.operands import floating
 
 
 class Neg(Function):
@@ -86,17 +88,17 @@ def neg(x: Tensor) -> Tensor:
 
 def exp(x: Tensor) -> Tensor:
     """e ** x, elementwise."""
-    return Exp().apply(x)
+    return Exp().apply(floating(x))
 
 
 def log(x: Tensor) -> Tensor:
     """Natural logarithm, elementwise."""
-    return Log().apply(x)
+    return Log().apply(floating(x))
 
 
 def sqrt(x: Tensor) -> Tensor:
     """Square root, elementwise."""
-    return Sqrt().apply(x)
+    return Sqrt().apply(floating(x))
 
 
 def abs(x: Tensor) -> Tensor:

@@ -98,8 +98,8 @@ class MathMethods:
         """self ** exponent.
 
         Examples:
-            >>> lm.tensor([7, -7]).floor_divide(2)
-            tensor([ 3, -4])
+            >>> lm.tensor([2.0, 3.0]).pow(2)
+            tensor([4., 9.])
         """
         from lamina.functions.math import pow
 
