@@ -101,7 +101,8 @@ MULTI_INPUT_CASES = {
                            _pooled_with_indices(2, 3, *(3,) * nd))
        for nd in (1, 2, 3)},
     "MultiheadAttention": ({"type": "MultiheadAttention", "embed_dim": 4, "num_heads": 2,
-                            "kdim": 3, "vdim": 5, "dropout": 0.3},
+                            "kdim": 3, "vdim": 5, "dropout": 0.3, "add_bias_kv": True,
+                            "add_zero_attn": True},
                            lambda rng: (_f(3, 2, 4)(rng), _f(5, 2, 3)(rng), _f(5, 2, 5)(rng))),
     "TransformerDecoderLayer": ({"type": "TransformerDecoderLayer", "d_model": 4, "nhead": 2,
                                  "dim_feedforward": 6, "dropout": 0.2, "batch_first": True},

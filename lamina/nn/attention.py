@@ -1,12 +1,10 @@
 """Multi-head attention as PyTorch's (query, key, value in; output and weights out), and
-SelfAttention, its one-input form that fits in a Sequential or a config; and what
-`torch.nn.attention` holds for choosing the kernel of scaled_dot_product_attention."""
+SelfAttention, its one-input form that fits in a Sequential or a config; and, from
+attention_backends, what `torch.nn.attention` holds for choosing the kernel of
+scaled_dot_product_attention."""
 
 from __future__ import annotations
 
-import contextlib
-import enum
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -16,6 +14,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 from lamina.functions.attention import attention_weights, typed_mask
 from lamina.nn import init
+from lamina.nn.attention_backends import SDPBackend, sdpa_kernel  # noqa: F401 - PyTorch's path
 from lamina.nn.layer import Layer, Parameter
 from lamina.nn.linear import NonDynamicallyQuantizableLinear
 from lamina.nn.registry import register_layer
@@ -31,7 +30,9 @@ class MultiheadAttention(Layer):
         num_heads: heads; embed_dim must divide by it.
         dropout: in training, drop this share of the attention weights.
         bias: learn biases in the input and output projections.
-        add_bias_kv, add_zero_attn: PyTorch's; only False is supported.
+        add_bias_kv: learn one more key and value (`bias_k`, `bias_v`), appended to every
+            sequence's keys and values after their projection.
+        add_zero_attn: append a key and a value of zeros to each head's.
         kdim, vdim: feature sizes of the keys and values (default embed_dim); when either
             differs, the projections are `q_proj_weight`, `k_proj_weight`, `v_proj_weight`.
         batch_first: input (B, T, E); False (PyTorch's default) takes (T, B, E).
@@ -60,9 +61,6 @@ class MultiheadAttention(Layer):
                              f"num_heads ({num_heads})")
         if not 0 <= dropout < 1:
             raise ValueError(f"{name}: dropout must be in [0, 1); got {dropout}")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError(f"{name}: add_bias_kv and add_zero_attn are not "
-                                      "supported; append the extra key to `key` instead")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.kdim, self.vdim = kdim or embed_dim, vdim or embed_dim
         self.causal, self.batch_first = causal, batch_first
@@ -77,6 +75,13 @@ class MultiheadAttention(Layer):
                 init.xavier_uniform_(weight)
                 setattr(self, f"{part}_proj_weight", weight)
         self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, np.float32)) if bias else None
+        self.bias_k = self.bias_v = None
+        if add_bias_kv:
+            self.bias_k = Parameter(np.empty((1, 1, embed_dim), np.float32))
+            self.bias_v = Parameter(np.empty((1, 1, embed_dim), np.float32))
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
+        self.add_zero_attn = add_zero_attn
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias)
         if bias:
             init.zeros_(self.out_proj.bias)
@@ -129,7 +134,19 @@ class MultiheadAttention(Layer):
                 attn_mask: Any, need_weights: bool) -> tuple[Tensor, Tensor | None]:
         """Batch-first attention: (B, L, E) out, and the per-head weights (B, heads, L, S)."""
         allowed, bias = self._masks(key_padding_mask, attn_mask, query, key)
-        q, k, v = (self._heads(p) for p in self._project(query, key, value))
+        q, k, v = self._project(query, key, value)
+        if self.bias_k is not None:  # one learnt key and value more for every sequence
+            k, v = (F.concat([t, F.broadcast_to(b, (t.shape[0], 1, self.embed_dim))], axis=1)
+                    for t, b in ((k, self.bias_k), (v, self.bias_v)))
+        q, k, v = self._heads(q), self._heads(k), self._heads(v)
+        if self.add_zero_attn:  # and one of zeros for every head
+            zeros = Tensor(np.zeros((*k.shape[:2], 1, self.head_dim), k.dtype))
+            k, v = F.concat([k, zeros], axis=2), F.concat([v, zeros], axis=2)
+        extra = (self.bias_k is not None) + self.add_zero_attn
+        if extra:  # the appended keys are allowed, whatever the masks say of the others
+            allowed, bias = (None if m is None else F.concat(
+                [m, Tensor(np.full((*m.shape[:-1], extra), fill, m.dtype))], axis=-1)
+                for m, fill in ((allowed, 1), (bias, 0)))
         weights = attention_weights(q, k, allowed, bias, self.causal, None)
         if self.training and self.dropout:
             weights = F.dropout(weights, self.dropout)
@@ -217,6 +234,8 @@ class MultiheadAttention(Layer):
                   "dropout": self.dropout, "bias": self.in_proj_bias is not None}
         if self.kdim != self.embed_dim or self.vdim != self.embed_dim:
             config.update(kdim=self.kdim, vdim=self.vdim)
+        if self.bias_k is not None or self.add_zero_attn:
+            config.update(add_bias_kv=self.bias_k is not None, add_zero_attn=self.add_zero_attn)
         return {**config, "batch_first": self.batch_first, "causal": self.causal}
 
 
@@ -243,40 +262,3 @@ class SelfAttention(MultiheadAttention):
         if rest or len(shape) != 3 or shape[-1] == self.embed_dim or shape[-1] % self.num_heads:
             return None
         return f"embed_dim={shape[-1]}"
-
-
-class SDPBackend(enum.IntEnum):
-    """PyTorch's scaled_dot_product_attention kernels, by its names and numbers.
-
-    Examples:
-        >>> from lamina.nn.attention import SDPBackend
-        >>> SDPBackend.MATH, int(SDPBackend.FLASH_ATTENTION)
-        (<SDPBackend.MATH: 0>, 1)
-    """
-
-    ERROR = -1
-    MATH = 0
-    FLASH_ATTENTION = 1
-    EFFICIENT_ATTENTION = 2
-    CUDNN_ATTENTION = 3
-    OVERRIDEABLE = 4
-
-
-@contextlib.contextmanager
-def sdpa_kernel(backends: Any, set_priority: bool = False) -> Iterator[None]:
-    """PyTorch's choice of attention kernel for the block. lamina has one kernel on the
-    CPU (the math one, softmax fused), which runs whatever is chosen: the values are the
-    same up to float rounding.
-
-    Examples:
-        >>> from lamina.nn.attention import SDPBackend, sdpa_kernel
-        >>> q = lm.randn(1, 2, 4, 8)
-        >>> with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        ...     F.scaled_dot_product_attention(q, q, q).shape
-        lamina.Size([1, 2, 4, 8])
-    """
-    chosen = [backends] if isinstance(backends, SDPBackend) else list(backends)
-    if not chosen or not all(isinstance(b, SDPBackend) for b in chosen):
-        raise ValueError(f"sdpa_kernel: expected an SDPBackend or a list of them; got "
-                         f"{backends!r}")
-    yield

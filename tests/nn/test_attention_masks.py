@@ -28,13 +28,17 @@ MASKS = {  # name -> (key_padding_mask, attn_mask), PyTorch's convention: True i
 }
 
 
+@pytest.mark.parametrize("extra", [{}, {"add_bias_kv": True}, {"add_zero_attn": True},
+                                   {"add_bias_kv": True, "add_zero_attn": True}],
+                         ids=["", "bias_kv", "zero_attn", "both"])
 @pytest.mark.parametrize("batch_first", [True, False])
 @pytest.mark.parametrize("name", list(MASKS))
-def test_masked_attention_matches_pytorch(name, batch_first) -> None:
+def test_masked_attention_matches_pytorch(name, batch_first, extra) -> None:
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
-    theirs = torch.nn.MultiheadAttention(E, H, batch_first=batch_first).double()
-    ours = nn.MultiheadAttention(E, H, batch_first=batch_first).to("float64")
+    theirs = torch.nn.MultiheadAttention(E, H, batch_first=batch_first, **extra).double()
+    ours = nn.MultiheadAttention(E, H, batch_first=batch_first, **extra).to("float64")
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     q, kv = _rng(6).standard_normal((B, L, E)), _rng(7).standard_normal((B, S, E))
     if not batch_first:
@@ -58,6 +62,8 @@ def test_masked_attention_matches_pytorch(name, batch_first) -> None:
     np.testing.assert_allclose(lw.array, tw.detach().numpy(), atol=1e-12)
     np.testing.assert_allclose(lq.grad, tq.grad.numpy(), atol=1e-12)
     np.testing.assert_allclose(lkv.grad, tkv.grad.numpy(), atol=1e-12)
+    for (n, p), t in zip(ours.named_parameters(), theirs.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), atol=1e-12, err_msg=n)
     np.testing.assert_allclose(ours.in_proj_weight.grad, theirs.in_proj_weight.grad.numpy(),
                                atol=1e-12)
 
