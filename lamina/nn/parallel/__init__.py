@@ -7,6 +7,8 @@ that wraps conditionally still runs, and tell how to train on many workers.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from lamina.nn.layer import Layer
@@ -29,6 +31,18 @@ class DistributedDataParallel(Layer):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The wrapped module's forward."""
         return self.module(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """PyTorch's gradient accumulation without synchronising: one process has no
+        other to synchronise with.
+
+        Examples:
+            >>> model = nn.parallel.DistributedDataParallel(nn.Linear(2, 2))
+            >>> with model.no_sync():
+            ...     model(lm.ones(1, 2)).sum().backward()
+        """
+        yield
 
 
 DataParallel = DistributedDataParallel
