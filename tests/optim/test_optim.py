@@ -263,7 +263,7 @@ def test_clip_grad_norm_scales_jointly_and_clip_value_clamps() -> None:
     optim.clip_grad_value_([a], 1.5)
     np.testing.assert_array_equal(a.grad, [1.5, -1.5])
     a.grad = np.array([np.nan, 1.0])
-    with pytest.raises(RuntimeError, match="total gradient norm is nan"):
+    with pytest.raises(RuntimeError, match="total norm of order 2.0 of the gradients is nan"):
         optim.clip_grad_norm_([a], 1.0, error_if_nonfinite=True)
 
 
