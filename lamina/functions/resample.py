@@ -82,12 +82,10 @@ class Interpolate(Function):
         outs = size or tuple(math.floor(n * s) for n, s in zip(ins, scale))
         if min(outs) < 1:
             raise ShapeError(f"{op}: scale_factor {self.scale_factor!r} shrinks {ins} to {outs}")
-        if self.antialias and (self.mode not in ("bilinear", "bicubic")
-                               or any(m < n for n, m in zip(ins, outs))):
-            raise NotImplementedError(
-                f"{op}: antialias=True is built only where it changes nothing (bilinear or "
-                f"bicubic upsampling); {ins} -> {outs} in mode {self.mode!r} would need it. "
-                "Leave antialias False, or blur before downsampling")
+        if self.antialias and self.mode not in ("bilinear", "bicubic"):
+            raise ValueError(f"{op}: anti-alias option is restricted to bilinear and bicubic "
+                             f"modes and requires a 4-D tensor as input; got mode "
+                             f"{self.mode!r}")
         if self.recompute:  # the coordinates step by in / out, not by 1 / scale_factor
             scale = None
         self.x_shape, self.axes = x.shape, tuple(range(2, x.ndim))
@@ -100,7 +98,8 @@ class Interpolate(Function):
                 y = y.repeat(r, axis=axis) if r > 1 else y
             return y if y is not x else x.copy()
         dtype = x.dtype if x.dtype.kind == "f" else np.float64
-        mats = [_matrix(n, m, s, self.mode, bool(self.align_corners), dtype)
+        make = _antialiased if self.antialias else _matrix
+        mats = [make(n, m, s, self.mode, bool(self.align_corners), dtype)
                 for n, m, s in zip(ins, outs, scale or (None,) * nd)]
         # An axis whose matrix is the identity is left as it is.
         self.mats = [None if a.shape[0] == a.shape[1] and np.array_equal(a, np.eye(len(a)))
@@ -164,6 +163,35 @@ def _matrix(n: int, m: int, scale_factor: float | None, mode: str, align_corners
     return out
 
 
+def _antialiased(n: int, m: int, scale_factor: float | None, mode: str, align_corners: bool,
+                 dtype: Any) -> Any:
+    """The (m, n) matrix of antialiased resampling (PIL's, as PyTorch computes it): each
+    output sample a normalised filter (triangle for bilinear, cubic with a = -0.5 for
+    bicubic) over the inputs, widened by the scale where it shrinks, so that every input
+    sample counts."""
+    if align_corners:
+        step = (n - 1) / (m - 1) if m > 1 else 0.0
+    else:
+        step = 1 / scale_factor if scale_factor is not None else n / m
+    half = 1.0 if mode == "bilinear" else 2.0  # the filter's support at scale 1
+    support = half * step if step >= 1 else half
+    squeeze = 1 / step if step >= 1 else 1.0
+    out = np.zeros((m, n), np.float64)
+    for i in range(m):
+        center = step * (i + 0.5)  # with align_corners too: only the step changes
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), n)
+        x = np.abs((np.arange(lo, hi) - center + 0.5) * squeeze)
+        if mode == "bilinear":
+            w = np.maximum(1 - x, 0)
+        else:  # Keys' cubic with a = -0.5, PIL's (not the -0.75 of interpolation without it)
+            w = np.where(x < 1, (1.5 * x - 2.5) * x * x + 1,
+                         np.where(x < 2, (((x - 5) * x + 8) * x - 4) * -0.5, 0.0))
+        total = w.sum()
+        out[i, lo:hi] = w / total if total != 0 else w
+    return out.astype(dtype)
+
+
 def _cubic_near(x: Any) -> Any:
     """The cubic convolution kernel on [0, 1]."""
     return ((_CUBIC_A + 2) * x - (_CUBIC_A + 3)) * x * x + 1
@@ -188,8 +216,9 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
             each other; False (the default) maps the pixel edges.
         recompute_scale_factor: True steps the source coordinates by in / out, the sizes'
             ratio, rather than by 1 / scale_factor.
-        antialias: accepted where it changes nothing (bilinear and bicubic upsampling);
-            downsampling with it raises NotImplementedError.
+        antialias: for bilinear and bicubic: PIL's filter, widened where the output is
+            smaller so that every input sample counts (PyTorch's; also its cubic's a = -0.5
+            where it upsamples).
 
     Examples:
         >>> F.interpolate(x, scale_factor=2).shape     # x (8, 16, 7, 7)

@@ -265,8 +265,17 @@ def _interpolate(ctx: Context, call: Call) -> list[str]:
         attrs = {"mode": "cubic" if fn.mode == "bicubic" else "linear",
                  "coordinate_transformation_mode":
                  "align_corners" if fn.align_corners else "pytorch_half_pixel"}
-        if fn.mode == "bicubic":
-            attrs["cubic_coeff_a"] = -0.75  # PyTorch's, where ONNX defaults to -0.5
+        if fn.mode == "bicubic":  # PyTorch's, where ONNX defaults to -0.5 (PIL's, as
+            attrs["cubic_coeff_a"] = -0.5 if fn.antialias else -0.75  # antialias takes)
+        if fn.antialias:
+            if ctx.opset < 18:
+                raise ctx.fail("antialias=True needs ONNX Resize's antialias, from opset 18; "
+                               "export with opset_version=18 or later")
+            if fn.align_corners:  # PyTorch centres its filters where ONNX's rule cannot
+                raise ctx.fail("antialias=True with align_corners=True has no ONNX Resize "
+                               "rule; export with align_corners=False")
+            # exclude_outside: the filter renormalised over the samples inside, as PyTorch's
+            attrs.update(antialias=1, exclude_outside=1)
     else:
         raise ctx.fail(f"mode {fn.mode!r} has no ONNX Resize rule here; use nearest, "
                        "(bi/tri)linear or bicubic")
