@@ -1,6 +1,6 @@
 """grid_sample: an image read at arbitrary points (spatial transformer networks), with
 PyTorch's modes, padding modes and coordinate conventions, differentiable in the image
-and (bilinear) in the grid."""
+and (bilinear, bicubic) in the grid."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     (-1 the left or top edge): (N, C, Ho, Wo).
 
     Args:
-        mode: "bilinear" or "nearest".
+        mode: "bilinear", "nearest" or "bicubic" (PyTorch's cubic convolution, a = -0.75,
+            over the 4 x 4 pixels around each point; the padding mode applies to each).
         padding_mode: what points outside read: "zeros", "border" (the nearest edge
             pixel) or "reflection" (the image mirrored at its edges).
         align_corners: +-1 are the centres of the corner pixels (True) or their outer
@@ -30,9 +31,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         >>> bool(np.allclose(F.grid_sample(x, grid, align_corners=False).numpy(), x.numpy()))
         True
     """
-    if mode not in ("bilinear", "nearest"):
-        raise NotImplementedError(f"grid_sample: mode {mode!r} is not supported; 'bilinear' "
-                                  "or 'nearest'")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"grid_sample: mode must be 'bilinear', 'nearest' or 'bicubic'; got "
+                         f"{mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"grid_sample: padding_mode must be 'zeros', 'border' or "
                          f"'reflection'; got {padding_mode!r}")
@@ -41,6 +42,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                          f"got {tuple(input.shape)} and {tuple(grid.shape)}")
     align = bool(align_corners)
     h, w = input.shape[2:]
+    if mode == "bicubic":
+        return _bicubic(input, grid, align, padding_mode)
     ix = _source(grid[..., 0], w, align, padding_mode)
     iy = _source(grid[..., 1], h, align, padding_mode)
     if mode == "nearest":
@@ -56,9 +59,40 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     return out
 
 
+def _bicubic(input: Tensor, grid: Tensor, align: bool, padding_mode: str) -> Tensor:
+    """Each point from its 4 x 4 neighbours: the cubic's weights of the point's offsets
+    (which carry the gradient to the grid) times the neighbours, each folded into the
+    image by the padding mode on its own, as PyTorch's."""
+    from lamina.functions.resample import cubic_weights
+
+    h, w = input.shape[2:]
+    ix, iy = _pixels(grid[..., 0], w, align), _pixels(grid[..., 1], h, align)
+    x0, y0 = np.floor(ix.array), np.floor(iy.array)
+    wxs, wys = cubic_weights(ix - x0), cubic_weights(iy - y0)
+    out = None
+    for dy, wy in zip(range(-1, 3), wys):
+        yk = _fold(Tensor(y0 + dy), h, align, padding_mode).array
+        row = None
+        for dx, wx in zip(range(-1, 3), wxs):
+            xk = _fold(Tensor(x0 + dx), w, align, padding_mode).array
+            term = _read(input, yk, xk) * wx.unsqueeze(1)
+            row = term if row is None else row + term
+        out = row * wy.unsqueeze(1) if out is None else out + row * wy.unsqueeze(1)
+    return out
+
+
+def _pixels(coord: Tensor, size: int, align: bool) -> Tensor:
+    """A normalised coordinate in [-1, 1] as a pixel position."""
+    return (coord + 1) * ((size - 1) / 2) if align else ((coord + 1) * size - 1) / 2
+
+
 def _source(coord: Tensor, size: int, align: bool, padding_mode: str) -> Tensor:
     """A normalised coordinate as a pixel position, after the padding mode's folding."""
-    x = (coord + 1) * ((size - 1) / 2) if align else ((coord + 1) * size - 1) / 2
+    return _fold(_pixels(coord, size, align), size, align, padding_mode)
+
+
+def _fold(x: Tensor, size: int, align: bool, padding_mode: str) -> Tensor:
+    """A pixel position folded into the image by the padding mode ("zeros": as it is)."""
     if padding_mode == "border":
         return clip(x, 0, size - 1)
     if padding_mode == "reflection":

@@ -151,8 +151,7 @@ def _matrix(n: int, m: int, scale_factor: float | None, mode: str, align_corners
     if mode == "bicubic":
         base = np.floor(src)
         t = src - base
-        weights = (_cubic_far(t + 1), _cubic_near(t), _cubic_near(1 - t), _cubic_far(2 - t))
-        for k, w in zip(range(-1, 3), weights):
+        for k, w in zip(range(-1, 3), cubic_weights(t)):
             np.add.at(out, (rows, np.clip(base.astype(np.int64) + k, 0, n - 1)), w)
         return out
     lo = np.minimum(np.floor(src).astype(np.int64), n - 1)
@@ -190,6 +189,12 @@ def _antialiased(n: int, m: int, scale_factor: float | None, mode: str, align_co
         total = w.sum()
         out[i, lo:hi] = w / total if total != 0 else w
     return out.astype(dtype)
+
+
+def cubic_weights(t: Any) -> tuple[Any, ...]:
+    """The cubic convolution's weights (a = -0.75, PyTorch's) of the four samples at
+    offsets -1, 0, 1, 2 from a point t in [0, 1) past the second: arrays or tensors."""
+    return _cubic_far(t + 1), _cubic_near(t), _cubic_near(1 - t), _cubic_far(2 - t)
 
 
 def _cubic_near(x: Any) -> Any:
