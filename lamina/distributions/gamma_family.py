@@ -1,6 +1,6 @@
 """The distributions scored through the gamma function: Gamma, Beta, Dirichlet (drawn by
-NumPy; their rsample, whose gradient PyTorch takes by implicit reparameterisation, is not
-here and says so) and Poisson."""
+NumPy; their rsample differentiable by implicit reparameterisation, as PyTorch's: see
+implicit.py) and Poisson."""
 
 from __future__ import annotations
 
@@ -11,14 +11,9 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 from lamina.distributions.distribution import Distribution, param
+from lamina.distributions.implicit import standard_gamma
 from lamina.random import numpy_rng
 from lamina.tensor_functions import broadcast_tensors
-
-
-def _no_rsample(name: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{name}.rsample: its gradient needs implicit reparameterisation, which lamina does "
-        "not have; sample() draws (without a gradient), and log_prob differentiates")
 
 
 class Gamma(Distribution):
@@ -31,6 +26,7 @@ class Gamma(Distribution):
     """
 
     _shown = ("concentration", "rate")
+    has_rsample = True
 
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
         a = param(concentration, rate if isinstance(rate, Tensor) else None)
@@ -58,7 +54,11 @@ class Gamma(Distribution):
         return as_tensor(numpy_rng().gamma(a, 1 / b).astype(a.dtype))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        raise _no_rsample("Gamma")
+        """Draws differentiable in concentration (implicit reparameterisation) and rate."""
+        shape = self._extended(sample_shape)
+        x = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        tiny = np.finfo(x.dtype).tiny  # PyTorch's floor, outside the graph: never exactly 0
+        return x + (x.clamp(min=tiny) - x).detach()
 
     def log_prob(self, value: Any) -> Tensor:
         value = param(value, self.rate)
@@ -102,6 +102,7 @@ class Dirichlet(Distribution):
     """
 
     _shown = ("concentration",)
+    has_rsample = True
 
     def __init__(self, concentration: Any, validate_args: bool | None = None) -> None:
         self.concentration = param(concentration)
@@ -132,7 +133,11 @@ class Dirichlet(Distribution):
         return as_tensor((g / g.sum(-1, keepdims=True)).astype(a.dtype))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        raise _no_rsample("Dirichlet")
+        """Normalised gamma draws, differentiable in concentration through the gammas'
+        implicit reparameterisation (PyTorch differentiates the Dirichlet's marginals
+        instead: another unbiased gradient of the same expectation)."""
+        g = standard_gamma(self.concentration.expand(self._extended(sample_shape)))
+        return g / g.sum(-1, keepdim=True)
 
     def log_prob(self, value: Any) -> Tensor:
         value = param(value, self.concentration)
@@ -155,6 +160,7 @@ class Beta(Distribution):
     """
 
     _shown = ("concentration1", "concentration0")
+    has_rsample = True
 
     def __init__(self, concentration1: Any, concentration0: Any,
                  validate_args: bool | None = None) -> None:
@@ -186,7 +192,12 @@ class Beta(Distribution):
         return as_tensor(numpy_rng().beta(a, b).astype(a.dtype))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        raise _no_rsample("Beta")
+        """g1 / (g1 + g0) of two gamma draws, differentiable in both concentrations (see
+        Dirichlet.rsample)."""
+        shape = self._extended(sample_shape)
+        g1 = standard_gamma(self.concentration1.expand(shape))
+        g0 = standard_gamma(self.concentration0.expand(shape))
+        return g1 / (g1 + g0)
 
     def log_prob(self, value: Any) -> Tensor:
         value = param(value, self.concentration1)

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from lamina.autograd.grad_mode import is_grad_enabled
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 from lamina.creation_random import randn
@@ -56,12 +55,8 @@ class StudentT(Distribution):
         return where(df > 2, finite, where(df > 1, math.inf, math.nan))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        if self.df.requires_grad and is_grad_enabled():
-            raise NotImplementedError("StudentT.rsample: df requires grad, and its chi-square "
-                                      "draw has no reparameterisation in lamina; detach df "
-                                      "or use sample()")
         shape = self._extended(sample_shape)
-        z = Chi2(self.df.detach()).sample(sample_shape)
+        z = Chi2(self.df).rsample(sample_shape)  # differentiable in df too
         y = randn(*shape, dtype=self.loc.dtype) * (z / self.df).rsqrt()
         return self.loc + self.scale * y
 

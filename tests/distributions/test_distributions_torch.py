@@ -269,16 +269,15 @@ def test_a_policy_gradient_step_matches_pytorch():
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-9, atol=1e-12)
 
 
-def test_studentt_rsample_carries_gradients_to_loc_and_scale_and_refuses_df():
-    df = lm.tensor(POS * 3 + 3)
+def test_studentt_rsample_carries_gradients_to_loc_scale_and_df():
+    df = lm.tensor(POS * 3 + 3, requires_grad=True)
     loc, scale = lm.tensor(LOC, requires_grad=True), lm.tensor(SCALE, requires_grad=True)
     lm.manual_seed(2)
     draws = D.StudentT(df, loc, scale).rsample((4000,))
     draws.mean().backward()
     np.testing.assert_allclose(loc.grad.numpy(), np.full(LOC.shape, 1 / LOC.size), rtol=1e-6)
     assert np.abs(scale.grad.numpy()).max() < 0.1 / LOC.size  # E[t] = 0
-    with pytest.raises(NotImplementedError, match="detach df"):
-        D.StudentT(lm.tensor(POS, requires_grad=True)).rsample()
+    assert df.grad is not None and np.abs(df.grad.numpy()).max() < 0.1 / LOC.size
 
 
 def test_counts_draws_hold_their_totals():
