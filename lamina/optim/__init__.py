@@ -13,6 +13,7 @@ from lamina.optim.optimizer import Optimizer
 from lamina.optim.rmsprop import RMSprop
 from lamina.optim.rprop import Rprop
 from lamina.optim.sgd import SGD
+from lamina.optim.sparse_adam import SparseAdam
 
 __all__ = [
     "ASGD",
@@ -23,6 +24,7 @@ __all__ = [
     "NAdam",
     "RAdam",
     "Rprop",
+    "SparseAdam",
     "OPTIMIZERS",
     "Adagrad",
     "Adam",

@@ -17,11 +17,13 @@ from lamina.optim.optimizer import Optimizer
 from lamina.optim.rmsprop import RMSprop
 from lamina.optim.rprop import Rprop
 from lamina.optim.sgd import SGD
+from lamina.optim.sparse_adam import SparseAdam
 from lamina.registry import Registry
 
 # The optimizers a job file can name: those that step without a closure (LBFGS needs one)
 OPTIMIZERS = Registry("optimizer")
-for _cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop):
+for _cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop,
+             SparseAdam):
     OPTIMIZERS.add(_cls.__name__, _cls)
 
 
