@@ -180,13 +180,24 @@ class Tanh(Function):
 
 
 class Softplus(Function):
+    """log(1 + e^x); with `threshold`, x itself where x > threshold (PyTorch's switch)."""
+
+    def __init__(self, threshold: float | None = None) -> None:
+        self.threshold = threshold
+
     def forward(self, x: Any) -> Any:
         self.save_for_backward(x)
-        return softplus_array(x)
+        y = softplus_array(x)
+        if self.threshold is not None:
+            y = np.where(x > self.threshold, x, y)
+        return y
 
     def backward(self, gy: Any) -> Any:
         (x,) = self.saved_tensors
-        return gy * (np.tanh(x * x.dtype.type(0.5)) * x.dtype.type(0.5) + x.dtype.type(0.5))
+        g = np.tanh(x * x.dtype.type(0.5)) * x.dtype.type(0.5) + x.dtype.type(0.5)
+        if self.threshold is not None:
+            g = np.where(x > self.threshold, x.dtype.type(1), g)
+        return gy * g
 
 
 def relu(x: Tensor, inplace: bool = False) -> Tensor:
@@ -221,8 +232,7 @@ def tanh(x: Tensor) -> Tensor:
 
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta, computed stably; its derivative is sigmoid(beta x).
-    (`threshold`, PyTorch's switch to the identity for large inputs, is accepted: the
-    stable form needs none.)"""
+    Where beta x > threshold, x itself (gradient 1), as PyTorch's."""
     if beta != 1:
-        return Softplus().apply(x * beta) / beta
-    return Softplus().apply(x)
+        return Softplus(threshold).apply(x * beta) / beta
+    return Softplus(threshold).apply(x)

@@ -83,7 +83,12 @@ def _tanh(f: Any, gy: Tensor) -> Tensor:
 
 @derivative(act.Softplus)
 def _softplus(f: Any, gy: Tensor) -> Tensor:
-    return gy * act.Sigmoid().apply(f.inputs[0])
+    slope = act.Sigmoid().apply(f.inputs[0])
+    if f.threshold is not None:  # past the threshold, the identity's slope
+        linear = f.inputs[0].array > f.threshold
+        slope = slope * Tensor((~linear).astype(slope.dtype)) + Tensor(
+            linear.astype(slope.dtype))
+    return gy * slope
 
 
 @derivative(activation_gelu.GELU)

@@ -19,9 +19,20 @@ def _unary(onnx_op: str, **attrs: Any) -> Any:
     return lambda ctx, call: ctx.node(onnx_op, call.inputs[:1], call.hint, **attrs)
 
 
-for _op, _onnx_op in [("ReLU", "Relu"), ("Sigmoid", "Sigmoid"), ("Tanh", "Tanh"),
-                      ("Softplus", "Softplus")]:
+for _op, _onnx_op in [("ReLU", "Relu"), ("Sigmoid", "Sigmoid"), ("Tanh", "Tanh")]:
     register_op_exporter(_op)(_unary(_onnx_op))
+
+
+@register_op_exporter("Softplus")
+def _softplus(ctx: Context, call: Call) -> list[str]:
+    """ONNX's Softplus, and PyTorch's switch to x itself past the threshold."""
+    (x,) = call.inputs[:1]
+    (y,) = ctx.node("Softplus", [x], call.hint)
+    if call.fn.threshold is None:
+        return [y]
+    limit = ctx.constant(call.hint, np.array(call.fn.threshold, call.in_dtypes[0]))
+    (past,) = ctx.node("Greater", [x, limit], call.hint)
+    return ctx.node("Where", [past, x, y], call.hint)
 
 
 @register_op_exporter("LeakyReLU")
