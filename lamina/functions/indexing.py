@@ -121,14 +121,19 @@ class Scatter(Function):
 
 def scatter(x: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
             reduce: str | None = None) -> Tensor:
-    """x with src's values (or `value`) written at index along dim (out of place)."""
-    if reduce is not None:
-        if reduce != "add":
-            raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported; "
-                                      "use reduce='add' or scatter_add")
-        return scatter_add(x, dim, index, src)
+    """x with src's values (or `value`) written at index along dim (out of place); with
+    `reduce` ("add" or "multiply"), combined with x's there instead, as PyTorch's."""
     src = value if src is None else src
     src = cast(src, x.dtype) if isinstance(src, Tensor) else Tensor(np.asarray(src, x.dtype))
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError(f"scatter: reduce argument must be either add or multiply; got "
+                               f"{reduce!r}")
+        if src.ndim == 0:  # a value: one per index, as PyTorch broadcasts it
+            src = src.expand(*index.shape)
+        if reduce == "add":
+            return scatter_add(x, dim, index, src)
+        return x.scatter_reduce(dim, index, src, "prod", include_self=True)
     return Scatter(wrap_dim(dim, x.ndim, "scatter"), False).apply(x, index, src)
 
 

@@ -219,15 +219,32 @@ def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
     return _rounded_div(a, b, rounding_mode)
 
 
-def _rounded_div(a: Tensor, b: Tensor, mode: str) -> Tensor:
-    def op(x: Any, y: Any) -> Any:
-        if x.dtype.kind in "iu":
-            if mode == "floor":
-                return np.floor_divide(x, y)
-            q = np.abs(x) // np.abs(y)
-            return np.where((x < 0) != (y < 0), -q, q).astype(x.dtype)
+class RoundedQuotient(Function):
+    """floor or trunc of a float a / b; a zero gradient to both, as PyTorch's (a step
+    function: the result still requires grad where an input does)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    def forward(self, a: Any, b: Any) -> Any:
+        self.shapes = (a.shape, a.dtype), (b.shape, b.dtype)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (np.floor if mode == "floor" else np.trunc)(x / y)
+            return (np.floor if self.mode == "floor" else np.trunc)(a / b)
+
+    def backward(self, gy: Any) -> tuple[Any, Any]:
+        return tuple(np.zeros(*meta) if need else None
+                     for meta, need in zip(self.shapes, self.needs_input_grad))
+
+
+def _rounded_div(a: Tensor, b: Tensor, mode: str) -> Tensor:
+    if a.array.dtype.kind == "f":
+        return RoundedQuotient(mode).apply(a, b)
+
+    def op(x: Any, y: Any) -> Any:
+        if mode == "floor":
+            return np.floor_divide(x, y)
+        q = np.abs(x) // np.abs(y)
+        return np.where((x < 0) != (y < 0), -q, q).astype(x.dtype)
     return constant_op(op, a, b)
 
 

@@ -98,12 +98,24 @@ def _step(ctx: Context, call: Call) -> list[str]:
     piecewise-constant ops; trunc as sign * floor(|x|), which ONNX has no op for."""
     op, x = call.fn.op, call.inputs[0]
     if op is np.trunc:
-        magnitude = ctx.node("Floor", ctx.node("Abs", [x], call.hint), call.hint)[0]
-        return ctx.node("Mul", [ctx.node("Sign", [x], call.hint)[0], magnitude], call.hint)
+        return _trunc(ctx, x, call.hint)
     onnx_op = _COMPARE.get(op) if op in (np.floor, np.ceil, np.sign, np.round) else None
     if onnx_op is None:  # round to decimals: a lambda over np.round
         raise ctx.fail("no ONNX op for rounding to decimals; round() without them exports")
     return ctx.node(onnx_op, [x], call.hint)
+
+
+def _trunc(ctx: Context, x: str, hint: str) -> list[str]:
+    magnitude = ctx.node("Floor", ctx.node("Abs", [x], hint), hint)[0]
+    return ctx.node("Mul", [ctx.node("Sign", [x], hint)[0], magnitude], hint)
+
+
+@register_op_exporter("RoundedQuotient")
+def _rounded_quotient(ctx: Context, call: Call) -> list[str]:
+    """A float division rounded down (floor) or toward zero (trunc)."""
+    (q,) = ctx.node("Div", typed_inputs(ctx, call, call.out_dtypes[0]), call.hint)
+    return ctx.node("Floor", [q], call.hint) if call.fn.mode == "floor" else _trunc(
+        ctx, q, call.hint)
 
 
 def _compare_as(ctx: Context, call: Call, onnx_op: str) -> list[str]:
