@@ -87,7 +87,8 @@ def logit(input: Any, eps: float | None = None) -> Tensor:  # noqa: A002
 
 
 def ndtr(input: Any) -> Tensor:  # noqa: A002
-    """The standard normal law's CDF, erfc(-x / sqrt 2) / 2 (accurate in the left tail).
+    """The standard normal law's CDF, erfc(-x / sqrt 2) / 2 (accurate in the left tail,
+    erfc being accurate in its right).
 
     Examples:
         >>> special.ndtr(lm.tensor([0.0]))
@@ -155,6 +156,9 @@ logsumexp = _same("logsumexp", "lm.zeros(2), 0", "tensor(0.6931)")
 softmax = _same("softmax", "lm.zeros(2), 0", "tensor([0.5000, 0.5000])")
 log_softmax = _same("log_softmax", "lm.zeros(2), 0", "tensor([-0.6931, -0.6931])")
 
+from lamina.functions.special_more import *  # noqa: E402, F403 - the rest of torch.special
+from lamina.functions.special_more import NAMES as _MORE  # noqa: E402
+
 __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln",
            "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
-           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
+           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", *_MORE]

@@ -66,8 +66,10 @@ class Gamma(Distribution):
         return a.xlogy(b) + (a - 1).xlogy(value) - b * value - a.lgamma()
 
     def cdf(self, value: Any) -> Tensor:
-        raise NotImplementedError("Gamma.cdf: the regularised incomplete gamma function is "
-                                  "not in lamina")
+        from lamina.special import gammainc
+
+        value = param(value, self.rate)
+        return gammainc(self.concentration, self.rate * value)
 
     def entropy(self) -> Tensor:
         a = self.concentration

@@ -17,6 +17,7 @@ import numpy as np
 from lamina import dtypes
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
+from lamina.functions import error_functions as ef
 from lamina.functions.activation_gelu import erf_into
 from lamina.functions.gamma import Polygamma, digamma_array, lgamma_array, polygamma_array
 from lamina.functions.math import _to_input, maximum, minimum, where
@@ -105,6 +106,10 @@ UNARY: dict[str, type[Unary]] = {op.__name__.lower(): op for op in [
     _unary("Asinh", np.arcsinh, lambda x, gy: gy / np.sqrt(x * x + 1)),
     _unary("Atanh", np.arctanh, lambda x, gy: gy / (1 - x * x), quiet=True),
     _unary("Erf", _erf, lambda x, gy: gy * (2 / math.sqrt(math.pi)) * np.exp(-x * x)),
+    _unary("Erfc", ef.erfc_array, lambda x, gy: gy * (-2 / math.sqrt(math.pi)) * np.exp(-x * x)),
+    _unary("Erfcx", ef.erfcx_array, lambda x, gy: gy * (2 * x * ef.erfcx_array(x)
+                                                      - 2 / math.sqrt(math.pi)), quiet=True),
+    _unary("Log_ndtr", ef.log_ndtr_array, lambda x, gy: gy * ef.log_ndtr_grad(x), quiet=True),
     _unary("Frac", lambda x: x - np.trunc(x), lambda x, gy: gy),
     _unary("Erfinv", erfinv_array,
            lambda y, gy: gy * (math.sqrt(math.pi) / 2) * np.exp(y * y), keep="y"),

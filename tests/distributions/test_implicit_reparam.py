@@ -59,3 +59,16 @@ def test_rsample_gives_the_gradient_of_the_mean(kind):
     draws = d.rsample((200000,))
     (draws[:, 0] if kind == "Dirichlet" else draws).mean(0).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), expected, rtol=0.03)
+
+
+def test_gamma_and_chi2_cdf_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    a, rate = np.array([2.0, 0.5, 9.0]), np.array([1.0, 3.0, 0.5])
+    value = np.array([1.5, 0.2, 30.0])
+    ours = D.Gamma(lm.tensor(a), lm.tensor(rate)).cdf(lm.tensor(value)).numpy()
+    theirs = torch.distributions.Gamma(torch.tensor(a), torch.tensor(rate)).cdf(
+        torch.tensor(value)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9)
+    np.testing.assert_allclose(D.Chi2(lm.tensor(a)).cdf(lm.tensor(value)).numpy(),
+                               torch.distributions.Chi2(torch.tensor(a)).cdf(
+                                   torch.tensor(value)).numpy(), rtol=1e-9)

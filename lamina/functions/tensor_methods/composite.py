@@ -235,13 +235,15 @@ class CompositeMethods:
     arccosh = acosh
 
     def erfc(self) -> Any:
-        """1 - erf(x).
+        """1 - erf(x), to its relative accuracy in the right tail.
 
         Examples:
             >>> lm.tensor([0.0]).erfc()
             tensor([1.])
         """
-        return 1 - self.erf()
+        from lamina.functions.elementwise import unary
+
+        return unary("erfc", self)
 
     def dist(self, other: Any, p: float = 2) -> Any:
         """The p-norm of self - other.
