@@ -53,7 +53,7 @@ _METHODS = [
     "unsafe_split_with_sizes", "conj_physical", "bitwise_left_shift", "bitwise_right_shift",
     "svd", "qr", "cholesky", "cholesky_solve", "cholesky_inverse", "pinverse", "matrix_exp",
     "triangular_solve", "put", "index_reduce", "as_strided", "nextafter", "nonzero_static",
-    "lu", "lu_solve",
+    "lu", "lu_solve", "i0", "igamma", "igammac",
     # PyTorch's torch.<op>_(x), each x.<op>_()
     "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
     "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
@@ -61,7 +61,7 @@ _METHODS = [
     "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "log10_", "log1p_", "log2_", "log_",
     "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "round_",
     "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
-    "trunc_", "xlogy_", "zero_", "gcd_", "lcm_", "ldexp_", "addmv_", "resize_as_",
+    "trunc_", "xlogy_", "zero_", "gcd_", "lcm_", "ldexp_", "addmv_", "resize_as_", "i0_",
 ]
 
 
@@ -109,7 +109,8 @@ _ARGS = {
     **dict.fromkeys(["eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal", "greater",
                      "greater_equal", "not_equal"], ("0.3",)),
     **dict.fromkeys(["atan2", "arctan2", "maximum", "minimum", "matmul", "mm", "isclose",
-                     "allclose", "equal", "logical_and", "logical_or", "logical_xor"], ("x",)),
+                     "allclose", "equal", "logical_and", "logical_or", "logical_xor", "igamma",
+                     "igammac"], ("x",)),
     **dict.fromkeys(["bitwise_and", "bitwise_or", "bitwise_xor"], ("x > 0.4",)),
     **dict.fromkeys(["logsumexp", "cumsum", "cumprod", "softmax", "log_softmax", "topk",
                      "kthvalue", "unsqueeze", "mvlgamma", "matrix_power"], ("1",)),

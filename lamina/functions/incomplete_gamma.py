@@ -79,14 +79,14 @@ class IncompleteGamma(Function):
         self.upper = upper
 
     def forward(self, a: Any, x: Any) -> Any:
-        if self.needs_input_grad[0]:
-            name = "gammaincc" if self.upper else "gammainc"
-            raise NotImplementedError(f"{name}: no gradient in its first argument (a), as "
-                                      f"in PyTorch; detach it")
         self.save_for_backward(a, x)
         return gammainc_array(a, x, self.upper).astype(np.result_type(a, x))
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
+        if self.needs_input_grad[0]:
+            name = "gammaincc" if self.upper else "gammainc"
+            raise NotImplementedError(f"{name}: no gradient in its first argument (a), as "
+                                      f"in PyTorch; detach it")
         a, x = self.saved_tensors
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             density = np.exp((a - 1) * np.log(x) - x - lgamma_array(a))

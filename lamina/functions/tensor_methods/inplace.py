@@ -147,7 +147,7 @@ class InplaceMethods:
                                 "log2", "log10", "expm1", "exp2", "rsqrt", "sign", "erf",
                                 "frac", "fix", "negative", "absolute", "logical_not", "sgn",
                                 "erfinv", "deg2rad", "rad2deg", "arcsinh", "arctanh", "erfc",
-                                "sinc")),
+                                "sinc", "i0")),
             *((n, "0.3") for n in ("eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal",
                                    "greater", "greater_equal", "not_equal", "clamp_min",
                                    "clamp_max")),
@@ -155,7 +155,7 @@ class InplaceMethods:
                                  "floor_divide", "float_power")),
             *((n, "x") for n in ("atan2", "arctan2", "logical_and", "logical_or",
                                  "logical_xor", "xlogy", "hypot", "copysign", "heaviside",
-                                 "ldexp")),
+                                 "ldexp", "igamma", "igammac")),
             ("cumsum", "1"), ("cumprod", "1"), ("addcmul", "x, x"), ("addcdiv", "x, x"),
             ("nan_to_num", ""), ("logit", ""), ("index_copy", "0, lm.tensor([1]), x[:1]"),
             ("masked_scatter", "x > 0.3, x")]:

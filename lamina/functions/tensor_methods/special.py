@@ -44,6 +44,39 @@ class SpecialMethods:
         safe = where(zero, 1.0, self) * math.pi
         return where(zero, 1.0, safe.sin() / safe)
 
+    def i0(self) -> Any:
+        """The modified Bessel function of the first kind of order 0 (special.i0).
+
+        Examples:
+            >>> lm.tensor([0.0, 1.0]).i0()
+            tensor([1.0000, 1.2661])
+        """
+        from lamina.functions.bessel import bessel_i_op
+
+        return bessel_i_op(self, 0, False)
+
+    def igamma(self, other: Any) -> Any:
+        """The regularised lower incomplete gamma function of self and other (gammainc).
+
+        Examples:
+            >>> lm.tensor([1.0]).igamma(lm.tensor([1.0]))
+            tensor([0.6321])
+        """
+        from lamina.functions.special_more import gammainc
+
+        return gammainc(self, other)
+
+    def igammac(self, other: Any) -> Any:
+        """The regularised upper incomplete gamma function of self and other (gammaincc).
+
+        Examples:
+            >>> lm.tensor([1.0]).igammac(lm.tensor([1.0]))
+            tensor([0.3679])
+        """
+        from lamina.functions.special_more import gammaincc
+
+        return gammaincc(self, other)
+
     def ldexp(self, other: Any) -> Any:
         """self * 2 ** other.
 
