@@ -101,13 +101,16 @@ class Div(_Binary):
 
 class Pow(_Binary):
     def compute(self, a: Any, b: Any) -> Any:
-        y = a**b
+        # (-1) ** 0.5 is NaN and 0 ** -1 inf, quietly, as in PyTorch (and PowScalar)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = a**b
         self.save_for_backward(a, b, y)
         return y
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
         a, b, y = self.saved_tensors
-        ga = gy * b * a ** (b - 1) if self.needs_input_grad[0] else None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ga = gy * b * a ** (b - 1) if self.needs_input_grad[0] else None
         gb = None
         if self.needs_input_grad[1]:
             # d(a^b)/db = a^b log a; defined as 0 where a == 0 (PyTorch's convention).

@@ -1,0 +1,179 @@
+"""Continuous relaxations of discrete draws, for gradients through them: RelaxedBernoulli
+and RelaxedOneHotCategorical (the Concrete / Gumbel-softmax laws of Maddison et al. and
+Jang et al., 2017), and OneHotCategoricalStraightThrough (hard draws, the probabilities'
+gradient); and NegativeBinomial, a count law of a gamma-mixed Poisson."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lamina.autograd.grad_mode import no_grad
+from lamina.autograd.tensor import Tensor
+from lamina.creation_random import rand
+from lamina.distributions.discrete import Bernoulli, Categorical, _one_of
+from lamina.distributions.distribution import Distribution, param
+from lamina.distributions.gamma_family import Gamma, Poisson
+from lamina.distributions.multivariate import OneHotCategorical
+from lamina.functions import softplus
+from lamina.functions.math import where
+
+
+def _uniform(shape: Any, dtype: Any) -> Tensor:
+    eps = float(np.finfo(dtype).eps)  # PyTorch's clamp_probs: never exactly 0 or 1
+    return rand(*shape, dtype=dtype).clamp(eps, 1 - eps)
+
+
+class RelaxedBernoulli(Distribution):
+    """sigmoid((logits + log u - log(1 - u)) / temperature) for u uniform: values in
+    (0, 1) that approach Bernoulli(logits) draws as the temperature goes to 0.
+
+    Examples:
+        >>> d = lm.distributions.RelaxedBernoulli(lm.tensor(0.5), probs=lm.tensor([0.3]))
+        >>> d.log_prob(lm.tensor([0.2]))
+        tensor([-0.2528])
+    """
+
+    _shown = ("temperature", "probs")
+    has_rsample = True
+
+    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        self._bernoulli = Bernoulli(probs, logits, validate_args)
+        self.temperature = param(temperature, self._bernoulli.logits)
+        super().__init__(tuple(self._bernoulli.batch_shape), (), validate_args)
+
+    @property
+    def probs(self) -> Tensor:
+        return self._bernoulli.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._bernoulli.logits
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        u = _uniform(self._extended(sample_shape), self.logits.dtype)
+        return ((self.logits + u.log() - (-u).log1p()) / self.temperature).sigmoid()
+
+    def log_prob(self, value: Any) -> Tensor:
+        x = param(value, self.logits)
+        y = x.log() - (-x).log1p()  # the logistic draw the value came from
+        diff = self.logits - y * self.temperature
+        base = self.temperature.log() + diff - 2 * softplus(diff)
+        return base + softplus(y) + softplus(-y)  # less log |d sigmoid(y) / dy|
+
+
+class RelaxedOneHotCategorical(Distribution):
+    """softmax((logits + g) / temperature) for g standard Gumbel draws: points of the
+    simplex that approach one-hot Categorical(logits) draws as the temperature goes to 0.
+
+    Examples:
+        >>> d = lm.distributions.RelaxedOneHotCategorical(lm.tensor(1.0), logits=lm.zeros(3))
+        >>> round(d.rsample().sum().item(), 4)
+        1.0
+    """
+
+    _shown = ("temperature", "probs")
+    has_rsample = True
+
+    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        self._categorical = Categorical(probs, logits, validate_args)
+        self.temperature = param(temperature, self._categorical.logits)
+        k = self._categorical.logits.shape[-1]
+        super().__init__(tuple(self._categorical.batch_shape), (k,), validate_args)
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        u = _uniform(self._extended(sample_shape), self.logits.dtype)
+        return ((self.logits - (-u.log()).log()) / self.temperature).softmax(-1)
+
+    def log_prob(self, value: Any) -> Tensor:
+        y = param(value, self.logits).log()
+        k = self.logits.shape[-1]
+        score = self.logits - y * self.temperature
+        score = (score - score.logsumexp(-1, keepdim=True)).sum(-1)
+        log_scale = math.lgamma(k) + (k - 1) * self.temperature.log()
+        return score + log_scale - y.sum(-1)  # less the log-Jacobian of exp
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose rsample is a hard one-hot draw in the forward pass and
+    carries the probabilities' gradient (the straight-through estimator).
+
+    Examples:
+        >>> p = lm.tensor([0.2, 0.8], requires_grad=True)
+        >>> d = lm.distributions.OneHotCategoricalStraightThrough(probs=p)
+        >>> d.rsample().requires_grad
+        True
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        with no_grad():
+            hard = self._draw(self._extended(sample_shape))
+        return hard + (self.probs - self.probs.detach())
+
+
+class NegativeBinomial(Distribution):
+    """The number of successes (probability `probs`, or sigmoid(`logits`)) before
+    `total_count` failures.
+
+    Examples:
+        >>> d = lm.distributions.NegativeBinomial(3.0, probs=lm.tensor(0.5))
+        >>> d.mean, d.log_prob(lm.tensor(2.0))
+        (tensor(3.), tensor(-1.6740))
+    """
+
+    _shown = ("total_count", "probs")
+
+    def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        _one_of(probs, logits, "NegativeBinomial")
+        self._bernoulli = Bernoulli(probs, logits, validate_args)
+        self.total_count = param(total_count, self._bernoulli.logits).expand_as(
+            self._bernoulli.logits)
+        super().__init__(tuple(self._bernoulli.batch_shape), (), validate_args)
+
+    @property
+    def probs(self) -> Tensor:
+        return self._bernoulli.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._bernoulli.logits
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * self.logits.exp()
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.mean / (-self.logits).sigmoid()
+
+    def _draw(self, shape: Any) -> Tensor:
+        rates = Gamma(self.total_count, (-self.logits).exp()).sample(
+            shape[:len(shape) - len(self.batch_shape)])
+        return Poisson(rates).sample()
+
+    def log_prob(self, value: Any) -> Tensor:
+        k, r = param(value, self.logits), self.total_count
+        unnormalised = r * softplus(self.logits).neg() + k * (-softplus(-self.logits))
+        normaliser = (r + k).lgamma() - (1 + k).lgamma() - r.lgamma()
+        # r + k = 0 (no failures asked for, none seen): probability 1
+        normaliser = where((r + k) == 0, 0.0, normaliser)
+        return unnormalised + normaliser
