@@ -107,3 +107,38 @@ def test_relaxed_laws_are_pytorchs_and_their_draws_differentiate() -> None:
         draw[:, 1].sum().backward()  # through the normalised probabilities
         grads.append(probs.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+def test_von_mises_is_pytorchs_and_draws_follow_it() -> None:
+    loc, kappa = np.array([0.3, -2.0, 1.0]), np.array([0.5, 4.0, 60.0])
+    ours = D.VonMises(lm.tensor(loc), lm.tensor(kappa))
+    theirs = TD.VonMises(torch.tensor(loc), torch.tensor(kappa))
+    values = np.array([[0.1, -2.5, 1.01], [3.0, 0.0, -1.0]])
+    # PyTorch's I0 is a polynomial fit good to about 1e-7
+    np.testing.assert_allclose(ours.log_prob(lm.tensor(values)).numpy(),
+                               theirs.log_prob(torch.tensor(values)).numpy(), atol=1e-6)
+    np.testing.assert_allclose(ours.variance.numpy(), theirs.variance.numpy(), atol=1e-6)
+    lm.manual_seed(3)
+    angles = ours.sample((40000,)).numpy()
+    assert (np.abs(angles) <= np.pi).all()
+    resultant = np.exp(1j * angles).mean(0)
+    np.testing.assert_allclose(np.angle(resultant), loc, atol=0.03)
+    np.testing.assert_allclose(np.abs(resultant), 1 - ours.variance.numpy(), atol=0.01)
+
+
+def test_low_rank_multivariate_normal_is_pytorchs() -> None:
+    W = np.array([[1.0, 0.5], [0.2, -0.3], [0.0, 1.0]])
+    diag, loc = np.array([0.5, 1.0, 2.0]), np.array([0.1, -0.2, 0.3])
+    ours = D.LowRankMultivariateNormal(lm.tensor(loc), lm.tensor(W), lm.tensor(diag))
+    theirs = TD.LowRankMultivariateNormal(torch.tensor(loc), torch.tensor(W),
+                                          torch.tensor(diag))
+    x = np.array([[0.0, 1.0, -1.0], [2.0, 0.5, 0.1]])
+    np.testing.assert_allclose(ours.log_prob(lm.tensor(x)).numpy(),
+                               theirs.log_prob(torch.tensor(x)).numpy(), rtol=1e-12)
+    for attr in ("variance", "covariance_matrix", "mean"):
+        np.testing.assert_allclose(getattr(ours, attr).numpy(),
+                                   getattr(theirs, attr).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.entropy().numpy(), theirs.entropy().numpy(), rtol=1e-12)
+    lm.manual_seed(4)
+    draws = ours.rsample((40000,)).numpy()
+    np.testing.assert_allclose(np.cov(draws.T), ours.covariance_matrix.numpy(), atol=0.06)
