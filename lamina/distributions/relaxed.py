@@ -21,12 +21,26 @@ from lamina.functions import softplus
 from lamina.functions.math import where
 
 
+class _ProbsOf:
+    """probs and logits, those of the discrete law (`_base`) this one is built on."""
+
+    _base: Any
+
+    @property
+    def probs(self) -> Tensor:
+        return self._base.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._base.logits
+
+
 def _uniform(shape: Any, dtype: Any) -> Tensor:
     eps = float(np.finfo(dtype).eps)  # PyTorch's clamp_probs: never exactly 0 or 1
     return rand(*shape, dtype=dtype).clamp(eps, 1 - eps)
 
 
-class RelaxedBernoulli(Distribution):
+class RelaxedBernoulli(_ProbsOf, Distribution):
     """sigmoid((logits + log u - log(1 - u)) / temperature) for u uniform: values in
     (0, 1) that approach Bernoulli(logits) draws as the temperature goes to 0.
 
@@ -41,17 +55,9 @@ class RelaxedBernoulli(Distribution):
 
     def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        self._bernoulli = Bernoulli(probs, logits, validate_args)
-        self.temperature = param(temperature, self._bernoulli.logits)
-        super().__init__(tuple(self._bernoulli.batch_shape), (), validate_args)
-
-    @property
-    def probs(self) -> Tensor:
-        return self._bernoulli.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._bernoulli.logits
+        self._base = Bernoulli(probs, logits, validate_args)
+        self.temperature = param(temperature, self._base.logits)
+        super().__init__(tuple(self._base.batch_shape), (), validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         u = _uniform(self._extended(sample_shape), self.logits.dtype)
@@ -65,7 +71,7 @@ class RelaxedBernoulli(Distribution):
         return base + softplus(y) + softplus(-y)  # less log |d sigmoid(y) / dy|
 
 
-class RelaxedOneHotCategorical(Distribution):
+class RelaxedOneHotCategorical(_ProbsOf, Distribution):
     """softmax((logits + g) / temperature) for g standard Gumbel draws: points of the
     simplex that approach one-hot Categorical(logits) draws as the temperature goes to 0.
 
@@ -80,18 +86,10 @@ class RelaxedOneHotCategorical(Distribution):
 
     def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        self._categorical = Categorical(probs, logits, validate_args)
-        self.temperature = param(temperature, self._categorical.logits)
-        k = self._categorical.logits.shape[-1]
-        super().__init__(tuple(self._categorical.batch_shape), (k,), validate_args)
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
+        self._base = Categorical(probs, logits, validate_args)
+        self.temperature = param(temperature, self._base.logits)
+        k = self._base.logits.shape[-1]
+        super().__init__(tuple(self._base.batch_shape), (k,), validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         u = _uniform(self._extended(sample_shape), self.logits.dtype)
@@ -125,7 +123,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
         return hard + (self.probs - self.probs.detach())
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_ProbsOf, Distribution):
     """The number of successes (probability `probs`, or sigmoid(`logits`)) before
     `total_count` failures.
 
@@ -140,18 +138,9 @@ class NegativeBinomial(Distribution):
     def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
         _one_of(probs, logits, "NegativeBinomial")
-        self._bernoulli = Bernoulli(probs, logits, validate_args)
-        self.total_count = param(total_count, self._bernoulli.logits).expand_as(
-            self._bernoulli.logits)
-        super().__init__(tuple(self._bernoulli.batch_shape), (), validate_args)
-
-    @property
-    def probs(self) -> Tensor:
-        return self._bernoulli.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._bernoulli.logits
+        self._base = Bernoulli(probs, logits, validate_args)
+        self.total_count = param(total_count, self._base.logits).expand_as(self._base.logits)
+        super().__init__(tuple(self._base.batch_shape), (), validate_args)
 
     @property
     def mean(self) -> Tensor:

@@ -72,6 +72,11 @@ def log_ndtr(input: Any) -> Tensor:  # noqa: A002
     return unary("log_ndtr", floating(_t(input)))
 
 
+def _incomplete(upper: bool, a: Any, x: Any) -> Tensor:
+    a, x = operands(floating(_t(a)), x)
+    return IncompleteGamma(upper).apply(a, x)
+
+
 def gammainc(input: Any, other: Any) -> Tensor:  # noqa: A002
     """The regularised lower incomplete gamma function P(a, x) (differentiable in x).
 
@@ -79,8 +84,7 @@ def gammainc(input: Any, other: Any) -> Tensor:  # noqa: A002
         >>> special.gammainc(lm.tensor([1.0]), lm.tensor([1.0]))
         tensor([0.6321])
     """
-    a, x = operands(floating(_t(input)), other)
-    return IncompleteGamma(False).apply(a, x)
+    return _incomplete(False, input, other)
 
 
 def gammaincc(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -90,8 +94,7 @@ def gammaincc(input: Any, other: Any) -> Tensor:  # noqa: A002
         >>> special.gammaincc(lm.tensor([1.0]), lm.tensor([1.0]))
         tensor([0.3679])
     """
-    a, x = operands(floating(_t(input)), other)
-    return IncompleteGamma(True).apply(a, x)
+    return _incomplete(True, input, other)
 
 
 def zeta(input: Any, other: Any) -> Tensor:  # noqa: A002
