@@ -19,12 +19,17 @@ class TreeMethods(ForwardHookMethods):
     """children, parameters, buffers, modules, apply, get_submodule, hooks, ..."""
 
     def children(self) -> Iterator[Layer]:
-        """The direct child layers, in registration order."""
-        return iter(self._children.values())
+        """The direct child layers, in registration order, each once (a layer registered
+        under two names is listed under the first, as in PyTorch)."""
+        return (child for _, child in self.named_children())
 
     def named_children(self) -> Iterator[tuple[str, Layer]]:
-        """The direct child layers with their attribute names."""
-        return iter(self._children.items())
+        """The direct child layers with their attribute names, each once."""
+        seen: set[int] = set()
+        for name, child in self._children.items():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                yield name, child
 
     def named_layers(self, prefix: str = "") -> Iterator[tuple[str, Layer]]:
         """This layer and every descendant, with dotted paths ('' for this one)."""
@@ -105,7 +110,7 @@ class TreeMethods(ForwardHookMethods):
             ...         nn.init.zeros_(m.bias)
             >>> model = nn.Sequential(nn.Linear(2, 3)).apply(init)
         """
-        for child in self._children.values():
+        for child in self.children():
             child.apply(fn)
         fn(self)
         return self

@@ -57,7 +57,7 @@ class ParametrizationList(ModuleList):
         return tuple(getattr(self, f"original{i}") for i in range(self.ntensors))
 
     def forward(self) -> Tensor:  # type: ignore[override]
-        modules = list(self.children())
+        modules = list(self._children.values())  # each in turn, twice if chained twice
         x = modules[0](*self.originals())
         for m in modules[1:]:
             x = m(x)
