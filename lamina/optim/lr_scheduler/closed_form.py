@@ -147,12 +147,14 @@ def _child(optimizer: Optimizer, schedule: Any, i: int) -> LRScheduler:
 class ReduceLROnPlateau:
     """Multiply lr by `factor` when a metric has stopped improving for `patience` steps.
 
-    Call `step(metric)` once per evaluation. Same arguments and rule as PyTorch's.
+    Call `step(metrics)` once per evaluation. Same arguments and rule as PyTorch's;
+    `min_lr` is one floor for every group, or a list of one per group.
     """
 
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
                  patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
-                 cooldown: int = 0, min_lr: float = 0.0, eps: float = 1e-8) -> None:
+                 cooldown: int = 0, min_lr: float | list[float] = 0.0,
+                 eps: float = 1e-8) -> None:
         if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
             raise ValueError("ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode "
                              f"'rel' or 'abs'; got {mode!r}, {threshold_mode!r}")
@@ -161,7 +163,15 @@ class ReduceLROnPlateau:
         self.optimizer = optimizer
         self.mode, self.factor, self.patience = mode, factor, patience
         self.threshold, self.threshold_mode = threshold, threshold_mode
-        self.cooldown, self.min_lr, self.eps = cooldown, min_lr, eps
+        groups = len(optimizer.param_groups)
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != groups:
+                raise ValueError(f"ReduceLROnPlateau: expected {groups} min_lrs, one per "
+                                 f"parameter group; got {len(min_lr)}")
+            self.min_lrs = [float(v) for v in min_lr]
+        else:
+            self.min_lrs = [float(min_lr)] * groups
+        self.cooldown, self.eps = cooldown, eps
         self.best = math.inf if mode == "min" else -math.inf
         self.num_bad_epochs = 0
         self.cooldown_counter = 0
@@ -175,19 +185,21 @@ class ReduceLROnPlateau:
             bound = self.best - self.threshold if self.mode == "min" else self.best + self.threshold
         return value < bound if self.mode == "min" else value > bound
 
-    def step(self, metric: float) -> None:
-        """Record one evaluation of the monitored metric."""
-        self.last_epoch += 1
-        if self._better(float(metric)):
-            self.best, self.num_bad_epochs = float(metric), 0
+    def step(self, metrics: float, epoch: int | None = None) -> None:
+        """Record one evaluation of the monitored metric (`epoch`: PyTorch's deprecated
+        way to set the count)."""
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        metric = float(metrics)
+        if self._better(metric):
+            self.best, self.num_bad_epochs = metric, 0
         else:
             self.num_bad_epochs += 1
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0
         if self.num_bad_epochs > self.patience:
-            for group in self.optimizer.param_groups:
-                new = max(group["lr"] * self.factor, self.min_lr)
+            for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
+                new = max(group["lr"] * self.factor, floor)
                 if group["lr"] - new > self.eps:
                     group["lr"] = new
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
