@@ -31,7 +31,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
 
     Args:
         input: input of any shape.
-        pad: (left, right) for the last axis, then (left, right) for the one before, and so on.
+        pad: (left, right) for the last axis, then (left, right) for the one before, and so on;
+            a negative width crops that side first, in every mode, as PyTorch's does.
         mode: "constant" (fill with `value`, default 0), "reflect" (mirror, not repeating
             the edge), "replicate" (repeat the edge) or "circular" (wrap around).
         value: the fill value of "constant".
@@ -46,7 +47,15 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     pairs = [(int(pad[i]), int(pad[i + 1])) for i in range(0, len(pad), 2)]
     widths = [(0, 0)] * (x.ndim - len(pairs)) + pairs[::-1]
     if min(min(p) for p in widths) < 0:
-        raise ValueError(f"pad: negative padding is not supported; got {tuple(pad)}")
+        # A negative width crops that side (PyTorch's, in every mode): slice first, then
+        # pad what is left by the positive widths.
+        for axis, (lo, hi) in enumerate(widths):
+            if x.shape[axis] + lo + hi < 0:
+                raise RuntimeError(f"pad: the input size {x.shape[axis]} of axis {axis}, plus "
+                                   f"negative padding {lo} and {hi}, gives a negative size")
+        x = x[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(widths,
+                                                                              x.shape))]
+        widths = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
     if mode == "constant":
         return Pad(tuple(widths), 0.0 if value is None else value).apply(x)
     if mode not in ("reflect", "replicate", "circular"):
