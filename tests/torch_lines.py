@@ -528,6 +528,8 @@ torch.log_softmax(x, 1)
 F.softmax(x, dim=1)
 F.log_softmax(x, dim=0)
 F.relu(x)
+F.linear(x, v)
+F.linear(x, v, s) !RuntimeError
 F.softplus(x)
 F.softplus(x, beta=2, threshold=1)
 F.softplus(x * 30)

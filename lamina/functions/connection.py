@@ -192,7 +192,8 @@ def linear(x: Tensor, W: Tensor, b: Tensor | None = None) -> Tensor:
 
     Args:
         x: input of shape (..., in_features).
-        W: weight of shape (out_features, in_features).
+        W: weight of shape (out_features, in_features), or (in_features,): one output
+            feature, its axis dropped.
         b: optional bias of shape (out_features,).
 
     Returns:
@@ -204,6 +205,11 @@ def linear(x: Tensor, W: Tensor, b: Tensor | None = None) -> Tensor:
     Examples:
         >>> y = F.linear(x, W, b)     # x (32, 784), W (10, 784), b (10,) -> y (32, 10)
     """
+    if getattr(W, "ndim", 2) == 1:  # a vector of weights, as PyTorch takes it: x @ W
+        if b is not None:
+            raise RuntimeError("linear: a 1-D weight takes no bias, as in PyTorch (mat2 must "
+                               "be a matrix); add the bias to the result instead")
+        return x @ W
     if b is None:
         return Linear().apply(x, W)
     return Linear().apply(x, W, b)
