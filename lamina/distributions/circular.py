@@ -42,11 +42,15 @@ class VonMises(Distribution):
     def mode(self) -> Tensor:
         return self.loc
 
+    def _bessel_ratio(self) -> Tensor:
+        """I1(kappa) / I0(kappa), as the ratio of the scaled functions."""
+        k = self.concentration
+        return bessel_i_op(k, 1, True) / bessel_i_op(k, 0, True)
+
     @property
     def variance(self) -> Tensor:
         """The circular variance 1 - I1(kappa) / I0(kappa)."""
-        k = self.concentration
-        return 1 - bessel_i_op(k, 1, True) / bessel_i_op(k, 0, True)
+        return 1 - self._bessel_ratio()
 
     def log_prob(self, value: Any) -> Tensor:
         k = self.concentration
@@ -77,8 +81,8 @@ class VonMises(Distribution):
 
     def entropy(self) -> Tensor:
         k = self.concentration
-        ratio = bessel_i_op(k, 1, True) / bessel_i_op(k, 0, True)
-        return math.log(2 * math.pi) + bessel_i_op(k, 0, True).log() + k - k * ratio
+        return (math.log(2 * math.pi) + bessel_i_op(k, 0, True).log() + k
+                - k * self._bessel_ratio())
 
 
 class LowRankMultivariateNormal(MultivariateNormal):

@@ -19,11 +19,14 @@ from lamina.tensor_functions import where
 _EULER = 0.57721566490153286061
 
 
-def _uniform(d: Distribution, sample_shape: Any, like: Tensor) -> Tensor:
-    """Uniform draws in (0, 1), both ends kept away (a log or tan of them stays finite)."""
+def open_uniform(d: Distribution, sample_shape: Any, like: Tensor, floor: str = "tiny"
+                 ) -> Tensor:
+    """Uniform draws in (0, 1) of d's sample shape, both ends kept away (a log or tan of
+    them stays finite): below by the dtype's `floor` ("tiny", or "eps" as PyTorch's
+    clamp_probs), above by its eps."""
     u = rand(*d._extended(sample_shape), dtype=like.dtype)
-    tiny = float(np.finfo(like.dtype).tiny)
-    return u.clamp(tiny, 1 - float(np.finfo(like.dtype).eps))
+    info = np.finfo(like.dtype)
+    return u.clamp(float(getattr(info, floor)), 1 - float(info.eps))
 
 
 class Exponential(Distribution):
@@ -60,7 +63,7 @@ class Exponential(Distribution):
         return self.rate.pow(-2)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        return -(-_uniform(self, sample_shape, self.rate)).log1p() / self.rate
+        return -(-open_uniform(self, sample_shape, self.rate)).log1p() / self.rate
 
     def log_prob(self, value: Any) -> Tensor:
         value = param(value, self.rate)
@@ -98,7 +101,7 @@ class Laplace(LocScale):
         return math.sqrt(2) * self.scale
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        u = _uniform(self, sample_shape, self.loc) * 2 - 1
+        u = open_uniform(self, sample_shape, self.loc) * 2 - 1
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value: Any) -> Tensor:
@@ -134,7 +137,7 @@ class Cauchy(LocScale):
         return as_tensor(np.full(tuple(self.loc.shape), np.inf, self.loc.dtype))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        u = _uniform(self, sample_shape, self.loc)
+        u = open_uniform(self, sample_shape, self.loc)
         return self.loc + ((u - 0.5) * math.pi).tan() * self.scale
 
     def log_prob(self, value: Any) -> Tensor:
@@ -172,7 +175,7 @@ class Gumbel(LocScale):
         return self.stddev.pow(2)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        u = _uniform(self, sample_shape, self.loc)
+        u = open_uniform(self, sample_shape, self.loc)
         return self.loc - self.scale * (-u.log()).log()
 
     def log_prob(self, value: Any) -> Tensor:

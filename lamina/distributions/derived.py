@@ -7,11 +7,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from lamina.autograd.tensor import Tensor
 from lamina.creation import full
-from lamina.creation_random import rand
+from lamina.distributions.continuous import open_uniform
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.gamma_family import Gamma
 from lamina.functions.math import where
@@ -36,10 +34,8 @@ class _TwoParameters(Distribution):
                     f"{' and '.join(self._names)} must be positive")
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        shape = self._extended(sample_shape)
-        dtype = getattr(self, self._names[0]).dtype
-        tiny = float(np.finfo(dtype).eps)
-        return self.icdf(rand(*shape, dtype=dtype).clamp(tiny, 1 - tiny))
+        like = getattr(self, self._names[0])
+        return self.icdf(open_uniform(self, sample_shape, like, floor="eps"))
 
 
 def _infinite_where(cond: Tensor, value: Tensor) -> Tensor:
@@ -207,9 +203,7 @@ class HalfCauchy(Distribution):
         return self.mean
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        shape = self._extended(sample_shape)
-        tiny = float(np.finfo(self.scale.dtype).eps)
-        return self.icdf(rand(*shape, dtype=self.scale.dtype).clamp(tiny, 1 - tiny))
+        return self.icdf(open_uniform(self, sample_shape, self.scale, floor="eps"))
 
     def log_prob(self, value: Any) -> Tensor:
         z = param(value, self.scale) / self.scale

@@ -8,11 +8,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
-from lamina.creation_random import rand
+from lamina.distributions.continuous import open_uniform
 from lamina.distributions.discrete import Bernoulli, Categorical, _one_of
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.gamma_family import Gamma, Poisson
@@ -35,11 +33,6 @@ class _ProbsOf:
         return self._base.logits
 
 
-def _uniform(shape: Any, dtype: Any) -> Tensor:
-    eps = float(np.finfo(dtype).eps)  # PyTorch's clamp_probs: never exactly 0 or 1
-    return rand(*shape, dtype=dtype).clamp(eps, 1 - eps)
-
-
 class RelaxedBernoulli(_ProbsOf, Distribution):
     """sigmoid((logits + log u - log(1 - u)) / temperature) for u uniform: values in
     (0, 1) that approach Bernoulli(logits) draws as the temperature goes to 0.
@@ -60,7 +53,7 @@ class RelaxedBernoulli(_ProbsOf, Distribution):
         super().__init__(tuple(self._base.batch_shape), (), validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        u = _uniform(self._extended(sample_shape), self.logits.dtype)
+        u = open_uniform(self, sample_shape, self.logits, floor="eps")  # clamp_probs
         return ((self.logits + u.log() - (-u).log1p()) / self.temperature).sigmoid()
 
     def log_prob(self, value: Any) -> Tensor:
@@ -92,7 +85,7 @@ class RelaxedOneHotCategorical(_ProbsOf, Distribution):
         super().__init__(tuple(self._base.batch_shape), (k,), validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        u = _uniform(self._extended(sample_shape), self.logits.dtype)
+        u = open_uniform(self, sample_shape, self.logits, floor="eps")  # clamp_probs
         return ((self.logits - (-u.log()).log()) / self.temperature).softmax(-1)
 
     def log_prob(self, value: Any) -> Tensor:

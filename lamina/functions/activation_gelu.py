@@ -11,18 +11,18 @@ import numpy as np
 from lamina import fused, parallel
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
+from lamina.functions.error_functions import scipy_special
 
 
 def erf_into(x: Any, out: Any) -> None:
     """erf(x) into out, exact: SciPy's (faster), else math.erf an element at a time. SciPy
     is imported here, at the first exact erf, not by `import lamina`: it holds tens of MB
     a process that never takes one (float32 GELU has its own kernel) need not pay."""
-    try:
-        from scipy.special import erf
-    except ImportError:  # pragma: no cover - depends on the machine
+    sp = scipy_special()
+    if sp is None:  # pragma: no cover - depends on the machine
         out[...] = np.vectorize(math.erf, otypes=[np.float64])(x)
     else:
-        erf(x, out=out)
+        sp.erf(x, out=out)
 
 
 class GELU(Function):

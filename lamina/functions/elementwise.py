@@ -123,16 +123,12 @@ def unary(name: str, x: Tensor) -> Tensor:
     square, which keeps them integers, as PyTorch's does)."""
     if name == "square" and x.array.dtype.kind in "iu":
         return constant_op(np.square, x)
-    if x.array.dtype.kind not in "fc":
-        x = cast(x, dtypes.get_default_dtype())
-    return UNARY[name]().apply(x)
+    return UNARY[name]().apply(floating(x))
 
 
 def polygamma(n: int, x: Tensor) -> Tensor:
     """The n-th derivative of digamma (integers are promoted first)."""
-    if x.array.dtype.kind not in "fc":
-        x = cast(x, dtypes.get_default_dtype())
-    return Polygamma(n).apply(x)
+    return Polygamma(n).apply(floating(x))
 
 
 # Rounding and sign have zero gradient almost everywhere; PyTorch gives exactly zero.

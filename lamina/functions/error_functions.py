@@ -16,7 +16,8 @@ _SQRT_PI = math.sqrt(math.pi)
 _ASYMPTOTIC_FROM = 26.0
 
 
-def _scipy() -> Any:
+def scipy_special() -> Any:
+    """scipy.special where SciPy is installed (imported at the first call), else None."""
     try:
         import scipy.special
     except ImportError:  # pragma: no cover - depends on the machine
@@ -27,14 +28,14 @@ def _scipy() -> Any:
 def erfc_array(x: Any) -> np.ndarray:
     """erfc(x) in x's float dtype, to its relative accuracy in the right tail."""
     x = np.asarray(x)
-    sp = _scipy()
+    sp = scipy_special()
     out = sp.erfc(x.astype(np.float64)) if sp is not None else np.vectorize(
         math.erfc, otypes=[np.float64])(x)
     return out.astype(x.dtype, copy=False)
 
 
 def _erfcx64(x: np.ndarray) -> np.ndarray:
-    sp = _scipy()
+    sp = scipy_special()
     if sp is not None:
         return sp.erfcx(x)
     out = np.empty_like(x)
@@ -62,7 +63,7 @@ def log_ndtr_array(x: Any) -> np.ndarray:
     """log(Phi(x)): through erfcx in the left tail (Phi = erfcx(-x / sqrt 2) e^(-x^2/2)
     / 2), through log1p in the right, where Phi is within rounding of 1."""
     x = np.asarray(x)
-    sp = _scipy()
+    sp = scipy_special()
     v = x.astype(np.float64)
     if sp is not None:
         return sp.log_ndtr(v).astype(x.dtype, copy=False)

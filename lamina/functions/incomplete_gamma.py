@@ -12,7 +12,7 @@ import numpy as np
 
 from lamina.autograd.function import Function
 from lamina.functions._util import sum_to
-from lamina.functions.error_functions import _scipy
+from lamina.functions.error_functions import scipy_special
 from lamina.functions.gamma import lgamma_array
 
 _TINY = 1e-300
@@ -64,7 +64,7 @@ def _lower_and_upper(a: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarr
 def gammainc_array(a: Any, x: Any, upper: bool = False) -> np.ndarray:
     """P(a, x), or Q(a, x) where `upper`, in float64; NaN outside a > 0, x >= 0."""
     a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
-    sp = _scipy()
+    sp = scipy_special()
     if sp is not None:
         return (sp.gammaincc if upper else sp.gammainc)(a, x)
     p, q = _lower_and_upper(a, x)
@@ -98,7 +98,7 @@ def zeta_array(s: Any, q: Any) -> np.ndarray:
     """The Hurwitz zeta function sum_k (k + q)^-s, in float64: inf at s = 1, NaN below
     or for q <= 0 (SciPy's conventions where SciPy is absent; SciPy's values otherwise)."""
     s, q = np.broadcast_arrays(np.asarray(s, np.float64), np.asarray(q, np.float64))
-    sp = _scipy()
+    sp = scipy_special()
     if sp is not None:
         return sp.zeta(s, q)
     n = 10

@@ -15,7 +15,7 @@ from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 from lamina.functions import bessel
 from lamina.functions.elementwise import unary
-from lamina.functions.error_functions import _scipy
+from lamina.functions.error_functions import scipy_special
 from lamina.functions.incomplete_gamma import IncompleteGamma, zeta_array
 from lamina.functions.operands import constant_op, floating, operands
 from lamina.functions.orthopoly import polynomial
@@ -147,7 +147,7 @@ legendre_polynomial_p = _polynomial("legendre_p", False, "legendre_polynomial_p"
 
 def _from_scipy(name: str, scipy_name: str, shown: str) -> Any:
     def function(input: Any) -> Tensor:  # noqa: A002
-        sp = _scipy()
+        sp = scipy_special()
         if sp is None:
             raise NotImplementedError(f"special.{name}: lamina computes it with SciPy, which "
                                       f"is not installed (pip install scipy)")
@@ -180,7 +180,7 @@ def airy_ai(input: Any) -> Tensor:  # noqa: A002
         >>> special.airy_ai(lm.tensor([0.0]))
         tensor([0.3550])
     """
-    sp = _scipy()
+    sp = scipy_special()
     if sp is None:
         raise NotImplementedError("special.airy_ai: lamina computes it with SciPy, which is "
                                   "not installed (pip install scipy)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -13,6 +12,7 @@ from lamina.optim.adagrad import Adagrad
 from lamina.optim.adam import Adam, AdamW
 from lamina.optim.adam_variants import NAdam, RAdam
 from lamina.optim.asgd import ASGD
+from lamina.optim.groups import constructor_hyper_parameters
 from lamina.optim.optimizer import Optimizer
 from lamina.optim.rmsprop import RMSprop
 from lamina.optim.rprop import Rprop
@@ -67,7 +67,7 @@ def from_config(config: Mapping[str, Any], params: Iterable[Any],
 def _check_group_keys(cls: type, groups: list[Mapping[str, Any]]) -> None:
     """A job file's group may set only the optimizer's hyper-parameters: in a file, any
     other key is a mistake (an optimizer built in code keeps one, as PyTorch does)."""
-    allowed = sorted(set(inspect.signature(cls.__init__).parameters) - {"self", "params"})
+    allowed = sorted(constructor_hyper_parameters(cls))
     for i, group in enumerate(groups):
         for key in group:
             if key != "params" and key not in allowed:

@@ -59,6 +59,13 @@ def warn_misspelt(group: dict[str, Any], defaults: dict[str, Any], owner: str) -
                           UserWarning, stacklevel=4)
 
 
+def constructor_hyper_parameters(cls: type) -> frozenset[str]:
+    """The hyper-parameters an optimizer class takes: its constructor's named arguments."""
+    return frozenset(name for name, arg in inspect.signature(cls.__init__).parameters.items()
+                     if arg.kind in (arg.POSITIONAL_OR_KEYWORD, arg.KEYWORD_ONLY)
+                     ) - {"self"} - NOT_HYPER
+
+
 def hyper_parameter_names(base: type) -> frozenset[str]:
     """The hyper-parameters of every optimizer lamina defines (the arguments of their
     constructors): a saved group's key among these that an optimizer lacks was saved by
@@ -69,6 +76,5 @@ def hyper_parameter_names(base: type) -> frozenset[str]:
         cls = classes.pop()
         classes.extend(cls.__subclasses__())
         if cls.__module__.startswith("lamina.optim.") and "__init__" in vars(cls):
-            names.update(name for name, arg in inspect.signature(cls.__init__).parameters.items()
-                         if arg.kind in (arg.POSITIONAL_OR_KEYWORD, arg.KEYWORD_ONLY))
-    return frozenset(names - {"self"} - NOT_HYPER)
+            names |= constructor_hyper_parameters(cls)
+    return frozenset(names)
