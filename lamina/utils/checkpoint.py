@@ -39,6 +39,18 @@ def _rerun(run: Callable[..., Any], rng: Any, args: list[Any]) -> tuple[Any, ...
     return out if isinstance(out, tuple) else (out,)
 
 
+def _weighted_sum(outs: tuple[Any, ...], grads: tuple[Any, ...], graph: bool) -> Any:
+    """sum of (output * its gradient) over the second run's outputs that take one: one
+    backward for them all (None where none does). The gradients stay in the graph only
+    under create_graph; in grad mode either way, as a plain backward runs in no_grad."""
+    pairs = [(o, g) for o, g in zip(outs, grads)
+             if isinstance(o, Tensor) and o.requires_grad and g is not None]
+    if not pairs:
+        return None
+    with enable_grad():
+        return sum((o * (g if graph else g.detach())).sum() for o, g in pairs)
+
+
 def _detached(args: Any) -> list[Any]:
     return [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
             for a in args]
@@ -54,12 +66,8 @@ class _Reentrant(Function):
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple[Any, ...]:
         inputs = _detached(ctx.args)
-        outs = _rerun(ctx.run, ctx.rng, inputs)
-        pairs = [(o, g) for o, g in zip(outs, grads)
-                 if isinstance(o, Tensor) and o.requires_grad and g is not None]
-        if pairs:  # one backward for every output: the sum of their products with the grads
-            with enable_grad():
-                total = sum((o * g.detach()).sum() for o, g in pairs)
+        total = _weighted_sum(_rerun(ctx.run, ctx.rng, inputs), grads, graph=False)
+        if total is not None:
             backward(total)
         return (None, None, *[a.grad if isinstance(a, Tensor) and a.requires_grad else None
                               for a in inputs])
@@ -82,15 +90,11 @@ class _Checkpoint(Function):
         graph = state.grad_enabled
         args = list(ctx.inputs[:ctx.n_args])
         rerun_args = args if graph else _detached(args)
-        outs = _rerun(ctx.run, ctx.rng, rerun_args)
-        pairs = [(o, g) for o, g in zip(outs, grads)
-                 if isinstance(o, Tensor) and o.requires_grad and g is not None]
+        total = _weighted_sum(_rerun(ctx.run, ctx.rng, rerun_args), grads, graph)
         targets = [*rerun_args, *ctx.inputs[ctx.n_args:]]
         wanted = [i for i, t in enumerate(targets) if isinstance(t, Tensor) and t.requires_grad]
         found: list[Any] = [None] * len(targets)
-        if pairs and wanted:
-            with enable_grad():  # (a plain backward runs in no_grad)
-                total = sum((o * (g if graph else g.detach())).sum() for o, g in pairs)
+        if total is not None and wanted:
             # retain_graph: a function that reads a tensor made outside it (not an argument)
             # backpropagates through that tensor's ops here; the outer backward reaches
             # them again, for the gradient they get from elsewhere.
