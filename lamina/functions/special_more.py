@@ -145,15 +145,20 @@ legendre_polynomial_p = _polynomial("legendre_p", False, "legendre_polynomial_p"
                                     "tensor([-0.4375])")
 
 
+def _with_scipy(name: str, compute: Any, input: Any) -> Tensor:  # noqa: A002
+    """compute(scipy.special, array) of input, as a tensor without a gradient; where SciPy
+    is not installed, an error that says so."""
+    sp = scipy_special()
+    if sp is None:
+        raise NotImplementedError(f"special.{name}: lamina computes it with SciPy, which is "
+                                  f"not installed (pip install scipy)")
+    return constant_op(lambda a: np.asarray(compute(sp, a)).astype(a.dtype),
+                       floating(_t(input)))
+
+
 def _from_scipy(name: str, scipy_name: str, shown: str) -> Any:
     def function(input: Any) -> Tensor:  # noqa: A002
-        sp = scipy_special()
-        if sp is None:
-            raise NotImplementedError(f"special.{name}: lamina computes it with SciPy, which "
-                                      f"is not installed (pip install scipy)")
-        f = getattr(sp, scipy_name)
-        x = floating(_t(input))
-        return constant_op(lambda a: np.asarray(f(a)).astype(a.dtype), x)
+        return _with_scipy(name, lambda sp, a: getattr(sp, scipy_name)(a), input)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = (f"SciPy's `{scipy_name}` under torch.special's name (no gradient, as "
                         f"in PyTorch).\n\nExamples:\n    >>> special.{name}(lm.tensor([1.0]))"
@@ -180,12 +185,7 @@ def airy_ai(input: Any) -> Tensor:  # noqa: A002
         >>> special.airy_ai(lm.tensor([0.0]))
         tensor([0.3550])
     """
-    sp = scipy_special()
-    if sp is None:
-        raise NotImplementedError("special.airy_ai: lamina computes it with SciPy, which is "
-                                  "not installed (pip install scipy)")
-    x = floating(_t(input))
-    return constant_op(lambda a: np.asarray(sp.airy(a)[0]).astype(a.dtype), x)
+    return _with_scipy("airy_ai", lambda sp, a: sp.airy(a)[0], input)
 
 
 NAMES = __all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
