@@ -81,8 +81,15 @@ from lamina.dtypes import (
     Size,
     bfloat16,
     bool,
+    cdouble,
+    cfloat,
+    chalf,
+    complex32,
+    complex64,
+    complex128,
     device,
     double,
+    dtype,
     float,
     float16,
     float32,
@@ -166,7 +173,7 @@ from lamina.tensor_functions_stats import (
     trapezoid,
     var_mean,
 )
-from lamina.type_info import finfo, iinfo
+from lamina.type_info import e, finfo, iinfo, inf, nan, newaxis, pi
 from lamina.version import __version__
 from lamina.window_functions import *  # noqa: F403  (hann_window, ...)
 from lamina.window_functions import __all__ as _window_functions
@@ -177,7 +184,7 @@ trapz = trapezoid  # PyTorch's older name
 # Imported at first use, not by `import lamina`: files, plans, training and Ray bring in
 # asyncio, ssl and multiprocessing, which a script that only builds and trains a model
 # never needs. `lamina.plan` and `import lamina.plan` both work as before.
-_LAZY_MODULES = ("data", "distributed", "distributions", "func", "io", "jit", "linalg",
+_LAZY_MODULES = ("data", "distributed", "distributions", "fft", "func", "io", "jit", "linalg",
                  "onnx", "plan", "profiler", "special", "testing", "train")
 _LAZY_NAMES = {"load": "lamina.io.serialize", "save": "lamina.io.serialize",
                "vmap": "lamina.func"}
@@ -221,6 +228,18 @@ __all__ = [
     "bernoulli",
     "bool",
     "bfloat16",
+    "cdouble",
+    "cfloat",
+    "chalf",
+    "complex32",
+    "complex64",
+    "complex128",
+    "dtype",
+    "e",
+    "inf",
+    "nan",
+    "newaxis",
+    "pi",
     "compile",
     "cuda",
     "device",

@@ -23,8 +23,12 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
         >>> lm.rand(2, 3).shape
         lamina.Size([2, 3])
     """
-    draws = numpy_rng(generator).random(size_of(size))
-    return new_leaf(draws.astype(float_dtype(dtype)), device, requires_grad)
+    d, shape = float_dtype(dtype), size_of(size)
+    if d.kind == "c":  # real and imaginary parts each from [0, 1), as PyTorch's
+        draws = numpy_rng(generator).random((*shape, 2)).astype(d.type(0).real.dtype)
+        return new_leaf(draws.view(d)[..., 0], device, requires_grad)
+    draws = numpy_rng(generator).random(shape)
+    return new_leaf(draws.astype(d), device, requires_grad)
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -35,8 +39,13 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
         >>> lm.randn(4).dtype
         dtype('float32')
     """
-    draws = numpy_rng(generator).standard_normal(size_of(size))
-    return new_leaf(draws.astype(float_dtype(dtype)), device, requires_grad)
+    d, shape = float_dtype(dtype), size_of(size)
+    if d.kind == "c":  # variance 1 split evenly between the two parts, as PyTorch's
+        draws = numpy_rng(generator).standard_normal((*shape, 2)) * np.sqrt(0.5)
+        return new_leaf(draws.astype(d.type(0).real.dtype).view(d)[..., 0], device,
+                        requires_grad)
+    draws = numpy_rng(generator).standard_normal(shape)
+    return new_leaf(draws.astype(d), device, requires_grad)
 
 
 def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = None,

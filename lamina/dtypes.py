@@ -23,6 +23,10 @@ int16 = short = np.dtype(np.int16)
 int32 = int = np.dtype(np.int32)  # noqa: A001 - PyTorch's alias
 int64 = long = np.dtype(np.int64)
 bool = np.dtype(np.bool_)  # noqa: A001 - PyTorch's name
+complex64 = cfloat = np.dtype(np.complex64)
+complex128 = cdouble = np.dtype(np.complex128)
+# torch.dtype: `isinstance(x.dtype, lamina.dtype)` and annotations `dtype: torch.dtype` work
+dtype = np.dtype
 
 
 class Unsupported:
@@ -43,6 +47,7 @@ class Unsupported:
 
 
 bfloat16 = Unsupported("bfloat16")
+complex32 = chalf = Unsupported("complex32")
 
 
 class layout:  # noqa: N801 - PyTorch's name
@@ -63,9 +68,9 @@ class layout:  # noqa: N801 - PyTorch's name
 
 strided = layout("strided")
 
-_PYTHON = {"float": float64, "int": int64, "bool": bool}
+_PYTHON = {"float": float64, "int": int64, "bool": bool, "complex": complex128}
 _NAMES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
-          "short": int16, "bool": bool}
+          "short": int16, "bool": bool, "cfloat": complex64, "cdouble": complex128}
 
 
 class Size(tuple):
@@ -171,8 +176,8 @@ def resolve(d: Any) -> np.dtype | None:
         name = d.removeprefix("torch.").removeprefix("lamina.")
         if name in _NAMES:
             return _NAMES[name]
-        if name == bfloat16.name:
-            raise bfloat16.refuse()
+        if name in (bfloat16.name, complex32.name, "chalf"):
+            raise (bfloat16 if name == bfloat16.name else complex32).refuse()
         d = name
     try:
         out = np.dtype(d)
@@ -214,12 +219,21 @@ def resolve_name(name: str) -> np.dtype | None:
 
 
 def check_kind(d: np.dtype) -> None:
-    """Refuse dtypes a tensor cannot hold: strings, objects, complex numbers."""
-    if d.kind not in "biuf":
+    """Refuse dtypes a tensor cannot hold: strings, objects, complex256. A complex dtype
+    passes, and from then on every op checks whether it can take complex operands
+    (state.complex_seen)."""
+    if d.kind == "c" and d.itemsize <= 16:
+        state.complex_seen = True
+    elif d.kind not in "biuf":
         raise TypeError(
-            f"tensor: dtype {d} is not supported; lamina's tensors hold bool, integer or "
-            "floating-point numbers (convert strings, objects or complex values first)"
+            f"tensor: dtype {d} is not supported; lamina's tensors hold bool, integer, "
+            "floating-point or complex numbers (convert strings or objects first)"
         )
+
+
+def default_complex() -> np.dtype:
+    """The complex dtype of Python complex numbers: complex64 beside a float32 default."""
+    return complex128 if state.default_dtype == float64 else complex64
 
 
 def as_array(data: Any, dtype: np.dtype | None = None, copy: Any = None) -> np.ndarray:
@@ -238,6 +252,8 @@ def as_array(data: Any, dtype: np.dtype | None = None, copy: Any = None) -> np.n
                 arr = arr.astype(get_default_dtype(), copy=False)
             elif dtype is None and arr.dtype.kind in "iu" and not _holds_arrays(data):
                 arr = arr.astype(np.int64, copy=False)
+            elif dtype is None and arr.dtype.kind == "c" and not _holds_arrays(data):
+                arr = arr.astype(default_complex(), copy=False)
     check_kind(arr.dtype)
     return arr
 

@@ -88,6 +88,19 @@ class _Format:
         return self.text(value).rjust(self.width)
 
 
+class _ComplexFormat:
+    """A complex tensor's elements as PyTorch prints them: the real parts formatted as one
+    column, the imaginary parts as another, signed and unpadded, with a j."""
+
+    def __init__(self, shown: np.ndarray) -> None:
+        self.re, self.im = _Format(shown.real), _Format(shown.imag)
+        self.width = self.re.width + self.im.width + 2
+
+    def __call__(self, value: Any) -> str:
+        imag = self.im.text(value.imag)
+        return self.re(value.real) + ("" if imag[0] == "-" else "+") + imag + "j"
+
+
 def _edges(n: int) -> list[int] | None:
     """The indices a summarised dim of length n shows, or None where it shows them all."""
     k = _OPTIONS["edgeitems"]
@@ -137,7 +150,9 @@ def tensor_repr(a: np.ndarray, suffixes: list[str], prefix: str = "tensor(") -> 
         body = "[]"
     else:
         summarise = a.size > _OPTIONS["threshold"]
-        body = _layout(a, indent, summarise, _Format(_summarised(a) if summarise else a))
+        shown = _summarised(a) if summarise else a
+        fmt = _ComplexFormat(shown) if a.dtype.kind == "c" else _Format(shown)
+        body = _layout(a, indent, summarise, fmt)
     text = prefix + body
     last = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:

@@ -1,7 +1,9 @@
 """PyTorch's type promotion, on top of NumPy's rules: Python numbers never widen a
 tensor, 0-d tensors count less than dimensioned ones, and across categories (bool <
-integer < float) the higher category's dtype wins (int64 with float32 is float32, not
-NumPy's float64). A Python float stands for the default dtype (lamina.dtypes).
+integer < float < complex) the higher category's dtype wins (int64 with float32 is
+float32, not NumPy's float64), widened to the float's precision where a complex meets a
+float (float64 with complex64 is complex128). A Python float stands for the default dtype,
+a Python complex for its complex (lamina.dtypes).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import numpy as np
 
 from lamina import dtypes
 
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def result_type(a: Any, b: Any) -> np.dtype:
@@ -45,6 +47,8 @@ def _combine(higher: np.dtype, lower: np.dtype) -> np.dtype:
     higher category, which then lifts the result to that category."""
     if _CATEGORY[higher.kind] >= _CATEGORY[lower.kind]:
         return higher
+    if lower.kind == "c" and higher.kind == "f":  # float32 with 1j: complex64
+        return np.result_type(higher, np.complex64)
     return promote_types(higher, lower)
 
 
@@ -57,7 +61,7 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
         dtype('float32')
     """
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
-    if ca == cb:
+    if ca == cb or {a.kind, b.kind} == {"f", "c"}:  # float64 with complex64: complex128
         return np.promote_types(a, b)
     return a if ca > cb else b
 
@@ -66,7 +70,11 @@ def _scalar_dtype(v: Any) -> np.dtype:
     if isinstance(v, (bool, np.bool_)):
         return dtypes.bool
     if isinstance(v, np.generic):
+        if v.dtype.kind == "c":
+            return dtypes.default_complex()
         return v.dtype if v.dtype.kind != "f" else dtypes.get_default_dtype()
     if isinstance(v, (int, np.integer)):
         return dtypes.int64
+    if isinstance(v, complex):
+        return dtypes.default_complex()
     return dtypes.get_default_dtype()

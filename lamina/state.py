@@ -31,6 +31,9 @@ profiler: Any = None
 # checks their gradients for NaN.
 anomaly: bool = False
 anomaly_check_nan: bool = True
+# Set once a complex tensor has been made: from then on Function.apply checks each op's
+# operands, and refuses complex ones where the op has no complex rule.
+complex_seen: bool = False
 
 
 def rng() -> np.random.Generator:

@@ -10,6 +10,14 @@ import numpy as np
 
 from lamina.autograd.tensor import Tensor
 from lamina.dtypes import Size
+from lamina.functions.complex import (  # noqa: F401 (re-exported)
+    complex,
+    imag,
+    polar,
+    real,
+    view_as_complex,
+    view_as_real,
+)
 from lamina.functions.linalg import einsum  # noqa: F401 (re-exported)
 from lamina.functions.shape import cat, hstack, stack, vstack  # noqa: F401 (re-exported)
 
@@ -53,7 +61,7 @@ _METHODS = [
     "unsafe_split_with_sizes", "conj_physical", "bitwise_left_shift", "bitwise_right_shift",
     "svd", "qr", "cholesky", "cholesky_solve", "cholesky_inverse", "pinverse", "matrix_exp",
     "triangular_solve", "put", "index_reduce", "as_strided", "nextafter", "nonzero_static",
-    "lu", "lu_solve", "i0", "igamma", "igammac",
+    "lu", "lu_solve", "i0", "igamma", "igammac", "angle",
     # PyTorch's torch.<op>_(x), each x.<op>_()
     "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
     "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
@@ -264,4 +272,5 @@ def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
 
 __all__ = sorted([*_METHODS, "polygamma", "cat", "concat", "concatenate", "einsum", "hstack",
                   "stack", "vstack", "where", "is_tensor", "is_floating_point", "broadcast_shapes",
-                  "broadcast_tensors", "tril_indices", "triu_indices"])
+                  "broadcast_tensors", "tril_indices", "triu_indices", "complex", "imag",
+                  "polar", "real", "view_as_complex", "view_as_real"])

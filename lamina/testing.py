@@ -13,7 +13,8 @@ from lamina.autograd.tensor import Tensor
 
 # PyTorch's defaults: (rtol, atol) by dtype, exact for the rest
 _TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-5), np.dtype(np.float32): (1.3e-6, 1e-5),
-               np.dtype(np.float64): (1e-7, 1e-7)}
+               np.dtype(np.float64): (1e-7, 1e-7), np.dtype(np.complex64): (1.3e-6, 1e-5),
+               np.dtype(np.complex128): (1e-7, 1e-7)}
 
 
 def _array(x: Any) -> np.ndarray:
@@ -65,7 +66,7 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
                                                                                (0.0, 0.0)))
     # the differences in the inputs' own float dtype, as PyTorch reports them
     common = np.result_type(a.dtype, e.dtype)
-    common = common if common.kind in "iuf" else np.dtype(np.float64)
+    common = common if common.kind in "iufc" else np.dtype(np.float64)
     a64, e64 = a.astype(common), e.astype(common)
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(a64 - e64)
@@ -97,7 +98,8 @@ def _report(a: np.ndarray, e: np.ndarray, diff: np.ndarray, ok: np.ndarray, rtol
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = diff / np.abs(e) if diff.dtype.kind == "f" else diff / np.abs(e).astype(float)
     if a.ndim == 0:  # PyTorch compares scalars as Python numbers: in float64
-        rel = np.abs(a.astype(np.float64) - e) / np.abs(e.astype(np.float64))
+        wide = np.result_type(a, e, np.float64)
+        rel = np.abs(a.astype(wide) - e) / np.abs(e.astype(wide))
         return (f"Scalars are not {word}!\n\nExpected {e.item()} but got {a.item()}.\n"
                 f"Absolute difference: {diff.item()}{up_a}\n"
                 f"Relative difference: {rel.item()}{up_r}")

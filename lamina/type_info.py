@@ -1,4 +1,5 @@
-"""`finfo` and `iinfo`, PyTorch's: a dtype's limits as Python numbers, with the dtype's name.
+"""`finfo` and `iinfo`, PyTorch's: a dtype's limits as Python numbers, with the dtype's name;
+and PyTorch's numeric constants (`torch.pi`, `torch.inf`, ...), Python floats as there.
 
 NumPy's `finfo` gives NumPy scalars (`eps + 1` would stay float32) and no
 `finfo()` for the default dtype; these answer as PyTorch's do.
@@ -6,11 +7,15 @@ NumPy's `finfo` gives NumPy scalars (`eps + 1` would stay float32) and no
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from lamina import dtypes
+
+pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+newaxis = None  # x[:, lm.newaxis], as NumPy's
 
 
 class finfo:  # noqa: N801 - PyTorch's name

@@ -21,7 +21,7 @@ RANKS = {
     **dict.fromkeys(["functions", "tensor_functions", "tensor_functions_extra", "linalg",
                      "legacy_tensors", "special", "tensor_functions_misc", "testing",
                      "tensor_functions_stats", "tensor_functions_dtypes",
-                     "finite_differences", "window_functions"], 1),
+                     "finite_differences", "window_functions", "fft"], 1),
     **dict.fromkeys(["nn", "distributions", "func", "jit"], 2),
     **dict.fromkeys(["optim", "data", "amp", "grad_scaler", "cuda", "accelerator", "backends",
                      "multiprocessing"], 3),

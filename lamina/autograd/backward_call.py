@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lamina import state
+from lamina.autograd import complex_rules
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
 
@@ -61,10 +62,10 @@ def call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
     for i, gy in enumerate(gys):
         if gy is None:  # an output nobody used still needs a gradient: zeros
             gys[i] = np.zeros(*f.output_meta[i])
-    if state.profiler is None:
-        gxs = f.backward(*gys)
+    if f.complex_mode is not None:
+        gxs = complex_rules.backward(f, gys, _array_backward)
     else:
-        gxs = state.profiler.run(f.name(), f.backward, gys)
+        gxs = _array_backward(f, gys)
     if not isinstance(gxs, tuple):
         gxs = (gxs,)
     if len(gxs) != len(f.inputs):
@@ -73,6 +74,12 @@ def call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
             "per input (None where needs_input_grad is False)"
         )
     return gxs
+
+
+def _array_backward(f: Function, gys: list[Any]) -> Any:
+    if state.profiler is None:
+        return f.backward(*gys)
+    return state.profiler.run(f.name(), f.backward, gys)
 
 
 def checked_grad(f: Function, x: Tensor, gx: Any) -> Any:

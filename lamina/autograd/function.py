@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from lamina import dtypes, state
+from lamina.autograd import complex_rules
 from lamina.autograd.place import places
 from lamina.autograd.tensor import Tensor
 
@@ -70,6 +71,11 @@ class Function:
     # places in the graph, and their arrays freed when nothing else holds them
     # (lamina/autograd/place.py).
     keeps_inputs: bool = True
+    # How backward treats complex operands (lamina/autograd/complex_rules.py): None
+    # refuses them; "holomorphic" conjugates around the array backward; "own" computes
+    # PyTorch's rule itself. complex_mode: set on an op that ran on complex values.
+    complex_rule: str | None = None
+    complex_mode: tuple[bool, ...] | None = None
 
     @property
     def name(self) -> OpName:
@@ -120,6 +126,7 @@ class Function:
         needs = tuple([x._requires_grad for x in xs])
         record = state.grad_enabled and True in needs
         self.needs_input_grad = needs if record else (False,) * len(xs)
+        complex_in = state.complex_seen and complex_rules.check_inputs(self, xs)
         if state.profiler is None:
             ys = self.forward(*[x.array for x in xs])
         else:
@@ -129,6 +136,8 @@ class Function:
         one = type(ys) is np.ndarray
         if not one:
             ys = _no_scalars(ys)
+        if state.complex_seen:
+            complex_rules.check_outputs(self, xs, ys, complex_in)
         if not record:
             outs = tuple(Tensor(y) for y in ys) if isinstance(ys, tuple) else Tensor(ys)
         else:

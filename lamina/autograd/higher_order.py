@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from lamina import state
+from lamina.autograd import complex_rules
 from lamina.autograd.function import Function, OpName
 from lamina.autograd.tensor import Tensor
 
@@ -68,6 +69,8 @@ def call_backward(f: Function, gys: list[Any]) -> tuple[Any, ...]:
     for i, gy in enumerate(gys):
         if gy is None:  # an output nobody used: zeros, as the array walk gives it
             gys[i] = Tensor(np.zeros(*f.output_meta[i]))
+    if complex_rules.ran_on_complex(f):
+        raise complex_rules.refuse_double_backward(f)
     rule = RULES.get(type(f))
     previous = state.grad_enabled
     state.grad_enabled = True

@@ -62,6 +62,8 @@ class Tensor(AutogradMethods):
                 data = np.asarray(dtypes.as_array(data), dtypes.get_default_dtype())
             elif not is_array(data):
                 data = dtypes.as_array(data)
+        elif data.dtype.kind == "c":
+            state.complex_seen = True  # ops now check their operands (complex_rules)
         self.array = data
         self._grad = None
         self.creator = None
@@ -255,8 +257,8 @@ class Tensor(AutogradMethods):
         if arr.size == 0 and arr.ndim != 1 or arr.size and not printing.shows_items():
             suffixes.append(f"size={tuple(arr.shape)}")
         # an empty tensor has no elements to tell an int64 from a float: it names its dtype
-        plain = (dtypes.get_default_dtype(),) + ((np.dtype(np.int64), np.dtype(bool))
-                                                 if arr.size else ())
+        plain = (dtypes.get_default_dtype(),) + (
+            (np.dtype(np.int64), np.dtype(bool), dtypes.default_complex()) if arr.size else ())
         if arr.dtype not in plain:
             suffixes.append(f"dtype=lamina.{arr.dtype}")
         if self.creator is not None:

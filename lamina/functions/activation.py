@@ -131,6 +131,7 @@ class ELU(Function):
 
 
 class Sigmoid(Function):
+    complex_rule = "holomorphic"
     keeps_inputs = False  # backward, and its derivative rule, read the output it saves
 
     def forward(self, x: Any, *, out: Any = None) -> Any:
@@ -166,6 +167,7 @@ class SiLU(Function):
 
 
 class Tanh(Function):
+    complex_rule = "holomorphic"
     keeps_inputs = False  # as Sigmoid
 
     def forward(self, x: Any, *, out: Any = None) -> Any:

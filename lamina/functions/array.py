@@ -16,6 +16,7 @@ from lamina.functions._util import sum_to
 
 
 class Reshape(Function):
+    complex_rule = "holomorphic"
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = shape
 
@@ -33,6 +34,7 @@ class Reshape(Function):
 
 
 class Transpose(Function):
+    complex_rule = "holomorphic"
     def __init__(self, axes: tuple[int, ...] | None) -> None:
         self.axes = axes
 
@@ -46,6 +48,7 @@ class Transpose(Function):
 
 
 class BroadcastTo(Function):
+    complex_rule = "holomorphic"
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = shape
 
@@ -61,6 +64,7 @@ class GetItem(Function):
     """x[key]. Tensors in the key (integer or boolean index arrays) are inputs of the op,
     not constants, so that a plan reads them from every batch: `template` holds the key
     with None in their places, `slots` where they go."""
+    complex_rule = "holomorphic"
 
     def __init__(self, template: Any, slots: tuple[int, ...] = (), is_tuple: bool = False
                  ) -> None:
@@ -131,6 +135,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 
 
 class Concat(Function):
+    complex_rule = "holomorphic"
     def __init__(self, axis: int) -> None:
         self.axis = axis
 
@@ -150,6 +155,7 @@ class Concat(Function):
 
 
 class Stack(Function):
+    complex_rule = "holomorphic"
     def __init__(self, axis: int) -> None:
         self.axis = axis
 
@@ -163,6 +169,7 @@ class Stack(Function):
 
 
 class Split(Function):
+    complex_rule = "holomorphic"
     def __init__(self, bounds: list[int], axis: int) -> None:
         self.bounds, self.axis = bounds, axis
 
@@ -174,6 +181,7 @@ class Split(Function):
 
 
 class Unbind(Function):
+    complex_rule = "holomorphic"
     def __init__(self, axis: int) -> None:
         self.axis = axis
 

@@ -79,10 +79,17 @@ def erfinv_array(y: np.ndarray) -> np.ndarray:
     return np.where(inside, x, edge).astype(np.result_type(y, np.float32), copy=False)
 
 
+# Analytic functions whose derivative formulas below hold for complex operands too
+# (lamina/autograd/complex_rules.py); the special functions' kernels are real only.
+_HOLOMORPHIC = {"Expm1", "Exp2", "Log1p", "Log2", "Log10", "Rsqrt", "Square", "Reciprocal",
+                "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Atanh"}
+
+
 def _unary(name: str, f: Callable[[Any], Any], grad: Callable[[Any, Any], Any],
            keep: str = "x", quiet: bool = False) -> type[Unary]:
     return type(name, (Unary,), {"f": staticmethod(f), "grad": staticmethod(grad),
-                                 "keep": keep, "quiet": quiet})
+                                 "keep": keep, "quiet": quiet,
+                                 "complex_rule": "holomorphic" if name in _HOLOMORPHIC else None})
 
 
 UNARY: dict[str, type[Unary]] = {op.__name__.lower(): op for op in [

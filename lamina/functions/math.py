@@ -53,6 +53,7 @@ def _broadcasts(*shapes: tuple[int, ...]) -> bool:
 
 
 class Add(_Binary):
+    complex_rule = "holomorphic"
     keeps_inputs = False  # backward reads only the inputs' shapes and dtypes
 
     def compute(self, a: Any, b: Any, *, out: Any = None) -> Any:
@@ -63,6 +64,7 @@ class Add(_Binary):
 
 
 class Sub(_Binary):
+    complex_rule = "holomorphic"
     keeps_inputs = False
 
     def compute(self, a: Any, b: Any, *, out: Any = None) -> Any:
@@ -73,6 +75,7 @@ class Sub(_Binary):
 
 
 class Mul(_Binary):
+    complex_rule = "holomorphic"
     def compute(self, a: Any, b: Any, *, out: Any = None) -> Any:
         need_a, need_b = self.needs_input_grad
         self.save_for_backward(a if need_b else None, b if need_a else None)
@@ -85,6 +88,7 @@ class Mul(_Binary):
 
 
 class Div(_Binary):
+    complex_rule = "holomorphic"
     def compute(self, a: Any, b: Any) -> Any:
         with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 is inf, as in PyTorch
             y = a / b
@@ -147,6 +151,7 @@ class Minimum(_Pick):
 
 class Where(Function):
     """cond ? a : b, elementwise with broadcasting; cond takes no gradient."""
+    complex_rule = "holomorphic"
 
     def forward(self, cond: Any, a: Any, b: Any) -> Any:
         self.a_meta, self.b_meta = (a.shape, a.dtype), (b.shape, b.dtype)
@@ -168,6 +173,7 @@ class Where(Function):
 
 class PowScalar(Function):
     """x ** c for a constant exponent c: cheaper than Pow and exact at c = 0, 1, 2."""
+    complex_rule = "holomorphic"
 
     def __init__(self, c: float) -> None:
         self.c = c
@@ -212,7 +218,7 @@ def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
     """
     a, b = operands(a, b)
     if rounding_mode is None:
-        if a.array.dtype.kind != "f":
+        if a.array.dtype.kind not in "fc":
             d = dtypes.get_default_dtype()
             a, b = cast(a, d), cast(b, d)
         return Div().apply(a, b)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina import dtypes, promotion
+from lamina import dtypes, promotion, state
 from lamina.autograd.function import Function
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
@@ -78,6 +78,7 @@ def constant_op(op: Any, *xs: Any) -> Tensor:
 class Compare(Function):
     """An op whose result has no gradient (np.less, np.equal, floor, ...), on any number
     of inputs."""
+    complex_rule = "own"
 
     def __init__(self, op: Any) -> None:
         self.op = op
@@ -98,12 +99,15 @@ def compare(op: Any, a: Tensor, b: Any) -> Tensor:
 class AsType(Function):
     """A cast, or with `order` a copy in that memory order ("C" for contiguous, "K" to
     keep the input's, as clone does)."""
+    complex_rule = "own"
 
     def __init__(self, dtype: Any, order: str | None = None) -> None:
         self.dtype, self.order = np.dtype(dtype), order
 
     def forward(self, x: Any) -> Any:
         self.in_dtype = x.dtype
+        if self.dtype.kind == "c":
+            state.complex_seen = True  # ops now check their operands (complex_rules)
         # As in PyTorch, a value out of the new type's range casts without a warning (to
         # inf for a float; NaN to an integer is undefined in both).
         with np.errstate(over="ignore", invalid="ignore"):
@@ -113,6 +117,8 @@ class AsType(Function):
 
     def backward(self, gy: Any) -> Any:
         # A copy's gradient is gy itself (as a reshape's is a view of it): no copy of it.
+        if gy.dtype.kind == "c" and self.in_dtype.kind != "c":
+            gy = gy.real  # a real tensor cast to complex: dL/da, PyTorch's rule
         with np.errstate(over="ignore", invalid="ignore"):
             return gy.astype(self.in_dtype, copy=False)
 

@@ -45,7 +45,7 @@ def mean(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
     """Mean over `dim` (floating-point tensors only, as in PyTorch)."""
     if dtype is not None:
         x = cast(x, dtypes.resolve(dtype))
-    if x.array.dtype.kind != "f":
+    if x.array.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {x.dtype}; use x.float()")
     axes = dims(dim, x.ndim)
@@ -139,6 +139,7 @@ def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 
 
 class CumSum(Function):
+    complex_rule = "holomorphic"
     def __init__(self, axis: int) -> None:
         self.axis = axis
 

@@ -13,6 +13,7 @@ from lamina.functions.operands import floating
 
 
 class Neg(Function):
+    complex_rule = "holomorphic"
     def forward(self, x: Any) -> Any:
         return -x
 
@@ -21,6 +22,7 @@ class Neg(Function):
 
 
 class Exp(Function):
+    complex_rule = "holomorphic"
     def forward(self, x: Any) -> Any:
         y = np.exp(x)
         self.save_for_backward(y)
@@ -31,6 +33,7 @@ class Exp(Function):
 
 
 class Log(Function):
+    complex_rule = "holomorphic"
     # log(0) is -inf and log(-1) NaN, quietly, as in PyTorch (and their gradients inf)
     def forward(self, x: Any) -> Any:
         self.save_for_backward(x)
@@ -43,6 +46,7 @@ class Log(Function):
 
 
 class Sqrt(Function):
+    complex_rule = "holomorphic"
     def forward(self, x: Any) -> Any:
         with np.errstate(invalid="ignore"):  # sqrt(-1) is NaN, quietly, as in PyTorch
             y = np.sqrt(x)
@@ -55,6 +59,7 @@ class Sqrt(Function):
 
 
 class Abs(Function):
+    complex_rule = "own"
     def forward(self, x: Any) -> Any:
         self.save_for_backward(x)
         return np.abs(x)

@@ -17,7 +17,7 @@ import numpy as np
 
 from lamina import parallel
 from lamina.autograd.tensor import Tensor
-from lamina.optim import pieces, tensor_state
+from lamina.optim import complex_params, pieces, tensor_state
 from lamina.optim.groups import group_params, hyper_parameter_names, warn_misspelt
 from lamina.optim.state_io import StateDictMethods
 from lamina.optim.step_hooks import StepHookMethods, with_step_hooks
@@ -159,13 +159,18 @@ class Optimizer(StepHookMethods, StateDictMethods):
                     state.update(self.init_state(p.array, group))
                 arrays = tensor_state.as_arrays(state, p.array)
                 if arrays is not None:  # state the user's code wrote as tensors
-                    tensors.append((state, arrays))
+                    tensors.append((tensor_state.write_back, state, arrays))
                     state = arrays
                 grad = -p.grad.array if group.get("maximize") else p.grad.array
-                updates.append((p.array, grad, state, group))
+                param = p.array
+                if param.dtype.kind == "c":  # PyTorch's rule: (real, imag) pairs
+                    param, grad, views = complex_params.as_pairs(param, grad, state)
+                    tensors.append((complex_params.write_back, state, views))
+                    state = views
+                updates.append((param, grad, state, group))
         self._update(updates)
-        for state, arrays in tensors:
-            tensor_state.write_back(state, arrays)
+        for write_back, state, arrays in tensors:
+            write_back(state, arrays)
         return loss
 
     def _update(self, updates: list[tuple[Any, ...]]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from lamina.autograd.tensor import Tensor
 from lamina.functions.tensor_methods.activations import ActivationMethods
 from lamina.functions.tensor_methods.compare import CompareMethods
+from lamina.functions.tensor_methods.complex_methods import ComplexMethods
 from lamina.functions.tensor_methods.composite import CompositeMethods
 from lamina.functions.tensor_methods.convert import ConvertMethods
 from lamina.functions.tensor_methods.gamma import GammaMethods
@@ -36,7 +37,7 @@ GROUPS = (OperatorMethods, ShapeMethods, PieceMethods, IndexMethods, MathMethods
           ActivationMethods, CompareMethods, ReduceMethods, SortingMethods,
           ConvertMethods, PythonMethods, InplaceMethods, CompositeMethods, SlicingMethods,
           StatisticsMethods, MemoryMethods, SpecialMethods, GammaMethods, ProductMethods,
-          InplaceViewMethods, ScatterMethods, LinalgMethods, StorageMethods)
+          InplaceViewMethods, ScatterMethods, LinalgMethods, StorageMethods, ComplexMethods)
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__qualname__", "__slots__"}
 
 

@@ -60,6 +60,7 @@ class ConvertMethods:
         "half", "float16")
     long, int, short = _cast("long", "int64"), _cast("int", "int32"), _cast("short", "int16")
     bool, byte, char = _cast("bool", "bool"), _cast("byte", "uint8"), _cast("char", "int8")
+    cfloat, cdouble = _cast("cfloat", "complex64"), _cast("cdouble", "complex128")
 
     def type(self, dtype: Any = None, non_blocking: Any = False) -> Any:
         """The type's name ('lamina.FloatTensor') with no argument, else `to(dtype)`
@@ -93,15 +94,6 @@ class ConvertMethods:
             (True, False)
         """
         return self.array.dtype.kind == "f"
-
-    def is_complex(self) -> bool:
-        """False: lamina's tensors hold no complex numbers.
-
-        Examples:
-            >>> lm.zeros(1).is_complex()
-            False
-        """
-        return False
 
     def cpu(self, memory_format: Any = None) -> Any:
         """This tensor (lamina's tensors live on the CPU).

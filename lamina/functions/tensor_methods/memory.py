@@ -1,6 +1,5 @@
-"""Tensor methods about memory and kind (strides, pointers, sizes in bytes), the random
-draws that take the tensor as their probabilities, and the complex-number methods that
-are identities on lamina's real tensors (conj, real, mH, ...)."""
+"""Tensor methods about memory and kind (strides, pointers, sizes in bytes) and the random
+draws that take the tensor as their probabilities."""
 
 from __future__ import annotations
 
@@ -109,82 +108,3 @@ class MemoryMethods:
         from lamina.creation_random import multinomial
 
         return multinomial(self, num_samples, replacement, generator=generator)
-
-    def conj(self) -> Any:
-        """The complex conjugate: this tensor itself, as lamina's tensors are real.
-
-        Examples:
-            >>> x = lm.ones(2); x.conj() is x
-            True
-        """
-        return self
-
-    resolve_conj = resolve_neg = conj
-
-    def conj_physical(self) -> Any:
-        """A copy: the conjugate of a real tensor, made in memory (as PyTorch's).
-
-        Examples:
-            >>> lm.ones(2).conj_physical()
-            tensor([1., 1.])
-        """
-        return self.clone()
-
-    def conj_physical_(self) -> Any:
-        """This tensor: a real tensor is its own conjugate.
-
-        Examples:
-            >>> x = lm.ones(2); x.conj_physical_() is x
-            True
-        """
-        return self
-
-    def is_conj(self) -> bool:
-        """False: a real tensor is never a lazy conjugate.
-
-        Examples:
-            >>> lm.ones(1).is_conj()
-            False
-        """
-        return False
-
-    is_neg = is_conj
-
-    @property
-    def real(self) -> Any:
-        """The real part: the tensor itself.
-
-        Examples:
-            >>> lm.tensor([1.5]).real
-            tensor([1.5000])
-        """
-        return self
-
-    @property
-    def mH(self) -> Any:  # noqa: N802 - PyTorch's name
-        """The conjugate transpose of the last two dims (mT for real tensors).
-
-        Examples:
-            >>> lm.zeros(2, 3).mH.shape
-            lamina.Size([3, 2])
-        """
-        return self.mT
-
-    @property
-    def H(self) -> Any:  # noqa: N802 - PyTorch's name
-        """The conjugate transpose of a matrix (T for real tensors).
-
-        Examples:
-            >>> lm.zeros(2, 3).H.shape
-            lamina.Size([3, 2])
-        """
-        return self.t()
-
-    def adjoint(self) -> Any:
-        """mH.
-
-        Examples:
-            >>> lm.zeros(1, 2, 3).adjoint().shape
-            lamina.Size([1, 3, 2])
-        """
-        return self.mT

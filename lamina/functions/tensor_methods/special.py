@@ -1,6 +1,6 @@
 """More of PyTorch's Tensor methods, each a few existing ops: the remaining inverse
 hyperbolic names, sinc, ldexp, gcd/lcm, vdot, kron, cross, diag_embed, take, index_put,
-masked_scatter, and the predicates isreal, is_nonzero, is_same_size, retains_grad."""
+masked_scatter, and the predicates is_nonzero, is_same_size, retains_grad."""
 
 from __future__ import annotations
 
@@ -253,15 +253,6 @@ class SpecialMethods:
         sign, logabs = self.slogdet()
         nan_or_inf = where(sign == 0, float("-inf"), float("nan"))
         return where(sign > 0, logabs, nan_or_inf)
-
-    def isreal(self) -> Any:
-        """True everywhere: lamina's tensors are real.
-
-        Examples:
-            >>> lm.tensor([1.0, 2.0]).isreal()
-            tensor([True, True])
-        """
-        return constant(np.ones(self.shape, bool))
 
     def is_nonzero(self) -> bool:
         """Whether this one-element tensor is not zero.

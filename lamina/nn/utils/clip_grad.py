@@ -28,7 +28,7 @@ def clip_grad_norm_(parameters: Iterable[Any] | Tensor, max_norm: float,
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     total = clip.clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite)
     grads = [p.grad for p in params if p.grad is not None]
-    return Tensor(np.asarray(total, grads[0].dtype if grads else np.float32))
+    return Tensor(np.asarray(total, grads[0].real.dtype if grads else np.float32))
 
 
 def clip_grad_value_(parameters: Iterable[Any] | Tensor, clip_value: float,
@@ -57,7 +57,7 @@ def get_total_norm(tensors: Iterable[Any] | Tensor, norm_type: float = 2.0,
     total = clip.total_norm(arrays, norm_type)
     if error_if_nonfinite and not np.isfinite(total):
         raise RuntimeError(f"get_total_norm: the total norm is {total}")
-    dtype = arrays[0].dtype if arrays else np.float32
+    dtype = arrays[0].real.dtype if arrays else np.float32  # a complex one's is real
     return Tensor(np.asarray(total, dtype))
 
 
