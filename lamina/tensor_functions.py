@@ -20,6 +20,7 @@ from lamina.functions.complex import (  # noqa: F401 (re-exported)
 )
 from lamina.functions.linalg import einsum  # noqa: F401 (re-exported)
 from lamina.functions.shape import cat, hstack, stack, vstack  # noqa: F401 (re-exported)
+from lamina.functions.stft import istft, stft  # noqa: F401 (re-exported)
 
 concat = concatenate = cat
 
@@ -273,4 +274,4 @@ def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
 __all__ = sorted([*_METHODS, "polygamma", "cat", "concat", "concatenate", "einsum", "hstack",
                   "stack", "vstack", "where", "is_tensor", "is_floating_point", "broadcast_shapes",
                   "broadcast_tensors", "tril_indices", "triu_indices", "complex", "imag",
-                  "polar", "real", "view_as_complex", "view_as_real"])
+                  "polar", "real", "view_as_complex", "view_as_real", "stft", "istft"])

@@ -139,6 +139,40 @@ class ComplexMethods:
         """
         return self.conj().t()
 
+    def stft(self, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+             window: Any = None, center: bool = True, pad_mode: str = "reflect",
+             normalized: bool = False, onesided: bool | None = None,
+             return_complex: bool | None = None) -> Any:
+        """The short-time Fourier transform: (n_fft // 2 + 1, frames) spectra of windowed
+        frames, every hop_length samples (n_fft // 4 by default).
+
+        Examples:
+            >>> x = lm.arange(16.0)
+            >>> x.stft(8, window=lm.hann_window(8), return_complex=True).shape
+            lamina.Size([5, 9])
+        """
+        from lamina.functions.stft import stft
+
+        return stft(self, n_fft, hop_length, win_length, window, center, pad_mode,
+                    normalized, onesided, return_complex)
+
+    def istft(self, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+              window: Any = None, center: bool = True, normalized: bool = False,
+              onesided: bool | None = None, length: int | None = None,
+              return_complex: bool = False) -> Any:
+        """The inverse of stft: the signal, by overlap-add of the frames.
+
+        Examples:
+            >>> x, w = lm.arange(16.0), lm.hann_window(8)
+            >>> y = x.stft(8, window=w, return_complex=True).istft(8, window=w, length=16)
+            >>> bool(lm.allclose(y, x, atol=1e-5))
+            True
+        """
+        from lamina.functions.stft import istft
+
+        return istft(self, n_fft, hop_length, win_length, window, center, normalized,
+                     onesided, length, return_complex)
+
     def adjoint(self) -> Any:
         """mH.
 
