@@ -1270,6 +1270,45 @@ torch.gradient(x, spacing=0.5, dim=0, edge_order=2)
 torch.gradient(z, spacing=[2.0, 0.5], dim=(0, 2))
 torch.gradient(x, spacing=(v.detach().cumsum(0) + torch.arange(4),), dim=1)
 torch.gradient(i)
+# -- complex numbers and the Fourier transforms
+torch.complex(x, y)
+torch.polar(p, x)
+torch.complex(x, y).abs()
+torch.complex(x, y).angle()
+torch.complex(x, y).conj() * torch.complex(y, x)
+torch.view_as_real(torch.complex(x, y) * 1j)
+torch.view_as_complex(z.reshape(2, 6, 2))
+torch.complex(x, y) @ torch.complex(m, m.exp())
+torch.complex(x, y).real + torch.complex(y, x).imag
+torch.complex(x, y).mH
+x * 1j
+x.to(torch.cfloat)
+x.cfloat().exp() / (x + 2j)
+torch.complex(x, y).sum(1)
+torch.complex(x, y).mean()
+torch.complex(x, y).isreal()
+torch.tensor([1 + 2j, 3.0]).dtype
+torch.ones(2, dtype=torch.float64) * 1j
+torch.promote_types(torch.float64, torch.complex64)
+torch.complex(x, y).relu() !NotImplementedError
+torch.fft.fft(x)
+torch.fft.ifft(x, n=6, dim=0)
+torch.fft.rfft(x, norm="ortho")
+torch.fft.irfft(torch.fft.rfft(x), n=4)
+torch.fft.fft2(z)
+torch.fft.rfftn(z, s=(3, 5))
+torch.fft.irfftn(torch.complex(x, y))
+torch.fft.hfft(torch.complex(x, y), n=5)
+torch.fft.ihfft(x)
+torch.fft.fftshift(torch.fft.fftfreq(6))
+torch.fft.rfftfreq(7, d=0.5)
+torch.fft.rfft(torch.complex(x, y)) !RuntimeError
+torch.stft(v.repeat(4), 4, window=torch.hann_window(4), return_complex=True)
+torch.istft(torch.stft(v.repeat(4), 4, window=torch.hann_window(4), return_complex=True), 4, window=torch.hann_window(4))
+torch.pi * x
+x.masked_fill(mask, -torch.inf).exp()
+torch.nan_to_num(torch.log(x), nan=torch.e)
+isinstance(x.dtype, torch.dtype)
 """.strip().splitlines()
 
 

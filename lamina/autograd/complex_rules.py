@@ -11,8 +11,10 @@ An op says so with its class's `complex_rule`:
 - "holomorphic": the above applies (add, mul, matmul, exp, reshapes, ...);
 - "own": its backward already follows PyTorch's rule for complex operands (abs, angle,
   real, the FFTs);
-- None (the default): it refuses complex operands, naming itself, rather than compute a
-  gradient that would be wrong (relu, max and the like have no meaning on them either).
+- None (the default): it refuses complex operands with a NotImplementedError (a
+  RuntimeError, as PyTorch's "not implemented for 'ComplexFloat'" is) naming itself,
+  rather than compute a gradient that would be wrong (relu, max and the like have no
+  meaning on them either).
 
 Nothing of this runs until a complex tensor has been made (`state.complex_seen`).
 """
@@ -57,8 +59,8 @@ def check_outputs(f: Function, xs: tuple[Tensor, ...], ys: Any, complex_in: bool
         f.complex_own = True  # for create_graph's refusal
 
 
-def _refusal(f: Function) -> TypeError:
-    return TypeError(
+def _refusal(f: Function) -> NotImplementedError:
+    return NotImplementedError(
         f"{f.name}: lamina does not support complex tensors in this op; the ops that take "
         "them are arithmetic, matmul and einsum, sums and means, exp, log, sqrt, powers, "
         "shape and indexing ops, abs, angle, real, imag, conj and lamina.fft. Work on "

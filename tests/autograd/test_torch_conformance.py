@@ -91,10 +91,11 @@ def _compare(want, got, mode: str, line: str) -> None:
             assert _dtype_name(w.dtype) == str(g.dtype), line
             if mode == "~":
                 continue
-            wa = w.detach().numpy()
-            tol = 1e-5 if w.dtype in (torch.float32, torch.float64) else 0
+            wa = w.detach().resolve_conj().numpy()
+            tol = 1e-5 if w.dtype.is_floating_point or w.dtype.is_complex else 0
             tol = 1e-3 if w.dtype == torch.float16 else tol
-            np.testing.assert_allclose(g.array.astype(np.float64), wa.astype(np.float64),
+            wide = np.complex128 if w.dtype.is_complex else np.float64
+            np.testing.assert_allclose(g.array.astype(wide), wa.astype(wide),
                                        rtol=tol, atol=tol, err_msg=line)
         elif isinstance(w, np.ndarray):
             np.testing.assert_array_equal(g, w, err_msg=line)
@@ -108,14 +109,18 @@ def _compare(want, got, mode: str, line: str) -> None:
 
 def _compare_gradients(want, got, tenv, lenv, arrays) -> None:
     pairs = [(w, g) for w, g in zip(_flat(want), _flat(got))
-             if isinstance(w, torch.Tensor) and w.requires_grad and w.dtype.is_floating_point]
+             if isinstance(w, torch.Tensor) and w.requires_grad
+             and (w.dtype.is_floating_point or w.dtype.is_complex)]
     if not pairs:
         return
     rng = np.random.default_rng(3)
-    weights = [rng.standard_normal(tuple(w.shape)) for w, _ in pairs]
-    sum((w * torch.tensor(k, dtype=w.dtype)).sum() for (w, _), k in zip(pairs, weights)
+    weights = [rng.standard_normal(tuple(w.shape))
+               + (1j * rng.standard_normal(tuple(w.shape)) if w.dtype.is_complex else 0)
+               for w, _ in pairs]
+    # A complex output's weights are complex, and the loss their product's real part.
+    sum((w * torch.tensor(k, dtype=w.dtype)).real.sum() for (w, _), k in zip(pairs, weights)
         ).backward()
-    sum((g * lamina.tensor(k, dtype=g.dtype)).sum() for (_, g), k in zip(pairs, weights)
+    sum((g * lamina.tensor(k, dtype=g.dtype)).real.sum() for (_, g), k in zip(pairs, weights)
         ).backward()
     for name, a in arrays.items():
         if a.dtype.kind != "f":

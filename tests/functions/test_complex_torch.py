@@ -159,9 +159,9 @@ def test_a_complex_random_draw_splits_its_variance_as_pytorchs() -> None:
 
 def test_an_op_without_a_complex_rule_refuses_complex_operands_naming_itself() -> None:
     z = lamina.tensor([1 + 1j], requires_grad=True)
-    with pytest.raises(TypeError, match=r"ReLU: lamina does not support complex tensors"):
+    with pytest.raises(NotImplementedError, match=r"ReLU: lamina does not support complex"):
         lamina.relu(z)
-    with pytest.raises(TypeError, match="Extremum"):
+    with pytest.raises(RuntimeError, match="Extremum"):
         z.max()
     with pytest.raises(NotImplementedError, match="create_graph=True through an op on complex"):
         lamina.autograd.grad((z * z).abs().sum(), z, create_graph=True)
