@@ -16,6 +16,7 @@ from lamina.functions import factorizations as fz
 from lamina.functions.decomposition import Inv, LinAlgError
 
 linalg_eigh = return_types.linalg_eigh
+linalg_eig = return_types.linalg_eig
 linalg_svd = return_types.linalg_svd
 linalg_qr = return_types.linalg_qr
 linalg_cholesky_ex = return_types.linalg_cholesky_ex
@@ -87,6 +88,29 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
         tensor([1., 3.])
     """
     return eigh(A, UPLO).eigenvalues
+
+
+def eig(A: Tensor) -> Any:  # noqa: N803 - PyTorch's name
+    """(eigenvalues, eigenvectors as unit-norm columns) of a square matrix, complex; its
+    gradient needs a loss that does not depend on the eigenvectors' phases.
+
+    Examples:
+        >>> lm.linalg.eig(lm.tensor([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
+        tensor([0.+1.j, 0.-1.j])
+    """
+    from lamina.functions.eig import Eig
+
+    return linalg_eig(*Eig().apply(A))
+
+
+def eigvals(A: Tensor) -> Tensor:  # noqa: N803
+    """The eigenvalues of a square matrix, complex.
+
+    Examples:
+        >>> lm.linalg.eigvals(lm.tensor([[2.0, 0.0], [0.0, 3.0]]))
+        tensor([2.+0.j, 3.+0.j])
+    """
+    return eig(A).eigenvalues
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver: Any = None) -> Any:
@@ -255,5 +279,5 @@ def _singular(a: np.ndarray) -> np.ndarray:
     return (s[..., -1] <= np.finfo(a.dtype).eps * s[..., 0]).astype(np.int32)
 
 
-__all__ = ["cholesky", "cholesky_ex", "eigh", "eigvalsh", "inv_ex", "lstsq", "matrix_exp",
-           "matrix_rank", "pinv", "qr", "solve_ex", "solve_triangular", "svd"]
+__all__ = ["cholesky", "cholesky_ex", "eig", "eigh", "eigvals", "eigvalsh", "inv_ex", "lstsq",
+           "matrix_exp", "matrix_rank", "pinv", "qr", "solve_ex", "solve_triangular", "svd"]
