@@ -1291,6 +1291,11 @@ torch.tensor([1 + 2j, 3.0]).dtype
 torch.ones(2, dtype=torch.float64) * 1j
 torch.promote_types(torch.float64, torch.complex64)
 torch.complex(x, y).relu() !NotImplementedError
+torch.complex(x, y).norm()
+torch.linalg.vector_norm(torch.complex(x, y), 3, dim=1)
+torch.linalg.matrix_norm(torch.complex(x, y))
+torch.norm(torch.complex(x, y), p=1)
+torch.linalg.eigvals(sq)
 torch.fft.fft(x)
 torch.fft.ifft(x, n=6, dim=0)
 torch.fft.rfft(x, norm="ortho")

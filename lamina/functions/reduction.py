@@ -214,6 +214,8 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, *,
     -inf, 0 (count of non-zeros) or any other number."""
     if dtype is not None:
         x = cast(x, dtypes.resolve(dtype))
+    if x.array.dtype.kind == "c":  # every p-norm of z is that of |z|, a real norm
+        x = _abs(x)
     axes = dims(dim, x.ndim)
     if p in ("fro", 2, 2.0, None):
         return Norm(axes, keepdim).apply(x)
