@@ -14,8 +14,16 @@ PyTorch's, not the same numbers. `rsample` is differentiable where PyTorch's is
 log-probabilities, entropies and divergences differentiate like any op.
 """
 
-from lamina.distributions import constraints, kl_more, transforms  # noqa: F401 (kl_more registers its rules)
+import sys
+
+from lamina.distributions import (  # noqa: F401 (kl_more registers its rules)
+    constraints,
+    kl_more,
+    module_paths,
+    transforms,
+)
 from lamina.distributions.circular import LowRankMultivariateNormal, VonMises
+from lamina.distributions.constraint_registry import ConstraintRegistry, biject_to, transform_to
 from lamina.distributions.continuous import (
     Cauchy,
     Exponential,
@@ -28,6 +36,7 @@ from lamina.distributions.counts import Binomial, Geometric, Multinomial
 from lamina.distributions.derived import HalfCauchy, InverseGamma, Kumaraswamy, Pareto, Weibull
 from lamina.distributions.discrete import Bernoulli, Categorical
 from lamina.distributions.distribution import Distribution
+from lamina.distributions.exp_family import ExponentialFamily
 from lamina.distributions.gamma_family import Beta, Chi2, Dirichlet, Gamma, Poisson
 from lamina.distributions.kl import kl_divergence, register_kl
 from lamina.distributions.mixtures import MixtureSameFamily, StudentT
@@ -39,26 +48,49 @@ from lamina.distributions.relaxed import (
     RelaxedBernoulli,
     RelaxedOneHotCategorical,
 )
-from lamina.distributions.transformed import TransformedDistribution, biject_to, transform_to
+from lamina.distributions.relaxed_logits import ExpRelaxedCategorical, LogitRelaxedBernoulli
+from lamina.distributions.tails import FisherSnedecor, GeneralizedPareto
+from lamina.distributions.transformed import TransformedDistribution
 from lamina.distributions.transforms import (
     AbsTransform,
     AffineTransform,
+    CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
+    SoftmaxTransform,
     SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
+    identity_transform,
 )
+from lamina.distributions.unit_laws import ContinuousBernoulli, LogisticNormal
 
-__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
-           "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
-           "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
-           "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-           "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-           "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-           "SigmoidTransform", "SoftplusTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",
-           "constraints", "kl_divergence", "register_kl", "transform_to", "transforms"]
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
+           "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ConstraintRegistry",
+           "ContinuousBernoulli", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+           "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
+           "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric",
+           "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
+           "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+           "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
+           "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto",
+           "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
+           "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform",
+           "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
+           "VonMises", "Weibull", "biject_to", "constraints", "identity_transform",
+           "kl_divergence", "register_kl", "transform_to", "transforms"]
+
+# PyTorch's module paths (torch.distributions.categorical, ...), made from the names above.
+module_paths.register(sys.modules[__name__])

@@ -11,6 +11,7 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 from lamina.creation_random import randn
+from lamina.distributions import constraints
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.multivariate import MultivariateNormal
 from lamina.functions.bessel import bessel_i_op
@@ -25,6 +26,11 @@ class VonMises(Distribution):
         >>> lm.distributions.VonMises(0.0, 1.0).log_prob(lm.tensor(0.0))
         tensor(-1.0738)
     """
+
+    arg_constraints: dict[str, Any] = {
+        "loc": constraints.real,
+        "concentration": constraints.positive}
+    support = constraints.real
 
     _shown = ("loc", "concentration")
 
@@ -94,6 +100,12 @@ class LowRankMultivariateNormal(MultivariateNormal):
         >>> d.variance
         tensor([2., 2.])
     """
+
+    arg_constraints: dict[str, Any] = {
+        "loc": constraints.real_vector,
+        "cov_factor": constraints.independent(constraints.real, 2),
+        "cov_diag": constraints.independent(constraints.positive, 1)}
+    support = constraints.real_vector
 
     def __init__(self, loc: Any, cov_factor: Any, cov_diag: Any,
                  validate_args: bool | None = None) -> None:

@@ -16,10 +16,13 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 
-__all__ = ["Constraint", "boolean", "greater_than", "greater_than_eq", "half_open_interval",
-           "independent", "integer_interval", "interval", "less_than", "nonnegative",
-           "nonnegative_integer", "one_hot", "positive", "positive_integer", "real",
-           "real_vector", "simplex", "unit_interval"]
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
+           "dependent", "dependent_property", "greater_than", "greater_than_eq",
+           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+           "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative",
+           "nonnegative_integer", "one_hot", "positive", "positive_definite",
+           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex",
+           "square", "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -162,3 +165,21 @@ interval = _Interval
 half_open_interval = _HalfOpenInterval
 integer_interval = _IntegerInterval
 independent = _Independent
+
+# The matrix, piecewise and dependent constraints (they subclass Constraint, above).
+from lamina.distributions.constraints_more import (  # noqa: E402
+    MixtureSameFamilyConstraint,
+    cat,
+    corr_cholesky,
+    dependent,
+    dependent_property,
+    is_dependent,
+    lower_cholesky,
+    lower_triangular,
+    multinomial,
+    positive_definite,
+    positive_semidefinite,
+    square,
+    stack,
+    symmetric,
+)

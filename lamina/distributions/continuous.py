@@ -12,6 +12,7 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 from lamina.creation_random import rand
+from lamina.distributions import constraints
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.normal import LocScale, Normal
 from lamina.tensor_functions import where
@@ -37,6 +38,9 @@ class Exponential(Distribution):
         >>> d.mean, d.log_prob(lm.tensor([0.0]))
         (tensor([0.5000]), tensor([0.6931]))
     """
+
+    arg_constraints: dict[str, Any] = {"rate": constraints.positive}
+    support = constraints.nonnegative
 
     has_rsample = True
     _shown = ("rate",)
@@ -88,6 +92,9 @@ class Laplace(LocScale):
         tensor(-0.6931)
     """
 
+    arg_constraints: dict[str, Any] = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+
     @property
     def mean(self) -> Tensor:
         return self.loc
@@ -128,6 +135,9 @@ class Cauchy(LocScale):
         tensor(0.5000)
     """
 
+    arg_constraints: dict[str, Any] = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+
     @property
     def mean(self) -> Tensor:
         return as_tensor(np.full(tuple(self.loc.shape), np.nan, self.loc.dtype))
@@ -161,6 +171,9 @@ class Gumbel(LocScale):
         >>> lm.distributions.Gumbel(0.0, 1.0).mean
         tensor(0.5772)
     """
+
+    arg_constraints: dict[str, Any] = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
 
     @property
     def mean(self) -> Tensor:
@@ -196,6 +209,9 @@ class HalfNormal(Distribution):
         >>> lm.distributions.HalfNormal(1.0).log_prob(lm.tensor(0.0))
         tensor(-0.2258)
     """
+
+    arg_constraints: dict[str, Any] = {"scale": constraints.positive}
+    support = constraints.nonnegative
 
     has_rsample = True
     _shown = ("scale",)
@@ -238,6 +254,9 @@ class LogNormal(LocScale):
         >>> lm.distributions.LogNormal(0.0, 1.0).log_prob(lm.tensor(1.0))
         tensor(-0.9189)
     """
+
+    arg_constraints: dict[str, Any] = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.positive
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         super().__init__(loc, scale, validate_args)

@@ -11,6 +11,7 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 from lamina.creation_random import rand
+from lamina.distributions import constraints
 from lamina.distributions.discrete import Categorical, _clamped_log, _one_of
 from lamina.distributions.distribution import Distribution, param
 from lamina.functions import binary_cross_entropy_with_logits
@@ -37,6 +38,11 @@ class Geometric(Distribution):
         >>> d.mean, d.log_prob(lm.tensor([0.0]))
         (tensor([3.]), tensor([-1.3863]))
     """
+
+    arg_constraints: dict[str, Any] = {
+        "probs": constraints.unit_interval,
+        "logits": constraints.real}
+    support = constraints.nonnegative_integer
 
     _shown = ("probs",)
 
@@ -91,6 +97,15 @@ class Binomial(Distribution):
         >>> d.mean, d.log_prob(lm.tensor([2.0])).exp()
         (tensor([2.]), tensor([0.3750]))
     """
+
+    arg_constraints: dict[str, Any] = {
+        "total_count": constraints.nonnegative_integer,
+        "probs": constraints.unit_interval,
+        "logits": constraints.real}
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self) -> Any:
+        return constraints.integer_interval(0, self.total_count)
 
     _shown = ("total_count", "probs")
 
@@ -153,6 +168,14 @@ class Multinomial(Distribution):
         >>> d.log_prob(lm.tensor([1.0, 1.0])).exp()
         tensor(0.5000)
     """
+
+    arg_constraints: dict[str, Any] = {
+        "probs": constraints.simplex,
+        "logits": constraints.independent(constraints.real, 1)}
+
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
+    def support(self) -> Any:
+        return constraints.multinomial(self.total_count)
 
     def __init__(self, total_count: int = 1, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from lamina.autograd.tensor import Tensor
 from lamina.creation import full
+from lamina.distributions import constraints
 from lamina.distributions.continuous import open_uniform
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.gamma_family import Gamma
@@ -50,6 +51,12 @@ class Pareto(_TwoParameters):
         tensor(-1.3863)
     """
 
+    arg_constraints: dict[str, Any] = {"alpha": constraints.positive, "scale": constraints.positive}
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> Any:
+        return constraints.greater_than_eq(self.scale)
+
     _names = _shown = ("scale", "alpha")
 
     @property
@@ -89,6 +96,11 @@ class Weibull(_TwoParameters):
         >>> lm.distributions.Weibull(1.0, 2.0).cdf(lm.tensor(1.0))
         tensor(0.6321)
     """
+
+    arg_constraints: dict[str, Any] = {
+        "scale": constraints.positive,
+        "concentration": constraints.positive}
+    support = constraints.positive
 
     _names = _shown = ("scale", "concentration")
 
@@ -131,6 +143,11 @@ class Kumaraswamy(_TwoParameters):
         >>> lm.distributions.Kumaraswamy(2.0, 2.0).cdf(lm.tensor(0.5))
         tensor(0.4375)
     """
+
+    arg_constraints: dict[str, Any] = {
+        "concentration1": constraints.positive,
+        "concentration0": constraints.positive}
+    support = constraints.unit_interval
 
     _names = _shown = ("concentration1", "concentration0")
 
@@ -182,6 +199,9 @@ class HalfCauchy(Distribution):
         tensor(0.5000)
     """
 
+    arg_constraints: dict[str, Any] = {"scale": constraints.positive}
+    support = constraints.nonnegative
+
     _shown = ("scale",)
     has_rsample = True
 
@@ -228,6 +248,11 @@ class InverseGamma(_TwoParameters):
         >>> lm.distributions.InverseGamma(3.0, 2.0).mean
         tensor(1.)
     """
+
+    arg_constraints: dict[str, Any] = {
+        "concentration": constraints.positive,
+        "rate": constraints.positive}
+    support = constraints.positive
 
     _names = _shown = ("concentration", "rate")
 

@@ -12,6 +12,7 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 from lamina.creation_random import bernoulli, multinomial
+from lamina.distributions import constraints
 from lamina.distributions.distribution import Distribution, param
 from lamina.functions import binary_cross_entropy_with_logits
 from lamina.tensor_functions import broadcast_tensors
@@ -36,6 +37,14 @@ class Categorical(Distribution):
         >>> d.sample((3,)).shape, d.entropy()
         (lamina.Size([3]), tensor(0.5623...))
     """
+
+    arg_constraints: dict[str, Any] = {
+        "probs": constraints.simplex,
+        "logits": constraints.independent(constraints.real, 1)}
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self) -> Any:
+        return constraints.integer_interval(0, self._num_events - 1)
 
     _shown = ("probs", "logits")
 
@@ -103,6 +112,11 @@ class Bernoulli(Distribution):
         >>> lm.distributions.Bernoulli(probs=lm.tensor([0.5])).log_prob(lm.tensor([1.0]))
         tensor([-0.6931...])
     """
+
+    arg_constraints: dict[str, Any] = {
+        "probs": constraints.unit_interval,
+        "logits": constraints.real}
+    support = constraints.boolean
 
     _shown = ("probs",)
 

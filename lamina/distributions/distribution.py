@@ -46,6 +46,16 @@ class Distribution:
         return self._event_shape
 
     @property
+    def arg_constraints(self) -> dict[str, Any]:
+        """Each parameter's constraint (lamina.distributions.constraints), by name."""
+        raise NotImplementedError(f"{type(self).__name__} has no arg_constraints")
+
+    @property
+    def support(self) -> Any:
+        """The constraint every value the law gives lies in."""
+        raise NotImplementedError(f"{type(self).__name__} has no support")
+
+    @property
     def stddev(self) -> Tensor:
         return self.variance.sqrt()
 

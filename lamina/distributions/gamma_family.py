@@ -10,6 +10,7 @@ import numpy as np
 
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
+from lamina.distributions import constraints
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.implicit import standard_gamma
 from lamina.random import numpy_rng
@@ -24,6 +25,11 @@ class Gamma(Distribution):
         >>> lm.distributions.Gamma(2.0, 1.0).log_prob(lm.tensor(1.0))
         tensor(-1.)
     """
+
+    arg_constraints: dict[str, Any] = {
+        "concentration": constraints.positive,
+        "rate": constraints.positive}
+    support = constraints.nonnegative
 
     _shown = ("concentration", "rate")
     has_rsample = True
@@ -85,6 +91,8 @@ class Chi2(Gamma):
         (tensor([4.]), tensor([4.]))
     """
 
+    arg_constraints: dict[str, Any] = {"df": constraints.positive}
+
     _shown = ()
 
     def __init__(self, df: Any, validate_args: bool | None = None) -> None:
@@ -102,6 +110,10 @@ class Dirichlet(Distribution):
         >>> lm.distributions.Dirichlet(lm.ones(3)).log_prob(lm.tensor([0.2, 0.3, 0.5]))
         tensor(0.6931)
     """
+
+    arg_constraints: dict[str, Any] = {
+        "concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
 
     _shown = ("concentration",)
     has_rsample = True
@@ -160,6 +172,11 @@ class Beta(Distribution):
         >>> lm.distributions.Beta(2.0, 2.0).mean
         tensor(0.5000)
     """
+
+    arg_constraints: dict[str, Any] = {
+        "concentration1": constraints.positive,
+        "concentration0": constraints.positive}
+    support = constraints.unit_interval
 
     _shown = ("concentration1", "concentration0")
     has_rsample = True
@@ -221,6 +238,9 @@ class Poisson(Distribution):
         >>> lm.distributions.Poisson(2.0).log_prob(lm.tensor(0.0))
         tensor(-2.)
     """
+
+    arg_constraints: dict[str, Any] = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
 
     _shown = ("rate",)
 

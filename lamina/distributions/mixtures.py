@@ -12,6 +12,7 @@ import numpy as np
 from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 from lamina.creation_random import randn
+from lamina.distributions import constraints
 from lamina.distributions.discrete import Categorical
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.gamma_family import Chi2
@@ -28,6 +29,12 @@ class StudentT(Distribution):
         >>> d.log_prob(lm.tensor([0.0]))
         tensor([-1.0009])
     """
+
+    arg_constraints: dict[str, Any] = {
+        "df": constraints.positive,
+        "loc": constraints.real,
+        "scale": constraints.positive}
+    support = constraints.real
 
     has_rsample = True
     _shown = ("df", "loc", "scale")
@@ -86,6 +93,12 @@ class MixtureSameFamily(Distribution):
         >>> mix.mean, mix.variance
         (tensor(0.), tensor(2.))
     """
+
+    arg_constraints: dict[str, Any] = {}
+
+    @constraints.dependent_property
+    def support(self) -> Any:
+        return constraints.MixtureSameFamilyConstraint(self._component.support)
 
     def __init__(self, mixture_distribution: Categorical, component_distribution: Distribution,
                  validate_args: bool | None = None) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 
 from lamina.autograd.tensor import Tensor
 from lamina.creation_random import randn
+from lamina.distributions import constraints
 from lamina.distributions.discrete import Categorical
 from lamina.distributions.distribution import Distribution, param
 from lamina.dtypes import Size
@@ -25,6 +26,13 @@ class MultivariateNormal(Distribution):
         >>> d.log_prob(lm.zeros(2)), d.rsample((3,)).shape
         (tensor(-1.8379), lamina.Size([3, 2]))
     """
+
+    arg_constraints: dict[str, Any] = {
+        "loc": constraints.real_vector,
+        "covariance_matrix": constraints.positive_definite,
+        "precision_matrix": constraints.positive_definite,
+        "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
 
     has_rsample = True
     _shown = ("loc",)
@@ -104,6 +112,11 @@ class OneHotCategorical(Distribution):
         (tensor(1.), tensor(-0.2877))
     """
 
+    arg_constraints: dict[str, Any] = {
+        "probs": constraints.simplex,
+        "logits": constraints.independent(constraints.real, 1)}
+    support = constraints.one_hot
+
     _shown = ("probs",)
 
     def __init__(self, probs: Any = None, logits: Any = None,
@@ -157,6 +170,12 @@ class Independent(Distribution):
         >>> d.batch_shape, d.event_shape, d.log_prob(lm.zeros(3))
         (lamina.Size([]), lamina.Size([3]), tensor(-2.7568))
     """
+
+    arg_constraints: dict[str, Any] = {}
+
+    @constraints.dependent_property
+    def support(self) -> Any:
+        return constraints.independent(self.base_dist.support, self.reinterpreted_batch_ndims)
 
     def __init__(self, base_distribution: Distribution, reinterpreted_batch_ndims: int,
                  validate_args: bool | None = None) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from lamina.autograd.tensor import Tensor
 from lamina.creation_random import rand, randn
+from lamina.distributions import constraints
 from lamina.distributions.distribution import Distribution, param
 from lamina.tensor_functions import broadcast_tensors
 
@@ -39,6 +40,9 @@ class Normal(LocScale):
         >>> d.rsample((5,)).shape, d.log_prob(lm.zeros(2))
         (lamina.Size([5, 2]), tensor([-0.9189..., -0.9189...]))
     """
+
+    arg_constraints: dict[str, Any] = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
 
     @property
     def mean(self) -> Tensor:
@@ -80,6 +84,14 @@ class Uniform(Distribution):
         >>> d.mean, d.log_prob(lm.tensor(1.0)).exp()
         (tensor(2.), tensor(0.2500))
     """
+
+    arg_constraints: dict[str, Any] = {
+        "low": constraints.dependent(is_discrete=False, event_dim=0),
+        "high": constraints.dependent(is_discrete=False, event_dim=0)}
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> Any:
+        return constraints.interval(self.low, self.high)
 
     has_rsample = True
     _shown = ("low", "high")

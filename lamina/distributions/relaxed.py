@@ -10,6 +10,7 @@ from typing import Any
 
 from lamina.autograd.grad_mode import no_grad
 from lamina.autograd.tensor import Tensor
+from lamina.distributions import constraints
 from lamina.distributions.continuous import open_uniform
 from lamina.distributions.discrete import Bernoulli, Categorical, _one_of
 from lamina.distributions.distribution import Distribution, param
@@ -43,6 +44,11 @@ class RelaxedBernoulli(_ProbsOf, Distribution):
         tensor([-0.2528])
     """
 
+    arg_constraints: dict[str, Any] = {
+        "probs": constraints.unit_interval,
+        "logits": constraints.real}
+    support = constraints.unit_interval
+
     _shown = ("temperature", "probs")
     has_rsample = True
 
@@ -73,6 +79,11 @@ class RelaxedOneHotCategorical(_ProbsOf, Distribution):
         >>> round(d.rsample().sum().item(), 4)
         1.0
     """
+
+    arg_constraints: dict[str, Any] = {
+        "probs": constraints.simplex,
+        "logits": constraints.independent(constraints.real, 1)}
+    support = constraints.simplex
 
     _shown = ("temperature", "probs")
     has_rsample = True
@@ -125,6 +136,12 @@ class NegativeBinomial(_ProbsOf, Distribution):
         >>> d.mean, d.log_prob(lm.tensor(2.0))
         (tensor(3.), tensor(-1.6740))
     """
+
+    arg_constraints: dict[str, Any] = {
+        "total_count": constraints.greater_than_eq(0),
+        "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real}
+    support = constraints.nonnegative_integer
 
     _shown = ("total_count", "probs")
 

@@ -1,6 +1,5 @@
 """`TransformedDistribution`: a base distribution pushed through transforms, its
-log-probability corrected by their log-Jacobians, as PyTorch's; and `biject_to` /
-`transform_to`, the transforms from the reals onto a constraint."""
+log-probability corrected by their log-Jacobians, as PyTorch's."""
 
 from __future__ import annotations
 
@@ -10,13 +9,8 @@ from lamina.autograd.tensor import Tensor
 from lamina.distributions import constraints
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.transforms import (
-    AffineTransform,
-    ComposeTransform,
-    ExpTransform,
-    SigmoidTransform,
     Transform,
     _sum_rightmost,
-    identity_transform,
 )
 
 
@@ -29,6 +23,8 @@ class TransformedDistribution(Distribution):
         >>> squashed.log_prob(lm.tensor(0.0))
         tensor(-0.9189)
     """
+
+    arg_constraints: dict[str, Any] = {}
 
     def __init__(self, base_distribution: Distribution, transforms: Any,
                  validate_args: bool | None = None) -> None:
@@ -46,6 +42,15 @@ class TransformedDistribution(Distribution):
         cut = len(shape) - event_dim
         super().__init__(shape[:cut], shape[cut:], validate_args)
         self.has_rsample = base_distribution.has_rsample
+
+    @constraints.dependent_property(is_discrete=False)
+    def support(self) -> Any:
+        """The last transform's codomain, over the event's dims."""
+        if not self.transforms:
+            return self.base_dist.support
+        support = self.transforms[-1].codomain
+        extra = len(self.event_shape) - support.event_dim
+        return constraints.independent(support, extra) if extra > 0 else support
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         x = self.base_dist.sample(sample_shape)
@@ -93,30 +98,3 @@ class TransformedDistribution(Distribution):
 
     def __repr__(self) -> str:
         return "TransformedDistribution()"
-
-
-def biject_to(constraint: constraints.Constraint) -> Transform:
-    """A bijection from the reals onto `constraint`'s set, as PyTorch's registry gives.
-
-    Examples:
-        >>> C = lm.distributions.constraints
-        >>> lm.distributions.biject_to(C.positive)(lm.tensor([0.0]))
-        tensor([1.])
-    """
-    kind = type(constraint).__name__
-    if kind == "_Real":
-        return identity_transform
-    if kind in ("_GreaterThan", "_GreaterThanEq"):
-        return ComposeTransform([ExpTransform(), AffineTransform(constraint.lower_bound, 1)])
-    if kind == "_LessThan":
-        return ComposeTransform([ExpTransform(), AffineTransform(constraint.upper_bound, -1)])
-    if kind in ("_Interval", "_HalfOpenInterval"):
-        lo, hi = constraint.lower_bound, constraint.upper_bound
-        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and (lo, hi) == (0, 1):
-            return SigmoidTransform()
-        return ComposeTransform([SigmoidTransform(), AffineTransform(lo, hi - lo)])
-    raise NotImplementedError(f"biject_to: no transform onto {constraint!r} in lamina "
-                              "(the reals, bounds and intervals have one)")
-
-
-transform_to = biject_to

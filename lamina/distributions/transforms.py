@@ -20,8 +20,11 @@ from lamina.distributions import constraints
 from lamina.distributions.distribution import param
 from lamina.functions import softplus
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-           "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
            "Transform", "identity_transform"]
 
 
@@ -265,9 +268,23 @@ class AffineTransform(Transform):
         return _sum_rightmost(result, self._event_dim)
 
 
-# The rest of PyTorch's elementwise transforms, in their own module (re-exported here).
+# The rest of PyTorch's transforms, in their own modules (re-exported here).
 from lamina.distributions.transforms_extra import (  # noqa: E402
     AbsTransform,
     PowerTransform,
     SoftplusTransform,
+)
+from lamina.distributions.transforms_pieces import (  # noqa: E402
+    CatTransform,
+    CumulativeDistributionTransform,
+    StackTransform,
+)
+from lamina.distributions.transforms_structured import (  # noqa: E402
+    CorrCholeskyTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    ReshapeTransform,
+    SoftmaxTransform,
+    StickBreakingTransform,
 )
