@@ -39,6 +39,7 @@ from lamina.distributions.distribution import Distribution
 from lamina.distributions.exp_family import ExponentialFamily
 from lamina.distributions.gamma_family import Beta, Chi2, Dirichlet, Gamma, Poisson
 from lamina.distributions.kl import kl_divergence, register_kl
+from lamina.distributions.matrix_laws import LKJCholesky, Wishart
 from lamina.distributions.mixtures import MixtureSameFamily, StudentT
 from lamina.distributions.multivariate import Independent, MultivariateNormal, OneHotCategorical
 from lamina.distributions.normal import Normal, Uniform
@@ -81,7 +82,7 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
            "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric",
            "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
-           "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+           "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
            "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform",
            "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
            "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto",
@@ -89,7 +90,7 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform",
            "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-           "VonMises", "Weibull", "biject_to", "constraints", "identity_transform",
+           "VonMises", "Weibull", "Wishart", "biject_to", "constraints", "identity_transform",
            "kl_divergence", "register_kl", "transform_to", "transforms"]
 
 # PyTorch's module paths (torch.distributions.categorical, ...), made from the names above.

@@ -20,7 +20,8 @@ PATHS = {
     "generalized_pareto": ["GeneralizedPareto"], "geometric": ["Geometric"],
     "gumbel": ["Gumbel"], "half_cauchy": ["HalfCauchy"], "half_normal": ["HalfNormal"],
     "independent": ["Independent"], "inverse_gamma": ["InverseGamma"],
-    "kumaraswamy": ["Kumaraswamy"], "laplace": ["Laplace"], "log_normal": ["LogNormal"],
+    "kumaraswamy": ["Kumaraswamy"], "laplace": ["Laplace"], "lkj_cholesky": ["LKJCholesky"],
+    "log_normal": ["LogNormal"],
     "logistic_normal": ["LogisticNormal"],
     "lowrank_multivariate_normal": ["LowRankMultivariateNormal"],
     "mixture_same_family": ["MixtureSameFamily"], "multinomial": ["Multinomial"],
@@ -31,6 +32,7 @@ PATHS = {
     "relaxed_categorical": ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"],
     "studentT": ["StudentT"], "transformed_distribution": ["TransformedDistribution"],
     "uniform": ["Uniform"], "von_mises": ["VonMises"], "weibull": ["Weibull"],
+    "wishart": ["Wishart"],
 }
 
 

@@ -269,3 +269,67 @@ def test_the_utils_are_pytorchs() -> None:
                                    theirs.logits_to_probs(torch.tensor(p), binary).numpy())
     shapes = [tuple(t.shape) for t in ours.broadcast_all(lm.zeros(2, 1), 1.0, lm.ones(3))]
     assert shapes == [(2, 3)] * 3
+
+
+def _spd(rng, batch=(2,), n=3):
+    a = rng.standard_normal((*batch, n, n))
+    return a @ np.swapaxes(a, -1, -2) + np.eye(n)
+
+
+@pytest.mark.parametrize("by", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart_is_pytorchs(by) -> None:
+    scale, value = _spd(RNG), _spd(RNG)
+    given = np.linalg.cholesky(scale) if by == "scale_tril" else scale
+    results = []
+    for lib in (torch, lm):
+        df = lib.tensor([4.5, 6.0], requires_grad=True)
+        matrix = lib.tensor(given, requires_grad=True)
+        law = lib.distributions.Wishart(df, **{by: matrix})
+        log_prob, entropy = law.log_prob(lib.tensor(value)), law.entropy()
+        (log_prob.sum() + entropy.sum()).backward()
+        results.append([t.detach().numpy() for t in (log_prob, entropy, law.mean, law.mode,
+                                                      law.variance, df.grad, matrix.grad)])
+    for ours, theirs in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_wishart_draws_have_its_mean_and_differentiate() -> None:
+    lm.manual_seed(0)
+    scale = lm.tensor(_spd(RNG, ()), requires_grad=True)
+    law = D.Wishart(lm.tensor(5.0), covariance_matrix=scale)
+    draws = law.rsample((20000,))
+    assert D.constraints.positive_definite.check(draws[:100]).numpy().all()
+    np.testing.assert_allclose(draws.mean(0).detach().numpy(), 5 * scale.detach().numpy(),
+                               rtol=0.03, atol=0.05)
+    draws.sum().backward()
+    assert np.isfinite(scale.grad.numpy()).all() and np.abs(scale.grad.numpy()).sum() > 0
+    with pytest.raises(ValueError, match="greater than ndim - 1"):
+        D.Wishart(lm.tensor(1.5), covariance_matrix=lm.eye(3))
+
+
+@pytest.mark.parametrize("concentration", [0.5, 1.0, 3.0])
+def test_lkj_cholesky_is_pytorchs(concentration) -> None:
+    cov = _spd(RNG)
+    sd = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1))
+    value = np.linalg.cholesky(cov / (sd[..., :, None] * sd[..., None, :]))
+    results = []
+    for lib in (torch, lm):
+        c = lib.tensor([concentration, concentration + 1.0], dtype=lib.float64,
+                       requires_grad=True)
+        log_prob = lib.distributions.LKJCholesky(3, c).log_prob(lib.tensor(value))
+        log_prob.sum().backward()
+        results.append((log_prob.detach().numpy(), c.grad.numpy()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-10)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-10)
+
+
+def test_lkj_cholesky_draws_are_correlation_factors_of_pytorchs_law() -> None:
+    lm.manual_seed(0)
+    torch.manual_seed(0)
+    ours = D.LKJCholesky(3, 2.0).sample((20000,))
+    theirs = TD.LKJCholesky(3, 2.0).sample((20000,))
+    assert D.constraints.corr_cholesky.check(ours).numpy().all()
+    # the correlations' second moments, E[C_ij^2] = 1 / (2 eta + d - 1) off the diagonal
+    second = ((ours @ ours.mT) ** 2).mean(0).numpy()
+    np.testing.assert_allclose(second, ((theirs @ theirs.mT) ** 2).mean(0).numpy(), atol=0.01)
+    np.testing.assert_allclose(second[0, 1], 1 / 6, atol=0.01)

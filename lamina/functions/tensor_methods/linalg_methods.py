@@ -77,9 +77,10 @@ class LinalgMethods:
             >>> lm.tensor([[2.0]]).cholesky_solve(lm.tensor([[2.0]]))
             tensor([[0.5000]])
         """
-        solve = _linalg().solve_triangular
-        L = input2.mT if upper else input2
-        return solve(L.mT, solve(L, self, upper=False), upper=True)
+        from lamina.functions.decomposition import CholeskySolve
+
+        # PyTorch's gradient for the factor is that of L L^T (CholeskySolve's note)
+        return CholeskySolve().apply(self, input2.mT if upper else input2)
 
     def cholesky_inverse(self, upper: bool = False) -> Any:
         """The inverse of A = L L^T (U^T U with `upper`) from its Cholesky factor self.
