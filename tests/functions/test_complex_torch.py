@@ -56,7 +56,21 @@ OPS = {
     "view_as_complex": lambda m, a, b: m.view_as_complex(m.view_as_real(a).exp()) * b.T,
     "complex": lambda m, a, b: m.complex(a.real, b.T.imag) ** 2,
     "polar": lambda m, a, b: m.polar(a.abs(), b.T.angle()) ** 2,
+    "setitem": lambda m, a, b: _written(m, a, b),
+    "gather": lambda m, a, b: a.gather(1, m.tensor([[0, 3], [1, 1], [2, 0]])) * b.T[:, :2],
+    "index_select": lambda m, a, b: a.index_select(1, m.tensor([3, 0])) * b.T[:, 1:3],
+    "index_add": lambda m, a, b: a.index_add(1, m.tensor([0, 2]), b.T[:, :2]),
+    "scatter": lambda m, a, b: a.scatter(1, m.tensor([[0, 3], [1, 2], [2, 0]]), b.T[:, :2]),
+    "pad": lambda m, a, b: m.nn.functional.pad(a, (1, 2)) * 2,
+    "tril_diag": lambda m, a, b: a[:, :3].tril() + m.diag_embed(b.diagonal()),
 }
+
+
+def _written(m, a, b):
+    """A complex buffer written into by index (a Fourier layer's modes)."""
+    z = m.zeros(3, 4, dtype=m.complex128)
+    z[:, 1:3] = b.T[:, :2]
+    return z * a
 
 
 @pytest.mark.parametrize("name", OPS)
