@@ -1,5 +1,5 @@
 """Conversion and dtype questions at the top level: asarray, result_type and can_cast;
-and the determinism switch PyTorch scripts set."""
+and the switches PyTorch scripts set (determinism, warnings, denormals)."""
 
 from __future__ import annotations
 
@@ -83,3 +83,84 @@ def are_deterministic_algorithms_enabled() -> bool:
         False
     """
     return _DETERMINISTIC["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """Whether `use_deterministic_algorithms` was last given warn_only=True.
+
+    Examples:
+        >>> lm.is_deterministic_algorithms_warn_only_enabled()
+        False
+    """
+    return _DETERMINISTIC["warn_only"]
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode: str | int) -> None:
+    """PyTorch's other switch for use_deterministic_algorithms: "default" (0) off, "warn"
+    (1) on with warn_only, "error" (2) on.
+
+    Examples:
+        >>> lm.set_deterministic_debug_mode("warn"); lm.get_deterministic_debug_mode()
+        1
+        >>> lm.set_deterministic_debug_mode(0)
+    """
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, "
+                               f"`warn`, `error`, but got {debug_mode}")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """0, 1 or 2, as set_deterministic_debug_mode takes them.
+
+    Examples:
+        >>> lm.get_deterministic_debug_mode()
+        0
+    """
+    if not _DETERMINISTIC["mode"]:
+        return 0
+    return 1 if _DETERMINISTIC["warn_only"] else 2
+
+
+_WARN_ALWAYS = {"on": False}
+
+
+def set_warn_always(b: bool) -> None:
+    """Accepted, as PyTorch's switch for its C++ warnings shown once; lamina's warnings
+    are Python's, which the `warnings` filters govern.
+
+    Examples:
+        >>> lm.set_warn_always(True); lm.is_warn_always_enabled()
+        True
+        >>> lm.set_warn_always(False)
+    """
+    _WARN_ALWAYS["on"] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """What set_warn_always was last given (False at first).
+
+    Examples:
+        >>> lm.is_warn_always_enabled()
+        False
+    """
+    return _WARN_ALWAYS["on"]
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """False: NumPy cannot be told to flush denormal floats to zero, so nothing changes
+    (PyTorch answers False likewise where the CPU cannot).
+
+    Examples:
+        >>> lm.set_flush_denormal(True)
+        False
+    """
+    return False

@@ -82,3 +82,25 @@ def test_invert_permutation_is_pytorchs():
     theirs = torch.nn.utils.rnn.invert_permutation(torch.tensor(perm))
     assert ours.tolist() == theirs.tolist()
     assert lm.nn.utils.rnn.invert_permutation(None) is None
+
+
+def test_the_determinism_and_warning_switches_answer_as_pytorchs():
+    answers = []
+    for lib in (torch, lm):
+        seen = []
+        for mode in ("warn", 2, "default"):
+            lib.set_deterministic_debug_mode(mode)
+            seen.append((lib.get_deterministic_debug_mode(),
+                         lib.are_deterministic_algorithms_enabled(),
+                         lib.is_deterministic_algorithms_warn_only_enabled()))
+        with pytest.raises(RuntimeError, match="invalid value of debug_mode"):
+            lib.set_deterministic_debug_mode("sometimes")
+        lib.set_warn_always(True)
+        seen.append(lib.is_warn_always_enabled())
+        lib.set_warn_always(False)
+        seen.append(lib.is_warn_always_enabled())
+        seen.append(lib.pi == np.pi and lib.e == np.e and lib.inf == np.inf)
+        seen.append(isinstance(lib.float32, lib.dtype) and lib.newaxis is None)
+        answers.append(seen)
+    assert answers[1] == answers[0]
+    assert lm.set_flush_denormal(True) is False  # NumPy cannot; PyTorch's CPU can
