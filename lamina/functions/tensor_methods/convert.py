@@ -116,6 +116,27 @@ class ConvertMethods:
 
         dtypes.check_device("cuda")
 
+    def bfloat16(self, memory_format: Any = None) -> Any:
+        """Raises: NumPy has no bfloat16 (lamina.bfloat16's note).
+
+        Examples:
+            >>> lm.zeros(1).bfloat16()  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            TypeError: dtype: lamina.bfloat16: NumPy, which lamina computes with, has no ...
+        """
+        from lamina import dtypes
+
+        return self.to(dtypes.bfloat16)
+
+    def to_dense(self, dtype: Any = None, *, masked_grad: Any = None) -> Any:
+        """This tensor (in `dtype`): lamina's tensors are dense already.
+
+        Examples:
+            >>> x = lm.ones(2); x.to_dense() is x
+            True
+        """
+        return self if dtype is None else self.to(dtype)
+
     def pin_memory(self, device: Any = None) -> Any:
         """Raises, as PyTorch's does on a machine with no accelerator: pinned memory is
         for copies to one. `is_pinned()` is False.

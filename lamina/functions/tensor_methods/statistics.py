@@ -219,3 +219,15 @@ class StatisticsMethods:
             lo, hi = lo - 1, hi + 1
         counts, _ = np.histogram(a, bins, (lo, hi))
         return constant(counts.astype(self.dtype))
+
+    def histogram(self, bins: Any = 100, *, range: Any = None,  # noqa: A002
+                  weight: Any = None, density: bool = False) -> Any:
+        """lamina.histogram(self, ...): (hist, bin_edges).
+
+        Examples:
+            >>> lm.tensor([1.0, 2.0, 1.0]).histogram(2).hist
+            tensor([2., 1.])
+        """
+        from lamina.tensor_functions_misc import histogram
+
+        return histogram(self, bins, range=range, weight=weight, density=density)
