@@ -190,8 +190,8 @@ trapz = trapezoid  # PyTorch's older name
 # Imported at first use, not by `import lamina`: files, plans, training and Ray bring in
 # asyncio, ssl and multiprocessing, which a script that only builds and trains a model
 # never needs. `lamina.plan` and `import lamina.plan` both work as before.
-_LAZY_MODULES = ("data", "distributed", "distributions", "fft", "func", "io", "jit", "linalg",
-                 "onnx", "plan", "profiler", "special", "testing", "train")
+_LAZY_MODULES = ("data", "distributed", "distributions", "fft", "func", "hub", "io", "jit",
+                 "linalg", "onnx", "plan", "profiler", "special", "testing", "train")
 _LAZY_NAMES = {"load": "lamina.io.serialize", "save": "lamina.io.serialize",
                "vmap": "lamina.func"}
 

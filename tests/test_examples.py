@@ -1,7 +1,7 @@
 """Every public name of lamina's PyTorch surface (the `lamina` namespace, Tensor's methods,
 `lamina.autograd`, `lamina.nn.utils`, `lamina.linalg`, `lamina.distributions`,
 `lamina.special`, `lamina.optim.swa_utils`, `lamina.func`, `lamina.autograd.functional`,
-`nn.utils.stateless`, `lamina.testing`, `lamina.utils.checkpoint`, `lamina.fft`) has a docstring with an example, and the example
+`nn.utils.stateless`, `lamina.testing`, `lamina.utils.checkpoint`, `lamina.fft`, `lamina.hub`) has a docstring with an example, and the example
 runs: each `>>>` line is executed and any output it shows is compared."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _public() -> list[tuple[str, object]]:
                    lamina.special, lamina.optim.swa_utils, lamina.func,
                    lamina.autograd.functional, lamina.nn.utils.stateless, lamina.testing,
                    lamina.utils.checkpoint, lamina.nn.utils.prune, lamina.jit,
-                   lamina.profiler, lamina.autograd.profiler, lamina.fft):
+                   lamina.profiler, lamina.autograd.profiler, lamina.fft, lamina.hub):
         for name in module.__all__:
             out.append((f"{module.__name__}.{name}", getattr(module, name)))
     seen, unique = set(), []

@@ -25,7 +25,7 @@ RANKS = {
     **dict.fromkeys(["nn", "distributions", "func", "jit"], 2),
     **dict.fromkeys(["optim", "data", "amp", "grad_scaler", "cuda", "accelerator", "backends",
                      "multiprocessing"], 3),
-    **dict.fromkeys(["plan", "compiler", "onnx", "io"], 4),
+    **dict.fromkeys(["plan", "compiler", "onnx", "io", "hub"], 4),
     **dict.fromkeys(["train", "utils"], 5),
     "distributed": 6,
     "jobs": 7,
