@@ -56,6 +56,9 @@ class FunctionCtx:
 class _CustomOp(_Op):
     """One call of a user's autograd.Function, as an op on arrays."""
 
+    # A user's backward takes and gives PyTorch's complex gradients itself, as there.
+    complex_rule = "own"
+
     def __init__(self, fn: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any],
                  positions: list[int]) -> None:
         self.fn, self.args, self.kwargs, self.positions = fn, args, kwargs, positions

@@ -44,12 +44,13 @@ from lamina.distributions.mixtures import MixtureSameFamily, StudentT
 from lamina.distributions.multivariate import Independent, MultivariateNormal, OneHotCategorical
 from lamina.distributions.normal import Normal, Uniform
 from lamina.distributions.relaxed import (
+    ExpRelaxedCategorical,
+    LogitRelaxedBernoulli,
     NegativeBinomial,
     OneHotCategoricalStraightThrough,
     RelaxedBernoulli,
     RelaxedOneHotCategorical,
 )
-from lamina.distributions.relaxed_logits import ExpRelaxedCategorical, LogitRelaxedBernoulli
 from lamina.distributions.tails import FisherSnedecor, GeneralizedPareto
 from lamina.distributions.transformed import TransformedDistribution
 from lamina.distributions.transforms import (

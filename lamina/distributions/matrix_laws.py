@@ -16,6 +16,7 @@ from lamina.creation_random import randn
 from lamina.distributions import constraints
 from lamina.distributions.distribution import Distribution, param
 from lamina.distributions.gamma_family import Beta, Chi2
+from lamina.distributions.multivariate import scale_tril_of
 from lamina.functions.math import where
 from lamina.type_info import finfo
 
@@ -48,32 +49,19 @@ class Wishart(Distribution):
 
     def __init__(self, df: Any, covariance_matrix: Any = None, precision_matrix: Any = None,
                  scale_tril: Any = None, validate_args: bool | None = None) -> None:
-        import lamina.linalg as linalg
-
-        given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
-        if sum(given) != 1:
-            raise ValueError("Wishart: give exactly one of covariance_matrix, precision_matrix, "
-                             "scale_tril")
-        matrix = param(next(m for m in (covariance_matrix, precision_matrix, scale_tril)
-                            if m is not None))
-        if matrix.ndim < 2:
+        L = scale_tril_of("Wishart", covariance_matrix, precision_matrix, scale_tril)
+        if L.ndim < 2:
             raise ValueError("Wishart: the scale must be at least two-dimensional, with "
                              "optional leading batch dimensions")
-        df = param(df, matrix)
-        batch = np.broadcast_shapes(tuple(matrix.shape[:-2]), tuple(df.shape))
-        p = matrix.shape[-1]
+        df = param(df, L)
+        batch = np.broadcast_shapes(tuple(L.shape[:-2]), tuple(df.shape))
+        p = L.shape[-1]
         self.df = df.expand(*batch)
         if (self.df.detach().numpy() <= p - 1).any():
             raise ValueError(f"Wishart: df={df} must be greater than ndim - 1 = {p - 1}")
         if (self.df.detach().numpy() < p).any():
             warnings.warn("Low df values detected. Singular samples are highly likely to "
                           "occur for ndim - 1 < df < ndim.", UserWarning, stacklevel=2)
-        if scale_tril is not None:
-            L = matrix
-        elif covariance_matrix is not None:
-            L = linalg.cholesky(matrix)
-        else:
-            L = linalg.cholesky(linalg.inv(matrix))
         self._unbroadcasted_scale_tril = L
         self.scale_tril = L.expand(*batch, p, p)
         super().__init__(batch, (p, p), validate_args)

@@ -17,6 +17,22 @@ from lamina.distributions.distribution import Distribution, param
 from lamina.dtypes import Size
 
 
+def scale_tril_of(law: str, covariance_matrix: Any, precision_matrix: Any, scale_tril: Any,
+                  like: Tensor | None = None) -> Tensor:
+    """The Cholesky factor of a covariance given by exactly one of the three forms."""
+    import lamina.linalg as linalg
+
+    given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
+    if sum(given) != 1:
+        raise ValueError(f"{law}: give exactly one of covariance_matrix, precision_matrix, "
+                         "scale_tril")
+    if scale_tril is not None:
+        return param(scale_tril, like)
+    if covariance_matrix is not None:
+        return linalg.cholesky(param(covariance_matrix, like))
+    return linalg.cholesky(linalg.inv(param(precision_matrix, like)))
+
+
 class MultivariateNormal(Distribution):
     """N(loc, Sigma) over the last axis, Sigma given as `covariance_matrix`,
     `precision_matrix` or `scale_tril` (its lower Cholesky factor L: Sigma = L L^T).
@@ -39,21 +55,11 @@ class MultivariateNormal(Distribution):
 
     def __init__(self, loc: Any, covariance_matrix: Any = None, precision_matrix: Any = None,
                  scale_tril: Any = None, validate_args: bool | None = None) -> None:
-        import lamina.linalg as linalg
-
-        given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
-        if sum(given) != 1:
-            raise ValueError("MultivariateNormal: give exactly one of covariance_matrix, "
-                             "precision_matrix, scale_tril")
         loc = param(loc)
         if loc.ndim < 1:
             raise ValueError("MultivariateNormal: loc must be at least one-dimensional")
-        if scale_tril is not None:
-            L = param(scale_tril, loc)
-        elif covariance_matrix is not None:
-            L = linalg.cholesky(param(covariance_matrix, loc))
-        else:
-            L = linalg.cholesky(linalg.inv(param(precision_matrix, loc)))
+        L = scale_tril_of("MultivariateNormal", covariance_matrix, precision_matrix,
+                          scale_tril, loc)
         batch = np.broadcast_shapes(tuple(loc.shape[:-1]), tuple(L.shape[:-2]))
         n = loc.shape[-1]
         self.loc = loc.expand(*batch, n)

@@ -1,7 +1,8 @@
 """Continuous relaxations of discrete draws, for gradients through them: RelaxedBernoulli
 and RelaxedOneHotCategorical (the Concrete / Gumbel-softmax laws of Maddison et al. and
-Jang et al., 2017), and OneHotCategoricalStraightThrough (hard draws, the probabilities'
-gradient); and NegativeBinomial, a count law of a gamma-mixed Poisson."""
+Jang et al., 2017) with their logit-space forms LogitRelaxedBernoulli and
+ExpRelaxedCategorical, and OneHotCategoricalStraightThrough (hard draws, the
+probabilities' gradient); and NegativeBinomial, a count law of a gamma-mixed Poisson."""
 
 from __future__ import annotations
 
@@ -34,7 +35,44 @@ class _ProbsOf:
         return self._base.logits
 
 
-class RelaxedBernoulli(_ProbsOf, Distribution):
+class _Relaxed(_ProbsOf, Distribution):
+    """What the relaxed laws share: a discrete law's probs or logits (`_discrete`,
+    Bernoulli or Categorical), a temperature, and their logit-space draws."""
+
+    _discrete: Any
+    _shown = ("temperature", "probs")
+    has_rsample = True
+
+    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        self._base = self._discrete(probs, logits, validate_args)
+        self.temperature = param(temperature, self._base.logits)
+        event = (self._base.logits.shape[-1],) if self._discrete is Categorical else ()
+        super().__init__(tuple(self._base.batch_shape), event, validate_args)
+
+    def _logistic(self, sample_shape: Any) -> Tensor:
+        """(logits + log u - log(1 - u)) / temperature for u uniform: a binary law's."""
+        u = open_uniform(self, sample_shape, self.logits, floor="eps")  # clamp_probs
+        return (self.logits + u.log() - (-u).log1p()) / self.temperature
+
+    def _gumbel_scores(self, sample_shape: Any) -> Tensor:
+        """(logits + g) / temperature for standard Gumbel draws g: a categorical law's."""
+        u = open_uniform(self, sample_shape, self.logits, floor="eps")  # clamp_probs
+        return (self.logits - (-u.log()).log()) / self.temperature
+
+    def _logistic_log_prob(self, y: Tensor) -> Tensor:
+        diff = self.logits - y * self.temperature
+        return self.temperature.log() + diff - 2 * softplus(diff)
+
+    def _gumbel_log_prob(self, y: Tensor) -> Tensor:
+        """The density of log softmax((logits + g) / temperature) at y."""
+        k = self.logits.shape[-1]
+        score = self.logits - y * self.temperature
+        score = (score - score.logsumexp(-1, keepdim=True)).sum(-1)
+        return score + math.lgamma(k) + (k - 1) * self.temperature.log()
+
+
+class RelaxedBernoulli(_Relaxed):
     """sigmoid((logits + log u - log(1 - u)) / temperature) for u uniform: values in
     (0, 1) that approach Bernoulli(logits) draws as the temperature goes to 0.
 
@@ -48,29 +86,41 @@ class RelaxedBernoulli(_ProbsOf, Distribution):
         "probs": constraints.unit_interval,
         "logits": constraints.real}
     support = constraints.unit_interval
-
-    _shown = ("temperature", "probs")
-    has_rsample = True
-
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
-        self._base = Bernoulli(probs, logits, validate_args)
-        self.temperature = param(temperature, self._base.logits)
-        super().__init__(tuple(self._base.batch_shape), (), validate_args)
+    _discrete = Bernoulli
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        u = open_uniform(self, sample_shape, self.logits, floor="eps")  # clamp_probs
-        return ((self.logits + u.log() - (-u).log1p()) / self.temperature).sigmoid()
+        return self._logistic(sample_shape).sigmoid()
 
     def log_prob(self, value: Any) -> Tensor:
         x = param(value, self.logits)
         y = x.log() - (-x).log1p()  # the logistic draw the value came from
-        diff = self.logits - y * self.temperature
-        base = self.temperature.log() + diff - 2 * softplus(diff)
-        return base + softplus(y) + softplus(-y)  # less log |d sigmoid(y) / dy|
+        # less log |d sigmoid(y) / dy|
+        return self._logistic_log_prob(y) + softplus(y) + softplus(-y)
 
 
-class RelaxedOneHotCategorical(_ProbsOf, Distribution):
+class LogitRelaxedBernoulli(_Relaxed):
+    """(logits + log u - log(1 - u)) / temperature for u uniform on (0, 1): the logit of a
+    RelaxedBernoulli draw.
+
+    Examples:
+        >>> d = lm.distributions.LogitRelaxedBernoulli(lm.tensor(0.5), probs=lm.tensor([0.3]))
+        >>> d.log_prob(lm.tensor([0.0]))
+        tensor([-2.2538])
+    """
+
+    arg_constraints: dict[str, Any] = {
+        "probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.real
+    _discrete = Bernoulli
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        return self._logistic(sample_shape)
+
+    def log_prob(self, value: Any) -> Tensor:
+        return self._logistic_log_prob(param(value, self.logits))
+
+
+class RelaxedOneHotCategorical(_Relaxed):
     """softmax((logits + g) / temperature) for g standard Gumbel draws: points of the
     simplex that approach one-hot Categorical(logits) draws as the temperature goes to 0.
 
@@ -84,28 +134,37 @@ class RelaxedOneHotCategorical(_ProbsOf, Distribution):
         "probs": constraints.simplex,
         "logits": constraints.independent(constraints.real, 1)}
     support = constraints.simplex
-
-    _shown = ("temperature", "probs")
-    has_rsample = True
-
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
-        self._base = Categorical(probs, logits, validate_args)
-        self.temperature = param(temperature, self._base.logits)
-        k = self._base.logits.shape[-1]
-        super().__init__(tuple(self._base.batch_shape), (k,), validate_args)
+    _discrete = Categorical
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        u = open_uniform(self, sample_shape, self.logits, floor="eps")  # clamp_probs
-        return ((self.logits - (-u.log()).log()) / self.temperature).softmax(-1)
+        return self._gumbel_scores(sample_shape).softmax(-1)
 
     def log_prob(self, value: Any) -> Tensor:
         y = param(value, self.logits).log()
-        k = self.logits.shape[-1]
-        score = self.logits - y * self.temperature
-        score = (score - score.logsumexp(-1, keepdim=True)).sum(-1)
-        log_scale = math.lgamma(k) + (k - 1) * self.temperature.log()
-        return score + log_scale - y.sum(-1)  # less the log-Jacobian of exp
+        return self._gumbel_log_prob(y) - y.sum(-1)  # less the log-Jacobian of exp
+
+
+class ExpRelaxedCategorical(_Relaxed):
+    """log softmax((logits + g) / temperature) for standard Gumbel draws g: a point whose
+    exponential lies on the simplex.
+
+    Examples:
+        >>> d = lm.distributions.ExpRelaxedCategorical(lm.tensor(1.0), logits=lm.zeros(3))
+        >>> d.log_prob(lm.log(lm.tensor([0.2, 0.3, 0.5])))
+        tensor(-2.8064)
+    """
+
+    arg_constraints: dict[str, Any] = {
+        "probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    support = constraints.real_vector
+    _discrete = Categorical
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        scores = self._gumbel_scores(sample_shape)
+        return scores - scores.logsumexp(-1, keepdim=True)
+
+    def log_prob(self, value: Any) -> Tensor:
+        return self._gumbel_log_prob(param(value, self.logits))
 
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):

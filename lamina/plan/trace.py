@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lamina import state
+from lamina.autograd import complex_rules
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.nn.outputs import flatten
@@ -136,6 +137,10 @@ class Tracer:
         self._watch(t)
 
     def record(self, fn: Function, xs: Sequence[Tensor], outs: Any) -> None:
+        if complex_rules.ran_on_complex(fn):
+            raise TraceError(
+                f"plan: {fn.name}{_user_frame()} works on complex tensors, and a plan's "
+                "kernels and buffers are for real ones; run this model eagerly")
         ins = [self._source(x) for x in xs]
         outs = outs if isinstance(outs, tuple) else (outs,)
         numbers = [self._value(o, "op") for o in outs]

@@ -210,3 +210,28 @@ def test_clip_grad_norm_of_complex_gradients_is_real_as_pytorchs() -> None:
     assert norms[1].dtype == lamina.float64 and not norms[1].is_complex()
     np.testing.assert_allclose(norms[1].item(), norms[0].item(), rtol=1e-12)
     np.testing.assert_allclose(clipped[1], clipped[0], rtol=1e-12)
+
+
+def test_a_custom_function_on_complex_tensors_gets_pytorchs_gradients() -> None:
+    """A user's Function computes the complex gradient itself, as PyTorch expects of it."""
+    def make(lib):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, z):
+                ctx.save_for_backward(z)
+                return z * z
+
+            @staticmethod
+            def backward(ctx, g):
+                (z,) = ctx.saved_tensors
+                return g * (2 * z).conj()  # PyTorch's rule: g times conj(f'(z))
+
+        return Square
+
+    a = _complex((3,))
+    grads = []
+    for lib in (torch, lamina):
+        z = lib.tensor(a, requires_grad=True)
+        _loss(lib, make(lib).apply(z)).backward()
+        grads.append(_numpy(z.grad))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)

@@ -166,3 +166,24 @@ def test_a_spectral_layer_trains_as_pytorchs() -> None:
         results.append((losses, w.detach().numpy()))
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-10)
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-9, atol=1e-12)
+
+
+class _Spectral(lamina.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = lamina.nn.Parameter(lamina.ones(4, dtype=lamina.cfloat))
+
+    def forward(self, x):
+        return lamina.fft.irfft(lamina.fft.rfft(x)[..., :4] * self.weight, n=x.shape[-1])
+
+
+def test_a_plan_refuses_complex_tensors_and_compile_runs_them_eagerly() -> None:
+    """A plan's kernels and buffers are for real numbers: tracing a complex op says so,
+    and lamina.compile falls back to eager mode (with its one-line warning)."""
+    model, x = _Spectral(), lamina.randn(2, 8)
+    with pytest.raises(lamina.plan.TraceError, match="complex tensors"):
+        lamina.plan.compile(model, lambda out, y: ((out - y) ** 2).mean(), (x, x))
+    compiled = lamina.compile(model)
+    with lamina.no_grad(), pytest.warns(UserWarning, match="runs eagerly"):
+        out = compiled(x)
+    np.testing.assert_allclose(out.numpy(), model(x).detach().numpy())
