@@ -88,29 +88,6 @@ class Solve(Function):
         return sum_to(gA, A.shape), sum_to(gB, self.b_shape)
 
 
-class CholeskySolve(Function):
-    """X with (L L^T) X = B, from the lower Cholesky factor L (only its lower triangle
-    read). Its gradient for L is PyTorch's: that of L L^T with L taken whole,
-    -(A^-1 gX X^T + X gX^T A^-1) L."""
-
-    def forward(self, B: Any, L: Any) -> Any:
-        _square("cholesky_solve", L)
-        factor = np.tril(L)
-        X = np.linalg.solve(factor @ _mT(factor), B)
-        self.save_for_backward(L, X)
-        self.shapes = B.shape, L.shape
-        return X
-
-    def backward(self, g: Any) -> tuple[Any, Any]:
-        L, X = self.saved_tensors
-        factor = np.tril(L)
-        gB = np.linalg.solve(factor @ _mT(factor), g)
-        common = gB @ _mT(X)
-        gL = -((common + _mT(common)) @ L) if self.needs_input_grad[1] else None
-        return (sum_to(gB, self.shapes[0]),
-                None if gL is None else sum_to(gL, self.shapes[1]))
-
-
 class Svdvals(Function):
     def forward(self, A: Any) -> Any:
         if A.ndim < 2:

@@ -1,12 +1,14 @@
 """Matrix factorizations as differentiable ops (lamina.linalg gives them PyTorch's names):
-Cholesky, the symmetric eigendecomposition, the SVD, QR, the pseudo-inverse, the matrix
-exponential and triangular solves. Each works on a stack of matrices.
+Cholesky and the solve by its factor, the symmetric eigendecomposition, the SVD, QR, the
+pseudo-inverse, the matrix exponential and triangular solves. Each works on a stack of
+matrices.
 
 Backward, with G the gradients of the outputs (Murray 2016, Townsend 2016, Golub and
 Pereyra 1973, the block-triangular form of exp's derivative); where PyTorch defines a
 gradient its formula is the same, so the gradients agree:
 - cholesky (A = L L^T): S = L^-T Phi(L^T G) L^-1, Phi the lower triangle with its
   diagonal halved; dA = (S + S^T) / 2.
+- cholesky_solve (X = (L L^T)^-1 B): dB = A^-1 G, dL = -(dB X^T + X dB^T) L.
 - eigh (A = V diag(w) V^T): dA = V (diag(Gw) + sym(F o V^T GV)) V^T, F_ij = 1 / (w_j - w_i).
 - svd (A = U S V^T, reduced): dA = U [F o (U^T G_U - G_U^T U) S + diag(G_S)
   + S F o (V^T G_V - G_V^T V)] V^T + (I - U U^T) G_U S^-1 V^T + U S^-1 G_V^T (I - V V^T),
@@ -23,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from lamina.autograd.function import Function
+from lamina.functions._util import sum_to
 from lamina.functions.decomposition import LinAlgError, _mT, _square
 
 
@@ -38,6 +41,32 @@ def _solve_tri(T: Any, B: Any, lower: bool) -> Any:
     """T^-1 B for triangular T (NumPy's general solve on the triangle: no SciPy)."""
     T = np.tril(T) if lower else np.triu(T)
     return np.linalg.solve(T, B)
+
+
+def _cholesky_solve(L: Any, B: Any) -> Any:
+    """(L L^T)^-1 B by two triangular solves, L's lower triangle read."""
+    return _solve_tri(_mT(np.tril(L)), _solve_tri(L, B, lower=True), lower=False)
+
+
+class CholeskySolve(Function):
+    """X with (L L^T) X = B, from the lower Cholesky factor L (only its lower triangle
+    read). Its gradient for L is PyTorch's: that of L L^T with L taken whole,
+    -(A^-1 gX X^T + X gX^T A^-1) L."""
+
+    def forward(self, B: Any, L: Any) -> Any:
+        _square("cholesky_solve", L)
+        X = _cholesky_solve(L, B)
+        self.save_for_backward(L, X)
+        self.shapes = B.shape, L.shape
+        return X
+
+    def backward(self, g: Any) -> tuple[Any, Any]:
+        L, X = self.saved_tensors
+        gB = _cholesky_solve(L, g)  # A is symmetric: A^-T g = A^-1 g
+        common = gB @ _mT(X)
+        gL = -((common + _mT(common)) @ L) if self.needs_input_grad[1] else None
+        return (sum_to(gB, self.shapes[0]),
+                None if gL is None else sum_to(gL, self.shapes[1]))
 
 
 class Cholesky(Function):

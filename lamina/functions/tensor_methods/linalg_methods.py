@@ -77,7 +77,7 @@ class LinalgMethods:
             >>> lm.tensor([[2.0]]).cholesky_solve(lm.tensor([[2.0]]))
             tensor([[0.5000]])
         """
-        from lamina.functions.decomposition import CholeskySolve
+        from lamina.functions.factorizations import CholeskySolve
 
         # PyTorch's gradient for the factor is that of L L^T (CholeskySolve's note)
         return CholeskySolve().apply(self, input2.mT if upper else input2)
