@@ -169,7 +169,9 @@ class Optimizer(StepHookMethods, StateDictMethods):
                     state = views
                 updates.append((param, grad, state, group))
         self._update(updates)
-        for write_back, state, arrays in tensors:
+        # Last in, first out: a complex parameter's pairs go back into the arrays of state
+        # its user wrote as tensors before those go back into the tensors.
+        for write_back, state, arrays in reversed(tensors):
             write_back(state, arrays)
         return loss
 

@@ -235,3 +235,25 @@ def test_a_custom_function_on_complex_tensors_gets_pytorchs_gradients() -> None:
         _loss(lib, make(lib).apply(z)).backward()
         grads.append(_numpy(z.grad))
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
+def test_complex_state_written_as_tensors_steps_as_pytorchs() -> None:
+    """A complex parameter whose optimizer state the user's code filled with tensors (as
+    A3C's SharedAdam does): the step count and moments go back into those tensors."""
+    start = _complex((2,)).astype(np.complex64)
+    results = []
+    for lib in (torch, lamina):
+        p = lib.nn.Parameter(lib.tensor(start))
+        opt = lib.optim.Adam([p], lr=0.1)
+        opt.state[p]["step"] = lib.tensor(0.0)
+        opt.state[p]["exp_avg"] = lib.zeros(2, dtype=lib.cfloat)
+        opt.state[p]["exp_avg_sq"] = lib.zeros(2, dtype=lib.cfloat)
+        for _ in range(3):
+            opt.zero_grad()
+            (p.abs() ** 2).sum().backward()
+            opt.step()
+        results.append((p.detach().numpy(), opt.state[p]["step"].item(),
+                        opt.state[p]["exp_avg"].numpy()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-6)
+    assert results[1][1] == results[0][1] == 3
+    np.testing.assert_allclose(results[1][2], results[0][2], rtol=1e-6)
