@@ -17,6 +17,7 @@ from lamina.functions._util import sum_to
 
 class Reshape(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = shape
 
@@ -35,6 +36,7 @@ class Reshape(Function):
 
 class Transpose(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, axes: tuple[int, ...] | None) -> None:
         self.axes = axes
 
@@ -49,6 +51,7 @@ class Transpose(Function):
 
 class BroadcastTo(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = shape
 
@@ -64,6 +67,7 @@ class GetItem(Function):
     """x[key]. Tensors in the key (integer or boolean index arrays) are inputs of the op,
     not constants, so that a plan reads them from every batch: `template` holds the key
     with None in their places, `slots` where they go."""
+
     complex_rule = "holomorphic"
 
     def __init__(self, template: Any, slots: tuple[int, ...] = (), is_tuple: bool = False
@@ -136,6 +140,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 
 class Concat(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 
@@ -156,6 +161,7 @@ class Concat(Function):
 
 class Stack(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 
@@ -170,6 +176,7 @@ class Stack(Function):
 
 class Split(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, bounds: list[int], axis: int) -> None:
         self.bounds, self.axis = bounds, axis
 
@@ -182,6 +189,7 @@ class Split(Function):
 
 class Unbind(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 

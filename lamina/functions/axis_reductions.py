@@ -17,6 +17,7 @@ from lamina.functions.math import mul
 
 class Sum(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, axis: Any, keepdims: bool) -> None:
         self.axis, self.keepdims = axis, keepdims
 

@@ -15,6 +15,7 @@ from lamina.functions.shape import wrap_dim
 
 class Triangle(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, k: int, lower: bool) -> None:
         self.k, self.lower = k, lower
 
@@ -41,6 +42,7 @@ def triu(x: Tensor, diagonal: int = 0) -> Tensor:
 
 class Diagonal(Function):
     """The diagonal `offset` of dims (a, b), moved to the last dim."""
+
     complex_rule = "holomorphic"
 
     def __init__(self, offset: int, a: int, b: int) -> None:
@@ -70,6 +72,7 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
 
 class DiagEmbed(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, k: int) -> None:
         self.k = k
 

@@ -49,6 +49,7 @@ def _check_index(op: str, x: Any, index: Any, axis: int) -> None:
 
 class Gather(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 
@@ -84,6 +85,7 @@ def take_along(x: Tensor, index: Tensor, dim: int) -> Tensor:
 
 class Scatter(Function):
     """x with `src` written (or, with add, added) at the positions (dim, index) name."""
+
     complex_rule = "holomorphic"
 
     def __init__(self, axis: int, add: bool) -> None:
@@ -147,6 +149,7 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 class IndexSelect(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 
@@ -171,6 +174,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 class IndexAdd(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, axis: int, alpha: float) -> None:
         self.axis, self.alpha = axis, alpha
 
@@ -237,6 +241,7 @@ def nonzero(x: Tensor, *, as_tuple: bool = False) -> Any:
 
 class SetItem(Function):
     """x with value written at key, out of place (the in-place write happens in Tensor)."""
+
     complex_rule = "holomorphic"
 
     def __init__(self, key: Any) -> None:

@@ -86,6 +86,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa
 
 class Einsum(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, inputs: list[str], output: str) -> None:
         self.subs, self.out = inputs, output
 

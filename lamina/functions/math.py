@@ -76,6 +76,7 @@ class Sub(_Binary):
 
 class Mul(_Binary):
     complex_rule = "holomorphic"
+
     def compute(self, a: Any, b: Any, *, out: Any = None) -> Any:
         need_a, need_b = self.needs_input_grad
         self.save_for_backward(a if need_b else None, b if need_a else None)
@@ -89,6 +90,7 @@ class Mul(_Binary):
 
 class Div(_Binary):
     complex_rule = "holomorphic"
+
     def compute(self, a: Any, b: Any) -> Any:
         with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 is inf, as in PyTorch
             y = a / b
@@ -151,6 +153,7 @@ class Minimum(_Pick):
 
 class Where(Function):
     """cond ? a : b, elementwise with broadcasting; cond takes no gradient."""
+
     complex_rule = "holomorphic"
 
     def forward(self, cond: Any, a: Any, b: Any) -> Any:
@@ -173,6 +176,7 @@ class Where(Function):
 
 class PowScalar(Function):
     """x ** c for a constant exponent c: cheaper than Pow and exact at c = 0, 1, 2."""
+
     complex_rule = "holomorphic"
 
     def __init__(self, c: float) -> None:

@@ -78,6 +78,7 @@ def constant_op(op: Any, *xs: Any) -> Tensor:
 class Compare(Function):
     """An op whose result has no gradient (np.less, np.equal, floor, ...), on any number
     of inputs."""
+
     complex_rule = "own"
 
     def __init__(self, op: Any) -> None:
@@ -99,6 +100,7 @@ def compare(op: Any, a: Tensor, b: Any) -> Tensor:
 class AsType(Function):
     """A cast, or with `order` a copy in that memory order ("C" for contiguous, "K" to
     keep the input's, as clone does)."""
+
     complex_rule = "own"
 
     def __init__(self, dtype: Any, order: str | None = None) -> None:

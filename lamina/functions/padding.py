@@ -15,6 +15,7 @@ from lamina.autograd.tensor import Tensor
 
 class Pad(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, widths: tuple[tuple[int, int], ...], value: float) -> None:
         self.widths, self.value = widths, value
 

@@ -17,6 +17,7 @@ from lamina.functions.shape import share_version, sizes_arg, wrap_dim
 
 class Tile(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, reps: tuple[int, ...]) -> None:
         self.reps = reps
 
@@ -45,6 +46,7 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
 
 class RepeatInterleave(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, repeats: Any, axis: int) -> None:
         self.repeats, self.axis = repeats, axis
 
@@ -115,6 +117,7 @@ def flip(x: Tensor, *dims: Any) -> Tensor:
 
 class Roll(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, shifts: tuple[int, ...], axes: tuple[int, ...] | None) -> None:
         self.shifts, self.axes = shifts, axes
 

@@ -18,6 +18,7 @@ from lamina.fused import mkl_blas
 
 class MatMul(Function):
     complex_rule = "holomorphic"
+
     def forward(self, a: Any, b: Any) -> Any:
         if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
             raise ShapeError(

@@ -140,6 +140,7 @@ def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 
 class CumSum(Function):
     complex_rule = "holomorphic"
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 

@@ -14,6 +14,7 @@ from lamina.functions.operands import floating
 
 class Neg(Function):
     complex_rule = "holomorphic"
+
     def forward(self, x: Any) -> Any:
         return -x
 
@@ -23,6 +24,7 @@ class Neg(Function):
 
 class Exp(Function):
     complex_rule = "holomorphic"
+
     def forward(self, x: Any) -> Any:
         y = np.exp(x)
         self.save_for_backward(y)
@@ -47,6 +49,7 @@ class Log(Function):
 
 class Sqrt(Function):
     complex_rule = "holomorphic"
+
     def forward(self, x: Any) -> Any:
         with np.errstate(invalid="ignore"):  # sqrt(-1) is NaN, quietly, as in PyTorch
             y = np.sqrt(x)
@@ -60,6 +63,7 @@ class Sqrt(Function):
 
 class Abs(Function):
     complex_rule = "own"
+
     def forward(self, x: Any) -> Any:
         self.save_for_backward(x)
         return np.abs(x)
