@@ -12,8 +12,9 @@ from lamina.autograd.tensor import Tensor
 from lamina.creation import as_tensor
 from lamina.creation_random import rand
 from lamina.distributions import constraints
-from lamina.distributions.discrete import Categorical, _clamped_log, _one_of
+from lamina.distributions.discrete import Categorical, _one_of
 from lamina.distributions.distribution import Distribution, param
+from lamina.distributions.utils import clamp_probs
 from lamina.functions import binary_cross_entropy_with_logits
 from lamina.random import numpy_rng
 from lamina.tensor_functions import broadcast_tensors, where
@@ -25,7 +26,7 @@ def _binary(probs: Any, logits: Any, name: str, *more: Any) -> tuple[Tensor, ...
     given = param(probs if logits is None else logits)
     given, *rest = broadcast_tensors(given, *(param(m, given) for m in more))
     if logits is None:
-        return (given, _clamped_log(given) - _clamped_log(1 - given), *rest)
+        return (given, clamp_probs(given).log() - clamp_probs(1 - given).log(), *rest)
     return (given.sigmoid(), given, *rest)
 
 

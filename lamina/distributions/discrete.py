@@ -14,6 +14,7 @@ from lamina.creation import as_tensor
 from lamina.creation_random import bernoulli, multinomial
 from lamina.distributions import constraints
 from lamina.distributions.distribution import Distribution, param
+from lamina.distributions.utils import clamp_probs
 from lamina.functions import binary_cross_entropy_with_logits
 from lamina.tensor_functions import broadcast_tensors
 
@@ -21,11 +22,6 @@ from lamina.tensor_functions import broadcast_tensors
 def _one_of(probs: Any, logits: Any, name: str) -> None:
     if (probs is None) == (logits is None):
         raise ValueError(f"{name}: give either probs or logits, not both and not neither")
-
-
-def _clamped_log(p: Tensor) -> Tensor:
-    eps = float(np.finfo(p.dtype).eps)
-    return p.clamp(eps, 1 - eps).log()
 
 
 class Categorical(Distribution):
@@ -58,7 +54,7 @@ class Categorical(Distribution):
         if logits is None:
             self._check(given.detach().numpy() >= 0, "probs must be non-negative")
             self.probs = given / given.sum(-1, keepdim=True)
-            self.logits = _clamped_log(self.probs)
+            self.logits = clamp_probs(self.probs).log()
         else:
             self.logits = given - given.logsumexp(-1, keepdim=True)
             self.probs = self.logits.softmax(-1)
@@ -129,7 +125,7 @@ class Bernoulli(Distribution):
             self.probs = given
             p = given.detach().numpy()
             self._check((p >= 0) & (p <= 1), f"probs must lie in [0, 1]; got {p}")
-            self.logits = _clamped_log(given) - _clamped_log(1 - given)
+            self.logits = clamp_probs(given).log() - clamp_probs(1 - given).log()
         else:
             self.logits, self.probs = given, given.sigmoid()
 

@@ -15,6 +15,7 @@ from lamina import state
 from lamina.autograd.function import Function
 from lamina.autograd.tensor import Tensor
 from lamina.errors import ShapeError
+from lamina.functions._util import sum_to
 from lamina.functions.operands import astype
 
 
@@ -121,8 +122,6 @@ class Complex(Function):
         return out
 
     def backward(self, gy: Any) -> tuple[Any, Any]:
-        from lamina.functions._util import sum_to
-
         return (sum_to(np.ascontiguousarray(gy.real), self.shapes[0]),
                 sum_to(np.ascontiguousarray(gy.imag), self.shapes[1]))
 
