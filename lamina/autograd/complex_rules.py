@@ -62,9 +62,10 @@ def check_outputs(f: Function, xs: tuple[Tensor, ...], ys: Any, complex_in: bool
 def _refusal(f: Function) -> NotImplementedError:
     return NotImplementedError(
         f"{f.name}: lamina does not support complex tensors in this op; the ops that take "
-        "them are arithmetic, matmul and einsum, sums and means, exp, log, sqrt, powers, "
-        "shape and indexing ops, abs, angle, real, imag, conj and lamina.fft. Work on "
-        "x.real and x.imag (or lamina.view_as_real(x)) for the rest"
+        "them (arithmetic, matmul and einsum, sums and means, exp, log, powers, the "
+        "trigonometric functions, shape and indexing ops, abs, angle, real, imag, conj, "
+        "lamina.fft, stft, linalg.eig) are listed in the PyTorch guide's 'Complex numbers'. "
+        "Work on x.real and x.imag (or lamina.view_as_real(x)) for the rest"
     )
 
 

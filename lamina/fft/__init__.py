@@ -22,25 +22,21 @@ from lamina import dtypes
 from lamina.autograd.tensor import Tensor
 from lamina.fft.frequencies import fftfreq, fftshift, ifftshift, rfftfreq
 from lamina.functions.complex import conj
-from lamina.functions.operands import astype
-from lamina.functions.spectral import FFT, IRFFT, RFFT
+from lamina.functions.operands import floating
+from lamina.functions.spectral import _DUAL, FFT, IRFFT, RFFT
 
-_NORMS = ("backward", "forward", "ortho")
-_DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+_NORMS = tuple(_DUAL)
 
 
 def _input(x: Any, op: str, real: bool = False) -> Tensor:
     x = x if isinstance(x, Tensor) else Tensor(dtypes.as_array(x))
-    kind = x.array.dtype.kind
-    if kind in "biu":
-        return astype(x, dtypes.get_default_dtype())
     if x.array.dtype == np.float16:
         raise TypeError(f"fft.{op}: float16 is not supported (nor on PyTorch's CPU); use "
                         "x.float()")
-    if real and kind == "c":
+    if real and x.array.dtype.kind == "c":
         raise RuntimeError(f"fft.{op}: expects a real input tensor, but got {x.dtype}; take "
                            "x.real, or use fft.fft for a complex input")
-    return x
+    return floating(x)  # integers and booleans as the default float dtype
 
 
 def _norm(norm: str | None) -> str:
